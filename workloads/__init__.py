@@ -1,0 +1,1 @@
+"""Training workloads of the Zeus paper, discovered by zeus_bench through entry points."""

@@ -1,0 +1,2 @@
+"""zeus-bench."""
+__version__ = "0.1.0"

@@ -1,0 +1,74 @@
+"""``zeus-bench potential`` and ``zeus-bench pareto``: analysis of the traces."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from zeus_bench.cli.common import add_format_arg, emit, eta_arg, render
+
+
+def _traces_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--traces", type=Path, required=True, metavar="DIR", help="folder of imported traces (train.parquet, power-<gpu>.parquet)")
+    p.add_argument("--gpu", required=True, help="GPU kind (a power-<gpu>.parquet in DIR)")
+    p.add_argument("--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads")
+
+
+def register(sub: Any) -> None:
+    """Add ``potential`` and ``pareto``."""
+    p = sub.add_parser("potential", help="potential energy/time savings of the best configurations vs both baselines")
+    _traces_args(p)
+    p.add_argument("--eta", type=eta_arg, default=0.5, help="energy weight of the cost in [0, 1] (default 0.5)")
+    add_format_arg(p)
+    p.set_defaults(func=_potential)
+
+    q = sub.add_parser("pareto", help="ETA-vs-TTA Pareto frontier of a workload's feasible configurations")
+    _traces_args(q)
+    q.add_argument("--workload", required=True)
+    q.add_argument("--eta", type=eta_arg, default=0.5, help="eta for the cost column (default 0.5)")
+    q.add_argument("--all", action="store_true", help="write every configuration with an on_frontier column")
+    q.add_argument("--out", type=Path, default=None, help="output .csv or .parquet (default: CSV on stdout)")
+    q.set_defaults(func=_pareto)
+
+
+def _potential(args: argparse.Namespace) -> int:
+    from zeus_bench.jobs import TraceSet
+    from zeus_bench.potential import potential_table
+
+    ts = TraceSet(args.traces, args.workloads_file)
+    ts.power(args.gpu)  # unknown GPU -> clear error
+    df = potential_table([ts.job(args.gpu, w) for w in ts.workload_ids(args.gpu)], args.eta)
+    if args.format == "table":
+        emit(
+            "baseline = b0 at the maximum power limit; maxbatch = largest converging batch size at the maximum limit\n"
+            + render(df, "table"),
+            args.out,
+        )
+    else:
+        emit(render(df, args.format), args.out)
+    return 0
+
+
+def _pareto(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from zeus_bench.fsutil import atomic_path
+    from zeus_bench.jobs import TraceSet
+    from zeus_bench.pareto import pareto_mask
+
+    ts = TraceSet(args.traces, args.workloads_file)
+    job = ts.job(args.gpu, args.workload)
+    configs = job.configurations(args.eta)
+    feasible = configs["feasible"].to_numpy()
+    on = pareto_mask(configs["tta_s"].where(feasible).to_numpy(), configs["eta_j"].where(feasible).to_numpy())
+    configs.insert(0, "workload", job.workload.id)
+    configs.insert(0, "gpu", job.gpu)
+    configs["on_frontier"] = on
+    df: pd.DataFrame = configs if args.all else configs[on].sort_values("tta_s").reset_index(drop=True)
+    if args.out is not None and args.out.suffix == ".parquet":
+        with atomic_path(args.out) as tmp:
+            df.to_parquet(tmp, index=False)
+    else:
+        emit(render(df, "csv"), args.out)
+    return 0

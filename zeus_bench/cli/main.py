@@ -1,0 +1,80 @@
+"""Entry point of ``zeus-bench``: one parser, subcommands contributed by command modules.
+
+Each module listed in :data:`COMMAND_MODULES` has ``register(subparsers)``, which adds its
+subcommands and sets ``func`` on them. Modules must keep heavy imports (torch, NVML, matplotlib)
+inside their handlers so that ``zeus-bench --help`` stays fast and the core runs without torch.
+
+Any :class:`~zeus_bench.errors.ZeusBenchError` becomes one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from zeus_bench import __version__
+from zeus_bench.errors import ZeusBenchError
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "zeus_bench.cli.traces",
+    "zeus_bench.cli.analysis",
+)
+
+log = logging.getLogger("zeus_bench")
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are one line and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print one line naming the problem and exit 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the full ``zeus-bench`` parser."""
+    parser = _Parser(prog="zeus-bench", description="Measure and cut the GPU energy of DNN training.")
+    parser.add_argument("--version", action="version", version=f"zeus-bench {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv: debug)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def _setup_logging(verbose: int, quiet: bool) -> None:
+    level = logging.WARNING if quiet else (logging.DEBUG if verbose > 1 else logging.INFO)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``zeus-bench``; returns the exit status (0 ok, 2 bad input, 130 interrupted)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _setup_logging(args.verbose, args.quiet)
+    try:
+        status = args.func(args)
+    except ZeusBenchError as exc:
+        print(f"zeus-bench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("zeus-bench: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return int(status or 0)
+
+
+def run() -> NoReturn:
+    """Console-script entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()
