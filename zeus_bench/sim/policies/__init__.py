@@ -1,0 +1,1 @@
+"""Policies of the simulator, behind one small interface, found in a registry."""

@@ -1,0 +1,277 @@
+"""Zeus's batch-size optimizer: pruning exploration, then Gaussian Thompson Sampling.
+
+:class:`PruningThompsonSampling` is a pure, self-contained algorithm: no I/O, no clock, its only
+source of randomness the injected :class:`numpy.random.Generator`. The simulator replays it on
+traces and a real training loop uses it online across recurrences of a job; both call
+:meth:`~PruningThompsonSampling.predict` before a run and
+:meth:`~PruningThompsonSampling.observe` after it. :meth:`~PruningThompsonSampling.state_dict`
+/ :meth:`~PruningThompsonSampling.from_state_dict` persist it between recurrences (JSON), and a
+restored object continues exactly as the original would, random draws included.
+
+Rules (``docs/policies.md`` and ``zeus-replay-semantics.md`` in the shared folder):
+
+* **Pruning**, ``prune_rounds`` rounds. A round starts at the current default ``d``: first
+  downwards over the candidates ``<= d`` from ``d`` to the smallest, then upwards over those
+  ``> d`` from the smallest. In each direction a batch size that does not reach the target ends
+  the direction. Batch sizes that reach are *good*; the cheapest good one of the round becomes
+  ``d``. After the round the candidates are the good batch sizes (if a later round finds none
+  good, the previous candidates are kept so the bandit always has an arm). An observation that
+  is not the batch size pruning asked for is kept in the history but not fed to pruning.
+* **Thompson Sampling**: one Gaussian arm per surviving candidate, reward ``-cost``, prior mean
+  0 and precision 0, so the posterior mean is the sample mean and the posterior precision
+  ``n / variance`` (population variance over the last ``window`` observations of the arm, all
+  when ``window`` is 0); zero variance means the sample is the mean. :meth:`predict` visits the
+  arms in a random order and returns the first with fewer than 2 observations; once every arm
+  has 2, it draws one sample per arm and returns the largest. Pruning observations are not fed
+  to the arms (the bandit starts fresh, as in the paper's code).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from zeus_bench.errors import ConfigError
+
+STATE_VERSION = 1
+MIN_OBSERVATIONS = 2  # per arm, before Thompson Sampling draws from the posteriors
+
+
+def rng_state(rng: np.random.Generator) -> dict[str, Any]:
+    """JSON-serializable state of a generator (its bit generator's state dict)."""
+    return dict(rng.bit_generator.state)
+
+
+def rng_from_state(state: dict[str, Any]) -> np.random.Generator:
+    """Rebuild a generator from :func:`rng_state` output."""
+    name = state.get("bit_generator")
+    bit_gen_cls = getattr(np.random, str(name), None)
+    if bit_gen_cls is None or not isinstance(bit_gen_cls, type):
+        raise ConfigError(f"unknown bit generator {name!r} in saved optimizer state")
+    bit_gen = bit_gen_cls()
+    bit_gen.state = state
+    return np.random.Generator(bit_gen)
+
+
+class PruningThompsonSampling:
+    """Batch-size optimizer of Zeus: pruning exploration, then Gaussian Thompson Sampling.
+
+    Args:
+        batch_sizes: Feasible batch sizes (any order, unique).
+        default_batch_size: The job's default batch size b0; must be one of ``batch_sizes``.
+        rng: The optimizer's own random generator.
+        prune_rounds: Rounds of pruning exploration (0 skips pruning: every batch size is an
+            arm).
+        window: Observations per arm the posterior uses (the latest); 0 = all (no drift
+            handling).
+    """
+
+    def __init__(
+        self,
+        batch_sizes: Sequence[int],
+        default_batch_size: int,
+        rng: np.random.Generator,
+        prune_rounds: int = 2,
+        window: int = 0,
+    ) -> None:
+        """Create an optimizer in its initial state (pruning round 1 at b0)."""
+        bs = sorted({int(b) for b in batch_sizes})
+        if not bs:
+            raise ConfigError("the batch-size optimizer needs at least one batch size")
+        if int(default_batch_size) not in bs:
+            raise ConfigError(f"default batch size {default_batch_size} is not among {bs}")
+        if prune_rounds < 0:
+            raise ConfigError(f"prune_rounds must be >= 0, got {prune_rounds}")
+        if window < 0:
+            raise ConfigError(f"window must be >= 0 (0 = unbounded), got {window}")
+        self.batch_sizes: list[int] = bs
+        self.default_batch_size = int(default_batch_size)
+        self.rng = rng
+        self.prune_rounds = int(prune_rounds)
+        self.window = int(window)
+        # Pruning state.
+        self._round = 0
+        self._candidates: list[int] = list(bs)
+        self._default = int(default_batch_size)
+        self._queue: list[int] = []  # batch sizes still to try in the current direction(s)
+        self._down: list[int] = []
+        self._up: list[int] = []
+        self._good: list[int] = []
+        self._round_best: int = int(default_batch_size)
+        self._round_best_cost = math.inf
+        # Thompson Sampling state: rewards per arm (None until pruning ends).
+        self._arms: list[int] | None = None
+        self._rewards: dict[int, list[float]] = {}
+        self._history: list[tuple[int, float, bool]] = []
+        self._start_round()
+
+    # ----------------------------------------------------------------- pruning state machine
+    def _start_round(self) -> None:
+        if self._round >= self.prune_rounds:
+            self._arms = list(self._candidates)
+            self._rewards = {b: [] for b in self._arms}
+            return
+        d = self._default
+        self._down = sorted((b for b in self._candidates if b <= d), reverse=True)
+        self._up = sorted(b for b in self._candidates if b > d)
+        self._good = []
+        self._round_best = d
+        self._round_best_cost = math.inf
+
+    def _expected(self) -> int | None:
+        """Batch size pruning waits for, or None once pruning is over."""
+        if self._arms is not None:
+            return None
+        if self._down:
+            return self._down[0]
+        return self._up[0]
+
+    def _prune_observe(self, batch_size: int, cost: float, reached: bool) -> None:
+        direction = self._down if self._down else self._up
+        direction.pop(0)
+        if reached:
+            self._good.append(batch_size)
+            if cost < self._round_best_cost:
+                self._round_best_cost = cost
+                self._round_best = batch_size
+        else:
+            direction.clear()
+        if not self._down and not self._up:
+            self._round += 1
+            self._default = self._round_best
+            if self._good:
+                self._candidates = sorted(self._good)
+            self._start_round()
+
+    # ----------------------------------------------------------------------- public interface
+    @property
+    def pruning(self) -> bool:
+        """True while pruning exploration is under way."""
+        return self._arms is None
+
+    @property
+    def arms(self) -> list[int]:
+        """Arms of the bandit (the candidates while pruning)."""
+        return list(self._arms if self._arms is not None else self._candidates)
+
+    def predict(self) -> int:
+        """Batch size for the next run."""
+        expected = self._expected()
+        if expected is not None:
+            return expected
+        arms = self._arms
+        assert arms is not None
+        order = self.rng.permutation(len(arms))
+        for i in order:
+            if len(self._rewards[arms[i]]) < MIN_OBSERVATIONS:
+                return arms[i]
+        means, stds = self._posteriors(arms)
+        samples = self.rng.normal(means, stds)
+        return arms[int(np.argmax(samples))]
+
+    def observe(self, batch_size: int, cost: float, reached: bool) -> None:
+        """Feed back the outcome of one run.
+
+        Args:
+            batch_size: Batch size the run used (need not be the one predicted).
+            cost: Its Zeus cost (J); an early-stopped run's cost so far.
+            reached: Whether it reached the target metric.
+        """
+        b, c, r = int(batch_size), float(cost), bool(reached)
+        if b not in self.batch_sizes:
+            raise ConfigError(f"batch size {b} is not among {self.batch_sizes}")
+        self._history.append((b, c, r))
+        if self._arms is None:
+            if b == self._expected():
+                self._prune_observe(b, c, r)
+        elif b in self._rewards:
+            self._rewards[b].append(-c)
+
+    def best_batch_size(self) -> int:
+        """Best batch size known so far.
+
+        While pruning: the cheapest good batch size of the current round (the default before
+        any). After: the arm of largest posterior mean reward among observed arms (the pruning
+        result before any arm is observed).
+        """
+        if self._arms is None:
+            return self._round_best
+        observed = [b for b in self._arms if self._rewards[b]]
+        if not observed:
+            return self._default
+        means, _ = self._posteriors(observed)
+        return observed[int(np.argmax(means))]
+
+    def _posteriors(self, arms: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior means and standard deviations of the arms' mean rewards."""
+        means = np.empty(len(arms))
+        stds = np.empty(len(arms))
+        for i, b in enumerate(arms):
+            r = self._rewards[b]
+            if self.window:
+                r = r[-self.window :]
+            x = np.asarray(r, dtype=float)
+            means[i] = x.mean()
+            var = x.var()
+            stds[i] = math.sqrt(var / len(x)) if var > 0 else 0.0
+        return means, stds
+
+    # ----------------------------------------------------------------------------- persistence
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-serializable state, random generator included."""
+        return {
+            "version": STATE_VERSION,
+            "batch_sizes": list(self.batch_sizes),
+            "default_batch_size": self.default_batch_size,
+            "prune_rounds": self.prune_rounds,
+            "window": self.window,
+            "rng": rng_state(self.rng),
+            "round": self._round,
+            "candidates": list(self._candidates),
+            "default": self._default,
+            "down": list(self._down),
+            "up": list(self._up),
+            "good": list(self._good),
+            "round_best": self._round_best,
+            "round_best_cost": None if math.isinf(self._round_best_cost) else self._round_best_cost,
+            "arms": None if self._arms is None else list(self._arms),
+            "rewards": [[b, list(r)] for b, r in self._rewards.items()],
+            "history": [[b, c, r] for b, c, r in self._history],
+        }
+
+    @classmethod
+    def from_state_dict(cls, d: dict[str, Any]) -> PruningThompsonSampling:
+        """Restore an optimizer saved with :meth:`state_dict`."""
+        if d.get("version") != STATE_VERSION:
+            raise ConfigError(
+                f"unsupported batch-size optimizer state version {d.get('version')!r} "
+                f"(this version reads {STATE_VERSION})"
+            )
+        obj = cls(
+            d["batch_sizes"],
+            d["default_batch_size"],
+            rng_from_state(d["rng"]),
+            prune_rounds=d["prune_rounds"],
+            window=d["window"],
+        )
+        obj._round = int(d["round"])
+        obj._candidates = [int(b) for b in d["candidates"]]
+        obj._default = int(d["default"])
+        obj._down = [int(b) for b in d["down"]]
+        obj._up = [int(b) for b in d["up"]]
+        obj._good = [int(b) for b in d["good"]]
+        obj._round_best = int(d["round_best"])
+        rbc = d["round_best_cost"]
+        obj._round_best_cost = math.inf if rbc is None else float(rbc)
+        obj._arms = None if d["arms"] is None else [int(b) for b in d["arms"]]
+        obj._rewards = {int(b): [float(x) for x in r] for b, r in d["rewards"]}
+        obj._history = [(int(b), float(c), bool(r)) for b, c, r in d["history"]]
+        return obj
+
+    @property
+    def history(self) -> list[tuple[int, float, bool]]:
+        """Every observation, in order: (batch size, cost, reached)."""
+        return list(self._history)
