@@ -20,6 +20,10 @@ class GPU(abc.ABC):
         """Marketing name, e.g. ``NVIDIA H200``."""
 
     @abc.abstractmethod
+    def uuid(self) -> str:
+        """Stable identifier of the physical GPU (keys journals and locks; indices can change)."""
+
+    @abc.abstractmethod
     def power_limit_range_w(self) -> tuple[float, float]:
         """(minimum, maximum) settable power limit, W."""
 
@@ -69,6 +73,10 @@ class GPUBackend(abc.ABC):
     @abc.abstractmethod
     def driver_version(self) -> str:
         """Driver version string."""
+
+    @abc.abstractmethod
+    def may_set_power_limits(self) -> bool:
+        """Whether this process is allowed to set power limits (root or CAP_SYS_ADMIN on NVML)."""
 
     def gpus(self, indices: list[int] | None = None) -> list[GPU]:
         """The GPUs at ``indices`` (all when None)."""

@@ -1,0 +1,48 @@
+"""The GPU layer: a small typed interface, an NVML backend, a fake backend, measurement, control.
+
+Pick a backend with :func:`get_backend`: ``--backend fake|nvml`` on the command line, else the
+environment variable ``ZEUS_BENCH_BACKEND``, else ``nvml``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from zeus_bench.device.base import GPU, GPUBackend
+from zeus_bench.errors import ConfigError
+
+BACKEND_ENV = "ZEUS_BENCH_BACKEND"
+BACKENDS: tuple[str, ...] = ("nvml", "fake")
+
+__all__ = ["BACKENDS", "BACKEND_ENV", "GPU", "GPUBackend", "backend_name", "get_backend"]
+
+
+def backend_name(name: str | None = None) -> str:
+    """The backend chosen by ``name``, else ``$ZEUS_BENCH_BACKEND``, else ``nvml``."""
+    chosen = (name or os.environ.get(BACKEND_ENV) or "nvml").strip().lower()
+    if chosen not in BACKENDS:
+        source = "--backend" if name else BACKEND_ENV
+        raise ConfigError(
+            f"unknown GPU backend {chosen!r} (from {source}); choose one of {', '.join(BACKENDS)}"
+        )
+    return chosen
+
+
+def get_backend(name: str | None = None) -> GPUBackend:
+    """Return a GPU backend.
+
+    Args:
+        name: ``nvml`` or ``fake``; None reads ``$ZEUS_BENCH_BACKEND`` (default ``nvml``).
+
+    Raises:
+        ConfigError: an unknown backend name.
+        NVMLUnavailableError: ``nvml`` chosen but NVML or the driver is missing.
+    """
+    chosen = backend_name(name)
+    if chosen == "fake":
+        from zeus_bench.device.fake import FakeBackend
+
+        return FakeBackend()
+    from zeus_bench.device.nvml import NVMLBackend
+
+    return NVMLBackend()

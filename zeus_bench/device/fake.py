@@ -1,0 +1,261 @@
+"""A fake GPU with a simple power and throughput model, for tests, CI and demos.
+
+The model (all parameters in the state, defaults those of an H200 running a busy training job):
+
+* The workload asks for ``demand_w = idle_w + load * (busy_w - idle_w)`` where ``load`` in [0, 1]
+  is set by the caller (:meth:`FakeGPU.set_load`).
+* The GPU draws ``draw_w = min(demand_w, power_limit_w)``; energy accrues at ``draw_w``.
+* Throughput relative to the uncapped GPU is
+  ``((draw_w - idle_w) / (demand_w - idle_w)) ** throughput_exponent`` (1 when not capped), so
+  capping saves power faster than it costs speed, as on real GPUs.
+
+State (limits, energy, load, the number of setter calls) lives in a JSON file named by
+``ZEUS_BENCH_FAKE_STATE`` (or ``state_path``), guarded by an ``flock``, so separate processes share
+one fake GPU as they would share a real one. Without a file the state lives in the process.
+Energy is integrated in closed form from the clock, so no thread runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from zeus_bench.device.base import GPU, GPUBackend
+from zeus_bench.device.errors import (
+    EnergyCounterUnsupportedError,
+    NoSuchGPUError,
+    PermissionDeniedError,
+    PowerLimitOutOfRangeError,
+)
+from zeus_bench.fsutil import atomic_write_text
+
+STATE_ENV = "ZEUS_BENCH_FAKE_STATE"
+GPUS_ENV = "ZEUS_BENCH_FAKE_GPUS"
+
+#: Parameters of one fake GPU and their defaults (an H200-like card).
+DEFAULT_GPU: dict[str, Any] = {
+    "name": "Fake H200",
+    "min_power_limit_w": 200.0,
+    "max_power_limit_w": 700.0,
+    "default_power_limit_w": 700.0,
+    "power_limit_w": 700.0,
+    "idle_w": 80.0,
+    "busy_w": 600.0,
+    "throughput_exponent": 0.4,
+    "load": 0.0,
+    "energy_j": 0.0,
+    "energy_t": None,
+    "energy_counter": True,
+    "set_calls": 0,
+}
+
+
+def _gpu_draw_w(g: dict[str, Any]) -> float:
+    demand = g["idle_w"] + g["load"] * (g["busy_w"] - g["idle_w"])
+    return float(min(demand, g["power_limit_w"]))
+
+
+class FakeGPU(GPU):
+    """One GPU of a :class:`FakeBackend`; every read goes through the shared state."""
+
+    def __init__(self, backend: FakeBackend, index: int) -> None:
+        self._backend = backend
+        self.index = index
+
+    def _get(self) -> dict[str, Any]:
+        with self._backend._state() as state:
+            return dict(state["gpus"][self.index])
+
+    def name(self) -> str:
+        """Name of the fake card."""
+        return str(self._get()["name"])
+
+    def uuid(self) -> str:
+        """``GPU-fake-<index>``."""
+        return f"GPU-fake-{self.index}"
+
+    def power_limit_range_w(self) -> tuple[float, float]:
+        """(minimum, maximum) settable limit, W."""
+        g = self._get()
+        return float(g["min_power_limit_w"]), float(g["max_power_limit_w"])
+
+    def default_power_limit_w(self) -> float:
+        """Factory default limit, W."""
+        return float(self._get()["default_power_limit_w"])
+
+    def power_limit_w(self) -> float:
+        """Limit in force, W."""
+        return float(self._get()["power_limit_w"])
+
+    def set_power_limit_w(self, watts: float) -> None:
+        """Set the limit, checking range and permission as NVML would."""
+        with self._backend._state(write=True) as state:
+            if not state["allow_set"]:
+                raise PermissionDeniedError(
+                    f"GPU {self.index}: no permission to set the power limit (fake GPU configured "
+                    "read-only); setting limits needs CAP_SYS_ADMIN or root, observe mode measures "
+                    "without setting"
+                )
+            g = state["gpus"][self.index]
+            lo, hi = g["min_power_limit_w"], g["max_power_limit_w"]
+            if not lo <= watts <= hi:
+                raise PowerLimitOutOfRangeError(
+                    f"GPU {self.index}: power limit {watts:g} W outside its range {lo:g}-{hi:g} W"
+                )
+            self._backend._accrue(g)
+            g["power_limit_w"] = float(watts)
+            g["set_calls"] += 1
+
+    def supports_energy_counter(self) -> bool:
+        """Whether the fake has its counter (configurable to test the sampled fallback)."""
+        return bool(self._get()["energy_counter"])
+
+    def total_energy_j(self) -> float:
+        """Energy since the state was created, J (exact integral of the model's draw)."""
+        with self._backend._state() as state:
+            g = state["gpus"][self.index]
+            if not g["energy_counter"]:
+                raise EnergyCounterUnsupportedError(
+                    f"GPU {self.index} ({g['name']}) has no energy counter (pre-Volta); "
+                    "use sampled power instead"
+                )
+            now = self._backend.clock()
+            return float(g["energy_j"] + _gpu_draw_w(g) * (now - (g["energy_t"] or now)))
+
+    def instant_power_w(self) -> float:
+        """Power drawn now, W."""
+        return _gpu_draw_w(self._get())
+
+    # Model controls (not part of the GPU interface).
+    def set_load(self, load: float) -> None:
+        """Set the workload's utilisation in [0, 1]; energy so far accrues at the old draw."""
+        if not 0.0 <= load <= 1.0:
+            raise ValueError(f"load must lie in [0, 1], got {load}")
+        with self._backend._state(write=True) as state:
+            g = state["gpus"][self.index]
+            self._backend._accrue(g)
+            g["load"] = float(load)
+
+    def relative_throughput(self) -> float:
+        """Throughput relative to the uncapped GPU at the current load and limit, in (0, 1]."""
+        g = self._get()
+        demand = g["idle_w"] + g["load"] * (g["busy_w"] - g["idle_w"])
+        draw = _gpu_draw_w(g)
+        if draw >= demand or demand <= g["idle_w"]:
+            return 1.0
+        return float(((draw - g["idle_w"]) / (demand - g["idle_w"])) ** g["throughput_exponent"])
+
+    def step_time_s(self, uncapped_step_time_s: float) -> float:
+        """Time one step takes at the current limit, given its uncapped time."""
+        return uncapped_step_time_s / self.relative_throughput()
+
+    def setter_calls(self) -> int:
+        """How many times :meth:`set_power_limit_w` succeeded on this fake GPU (for tests)."""
+        return int(self._get()["set_calls"])
+
+
+class FakeBackend(GPUBackend):
+    """A set of fake GPUs sharing one state (file or memory).
+
+    Args:
+        state_path: JSON state file; defaults to ``$ZEUS_BENCH_FAKE_STATE``; None keeps the
+            state in this process.
+        n_gpus: Number of GPUs when the state is created (default ``$ZEUS_BENCH_FAKE_GPUS`` or 1).
+        clock: Time source in seconds (``time.time``: shared between processes).
+        allow_set: Whether setting limits is permitted, when the state is created.
+    """
+
+    name = "fake"
+
+    def __init__(
+        self,
+        state_path: str | Path | None = None,
+        n_gpus: int | None = None,
+        clock: Callable[[], float] = time.time,
+        allow_set: bool = True,
+    ) -> None:
+        env_path = os.environ.get(STATE_ENV)
+        self.state_path = Path(state_path) if state_path else (Path(env_path) if env_path else None)
+        self.clock = clock
+        self._n_gpus = n_gpus if n_gpus is not None else int(os.environ.get(GPUS_ENV, "1"))
+        self._allow_set = allow_set
+        self._memory: dict[str, Any] | None = None
+        self._mutex = threading.RLock()
+
+    def _new_state(self) -> dict[str, Any]:
+        now = self.clock()
+        gpus = [{**DEFAULT_GPU, "energy_t": now} for _ in range(self._n_gpus)]
+        return {"version": 1, "allow_set": self._allow_set, "gpus": gpus}
+
+    def _accrue(self, g: dict[str, Any]) -> None:
+        """Move the accrued energy into ``energy_j`` before the draw changes."""
+        now = self.clock()
+        g["energy_j"] += _gpu_draw_w(g) * (now - (g["energy_t"] or now))
+        g["energy_t"] = now
+
+    @contextlib.contextmanager
+    def _state(self, write: bool = False) -> Iterator[dict[str, Any]]:
+        with self._mutex:
+            if self.state_path is None:
+                if self._memory is None:
+                    self._memory = self._new_state()
+                yield self._memory
+                return
+            self.state_path.parent.mkdir(parents=True, exist_ok=True)
+            lock = self.state_path.with_name(self.state_path.name + ".lock")
+            with open(lock, "a+") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
+                try:
+                    text = self.state_path.read_text() if self.state_path.exists() else ""
+                    state = json.loads(text) if text.strip() else None
+                    fresh = state is None
+                    if state is None:
+                        state = self._new_state()
+                    yield state
+                    if write or fresh:
+                        atomic_write_text(self.state_path, json.dumps(state, indent=1))
+                finally:
+                    fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def configure(self, index: int | None = None, **fields: Any) -> None:
+        """Change model parameters of one GPU (or all), or ``allow_set`` (tests and demos)."""
+        with self._state(write=True) as state:
+            if "allow_set" in fields:
+                state["allow_set"] = bool(fields.pop("allow_set"))
+            targets = state["gpus"] if index is None else [state["gpus"][index]]
+            for g in targets:
+                unknown = set(fields) - set(DEFAULT_GPU)
+                if unknown:
+                    raise KeyError(f"unknown fake GPU field(s): {sorted(unknown)}")
+                self._accrue(g)
+                g.update(fields)
+
+    def device_count(self) -> int:
+        """Number of fake GPUs."""
+        with self._state() as state:
+            return len(state["gpus"])
+
+    def gpu(self, index: int) -> FakeGPU:
+        """The fake GPU at ``index``."""
+        count = self.device_count()
+        if not 0 <= index < count:
+            raise NoSuchGPUError(
+                f"no GPU at index {index}: the fake backend has {count} GPU(s) (0-{count - 1})"
+            )
+        return FakeGPU(self, index)
+
+    def driver_version(self) -> str:
+        """``fake``."""
+        return "fake"
+
+    def may_set_power_limits(self) -> bool:
+        """Whether the fake state permits setting limits."""
+        with self._state() as state:
+            return bool(state["allow_set"])

@@ -1,0 +1,255 @@
+"""Real NVIDIA GPUs through NVML (the ``nvidia-ml-py`` package, module ``pynvml``).
+
+This is the one place where NVML's units (mW, mJ) become W and J and where NVML's errors become
+:mod:`zeus_bench.device.errors`. NVML indices are the driver's order, which ignores
+``CUDA_VISIBLE_DEVICES``; :func:`zeus_bench.device.monitor.local_gpu_index` maps a CUDA device
+to its NVML index.
+
+Power: ``nvmlDeviceGetPowerUsage`` is a one-second average on Hopper, so instant power is read
+from the field ``NVML_FI_DEV_POWER_INSTANT`` and falls back to ``GetPowerUsage`` where the field
+is absent. Energy: ``nvmlDeviceGetTotalEnergyConsumption`` (Volta and newer; about 4 ms per read
+on an H200, updated about every 100 ms).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, TypeVar
+
+from zeus_bench.device.base import GPU, GPUBackend
+from zeus_bench.device.errors import (
+    DeviceError,
+    EnergyCounterUnsupportedError,
+    NoSuchGPUError,
+    NVMLUnavailableError,
+    PermissionDeniedError,
+    PowerLimitOutOfRangeError,
+)
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+CAP_SYS_ADMIN = 21
+_PERMISSION_HINT = (
+    "setting power limits needs CAP_SYS_ADMIN or root (e.g. sudo, or a container with "
+    "--cap-add SYS_ADMIN); observe mode (--observe) measures at the current limit without setting"
+)
+
+
+def _mw_to_w(milliwatts: float) -> float:
+    return float(milliwatts) / 1000.0
+
+
+def _w_to_mw(watts: float) -> int:
+    return round(float(watts) * 1000.0)
+
+
+def _import_pynvml() -> ModuleType:
+    try:
+        import pynvml
+    except ImportError:
+        raise NVMLUnavailableError(
+            "the NVML bindings are not installed: pip install nvidia-ml-py (or use --backend fake)"
+        ) from None
+    return pynvml
+
+
+def has_cap_sys_admin() -> bool:
+    """Whether this process runs as root or holds CAP_SYS_ADMIN in its effective set."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return True
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) >> CAP_SYS_ADMIN & 1)
+    except OSError:
+        pass
+    return False
+
+
+class NVMLBackend(GPUBackend):
+    """All NVIDIA GPUs of this machine, through NVML (initialised once per backend)."""
+
+    name = "nvml"
+
+    def __init__(self, pynvml_module: ModuleType | None = None) -> None:
+        """Initialise NVML.
+
+        Args:
+            pynvml_module: The ``pynvml`` module to use (tests inject a fake one).
+
+        Raises:
+            NVMLUnavailableError: no bindings, no library or no driver.
+        """
+        self.nvml = pynvml_module if pynvml_module is not None else _import_pynvml()
+        self._lock = threading.Lock()
+        try:
+            self.nvml.nvmlInit()
+        except self.nvml.NVMLError as exc:
+            raise NVMLUnavailableError(
+                f"NVML could not start ({exc}): is the NVIDIA driver installed and a GPU visible? "
+                "(or use --backend fake)"
+            ) from None
+
+    def call(self, what: str, fn: Callable[..., T], *args: Any, index: int | None = None) -> T:
+        """Call an NVML function, translating its errors into the project's types.
+
+        Args:
+            what: What is being done, in words, for the message.
+            fn: The ``pynvml`` function.
+            *args: Its arguments.
+            index: GPU index, for the message.
+        """
+        nvml = self.nvml
+        where = f"GPU {index}: " if index is not None else ""
+        try:
+            return fn(*args)
+        except nvml.NVMLError as exc:
+            code = getattr(exc, "value", None)
+            if code == nvml.NVML_ERROR_NO_PERMISSION:
+                raise PermissionDeniedError(f"{where}no permission to {what}: {_PERMISSION_HINT}") from None
+            if code == nvml.NVML_ERROR_NOT_SUPPORTED:
+                raise DeviceError(f"{where}{what} is not supported by this GPU or driver") from None
+            if code in (nvml.NVML_ERROR_DRIVER_NOT_LOADED, nvml.NVML_ERROR_LIBRARY_NOT_FOUND):
+                raise NVMLUnavailableError(
+                    f"{where}cannot {what}: {exc} (is the NVIDIA driver loaded?)"
+                ) from None
+            if code == nvml.NVML_ERROR_GPU_IS_LOST:
+                raise DeviceError(
+                    f"{where}the GPU fell off the bus while trying to {what}; it needs a reset"
+                ) from None
+            raise DeviceError(f"{where}cannot {what}: NVML error {code}: {exc}") from None
+
+    def device_count(self) -> int:
+        """Number of GPUs NVML sees."""
+        return int(self.call("count GPUs", self.nvml.nvmlDeviceGetCount))
+
+    def gpu(self, index: int) -> NVMLGPU:
+        """The GPU at NVML index ``index``."""
+        count = self.device_count()
+        if not 0 <= index < count:
+            raise NoSuchGPUError(
+                f"no GPU at index {index}: NVML sees {count} GPU(s)" + (f" (0-{count - 1})" if count else "")
+            )
+        handle = self.call("open the GPU", self.nvml.nvmlDeviceGetHandleByIndex, index, index=index)
+        return NVMLGPU(self, index, handle)
+
+    def driver_version(self) -> str:
+        """The NVIDIA driver's version."""
+        version = self.call("read the driver version", self.nvml.nvmlSystemGetDriverVersion)
+        return version.decode() if isinstance(version, bytes) else str(version)
+
+    def may_set_power_limits(self) -> bool:
+        """Root or CAP_SYS_ADMIN (what NVML's setter requires)."""
+        return has_cap_sys_admin()
+
+
+class NVMLGPU(GPU):
+    """One GPU behind NVML; values converted to W and J here, once."""
+
+    def __init__(self, backend: NVMLBackend, index: int, handle: Any) -> None:
+        self._b = backend
+        self._nvml = backend.nvml
+        self.index = index
+        self.handle = handle
+        self._energy_supported: bool | None = None
+        self._instant_field: bool | None = None
+
+    def _call(self, what: str, fn: Callable[..., T], *args: Any) -> T:
+        return self._b.call(what, fn, self.handle, *args, index=self.index)
+
+    def name(self) -> str:
+        """The card's name."""
+        name = self._call("read the name", self._nvml.nvmlDeviceGetName)
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    def uuid(self) -> str:
+        """The card's UUID (``GPU-...``)."""
+        uuid = self._call("read the UUID", self._nvml.nvmlDeviceGetUUID)
+        return uuid.decode() if isinstance(uuid, bytes) else str(uuid)
+
+    def power_limit_range_w(self) -> tuple[float, float]:
+        """(min, max) settable limit, W."""
+        lo, hi = self._call(
+            "read the power limit range", self._nvml.nvmlDeviceGetPowerManagementLimitConstraints
+        )
+        return _mw_to_w(lo), _mw_to_w(hi)
+
+    def default_power_limit_w(self) -> float:
+        """Factory default limit, W."""
+        return _mw_to_w(
+            self._call("read the default power limit", self._nvml.nvmlDeviceGetPowerManagementDefaultLimit)
+        )
+
+    def power_limit_w(self) -> float:
+        """Limit in force, W."""
+        return _mw_to_w(self._call("read the power limit", self._nvml.nvmlDeviceGetPowerManagementLimit))
+
+    def set_power_limit_w(self, watts: float) -> None:
+        """Set the limit after checking the range (NVML's own range error is vague)."""
+        lo, hi = self.power_limit_range_w()
+        if not lo <= watts <= hi:
+            raise PowerLimitOutOfRangeError(
+                f"GPU {self.index}: power limit {watts:g} W outside its range {lo:g}-{hi:g} W"
+            )
+        try:
+            self._call("set the power limit", self._nvml.nvmlDeviceSetPowerManagementLimit, _w_to_mw(watts))
+        except DeviceError as exc:
+            if "not supported" in str(exc):
+                raise PermissionDeniedError(
+                    f"GPU {self.index}: this GPU or driver does not allow setting the power limit ({exc})"
+                ) from None
+            raise
+        log.info("GPU %d: power limit set to %g W", self.index, watts)
+
+    def supports_energy_counter(self) -> bool:
+        """Whether the total-energy counter answers (probed once)."""
+        if self._energy_supported is None:
+            try:
+                self._nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)
+                self._energy_supported = True
+            except self._nvml.NVMLError:
+                self._energy_supported = False
+        return self._energy_supported
+
+    def total_energy_j(self) -> float:
+        """Energy counter, J (NVML counts mJ)."""
+        try:
+            return float(self._nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)) / 1000.0
+        except self._nvml.NVMLError as exc:
+            if getattr(exc, "value", None) == self._nvml.NVML_ERROR_NOT_SUPPORTED:
+                self._energy_supported = False
+                raise EnergyCounterUnsupportedError(
+                    f"GPU {self.index} has no energy counter (pre-Volta); use sampled power instead"
+                ) from None
+            return (
+                float(self._call("read the energy counter", self._nvml.nvmlDeviceGetTotalEnergyConsumption))
+                / 1000.0
+            )
+
+    def instant_power_w(self) -> float:
+        """Instant power, W: ``NVML_FI_DEV_POWER_INSTANT`` where present, else ``GetPowerUsage``."""
+        nvml = self._nvml
+        if self._instant_field is not False:
+            field = getattr(nvml, "NVML_FI_DEV_POWER_INSTANT", None)
+            if field is not None:
+                try:
+                    value = nvml.nvmlDeviceGetFieldValues(self.handle, [field])[0]
+                    if value.nvmlReturn == nvml.NVML_SUCCESS:
+                        self._instant_field = True
+                        return _mw_to_w(value.value.uiVal)
+                except nvml.NVMLError:
+                    pass
+            if self._instant_field is None:
+                log.info(
+                    "GPU %d: no instant power field; sampling nvmlDeviceGetPowerUsage (1 s average on Hopper)",
+                    self.index,
+                )
+            self._instant_field = False
+        return _mw_to_w(self._call("read the power draw", nvml.nvmlDeviceGetPowerUsage))
