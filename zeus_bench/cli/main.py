@@ -22,6 +22,7 @@ from zeus_bench.errors import ZeusBenchError
 COMMAND_MODULES: tuple[str, ...] = (
     "zeus_bench.cli.traces",
     "zeus_bench.cli.analysis",
+    "zeus_bench.cli.fetch",
 )
 
 log = logging.getLogger("zeus_bench")
@@ -56,7 +57,10 @@ def _setup_logging(verbose: int, quiet: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``zeus-bench``; returns the exit status (0 ok, 2 bad input, 130 interrupted)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors (status 2)
+        return exc.code if isinstance(exc.code, int) else 2
     _setup_logging(args.verbose, args.quiet)
     try:
         status = args.func(args)

@@ -1,0 +1,74 @@
+"""Packaging: environment.yml mirrors pyproject, the core imports without torch, CLI basics."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _norm(req: str) -> str:
+    return req.replace(" ", "").lower()
+
+
+def test_environment_yml_mirrors_pyproject() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    wanted = {_norm(r) for r in project["dependencies"]}
+    for extra in project["optional-dependencies"].values():
+        wanted |= {_norm(r) for r in extra}
+    env = yaml.safe_load((REPO / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    listed = {_norm(r) for r in pip_section if not r.startswith("-e")}
+    assert listed == wanted, f"only in pyproject: {wanted - listed}; only in environment.yml: {listed - wanted}"
+    python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python="))
+    assert python == "python=3.11"
+
+
+def test_torch_pins_are_exact() -> None:
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert "torch==2.14.1" in extras["workloads"] and "torchvision==0.29.1" in extras["workloads"]
+
+
+CORE_MODULES = [
+    "zeus_bench",
+    "zeus_bench.store",
+    "zeus_bench.traces.zeus_csv",
+    "zeus_bench.jobs",
+    "zeus_bench.potential",
+    "zeus_bench.pareto",
+    "zeus_bench.cost",
+    "zeus_bench.cli.main",
+    "zeus_bench.workload_api",
+]
+
+
+def test_core_imports_without_torch() -> None:
+    """Block torch at import time and import the core and build the whole CLI parser."""
+    code = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch' or name.startswith('torch.') or name.startswith('torchvision'):\n"
+        "            raise ImportError('torch blocked')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        f"for m in {CORE_MODULES!r}: __import__(m)\n"
+        "from zeus_bench.cli.main import build_parser; build_parser()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_cli_version_and_unknown_command(capsys) -> None:  # type: ignore[no-untyped-def]
+    from zeus_bench import __version__
+    from zeus_bench.cli.main import main
+
+    assert main(["--version"]) == 0
+    assert __version__ in capsys.readouterr().out
+    assert main(["frobnicate"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice" in err and len(err.strip().splitlines()) == 1
