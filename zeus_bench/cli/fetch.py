@@ -1,0 +1,76 @@
+"""``zeus-bench fetch-traces``: obtain the published Zeus trace CSVs, verified by sha256."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    """Add ``fetch-traces``."""
+    p = sub.add_parser(
+        "fetch-traces",
+        help="copy (from a local folder) or download the Zeus trace CSVs, checking each file's sha256",
+        description=(
+            "Obtain the Zeus trace CSVs into OUT_DIR with a MANIFEST.json. With --local-dir, copy from that "
+            "folder; otherwise download URL (with {commit} and {file} placeholders). Every file is checked "
+            "against its --file NAME=SHA256; a file given without a checksum is refused unless "
+            "--allow-unverified."
+        ),
+    )
+    p.add_argument(
+        "--out", type=Path, required=True, metavar="OUT_DIR", help="folder for the CSVs and MANIFEST.json"
+    )
+    p.add_argument(
+        "--file",
+        dest="files",
+        action="append",
+        required=True,
+        metavar="NAME[=SHA256]",
+        help="a trace file to obtain and its expected sha256 (repeat; summary_train.csv is required)",
+    )
+    p.add_argument(
+        "--local-dir", type=Path, default=None, metavar="DIR", help="local copy of the upstream trace/ folder"
+    )
+    p.add_argument("--url", default="", help="download URL template with {commit} and {file}")
+    p.add_argument("--commit", default="", help="upstream commit pinned by the URL")
+    p.add_argument(
+        "--allow-unverified", action="store_true", help="accept files whose sha256 is not known (warned)"
+    )
+    p.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="if the traces cannot be obtained, write a manifest with status 'unavailable' and exit 0",
+    )
+    p.set_defaults(func=_fetch)
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from zeus_bench.errors import ConfigError
+    from zeus_bench.traces.fetch import obtain_zeus_traces, parse_file_spec
+
+    files: dict[str, str | None] = {}
+    for spec in args.files:
+        name, digest = parse_file_spec(spec)
+        if name in files:
+            raise ConfigError(f"trace file {name} given twice")
+        files[name] = digest
+    result = obtain_zeus_traces(
+        files,
+        args.out,
+        local_dir=args.local_dir,
+        url_template=args.url,
+        commit=args.commit,
+        allow_unverified=args.allow_unverified,
+        allow_missing=args.allow_missing,
+    )
+    if result.status != "ok":
+        print(f"zeus-bench: warning: Zeus traces unavailable: {result.message}", file=sys.stderr)
+        return 0
+    for name, info in result.files.items():
+        print(f"{'ok' if info['verified'] else 'UNVERIFIED'} {args.out / name} sha256 {info['sha256']}")
+    for name, why in result.skipped.items():
+        print(f"skipped {name}: {why}")
+    return 0
