@@ -87,9 +87,7 @@ class JobTrace:
 
     def reach_fraction(self) -> ArrayF:
         """Per batch size, the fraction of paths that reach the target within max epochs."""
-        return np.array(
-            [np.mean(~np.isnan(t) & (t <= self.max_epochs)) for t in self.target_epochs]
-        )
+        return np.array([np.mean(~np.isnan(t) & (t <= self.max_epochs)) for t in self.target_epochs])
 
     def converging_batch_sizes(self) -> ArrayI:
         """Batch sizes every path of which reaches the target within max epochs."""
@@ -156,16 +154,16 @@ class TraceSet:
     @property
     def gpus(self) -> list[str]:
         """GPU kinds with a power trace in the folder, sorted."""
-        return sorted(
-            m["gpu"] for p in self.directory.iterdir() if (m := _POWER_RE.match(p.name))
-        )
+        return sorted(m["gpu"] for p in self.directory.iterdir() if (m := _POWER_RE.match(p.name)))
 
     @functools.cached_property
     def train(self) -> pd.DataFrame:
         """The train trace."""
         path = self.directory / "train.parquet"
         if not path.exists():
-            raise TraceFormatError(f"{self.directory}: no train.parquet (run 'zeus-bench traces import-zeus')")
+            raise TraceFormatError(
+                f"{self.directory}: no train.parquet (run 'zeus-bench traces import-zeus')"
+            )
         return read_table(path, "train")
 
     @functools.cache  # noqa: B019 - one TraceSet per folder; the cache is its purpose
@@ -193,9 +191,7 @@ class TraceSet:
     def job(self, gpu: str, workload: str) -> JobTrace:
         """Build the :class:`JobTrace` of one workload on one GPU."""
         if workload not in self.workloads:
-            raise UnknownWorkloadError(
-                f"unknown workload {workload!r}; known: {', '.join(self.workloads)}"
-            )
+            raise UnknownWorkloadError(f"unknown workload {workload!r}; known: {', '.join(self.workloads)}")
         return build_job(self.joined(gpu), self.power(gpu), self.workloads[workload], gpu)
 
 

@@ -41,7 +41,9 @@ def pareto_mask(time_s: npt.ArrayLike, energy_j: npt.ArrayLike) -> npt.NDArray[n
     return mask
 
 
-def pareto_frontier(configs: pd.DataFrame, time_col: str = "tta_s", energy_col: str = "eta_j") -> pd.DataFrame:
+def pareto_frontier(
+    configs: pd.DataFrame, time_col: str = "tta_s", energy_col: str = "eta_j"
+) -> pd.DataFrame:
     """Return the feasible configurations on the ETA-vs-TTA frontier, sorted by time.
 
     Args:

@@ -21,14 +21,32 @@ from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
 
 POTENTIAL_COLUMNS = [
-    "gpu", "workload", "eta", "b0", "max_power_w", "baseline_eta_j", "baseline_tta_s",
-    "min_energy_bs", "min_energy_pl_w", "min_energy_eta_j", "min_energy_tta_s",
-    "min_energy_saving_pct", "min_energy_time_saving_pct",
-    "min_cost_bs", "min_cost_pl_w", "min_cost_eta_j", "min_cost_tta_s",
-    "min_cost_energy_saving_pct", "min_cost_time_saving_pct",
-    "maxbatch_bs", "maxbatch_eta_j", "maxbatch_tta_s",
-    "min_energy_saving_vs_maxbatch_pct", "min_energy_time_saving_vs_maxbatch_pct",
-    "min_cost_energy_saving_vs_maxbatch_pct", "min_cost_time_saving_vs_maxbatch_pct",
+    "gpu",
+    "workload",
+    "eta",
+    "b0",
+    "max_power_w",
+    "baseline_eta_j",
+    "baseline_tta_s",
+    "min_energy_bs",
+    "min_energy_pl_w",
+    "min_energy_eta_j",
+    "min_energy_tta_s",
+    "min_energy_saving_pct",
+    "min_energy_time_saving_pct",
+    "min_cost_bs",
+    "min_cost_pl_w",
+    "min_cost_eta_j",
+    "min_cost_tta_s",
+    "min_cost_energy_saving_pct",
+    "min_cost_time_saving_pct",
+    "maxbatch_bs",
+    "maxbatch_eta_j",
+    "maxbatch_tta_s",
+    "min_energy_saving_vs_maxbatch_pct",
+    "min_energy_time_saving_vs_maxbatch_pct",
+    "min_cost_energy_saving_vs_maxbatch_pct",
+    "min_cost_time_saving_vs_maxbatch_pct",
 ]
 
 
@@ -100,4 +118,6 @@ def potential_table(jobs: list[JobTrace], eta: float) -> pd.DataFrame:
     """Potential-savings table, one row per job, columns :data:`POTENTIAL_COLUMNS`."""
     rows = [potential_row(j, eta) for j in jobs]
     df = pd.DataFrame(rows, columns=POTENTIAL_COLUMNS)
-    return df.astype({"b0": np.int64, "min_energy_bs": np.int64, "min_cost_bs": np.int64, "maxbatch_bs": np.int64})
+    return df.astype(
+        {"b0": np.int64, "min_energy_bs": np.int64, "min_cost_bs": np.int64, "maxbatch_bs": np.int64}
+    )

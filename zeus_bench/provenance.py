@@ -44,5 +44,5 @@ def base_provenance() -> dict[str, object]:
         "package": "zeus-bench",
         "package_version": __version__,
         "git_commit": git_commit(),
-        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }

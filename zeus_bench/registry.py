@@ -68,8 +68,12 @@ def _parse(data: Any, source: str) -> dict[str, WorkloadSpec]:
             raise ConfigError(
                 f"{source}: workload {wid!r}: "
                 + "; ".join(
-                    s for s in (f"unknown keys {sorted(unknown)}" if unknown else "",
-                                f"missing keys {sorted(missing)}" if missing else "") if s
+                    s
+                    for s in (
+                        f"unknown keys {sorted(unknown)}" if unknown else "",
+                        f"missing keys {sorted(missing)}" if missing else "",
+                    )
+                    if s
                 )
             )
         try:

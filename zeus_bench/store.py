@@ -134,9 +134,7 @@ def _coerce(series: pd.Series, col: Column, where: str) -> pd.Series:
     bad = values.isna() & ~missing
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise TraceFormatError(
-            f"{where}: column {name!r} row {row}: not a number: {series.iloc[row]!r}"
-        )
+        raise TraceFormatError(f"{where}: column {name!r} row {row}: not a number: {series.iloc[row]!r}")
     arr = values.to_numpy(dtype=float, na_value=np.nan)
     present = ~np.isnan(arr)
     if not np.isfinite(arr[present]).all() and ("finite" in col.checks or col.dtype == "int"):
@@ -152,9 +150,7 @@ def _coerce(series: pd.Series, col: Column, where: str) -> pd.Series:
         frac = present & (np.mod(np.where(present, arr, 0.0), 1.0) != 0)
         if frac.any():
             row = int(np.flatnonzero(frac)[0])
-            raise TraceFormatError(
-                f"{where}: column {name!r} row {row}: must be an integer, got {arr[row]}"
-            )
+            raise TraceFormatError(f"{where}: column {name!r} row {row}: must be an integer, got {arr[row]}")
         if col.nullable:
             ints = pd.arrays.IntegerArray(np.where(present, arr, 0).astype(np.int64), ~present)
             return pd.Series(ints, index=series.index, name=name)
@@ -175,7 +171,9 @@ def validate(df: pd.DataFrame, kind: str, where: str = "table") -> pd.DataFrame:
         raise TraceFormatError(f"{where}: missing column(s) {', '.join(missing)} for a {kind} table")
     unknown = [c for c in df.columns if c not in schema.names]
     if unknown:
-        raise TraceFormatError(f"{where}: unknown column(s) {', '.join(map(str, unknown))} for a {kind} table")
+        raise TraceFormatError(
+            f"{where}: unknown column(s) {', '.join(map(str, unknown))} for a {kind} table"
+        )
     out: dict[str, Any] = {}
     index = pd.RangeIndex(len(df))
     for col in schema.columns:
@@ -222,9 +220,7 @@ def write_table(
         meta.update(provenance)
     table = pa.Table.from_pandas(table_df, preserve_index=False)
     existing = table.schema.metadata or {}
-    table = table.replace_schema_metadata(
-        {**existing, METADATA_KEY: json.dumps(meta, default=str).encode()}
-    )
+    table = table.replace_schema_metadata({**existing, METADATA_KEY: json.dumps(meta, default=str).encode()})
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)

@@ -38,7 +38,8 @@ class TrainingWorkload(abc.ABC):
         paper_batch_sizes: Batch sizes the paper traced for this workload.
         metric_name: Validation metric, in words.
         metric_direction: ``max`` or ``min``.
-        amp: Whether mixed precision is used on CUDA (where the paper's setting allows).
+        amp: Whether mixed precision is used on CUDA (where the paper's setting allows); an
+            instance may set it to ``False`` to measure full precision.
     """
 
     id: str
@@ -64,9 +65,25 @@ class TrainingWorkload(abc.ABC):
     def synthetic_batches(self, batch_size: int, device: torch.device, seed: int = 0) -> Iterator[Batch]:
         """Yield endless random batches with the real data's tensor shapes and dtypes, on ``device``."""
 
+    def synthetic_eval_batches(self, batch_size: int, device: torch.device, seed: int = 0) -> Iterator[Batch]:
+        """Endless random batches in the form :meth:`evaluate` takes, on ``device``.
+
+        The same as :meth:`synthetic_batches` unless the workload evaluates on batches of
+        another form (e.g. ranked candidate lists for recommendation).
+        """
+        return self.synthetic_batches(batch_size, device, seed)
+
     @abc.abstractmethod
-    def real_loader(self, root: str | Path, split: str, batch_size: int) -> Iterable[Batch]:
+    def real_loader(
+        self, root: str | Path, split: str, batch_size: int, *, num_workers: int = 0
+    ) -> Iterable[Batch]:
         """Batches of the real dataset read from ``root`` in its published on-disk format.
+
+        Args:
+            root: Dataset root directory given by the user (nothing is downloaded).
+            split: ``train`` or ``val`` (some workloads accept more; see their docs).
+            batch_size: Samples per batch.
+            num_workers: Data-loading worker processes (0 loads in the calling process).
 
         Raises:
             zeus_bench.errors.ConfigError: ``root`` is missing or not in the expected format.

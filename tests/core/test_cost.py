@@ -19,7 +19,9 @@ def test_cost_values() -> None:
 def test_cost_vectorises() -> None:
     e = np.array([100.0, 200.0])
     t = np.array([1.0, 2.0])
-    np.testing.assert_allclose(zeus_cost(e, t, 0.25, 300.0), [0.25 * 100 + 0.75 * 300, 0.25 * 200 + 0.75 * 600])
+    np.testing.assert_allclose(
+        zeus_cost(e, t, 0.25, 300.0), [0.25 * 100 + 0.75 * 300, 0.25 * 200 + 0.75 * 600]
+    )
 
 
 def test_epoch_cost_uses_average_power_not_limit() -> None:

@@ -24,7 +24,9 @@ def test_environment_yml_mirrors_pyproject() -> None:
     env = yaml.safe_load((REPO / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
     listed = {_norm(r) for r in pip_section if not r.startswith("-e")}
-    assert listed == wanted, f"only in pyproject: {wanted - listed}; only in environment.yml: {listed - wanted}"
+    assert listed == wanted, (
+        f"only in pyproject: {wanted - listed}; only in environment.yml: {listed - wanted}"
+    )
     python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python="))
     assert python == "python=3.11"
 

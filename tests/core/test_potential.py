@@ -29,7 +29,9 @@ def independent_potential(csv_dir: Path, gpu: str, eta: float) -> pd.DataFrame:
     rows = []
     for wl, (opt, target, max_ep, b0) in JOBS.items():
         b0 = min(b0, power.loc[power.dataset == wl, "batch_size"].max())
-        j = joined[(joined.dataset == wl) & (joined.optimizer == opt) & (joined.target_metric == target)].copy()
+        j = joined[
+            (joined.dataset == wl) & (joined.optimizer == opt) & (joined.target_metric == target)
+        ].copy()
         j["ok"] = j.target_epoch.notna() & (j.target_epoch <= max_ep)
         j["tta"] = j.target_epoch * j.time_per_epoch
         j["eta"] = j.tta * j.average_power
@@ -88,7 +90,24 @@ def test_v100_least_energy_range_matches_paper(zeus_traces: Path, capsys: pytest
 
 def test_potential_csv_has_required_columns(zeus_traces: Path, tmp_path: Path) -> None:
     out = tmp_path / "pot.csv"
-    assert main(["potential", "--traces", str(zeus_traces), "--gpu", "a40", "--eta", "1", "--format", "csv", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "potential",
+                "--traces",
+                str(zeus_traces),
+                "--gpu",
+                "a40",
+                "--eta",
+                "1",
+                "--format",
+                "csv",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     cols = set(pd.read_csv(out).columns)
     required = "workload, b0, max_power_w, baseline_eta_j, baseline_tta_s, min_energy_bs, min_energy_pl_w, min_energy_saving_pct, min_energy_time_saving_pct, min_cost_bs, min_cost_pl_w, min_cost_energy_saving_pct, min_cost_time_saving_pct, maxbatch_bs, maxbatch_eta_j, maxbatch_tta_s, min_energy_saving_vs_maxbatch_pct, min_cost_energy_saving_vs_maxbatch_pct"
     assert set(required.split(", ")) <= cols
@@ -105,7 +124,9 @@ def test_potential_csv_has_required_columns(zeus_traces: Path, tmp_path: Path) -
         (["--gpu", "v100", "--format", "xml"], "invalid choice"),
     ],
 )
-def test_potential_bad_input(zeus_traces: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+def test_potential_bad_input(
+    zeus_traces: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
     assert main(["potential", "--traces", str(zeus_traces), *args]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
@@ -113,7 +134,22 @@ def test_potential_bad_input(zeus_traces: Path, capsys: pytest.CaptureFixture[st
 
 def test_pareto_cli(zeus_traces: Path, tmp_path: Path) -> None:
     out = tmp_path / "front.csv"
-    assert main(["pareto", "--traces", str(zeus_traces), "--gpu", "v100", "--workload", "librispeech", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "pareto",
+                "--traces",
+                str(zeus_traces),
+                "--gpu",
+                "v100",
+                "--workload",
+                "librispeech",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     front = pd.read_csv(out)
     assert front["feasible"].all() and front["on_frontier"].all()
     assert front["tta_s"].is_monotonic_increasing and front["eta_j"].is_monotonic_decreasing

@@ -15,7 +15,11 @@ def test_builtin_jobs_of_the_paper() -> None:
     assert list(reg) == ["cifar100", "imagenet", "squad", "librispeech", "movielens-1m", "sentiment140"]
     lib = reg["librispeech"]
     assert (lib.network, lib.optimizer, lib.target_metric, lib.max_epochs, lib.default_batch_size) == (
-        "deepspeech2", "adamw", 40.0, 16, 256,
+        "deepspeech2",
+        "adamw",
+        40.0,
+        16,
+        256,
     )
     assert lib.metric_direction == "min"
     assert reg["squad"].max_epochs == 6 and reg["movielens-1m"].optimizer == "adam"
@@ -36,8 +40,14 @@ def test_user_file_adds_and_overrides(tmp_path: Path) -> None:
     [
         ("workloads: [1, 2]", "expected a mapping"),
         ("workloads:\n  x:\n    dataset: x\n", "missing keys"),
-        ("workloads:\n  x: {dataset: x, network: n, optimizer: o, target_metric: 1, metric: m, metric_direction: up, max_epochs: 1, default_batch_size: 1}", "metric_direction"),
-        ("workloads:\n  x: {dataset: x, network: n, optimizer: o, target_metric: high, metric: m, metric_direction: max, max_epochs: 1, default_batch_size: 1}", "workload 'x'"),
+        (
+            "workloads:\n  x: {dataset: x, network: n, optimizer: o, target_metric: 1, metric: m, metric_direction: up, max_epochs: 1, default_batch_size: 1}",
+            "metric_direction",
+        ),
+        (
+            "workloads:\n  x: {dataset: x, network: n, optimizer: o, target_metric: high, metric: m, metric_direction: max, max_epochs: 1, default_batch_size: 1}",
+            "workload 'x'",
+        ),
         (":\n  - [", "not valid YAML"),
     ],
 )

@@ -45,9 +45,14 @@ def test_round_trip_keeps_values_types_and_provenance(tmp_path: Path) -> None:
 def test_train_round_trip_nullable_epochs(tmp_path: Path) -> None:
     df = pd.DataFrame(
         {
-            "dataset": ["squad"] * 2, "network": ["bert"] * 2, "optimizer": ["adamw"] * 2,
-            "batch_size": [32, 32], "learning_rate": [3e-6, 3e-6], "run": [0, 1],
-            "target_metric": [84.0, 84.0], "target_epoch": pd.array([4, None], dtype="Int64"),
+            "dataset": ["squad"] * 2,
+            "network": ["bert"] * 2,
+            "optimizer": ["adamw"] * 2,
+            "batch_size": [32, 32],
+            "learning_rate": [3e-6, 3e-6],
+            "run": [0, 1],
+            "target_metric": [84.0, 84.0],
+            "target_epoch": pd.array([4, None], dtype="Int64"),
         }
     )
     out = read_table(write_table(df, tmp_path / "t.parquet", "train"), "train")

@@ -103,23 +103,64 @@ def _replace(rows: list[str], index: int, column: int, value: str) -> list[str]:
 
 
 TRAIN_CASES = {
-    "missing_column": ("\n".join([TRAIN_HEADER.replace(",run", ""), *[",".join(r.split(",")[:5] + r.split(",")[6:]) for r in TRAIN_ROWS]]), "missing column(s) run"),
-    "non_numeric": ("\n".join([TRAIN_HEADER, *_replace(TRAIN_ROWS, 0, 2, "big")]), "line 2, column 'batch_size': not a number"),
-    "fractional_batch": ("\n".join([TRAIN_HEADER, *_replace(TRAIN_ROWS, 1, 2, "12.5")]), "line 3, column 'batch_size': must be an integer"),
-    "negative_epoch": ("\n".join([TRAIN_HEADER, *_replace(TRAIN_ROWS, 0, 7, "-3")]), "line 2, column 'target_epoch'"),
-    "infinite_lr": ("\n".join([TRAIN_HEADER, *_replace(TRAIN_ROWS, 2, 4, "inf")]), "line 4, column 'learning_rate': non-finite"),
-    "truncated": ("\n".join([TRAIN_HEADER, TRAIN_ROWS[0], "cifar100,shufflenetv2,128"]), "line 3: truncated row"),
-    "conflicting_duplicate": ("\n".join([TRAIN_HEADER, *TRAIN_ROWS, TRAIN_ROWS[0][:-2] + "25"]), "line 5: conflicting duplicate of line 2"),
+    "missing_column": (
+        "\n".join(
+            [
+                TRAIN_HEADER.replace(",run", ""),
+                *[",".join(r.split(",")[:5] + r.split(",")[6:]) for r in TRAIN_ROWS],
+            ]
+        ),
+        "missing column(s) run",
+    ),
+    "non_numeric": (
+        "\n".join([TRAIN_HEADER, *_replace(TRAIN_ROWS, 0, 2, "big")]),
+        "line 2, column 'batch_size': not a number",
+    ),
+    "fractional_batch": (
+        "\n".join([TRAIN_HEADER, *_replace(TRAIN_ROWS, 1, 2, "12.5")]),
+        "line 3, column 'batch_size': must be an integer",
+    ),
+    "negative_epoch": (
+        "\n".join([TRAIN_HEADER, *_replace(TRAIN_ROWS, 0, 7, "-3")]),
+        "line 2, column 'target_epoch'",
+    ),
+    "infinite_lr": (
+        "\n".join([TRAIN_HEADER, *_replace(TRAIN_ROWS, 2, 4, "inf")]),
+        "line 4, column 'learning_rate': non-finite",
+    ),
+    "truncated": (
+        "\n".join([TRAIN_HEADER, TRAIN_ROWS[0], "cifar100,shufflenetv2,128"]),
+        "line 3: truncated row",
+    ),
+    "conflicting_duplicate": (
+        "\n".join([TRAIN_HEADER, *TRAIN_ROWS, TRAIN_ROWS[0][:-2] + "25"]),
+        "line 5: conflicting duplicate of line 2",
+    ),
     "empty": ("", "empty file"),
     "header_only": (TRAIN_HEADER + "\n", "no data rows"),
 }
 
 POWER_CASES = {
-    "zero_power": ("\n".join([POWER_HEADER, *_replace(POWER_ROWS, 1, 6, "0")]), "line 3, column 'average_power': must be > 0"),
-    "negative_limit": ("\n".join([POWER_HEADER, *_replace(POWER_ROWS, 0, 4, "-100")]), "line 2, column 'power_limit': must be > 0"),
-    "zero_time": ("\n".join([POWER_HEADER, *_replace(POWER_ROWS, 2, 5, "0.0")]), "line 4, column 'time_per_epoch': must be > 0"),
-    "nan_power": ("\n".join([POWER_HEADER, *_replace(POWER_ROWS, 0, 6, "nan")]), "line 2, column 'average_power': non-finite"),
-    "conflicting_measurement": ("\n".join([POWER_HEADER, *POWER_ROWS, POWER_ROWS[1].replace("8.0", "9.0")]), "conflicting duplicate of line 3 (differs in time_per_epoch)"),
+    "zero_power": (
+        "\n".join([POWER_HEADER, *_replace(POWER_ROWS, 1, 6, "0")]),
+        "line 3, column 'average_power': must be > 0",
+    ),
+    "negative_limit": (
+        "\n".join([POWER_HEADER, *_replace(POWER_ROWS, 0, 4, "-100")]),
+        "line 2, column 'power_limit': must be > 0",
+    ),
+    "zero_time": (
+        "\n".join([POWER_HEADER, *_replace(POWER_ROWS, 2, 5, "0.0")]),
+        "line 4, column 'time_per_epoch': must be > 0",
+    ),
+    "nan_power": (
+        "\n".join([POWER_HEADER, *_replace(POWER_ROWS, 0, 6, "nan")]),
+        "line 2, column 'average_power': non-finite",
+    ),
+    "conflicting_measurement": (
+        "\n".join([POWER_HEADER, *POWER_ROWS, POWER_ROWS[1].replace("8.0", "9.0")]),
+        "conflicting duplicate of line 3 (differs in time_per_epoch)",
+    ),
     "too_many_fields": ("\n".join([POWER_HEADER, POWER_ROWS[0] + ",1,2"]), "line 2: 9 fields, header has 7"),
 }
 
@@ -183,7 +224,9 @@ def test_failed_import_keeps_previous_outputs(tmp_path: Path, capsys: pytest.Cap
 def test_validate_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = write_traces(tmp_path / "src")
     import_zeus(src, tmp_path / "out")
-    code = main(["traces", "validate", str(src / "summary_train.csv"), str(tmp_path / "out" / "power-v100.parquet")])
+    code = main(
+        ["traces", "validate", str(src / "summary_train.csv"), str(tmp_path / "out" / "power-v100.parquet")]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "Zeus train trace, 3 rows" in out and "power table, 3 rows" in out
     bad = tmp_path / "bad"

@@ -10,16 +10,28 @@ from zeus_bench.cli.common import add_format_arg, emit, eta_arg, render
 
 
 def _traces_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--traces", type=Path, required=True, metavar="DIR", help="folder of imported traces (train.parquet, power-<gpu>.parquet)")
+    p.add_argument(
+        "--traces",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="folder of imported traces (train.parquet, power-<gpu>.parquet)",
+    )
     p.add_argument("--gpu", required=True, help="GPU kind (a power-<gpu>.parquet in DIR)")
-    p.add_argument("--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads")
+    p.add_argument(
+        "--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads"
+    )
 
 
 def register(sub: Any) -> None:
     """Add ``potential`` and ``pareto``."""
-    p = sub.add_parser("potential", help="potential energy/time savings of the best configurations vs both baselines")
+    p = sub.add_parser(
+        "potential", help="potential energy/time savings of the best configurations vs both baselines"
+    )
     _traces_args(p)
-    p.add_argument("--eta", type=eta_arg, default=0.5, help="energy weight of the cost in [0, 1] (default 0.5)")
+    p.add_argument(
+        "--eta", type=eta_arg, default=0.5, help="energy weight of the cost in [0, 1] (default 0.5)"
+    )
     add_format_arg(p)
     p.set_defaults(func=_potential)
 

@@ -16,7 +16,7 @@ from zeus_bench.fsutil import atomic_write_text
 
 
 def eta_arg(text: str) -> float:
-    """argparse type: eta in [0, 1]."""
+    """Argparse type: eta in [0, 1]."""
     try:
         return check_eta(float(text))
     except ValueError:
@@ -26,7 +26,7 @@ def eta_arg(text: str) -> float:
 
 
 def beta_arg(text: str) -> float:
-    """argparse type: beta > 0 (``inf`` turns early stopping off)."""
+    """Argparse type: beta > 0 (``inf`` turns early stopping off)."""
     try:
         return check_beta(float(text))
     except ValueError:
@@ -36,23 +36,24 @@ def beta_arg(text: str) -> float:
 
 
 def int_range_arg(text: str) -> list[int]:
-    """argparse type: ``1-10``, ``3`` or ``1,4,7-9`` -> sorted unique ints; empty is refused."""
+    """Parse as argparse type: ``1-10``, ``3`` or ``1,4,7-9`` -> sorted unique non-negative ints.
+
+    An empty range (``""``, ``5-3``) is refused.
+    """
     out: set[int] = set()
-    try:
-        for part in text.split(","):
-            part = part.strip()
-            if not part:
-                continue
-            if "-" in part[1:]:
-                lo, hi = part.split("-", 1) if not part.startswith("-") else ("-" + part[1:].split("-", 1)[0], part[1:].split("-", 1)[1])
-                a, b = int(lo), int(hi)
-                if b < a:
-                    raise argparse.ArgumentTypeError(f"empty range {part!r}")
-                out.update(range(a, b + 1))
-            else:
-                out.add(int(part))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer range: {text!r}") from None
+    for raw in text.split(","):
+        part = raw.strip()
+        if not part:
+            continue
+        lo, sep, hi = part.partition("-")
+        try:
+            a = int(lo)
+            b = int(hi) if sep else a
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer range: {text!r}") from None
+        if b < a:
+            raise argparse.ArgumentTypeError(f"empty range {part!r}")
+        out.update(range(a, b + 1))
     if not out:
         raise argparse.ArgumentTypeError(f"empty range {text!r}")
     return sorted(out)
@@ -60,8 +61,15 @@ def int_range_arg(text: str) -> list[int]:
 
 def add_format_arg(parser: argparse.ArgumentParser, default: str = "table") -> None:
     """Add ``--format table|csv|json`` and ``--out FILE``."""
-    parser.add_argument("--format", choices=("table", "csv", "json"), default=default, help="output format (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=None, help="write to this file instead of stdout (atomically)")
+    parser.add_argument(
+        "--format",
+        choices=("table", "csv", "json"),
+        default=default,
+        help="output format (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="write to this file instead of stdout (atomically)"
+    )
 
 
 def render(df: pd.DataFrame, fmt: str, floatfmt: str = "{:.4g}") -> str:

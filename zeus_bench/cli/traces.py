@@ -16,10 +16,23 @@ def register(sub: Any) -> None:
     tsub = p.add_subparsers(dest="traces_command", metavar="SUBCOMMAND", parser_class=type(p))
     tsub.required = True
     imp = tsub.add_parser("import-zeus", help="convert the published Zeus CSV traces to Parquet")
-    imp.add_argument("src_dir", type=Path, metavar="SRC_DIR", help="folder with summary_train.csv and summary_power_<gpu>.csv")
-    imp.add_argument("--out", type=Path, required=True, metavar="OUT_DIR", help="folder for train.parquet and power-<gpu>.parquet")
+    imp.add_argument(
+        "src_dir",
+        type=Path,
+        metavar="SRC_DIR",
+        help="folder with summary_train.csv and summary_power_<gpu>.csv",
+    )
+    imp.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="OUT_DIR",
+        help="folder for train.parquet and power-<gpu>.parquet",
+    )
     imp.set_defaults(func=_import_zeus)
-    val = tsub.add_parser("validate", help="check trace files (Zeus CSV or zeus-bench Parquet) without converting")
+    val = tsub.add_parser(
+        "validate", help="check trace files (Zeus CSV or zeus-bench Parquet) without converting"
+    )
     val.add_argument("paths", type=Path, nargs="+", metavar="PATH")
     val.set_defaults(func=_validate)
 
@@ -46,7 +59,9 @@ def validate_path(path: Path) -> str:
         return f"ok {path}: Zeus train trace, {len(read_zeus_train_csv(path))} rows"
     if POWER_FILE_RE.match(path.name):
         return f"ok {path}: Zeus power trace, {len(read_zeus_power_csv(path))} rows"
-    raise TraceFormatError(f"{path}: unknown trace file (expected *.parquet, {TRAIN_FILE} or summary_power_<gpu>.csv)")
+    raise TraceFormatError(
+        f"{path}: unknown trace file (expected *.parquet, {TRAIN_FILE} or summary_power_<gpu>.csv)"
+    )
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -142,11 +142,11 @@ def _read_csv(path: Path, fields: Sequence[_Field], key: Sequence[str]) -> pd.Da
                     f"{path}: line {line}: truncated row ({len(record)} of {len(header)} fields)"
                 )
             if len(record) > len(header):
-                raise TraceFormatError(
-                    f"{path}: line {line}: {len(record)} fields, header has {len(header)}"
-                )
+                raise TraceFormatError(f"{path}: line {line}: {len(record)} fields, header has {len(header)}")
             row = {
-                f.out_name: _parse_value(record[index[f.csv_name]], f, f"{path}: line {line}, column {f.csv_name!r}")
+                f.out_name: _parse_value(
+                    record[index[f.csv_name]], f, f"{path}: line {line}, column {f.csv_name!r}"
+                )
                 for f in fields
             }
             k = tuple(row[c] for c in key)
@@ -187,7 +187,9 @@ def read_zeus_power_csv(path: str | Path, gpu: str | None = None) -> pd.DataFram
     if gpu is None:
         match = POWER_FILE_RE.match(path.name)
         if match is None:
-            raise TraceFormatError(f"{path}: cannot tell the GPU from the file name (expected summary_power_<gpu>.csv)")
+            raise TraceFormatError(
+                f"{path}: cannot tell the GPU from the file name (expected summary_power_<gpu>.csv)"
+            )
         gpu = match["gpu"].lower()
     df = _read_csv(path, POWER_FIELDS, POWER_KEY)
     df.insert(0, "gpu", gpu)
@@ -240,7 +242,7 @@ def import_zeus(src_dir: str | Path, out_dir: str | Path) -> list[Path]:
     # Validate against the Parquet schemas before the first write.
     from zeus_bench.store import validate
 
-    for name, kind, df, src in tables:
+    for _name, kind, df, src in tables:
         validate(df, kind, where=str(src))
     out = Path(out_dir)
     written = []
