@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "zeus_bench.cli.traces",
     "zeus_bench.cli.analysis",
     "zeus_bench.cli.fetch",
+    "zeus_bench.cli.gpu",
 )
 
 log = logging.getLogger("zeus_bench")
