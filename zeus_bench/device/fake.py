@@ -65,6 +65,8 @@ def _gpu_draw_w(g: dict[str, Any]) -> float:
 class FakeGPU(GPU):
     """One GPU of a :class:`FakeBackend`; every read goes through the shared state."""
 
+    backend_name = "fake"
+
     def __init__(self, backend: FakeBackend, index: int) -> None:
         self._backend = backend
         self.index = index

@@ -153,6 +153,8 @@ class NVMLBackend(GPUBackend):
 class NVMLGPU(GPU):
     """One GPU behind NVML; values converted to W and J here, once."""
 
+    backend_name = "nvml"
+
     def __init__(self, backend: NVMLBackend, index: int, handle: Any) -> None:
         self._b = backend
         self._nvml = backend.nvml
