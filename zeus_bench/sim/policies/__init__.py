@@ -1,1 +1,32 @@
-"""Policies of the simulator, behind one small interface, found in a registry."""
+"""Policies of the simulator, behind one small interface, found in a registry.
+
+Importing this package registers the built-in policies: ``zeus``, ``baseline``, ``max-batch``,
+``oracle``, ``grid-search``, ``bs-only`` and ``pl-only``.
+"""
+
+from zeus_bench.sim.policies import builtin as _builtin  # noqa: F401 - registers the policies
+from zeus_bench.sim.policies.bandit import PruningThompsonSampling
+from zeus_bench.sim.policies.base import (
+    POLICIES,
+    Decision,
+    Outcome,
+    Policy,
+    PolicyContext,
+    UnknownPolicyError,
+    get_policy,
+    register_policy,
+)
+from zeus_bench.sim.policies.jit import jit_power_limit
+
+__all__ = [
+    "POLICIES",
+    "Decision",
+    "Outcome",
+    "Policy",
+    "PolicyContext",
+    "PruningThompsonSampling",
+    "UnknownPolicyError",
+    "get_policy",
+    "jit_power_limit",
+    "register_policy",
+]

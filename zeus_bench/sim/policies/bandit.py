@@ -21,9 +21,14 @@ Rules (``docs/policies.md`` and ``zeus-replay-semantics.md`` in the shared folde
   0 and precision 0, so the posterior mean is the sample mean and the posterior precision
   ``n / variance`` (population variance over the last ``window`` observations of the arm, all
   when ``window`` is 0); zero variance means the sample is the mean. :meth:`predict` visits the
-  arms in a random order and returns the first with fewer than 2 observations; once every arm
-  has 2, it draws one sample per arm and returns the largest. Pruning observations are not fed
-  to the arms (the bandit starts fresh, as in the paper's code).
+  arms in a random order and returns the first with fewer than 2 observations (in its window);
+  once every arm has 2, it draws one sample per arm and returns the largest. The generator is
+  used exactly as the paper's optimizer uses its own (a fresh ``default_rng(seed)``): one
+  ``choice(n, n, replace=False)`` visiting order per prediction, then one ``normal`` draw per
+  arm in ascending batch-size order, so a replay seeded like the paper's makes the same draws. When pruning ends, each arm is fit
+  to every observation of its batch size so far (those of pruning included), as the paper's
+  optimizer does; replaying with fresh arms instead misses the paper's cumulative savings by up
+  to 2.3 points (imagenet on the V100).
 """
 
 from __future__ import annotations
@@ -112,7 +117,11 @@ class PruningThompsonSampling:
     def _start_round(self) -> None:
         if self._round >= self.prune_rounds:
             self._arms = list(self._candidates)
+            # The arms start from every observation so far of their batch size (pruning's).
             self._rewards = {b: [] for b in self._arms}
+            for b, c, _ in self._history:
+                if b in self._rewards:
+                    self._rewards[b].append(-c)
             return
         d = self._default
         self._down = sorted((b for b in self._candidates if b <= d), reverse=True)
@@ -164,9 +173,11 @@ class PruningThompsonSampling:
             return expected
         arms = self._arms
         assert arms is not None
-        order = self.rng.permutation(len(arms))
+        # One random visiting order per prediction, drawn even when every arm is explored,
+        # then one posterior sample per arm in arm order: the paper's sequence of draws.
+        order = self.rng.choice(len(arms), len(arms), replace=False)
         for i in order:
-            if len(self._rewards[arms[i]]) < MIN_OBSERVATIONS:
+            if len(self._window(arms[i])) < MIN_OBSERVATIONS:
                 return arms[i]
         means, stds = self._posteriors(arms)
         samples = self.rng.normal(means, stds)
@@ -205,18 +216,29 @@ class PruningThompsonSampling:
         means, _ = self._posteriors(observed)
         return observed[int(np.argmax(means))]
 
+    def _window(self, arm: int) -> list[float]:
+        """Rewards of an arm the posterior uses: the last ``window`` (all when 0)."""
+        r = self._rewards[arm]
+        return r[-self.window :] if self.window else r
+
     def _posteriors(self, arms: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior means and standard deviations of the arms' mean rewards."""
+        """Posterior means and standard deviations of the arms' mean rewards.
+
+        Reward precision ``1 / var`` (population variance), prior precision 0: the posterior
+        precision is ``n / var`` and the mean the sample mean; zero variance gives a point mass.
+        """
         means = np.empty(len(arms))
         stds = np.empty(len(arms))
         for i, b in enumerate(arms):
-            r = self._rewards[b]
-            if self.window:
-                r = r[-self.window :]
-            x = np.asarray(r, dtype=float)
-            means[i] = x.mean()
-            var = x.var()
-            stds[i] = math.sqrt(var / len(x)) if var > 0 else 0.0
+            x = np.asarray(self._window(b), dtype=float)
+            var = float(x.var())
+            if var == 0.0:
+                means[i] = x.mean()
+                stds[i] = 0.0
+            else:
+                precision = len(x) / var
+                means[i] = (x.sum() / var) / precision
+                stds[i] = math.sqrt(1.0 / precision)
         return means, stds
 
     # ----------------------------------------------------------------------------- persistence

@@ -1,0 +1,149 @@
+"""The policy interface of the simulator and its registry.
+
+A policy decides, before every try of a recurring job, which batch size and power limit to run
+(:meth:`Policy.predict`), and learns from the outcome (:meth:`Policy.observe`). It is pure: no
+I/O, no clock; its randomness comes only from the injected :class:`numpy.random.Generator` in its
+:class:`PolicyContext`. A power limit of ``None`` asks the environment to profile the batch size
+just in time (JIT): the try's first epoch is spread over all limits, the rest runs at the limit
+of least epoch cost, and the outcome reports that limit with ``profiled=True``.
+
+Policies are found by name in :data:`POLICIES`; :func:`register_policy` adds one::
+
+    @register_policy
+    class Smallest(Policy):
+        name = "smallest"
+
+        def predict(self) -> Decision:
+            return Decision(int(self.ctx.job.batch_sizes[0]), None)
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar, NamedTuple, TypeVar
+
+import numpy as np
+
+from zeus_bench.errors import ConfigError
+from zeus_bench.jobs import JobTrace
+
+
+class UnknownPolicyError(ConfigError):
+    """A policy name that is not in the registry."""
+
+
+class Decision(NamedTuple):
+    """What to run next.
+
+    Attributes:
+        batch_size: Batch size of the try.
+        power_limit_w: Power limit (W), or ``None`` to profile the batch size just in time.
+    """
+
+    batch_size: int
+    power_limit_w: float | None
+
+
+class Outcome(NamedTuple):
+    """Result of one try, as the policy observes it.
+
+    Attributes:
+        batch_size: Batch size of the try.
+        power_limit_w: Power limit it ran at (after profiling, the limit chosen), W.
+        cost: Zeus cost of the try (J); for a try whose early-stop budget was zero, the
+            penalty ``100 x beta x min_cost``.
+        reached: Whether it reached the target.
+        epochs: Epochs it ran (0 for a zero-budget try).
+        energy_j: Energy it used (J).
+        time_s: Time it took (s).
+        profiled: Whether this try profiled the batch size's power limits.
+    """
+
+    batch_size: int
+    power_limit_w: float
+    cost: float
+    reached: bool
+    epochs: float
+    energy_j: float
+    time_s: float
+    profiled: bool
+
+
+@dataclass(frozen=True)
+class PolicyContext:
+    """What a policy is given at construction.
+
+    Attributes:
+        job: The job's joined trace (batch sizes, limits, b0; reference policies may also use
+            its measurements, learning policies should not).
+        eta: Energy weight of the cost.
+        beta: Early-stopping threshold (multiple of the best cost so far).
+        window: Observation window for drift handling (0 = unbounded).
+        rng: The policy's own random generator.
+    """
+
+    job: JobTrace
+    eta: float
+    beta: float
+    window: int
+    rng: np.random.Generator
+
+
+class Policy(ABC):
+    """Base class of simulator policies.
+
+    Class attributes:
+        name: Registry name.
+        early_stopping: Whether the job runner stops a try at ``beta x`` the best cost so far
+            (``False`` for the reference policies, which model running without Zeus).
+        randomized: Whether different seeds may give different decisions (contract tests).
+        description: One line for ``--help`` and the docs.
+    """
+
+    name: ClassVar[str]
+    early_stopping: ClassVar[bool] = True
+    randomized: ClassVar[bool] = False
+    description: ClassVar[str] = ""
+
+    def __init__(self, ctx: PolicyContext) -> None:
+        """Create the policy for one recurring job."""
+        self.ctx = ctx
+
+    @abstractmethod
+    def predict(self) -> Decision:
+        """Batch size and power limit of the next try."""
+
+    def observe(self, outcome: Outcome) -> None:  # noqa: B027 - optional hook
+        """Learn from the outcome of a try (default: ignore it)."""
+
+    def best(self) -> Decision:
+        """Best configuration known so far (used by jobs submitted while others run).
+
+        Defaults to :meth:`predict`; learning policies override it.
+        """
+        return self.predict()
+
+
+P = TypeVar("P", bound=type[Policy])
+
+POLICIES: dict[str, type[Policy]] = {}
+
+
+def register_policy(cls: P) -> P:
+    """Class decorator: add a policy to :data:`POLICIES` under its ``name``."""
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{cls.__name__} needs a class attribute 'name'")
+    if name in POLICIES and POLICIES[name] is not cls:
+        raise ValueError(f"policy {name!r} is already registered")
+    POLICIES[name] = cls
+    return cls
+
+
+def get_policy(name: str) -> type[Policy]:
+    """The policy class registered as ``name``."""
+    try:
+        return POLICIES[name]
+    except KeyError:
+        raise UnknownPolicyError(f"unknown policy {name!r}; known: {', '.join(POLICIES)}") from None

@@ -1,0 +1,202 @@
+"""The policies the paper evaluates: Zeus, its knob ablations and the reference baselines."""
+
+from __future__ import annotations
+
+import math
+
+from zeus_bench.errors import ConfigError
+from zeus_bench.jobs import JobTrace
+from zeus_bench.sim.policies.bandit import PruningThompsonSampling
+from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
+
+
+def max_limit_w(job: JobTrace, batch_size: int) -> float:
+    """Largest power limit measured for a batch size (W, per GPU)."""
+    return float(job.limits_of(batch_size).max())
+
+
+def oracle_configuration(job: JobTrace, eta: float) -> tuple[int, float]:
+    """Least expected-cost (batch size, limit) among those every path of which converges."""
+    cfg = job.configurations(eta)
+    feasible = cfg[cfg["feasible"]]
+    if feasible.empty:
+        raise ConfigError(f"{job.workload.id} on {job.gpu}: no batch size converges")
+    row = feasible.sort_values(["cost", "batch_size", "power_limit_w"], kind="stable").iloc[0]
+    return int(row["batch_size"]), float(row["power_limit_w"])
+
+
+class _JitMixin:
+    """Per batch size, the limit the JIT profile chose (profile on the first try of a size)."""
+
+    def _init_jit(self) -> None:
+        self.jit_limits: dict[int, float] = {}
+
+    def _decide(self, batch_size: int) -> Decision:
+        return Decision(batch_size, self.jit_limits.get(batch_size))
+
+    def _learn_limit(self, outcome: Outcome) -> None:
+        if outcome.profiled:
+            self.jit_limits[outcome.batch_size] = outcome.power_limit_w
+
+
+@register_policy
+class Zeus(_JitMixin, Policy):
+    """The faithful replay: JIT power limit + pruning Gaussian Thompson Sampling over batch sizes."""
+
+    name = "zeus"
+    randomized = True
+    description = "JIT power limit on the first try of each batch size; pruning (2 rounds) then Gaussian TS"
+
+    def __init__(self, ctx: PolicyContext) -> None:
+        """Create the optimizer over the job's batch sizes, starting at b0."""
+        super().__init__(ctx)
+        self._init_jit()
+        self.bandit = PruningThompsonSampling(
+            [int(b) for b in ctx.job.batch_sizes], ctx.job.b0, ctx.rng, window=ctx.window
+        )
+
+    def predict(self) -> Decision:
+        """The bandit's batch size at its JIT limit (profile if new)."""
+        return self._decide(self.bandit.predict())
+
+    def observe(self, outcome: Outcome) -> None:
+        """Feed the bandit; remember a profiled limit."""
+        self._learn_limit(outcome)
+        self.bandit.observe(outcome.batch_size, outcome.cost, outcome.reached)
+
+    def best(self) -> Decision:
+        """Best batch size known so far at its JIT limit."""
+        return self._decide(self.bandit.best_batch_size())
+
+
+@register_policy
+class BatchSizeOnly(Zeus):
+    """Ablation: Zeus's batch-size optimizer at the maximum power limit."""
+
+    name = "bs-only"
+    description = "Zeus's batch-size optimizer at the maximum power limit"
+
+    def _decide(self, batch_size: int) -> Decision:
+        return Decision(batch_size, max_limit_w(self.ctx.job, batch_size))
+
+
+@register_policy
+class PowerLimitOnly(_JitMixin, Policy):
+    """Ablation: JIT power limit at the default batch size b0."""
+
+    name = "pl-only"
+    description = "JIT power limit at the default batch size b0"
+
+    def __init__(self, ctx: PolicyContext) -> None:
+        """Start unprofiled."""
+        super().__init__(ctx)
+        self._init_jit()
+
+    def predict(self) -> Decision:
+        """b0 at its JIT limit."""
+        return self._decide(self.ctx.job.b0)
+
+    def observe(self, outcome: Outcome) -> None:
+        """Remember the profiled limit."""
+        self._learn_limit(outcome)
+
+
+class _Fixed(Policy):
+    """A reference policy that always runs one configuration, without early stopping."""
+
+    early_stopping = False
+
+    def __init__(self, ctx: PolicyContext) -> None:
+        """Fix the configuration."""
+        super().__init__(ctx)
+        self.decision = Decision(*self.configuration(ctx))
+
+    def configuration(self, ctx: PolicyContext) -> tuple[int, float]:
+        """The (batch size, limit) to run."""
+        raise NotImplementedError
+
+    def predict(self) -> Decision:
+        """The fixed configuration."""
+        return self.decision
+
+
+@register_policy
+class Baseline(_Fixed):
+    """b0 at the maximum power limit (the paper code's comparison)."""
+
+    name = "baseline"
+    description = "default batch size b0 at the maximum power limit"
+
+    def configuration(self, ctx: PolicyContext) -> tuple[int, float]:
+        """b0 at its largest limit."""
+        return ctx.job.b0, max_limit_w(ctx.job, ctx.job.b0)
+
+
+@register_policy
+class MaxBatch(_Fixed):
+    """The largest batch size whose runs all reach the target, at the maximum power limit."""
+
+    name = "max-batch"
+    description = "largest always-converging batch size at the maximum power limit"
+
+    def configuration(self, ctx: PolicyContext) -> tuple[int, float]:
+        """Largest converging batch size at its largest limit."""
+        b = ctx.job.max_batch()
+        return b, max_limit_w(ctx.job, b)
+
+
+@register_policy
+class Oracle(_Fixed):
+    """The least expected-cost feasible configuration from the start."""
+
+    name = "oracle"
+    description = "least expected-cost configuration that always converges"
+
+    def configuration(self, ctx: PolicyContext) -> tuple[int, float]:
+        """The oracle configuration for the context's eta."""
+        return oracle_configuration(ctx.job, ctx.eta)
+
+
+@register_policy
+class GridSearch(Policy):
+    """Try every (batch size, limit) once, b0 at the maximum limit first, then keep the best.
+
+    The order after b0 is batch sizes ascending, limits high to low; a configuration whose try
+    does not reach the target (early-stopped) is not a candidate. With early stopping.
+    """
+
+    name = "grid-search"
+    description = "every (batch size, limit) once (b0 at max limit first), then the cheapest"
+
+    def __init__(self, ctx: PolicyContext) -> None:
+        """Lay out the grid."""
+        super().__init__(ctx)
+        job = ctx.job
+        first = (job.b0, max_limit_w(job, job.b0))
+        grid = [first]
+        for b in job.batch_sizes:
+            for p in sorted(job.limits_of(int(b)), reverse=True):
+                if (int(b), float(p)) != first:
+                    grid.append((int(b), float(p)))
+        self.grid = grid
+        self.next = 0
+        self.best_cost = math.inf
+        self.best_config: tuple[int, float] = first
+
+    def predict(self) -> Decision:
+        """Next untried configuration, or the best once all were tried."""
+        if self.next < len(self.grid):
+            return Decision(*self.grid[self.next])
+        return Decision(*self.best_config)
+
+    def observe(self, outcome: Outcome) -> None:
+        """Advance the grid; keep the cheapest configuration that reached."""
+        if self.next < len(self.grid) and (outcome.batch_size, outcome.power_limit_w) == self.grid[self.next]:
+            self.next += 1
+            if outcome.reached and outcome.cost < self.best_cost:
+                self.best_cost = outcome.cost
+                self.best_config = (outcome.batch_size, outcome.power_limit_w)
+
+    def best(self) -> Decision:
+        """Cheapest configuration so far."""
+        return Decision(*self.best_config)

@@ -1,0 +1,253 @@
+"""The replay loop: run a recurring job's tries on its trace under a policy, one row per try.
+
+Rules (``docs/policies.md``; the paper's are in ``zeus-replay-semantics.md``):
+
+* Each recurrence runs tries until one reaches the target, at most :data:`MAX_TRIES`. Its cost
+  is the sum of its tries' costs; a successful recurrence cheaper than ``min_cost`` lowers it.
+* A try runs the policy's decision. A decision without a power limit profiles the batch size
+  just in time: the limit of least epoch cost is chosen (ties to the higher limit) and the try's
+  first epoch costs the mean energy and time per epoch over all limits of that batch size.
+* The try samples one training path of its batch size uniformly at random (the environment's
+  generator, ``integers(0, n_paths)`` per try, paths in trace order). With early stopping its epoch budget is ``max_epochs`` while ``min_cost`` is
+  infinite, else ``min((beta x min_cost) // epoch cost, max_epochs)`` with the epoch cost's
+  MAXPOWER that of the batch size (the paper's quirk). A zero budget means the try never runs:
+  the policy observes cost ``100 x beta x min_cost``, not reached; no row is written, and the
+  try counts towards the :data:`MAX_TRIES` of the recurrence.
+* The path reaches the target if its target epoch is within the budget; the try then ran that
+  many epochs, else the whole budget. Cost = eta x energy + (1 - eta) x MAXPOWER x time with
+  the global MAXPOWER.
+* In the first recurrence a try that does not reach the target is an error (b0 must converge).
+  A recurrence whose 20 tries all fail is recorded as failed (the paper's code stops there).
+
+Per (job, eta) the per-configuration figures are computed once (:class:`JobModel`); the inner
+loop works on Python floats, no pandas.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from zeus_bench.errors import ConfigError
+from zeus_bench.jobs import JobTrace
+from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
+from zeus_bench.sim.policies.jit import jit_power_limit
+
+MAX_TRIES = 20
+ZERO_BUDGET_PENALTY = 100.0
+# Row layout of a try (see RUN_FIELDS); identity columns are added per block.
+RUN_FIELDS = (
+    "recurrence",
+    "attempt",
+    "batch_size",
+    "power_limit_w",
+    "epochs",
+    "energy_j",
+    "time_s",
+    "cost",
+    "reached",
+    "profiled",
+    "expected_energy_j",
+    "expected_time_s",
+    "expected_cost",
+)
+Row = tuple[int, int, int, float, float, float, float, float, bool, bool, float, float, float]
+
+
+def default_recurrences(job: JobTrace) -> int:
+    """2 x |B| x |P| of the job on its GPU."""
+    return 2 * len(job.batch_sizes) * len(job.power_limits)
+
+
+def check_job(job: JobTrace) -> None:
+    """Refuse a job that cannot be replayed: b0 that never converges within max epochs."""
+    reach = job.reach_fraction()[job.bs_index(job.b0)]
+    if reach == 0.0:
+        raise ConfigError(
+            f"workload {job.workload.id!r} on {job.gpu!r}: default batch size {job.b0} never "
+            f"reaches the target within {job.max_epochs} epochs"
+        )
+
+
+class JobModel:
+    """Per-configuration figures of one job for one eta, as Python lists for a fast loop."""
+
+    def __init__(self, job: JobTrace, eta: float) -> None:
+        """Precompute epoch energy, time and cost, JIT choices and path target epochs."""
+        check_job(job)
+        self.job = job
+        self.eta = eta
+        self.max_power_w = job.max_power_w
+        self.max_epochs = job.max_epochs
+        self.bs_index = {int(b): i for i, b in enumerate(job.batch_sizes)}
+        self.limit_index = {float(p): j for j, p in enumerate(job.power_limits)}
+        tpe = job.time_per_epoch_s
+        pw = job.avg_power_w
+        energy = tpe * pw
+        self.energy_per_epoch_j: list[list[float]] = energy.tolist()
+        self.time_per_epoch_s: list[list[float]] = tpe.tolist()
+        # Epoch cost for the early-stop budget uses the per-batch-size MAXPOWER (quirk).
+        cost_b = (eta * pw + (1.0 - eta) * job.max_power_by_bs_w[:, None]) * tpe
+        self.budget_epoch_cost: list[list[float]] = cost_b.tolist()
+        self.profile_energy_j = np.nanmean(energy, axis=1).tolist()
+        self.profile_time_s = np.nanmean(tpe, axis=1).tolist()
+        self.jit_limit_w: list[float] = []
+        for i in range(len(job.batch_sizes)):
+            ok = ~np.isnan(tpe[i])
+            self.jit_limit_w.append(
+                jit_power_limit(
+                    job.power_limits[ok], tpe[i, ok], pw[i, ok], eta, float(job.max_power_by_bs_w[i])
+                )
+            )
+        # Paths: target epoch (inf = never), per batch size.
+        self.paths: list[list[float]] = [np.where(np.isnan(t), np.inf, t).tolist() for t in job.target_epochs]
+        epochs = job.mean_target_epochs()
+        exp_e = epochs[:, None] * energy
+        exp_t = epochs[:, None] * tpe
+        self.expected_energy_j: list[list[float]] = exp_e.tolist()
+        self.expected_time_s: list[list[float]] = exp_t.tolist()
+        self.expected_cost: list[list[float]] = (eta * exp_e + (1.0 - eta) * job.max_power_w * exp_t).tolist()
+
+    def indices(self, decision: Decision) -> tuple[int, int]:
+        """(batch size index, limit index) of a decision with a limit; ConfigError if unknown."""
+        try:
+            bi = self.bs_index[decision.batch_size]
+            pj = self.limit_index[float(decision.power_limit_w)]  # type: ignore[arg-type]
+        except KeyError:
+            raise ConfigError(f"policy chose an unmeasured configuration {decision}") from None
+        if math.isnan(self.time_per_epoch_s[bi][pj]):
+            raise ConfigError(f"policy chose an unmeasured configuration {decision}")
+        return bi, pj
+
+
+def seed_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
+    """Environment (path sampling) and policy generators of a seed.
+
+    Each is ``numpy.random.default_rng(seed)``, as the paper's simulator seeds its own and its
+    optimizer's generators; they are separate objects, so the policy's draws never shift the
+    paths sampled (the same seed samples the same paths under every policy).
+    """
+    return np.random.default_rng(seed), np.random.default_rng(seed)
+
+
+@dataclass
+class Runner:
+    """State of one recurring job under one policy: its policy, path generator and min cost."""
+
+    model: JobModel
+    policy: Policy
+    beta: float
+    env: np.random.Generator
+    min_cost: float = math.inf
+
+    def run_try(self, decision: Decision) -> Outcome:
+        """Run one try of ``decision`` on a sampled training path (``epochs == 0``: zero budget)."""
+        m = self.model
+        profiled = decision.power_limit_w is None
+        bi = m.bs_index.get(decision.batch_size)
+        if bi is None:
+            raise ConfigError(f"policy chose an unknown batch size {decision.batch_size}")
+        if profiled:
+            limit = m.jit_limit_w[bi]
+            pj = m.limit_index[limit]
+        else:
+            bi, pj = m.indices(decision)
+            limit = float(decision.power_limit_w)  # type: ignore[arg-type]
+        # The path is drawn before the budget is known, as in the paper's simulator.
+        paths = m.paths[bi]
+        target = paths[int(self.env.integers(0, len(paths)))]
+        budget = float(m.max_epochs)
+        if self.policy.early_stopping:
+            cost_ub = self.beta * self.min_cost
+            if cost_ub != math.inf:
+                budget = min(cost_ub // m.budget_epoch_cost[bi][pj], budget)
+        if budget == 0.0:
+            cost = ZERO_BUDGET_PENALTY * self.beta * self.min_cost
+            return Outcome(decision.batch_size, limit, cost, False, 0.0, 0.0, 0.0, profiled)
+        reached = target <= budget
+        epochs = target if reached else budget
+        e_ep = m.energy_per_epoch_j[bi][pj]
+        t_ep = m.time_per_epoch_s[bi][pj]
+        if profiled:
+            energy = m.profile_energy_j[bi] + (epochs - 1.0) * e_ep
+            time = m.profile_time_s[bi] + (epochs - 1.0) * t_ep
+        else:
+            energy = epochs * e_ep
+            time = epochs * t_ep
+        cost = m.eta * energy + (1.0 - m.eta) * m.max_power_w * time
+        return Outcome(decision.batch_size, limit, cost, reached, epochs, energy, time, profiled)
+
+    def row(self, recurrence: int, attempt: int, out: Outcome, ratio: float = 1.0) -> Row:
+        """The row of a try that ran; energy, time and cost scaled by ``ratio``."""
+        m = self.model
+        bi = m.bs_index[out.batch_size]
+        pj = m.limit_index[out.power_limit_w]
+        return (
+            recurrence, attempt, out.batch_size, out.power_limit_w, out.epochs, out.energy_j * ratio,
+            out.time_s * ratio, out.cost * ratio, out.reached, out.profiled, m.expected_energy_j[bi][pj] * ratio,
+            m.expected_time_s[bi][pj] * ratio, m.expected_cost[bi][pj] * ratio,
+        )  # fmt: skip
+
+    def run_recurrence(self, recurrence: int, rows: list[Row]) -> float:
+        """Run one recurrence's tries, appending rows; returns its summed cost (inf if failed).
+
+        Raises:
+            ConfigError: a try of the first recurrence fails (the default must converge).
+        """
+        total = 0.0
+        policy = self.policy
+        for attempt in range(1, MAX_TRIES + 1):
+            out = self.run_try(policy.predict())
+            policy.observe(out)
+            if out.epochs == 0.0:
+                continue
+            total += out.cost
+            rows.append(self.row(recurrence, attempt, out))
+            if out.reached:
+                if total < self.min_cost:
+                    self.min_cost = total
+                return total
+            if recurrence == 1:
+                job = self.model.job
+                raise ConfigError(
+                    f"workload {job.workload.id!r} on {job.gpu!r}: batch size {out.batch_size} did "
+                    f"not reach the target in the first recurrence (the default must converge)"
+                )
+        return math.inf
+
+
+def replay(
+    model: JobModel,
+    policy_cls: type[Policy],
+    seed: int,
+    beta: float,
+    recurrences: int,
+    window: int = 0,
+) -> list[Row]:
+    """Replay one recurring job for ``recurrences`` recurrences under one policy and seed.
+
+    Returns:
+        One row per try that ran, fields as :data:`RUN_FIELDS`.
+    """
+    env_rng, pol_rng = seed_generators(seed)
+    policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng))
+    runner = Runner(model, policy, beta, env_rng)
+    rows: list[Row] = []
+    for r in range(1, recurrences + 1):
+        runner.run_recurrence(r, rows)
+    return rows
+
+
+def replay_seeds(
+    model: JobModel,
+    policy_cls: type[Policy],
+    seeds: Sequence[int],
+    beta: float,
+    recurrences: int,
+    window: int = 0,
+) -> dict[int, list[Row]]:
+    """:func:`replay` for each seed."""
+    return {s: replay(model, policy_cls, s, beta, recurrences, window) for s in seeds}
