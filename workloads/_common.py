@@ -1,0 +1,154 @@
+"""Pieces shared by the workloads: dataset-root checks, the training step, batching helpers."""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import logging
+import math
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from zeus_bench.errors import ConfigError
+from zeus_bench.workload_api import Batch, TrainingWorkload
+
+log = logging.getLogger(__name__)
+
+SPLITS = ("train", "val")
+
+
+class DatasetError(ConfigError):
+    """A dataset root that is missing, unreadable or not in the dataset's published format."""
+
+
+def find_root(workload_id: str, root: str | Path, marker: str, subdirs: Sequence[str] = ()) -> Path:
+    """The directory holding ``marker``: ``root`` itself or one of ``root/<subdir>``.
+
+    Users point at either the dataset's own folder (``cifar-100-python``) or the folder that
+    holds it; both are accepted.
+
+    Raises:
+        DatasetError: no candidate directory holds ``marker``.
+    """
+    base = Path(root).expanduser()
+    if not base.is_dir():
+        raise DatasetError(f"{workload_id}: dataset root {base} is not a readable directory")
+    for cand in (base, *(base / s for s in subdirs)):
+        if (cand / marker).exists():
+            return cand
+    where = " or ".join(str(Path(s) / marker) for s in ("", *subdirs))
+    raise DatasetError(f"{workload_id}: dataset root {base} has no {where}")
+
+
+def require_file(workload_id: str, path: Path, what: str) -> Path:
+    """Return ``path`` if it is a readable file.
+
+    Raises:
+        DatasetError: it is not (the message says what the file should be).
+    """
+    if not path.is_file():
+        raise DatasetError(f"{workload_id}: missing {path} ({what})")
+    return path
+
+
+def check_split(workload_id: str, split: str, allowed: Sequence[str] = SPLITS) -> None:
+    """Raise :class:`DatasetError` unless ``split`` is one of ``allowed``."""
+    if split not in allowed:
+        raise DatasetError(f"{workload_id}: unknown split {split!r}; expected one of {', '.join(allowed)}")
+
+
+def sqrt_scaled_lr(base_lr: float, base_batch_size: int, batch_size: int) -> float:
+    """Learning rate scaled with the square root of the batch size, as in the Zeus traces.
+
+    The published train trace (``summary_train.csv``) records ``lr = base_lr * sqrt(b / b_base)``
+    for every workload tuned per batch size.
+    """
+    if batch_size < 1:
+        raise ConfigError(f"batch size must be positive, got {batch_size}")
+    return base_lr * math.sqrt(batch_size / base_batch_size)
+
+
+def model_device(model: torch.nn.Module) -> torch.device:
+    """The device of the model's first parameter (CPU for a model without parameters)."""
+    for param in model.parameters():
+        return param.device
+    return torch.device("cpu")
+
+
+def autocast(device: torch.device, enabled: bool) -> contextlib.AbstractContextManager[Any]:
+    """bf16 autocast on CUDA when ``enabled``; a no-op elsewhere (CPU tests run in fp32)."""
+    if enabled and device.type == "cuda":
+        return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def repeat_forever(batch: Batch) -> Iterator[Batch]:
+    """Yield the same (device-resident) batch forever: synthetic data costs nothing per step."""
+    while True:
+        yield batch
+
+
+def generator(device: torch.device, seed: int) -> torch.Generator:
+    """A seeded random generator on ``device``."""
+    gen = torch.Generator(device=device)
+    gen.manual_seed(seed)
+    return gen
+
+
+class TensorBatches:
+    """Re-iterable mini-batches over in-memory tensors of equal first dimension.
+
+    Each iteration is one epoch; with ``shuffle`` the order is a fresh permutation drawn from a
+    generator seeded once, so runs are reproducible.
+    """
+
+    def __init__(self, tensors: dict[str, torch.Tensor], batch_size: int, shuffle: bool, seed: int = 0):
+        """Wrap ``tensors`` (name to tensor, all of the same length)."""
+        lengths = {len(t) for t in tensors.values()}
+        if len(lengths) != 1:
+            raise ValueError(f"tensors of different lengths: {sorted(lengths)}")
+        self.tensors = tensors
+        self.n = lengths.pop()
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self._gen = torch.Generator().manual_seed(seed)
+
+    def __len__(self) -> int:
+        """Batches per epoch."""
+        return math.ceil(self.n / self.batch_size)
+
+    def __iter__(self) -> Iterator[dict[str, torch.Tensor]]:
+        """One epoch of batches."""
+        order = torch.randperm(self.n, generator=self._gen) if self.shuffle else torch.arange(self.n)
+        for start in range(0, self.n, self.batch_size):
+            idx = order[start : start + self.batch_size]
+            yield {k: t[idx] for k, t in self.tensors.items()}
+
+
+class TorchWorkload(TrainingWorkload):
+    """A workload whose training step is "loss, backward, optimizer step" under optional autocast."""
+
+    @abc.abstractmethod
+    def loss(self, model: torch.nn.Module, batch: Batch) -> torch.Tensor:
+        """The scalar training loss of ``model`` on ``batch`` (called inside autocast)."""
+
+    def train_step(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: Batch) -> float:
+        """One optimisation step; returns the loss (a host sync, once per step)."""
+        model.train()
+        optimizer.zero_grad(set_to_none=True)
+        with autocast(model_device(model), self.amp):
+            loss = self.loss(model, batch)
+        loss.backward()
+        optimizer.step()
+        return float(loss.detach())
+
+    def eval_context(self, model: torch.nn.Module) -> contextlib.ExitStack:
+        """Evaluation mode, no autograd, and the training step's autocast, as one context."""
+        model.eval()
+        stack = contextlib.ExitStack()
+        stack.enter_context(torch.inference_mode())
+        stack.enter_context(autocast(model_device(model), self.amp))
+        return stack

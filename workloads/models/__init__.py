@@ -1,0 +1,1 @@
+"""Models written here because the field's libraries do not ship them (DeepSpeech2, NeuMF)."""
