@@ -207,8 +207,7 @@ class Runner:
             total += out.cost
             rows.append(self.row(recurrence, attempt, out))
             if out.reached:
-                if total < self.min_cost:
-                    self.min_cost = total
+                self.min_cost = min(self.min_cost, total)
                 return total
             if recurrence == 1:
                 job = self.model.job

@@ -111,6 +111,7 @@ class PruningThompsonSampling:
         self._arms: list[int] | None = None
         self._rewards: dict[int, list[float]] = {}
         self._history: list[tuple[int, float, bool]] = []
+        self._post_cache: dict[int, tuple[float, float]] = {}
         self._start_round()
 
     # ----------------------------------------------------------------- pruning state machine
@@ -200,6 +201,7 @@ class PruningThompsonSampling:
                 self._prune_observe(b, c, r)
         elif b in self._rewards:
             self._rewards[b].append(-c)
+            self._post_cache.pop(b, None)
 
     def best_batch_size(self) -> int:
         """Best batch size known so far.
@@ -221,25 +223,30 @@ class PruningThompsonSampling:
         r = self._rewards[arm]
         return r[-self.window :] if self.window else r
 
-    def _posteriors(self, arms: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior means and standard deviations of the arms' mean rewards.
+    def _posterior(self, arm: int) -> tuple[float, float]:
+        """Posterior mean and standard deviation of an arm's mean reward (cached per arm).
 
         Reward precision ``1 / var`` (population variance), prior precision 0: the posterior
         precision is ``n / var`` and the mean the sample mean; zero variance gives a point mass.
         """
-        means = np.empty(len(arms))
-        stds = np.empty(len(arms))
-        for i, b in enumerate(arms):
-            x = np.asarray(self._window(b), dtype=float)
-            var = float(x.var())
-            if var == 0.0:
-                means[i] = x.mean()
-                stds[i] = 0.0
-            else:
-                precision = len(x) / var
-                means[i] = (x.sum() / var) / precision
-                stds[i] = math.sqrt(1.0 / precision)
-        return means, stds
+        cached = self._post_cache.get(arm)
+        if cached is not None:
+            return cached
+        x = np.asarray(self._window(arm), dtype=float)
+        var = float(x.var())
+        if var == 0.0:
+            post = (float(x.mean()), 0.0)
+        else:
+            reward_precision = 1.0 / var
+            precision = len(x) * reward_precision
+            post = (float(reward_precision * x.sum()) / precision, math.sqrt(1.0 / precision))
+        self._post_cache[arm] = post
+        return post
+
+    def _posteriors(self, arms: Sequence[int]) -> tuple[list[float], list[float]]:
+        """Posterior means and standard deviations of several arms."""
+        posts = [self._posterior(b) for b in arms]
+        return [p[0] for p in posts], [p[1] for p in posts]
 
     # ----------------------------------------------------------------------------- persistence
     def state_dict(self) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 from zeus_bench.errors import ConfigError
@@ -15,6 +16,7 @@ def max_limit_w(job: JobTrace, batch_size: int) -> float:
     return float(job.limits_of(batch_size).max())
 
 
+@functools.lru_cache(maxsize=256)
 def oracle_configuration(job: JobTrace, eta: float) -> tuple[int, float]:
     """Least expected-cost (batch size, limit) among those every path of which converges."""
     cfg = job.configurations(eta)
