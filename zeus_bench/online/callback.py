@@ -1,0 +1,232 @@
+"""Training-loop integration: one object a PyTorch script adopts in a few lines.
+
+Example::
+
+    zeus = ZeusCallback(job="cifar100-resnet", batch_sizes=[32, 64, 128, 256],
+                        default_batch_size=128, target_metric=0.6, max_epochs=50,
+                        state_dir="~/.zeus-jobs", observe=False)
+    loader = make_loader(zeus.batch_size)
+    with zeus:                                # power-limit session, monitor, profiler
+        for epoch in zeus.epochs():           # stops at the target, max_epochs or early stop
+            for x, y in loader:
+                zeus.on_step_begin()
+                train_step(x, y)
+                zeus.on_step_end(samples=len(x))
+            zeus.on_epoch_end(metric=evaluate())
+    # on exit the run's cost is reported to the persisted batch-size optimizer
+
+Each recurrence of the job constructs a new ``ZeusCallback`` with the same ``state_dir``: the
+optimizer resumes from its JSON state and the power profiles from their cache. The cost is
+:func:`zeus_bench.cost.zeus_cost` over the energy and time of the whole run (profiling included).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from zeus_bench.cost import zeus_cost
+from zeus_bench.device import get_backend
+from zeus_bench.device.base import GPUBackend
+from zeus_bench.device.control import PowerLimitSession
+from zeus_bench.device.monitor import EnergyMonitor
+from zeus_bench.errors import ConfigError
+from zeus_bench.online.optimizer import BatchSizeOptimizer, RunRecord
+from zeus_bench.online.profiler import JITPowerLimitProfiler, ProfileCache, ProfilerConfig
+
+log = logging.getLogger(__name__)
+
+_RUN_WINDOW = "zeus_bench.run"
+
+
+class ZeusCallback:
+    """Batch-size optimizer + JIT power-limit profiler + energy accounting for one training run.
+
+    Args:
+        job: Job name (state file names and the profile cache key).
+        batch_sizes: Feasible batch sizes.
+        default_batch_size: The job's default batch size.
+        target_metric: Validation metric that ends the run successfully.
+        max_epochs: Epochs after which a run that has not reached the target stops.
+        state_dir: Folder of the job's state (``<job>.optimizer.json``, ``power_profiles.json``).
+        eta: Weight of energy in the cost.
+        beta: Early-stop threshold (``inf``: never stop early).
+        higher_is_better: Whether a larger metric is better.
+        gpu_indices: GPUs the job uses (NVML indices; default 0).
+        backend: GPU backend or its name (``nvml``, ``fake``; default from the environment).
+        observe: Never set power limits (measure at the current limit).
+        profiler: Profiler settings (default: :class:`ProfilerConfig` with this ``eta``).
+        seed: Seed of the optimizer when its state is created.
+        journal_dir: State directory of the power-limit journal and locks.
+        sample_interval_s: Background power sampling interval (None: off).
+    """
+
+    def __init__(
+        self,
+        job: str,
+        batch_sizes: Sequence[int],
+        default_batch_size: int,
+        target_metric: float,
+        max_epochs: int,
+        state_dir: str | Path,
+        eta: float = 0.5,
+        beta: float = 2.0,
+        higher_is_better: bool = True,
+        gpu_indices: Sequence[int] = (0,),
+        backend: GPUBackend | str | None = None,
+        observe: bool = False,
+        profiler: ProfilerConfig | None = None,
+        seed: int = 0,
+        journal_dir: str | Path | None = None,
+        sample_interval_s: float | None = None,
+    ) -> None:
+        if max_epochs < 1:
+            raise ConfigError(f"max_epochs must be >= 1, got {max_epochs}")
+        self.job = job
+        self.state_dir = Path(state_dir).expanduser()
+        self.optimizer = BatchSizeOptimizer(
+            self.state_dir / f"{job}.optimizer.json",
+            batch_sizes,
+            default_batch_size,
+            eta=eta,
+            beta=beta,
+            seed=seed,
+        )
+        self.batch_size = self.optimizer.next_batch_size()
+        self.target_metric = float(target_metric)
+        self.max_epochs = int(max_epochs)
+        self.higher_is_better = higher_is_better
+        self.backend = backend if isinstance(backend, GPUBackend) else get_backend(backend)
+        self.gpus = self.backend.gpus(list(gpu_indices))
+        self.observe = observe
+        self.profiler_config = profiler or ProfilerConfig(eta=eta)
+        if self.profiler_config.eta != eta:
+            raise ConfigError(f"profiler eta {self.profiler_config.eta} differs from the job's eta {eta}")
+        self.journal_dir = journal_dir
+        self.sample_interval_s = sample_interval_s
+        self.max_power_w = sum(g.power_limit_range_w()[1] for g in self.gpus)
+        self.session: PowerLimitSession | None = None
+        self.monitor: EnergyMonitor | None = None
+        self.profiler: JITPowerLimitProfiler | None = None
+        self.epoch = 0
+        self.metric: float | None = None
+        self.reached = False
+        self.early_stopped = False
+        self.energy_j = 0.0
+        self.time_s = 0.0
+        self.record: RunRecord | None = None
+        self._stop = False
+        log.info("job %s: batch size %d this run", job, self.batch_size)
+
+    # Context --------------------------------------------------------------------------------
+    def __enter__(self) -> ZeusCallback:
+        self.session = PowerLimitSession(
+            self.gpus, observe=self.observe, journal_dir=self.journal_dir
+        ).__enter__()
+        try:
+            self.monitor = EnergyMonitor(self.gpus, sample_interval_s=self.sample_interval_s)
+            self.profiler = JITPowerLimitProfiler(
+                self.session,
+                self.monitor,
+                workload=self.job,
+                config=self.profiler_config,
+                cache=ProfileCache(self.state_dir / "power_profiles.json"),
+            )
+            self.monitor.begin_window(_RUN_WINDOW)
+        except BaseException:
+            self.session.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        assert self.session is not None and self.monitor is not None
+        try:
+            if _RUN_WINDOW in self.monitor.open_windows():
+                m = self.monitor.end_window(_RUN_WINDOW)
+                self.energy_j, self.time_s = self.energy_j + m.total_energy_j, self.time_s + m.time_s
+            self.monitor.close()
+            if exc_type is None:
+                self.record = self.optimizer.report(
+                    self.batch_size,
+                    self.cost_j,
+                    self.reached,
+                    energy_j=self.energy_j,
+                    time_s=self.time_s,
+                    early_stopped=self.early_stopped,
+                    epochs=self.epoch,
+                )
+            else:
+                log.warning("run failed; not reported to the batch-size optimizer")
+        finally:
+            self.session.__exit__(exc_type, *rest)
+
+    # Loop -----------------------------------------------------------------------------------
+    @property
+    def cost_j(self) -> float:
+        """Zeus cost of the run so far, J."""
+        return float(zeus_cost(self.energy_j, self.time_s, self.optimizer.eta, self.max_power_w))
+
+    def _refresh(self) -> None:
+        assert self.monitor is not None
+        m = self.monitor.end_window(_RUN_WINDOW)
+        self.energy_j, self.time_s = self.energy_j + m.total_energy_j, self.time_s + m.time_s
+        self.monitor.begin_window(_RUN_WINDOW)
+
+    def epochs(self) -> Iterator[int]:
+        """Yield epoch numbers (1, 2, ...) until the target, ``max_epochs`` or an early stop."""
+        if self.profiler is None:
+            raise ConfigError("ZeusCallback.epochs() must run inside 'with zeus:'")
+        while not self._stop and self.epoch < self.max_epochs:
+            self.epoch += 1
+            self.profiler.on_epoch_begin(self.batch_size)
+            yield self.epoch
+
+    def on_step_begin(self) -> None:
+        """Call before each training step."""
+        assert self.profiler is not None
+        self.profiler.on_step_begin()
+
+    def on_step_end(self, samples: int) -> None:
+        """Call after each training step with the number of samples it processed."""
+        assert self.profiler is not None
+        self.profiler.on_step_end(samples)
+
+    def on_epoch_end(self, metric: float) -> None:
+        """Call after validation with the epoch's metric; decides whether to stop."""
+        assert self.profiler is not None
+        self.profiler.on_epoch_end()
+        self._refresh()
+        self.metric = float(metric)
+        self.reached = metric >= self.target_metric if self.higher_is_better else metric <= self.target_metric
+        if self.reached:
+            self._stop = True
+        elif self.optimizer.should_stop(self.cost_j):
+            log.info(
+                "early stop: cost %.4g J > beta %g x best %.4g J",
+                self.cost_j,
+                self.optimizer.beta,
+                self.optimizer.best_cost_j(),
+            )
+            self.early_stopped = True
+            self._stop = True
+
+    def summary(self) -> dict[str, Any]:
+        """The run's outcome as a flat dict."""
+        profile = self.profiler.profile if self.profiler else None
+        return {
+            "job": self.job,
+            "batch_size": self.batch_size,
+            "epochs": self.epoch,
+            "metric": self.metric,
+            "reached": self.reached,
+            "early_stopped": self.early_stopped,
+            "energy_j": self.energy_j,
+            "time_s": self.time_s,
+            "cost_j": self.cost_j,
+            "power_limit_w": self.profiler.chosen_power_limit_w if self.profiler else math.nan,
+            "observe_mode": self.observe,
+            "profiled_limits_w": [m.power_limit_w for m in profile.measurements] if profile else [],
+        }

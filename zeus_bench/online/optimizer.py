@@ -1,0 +1,212 @@
+"""The batch-size optimizer across recurrences of a job, with its state on disk.
+
+The policy is the simulator's own :class:`~zeus_bench.sim.policies.bandit.PruningThompsonSampling`
+(pruning, then Gaussian Thompson Sampling); this module only persists it in a small JSON file
+between recurrences, records each run, and decides early stopping: a run whose cost so far
+passes ``beta`` times the best cost of the runs that reached the target is stopped.
+
+State file layout (``version`` 1)::
+
+    {"version": 1, "job": {"batch_sizes": [...], "default_batch_size": b0, "eta": .., "beta": ..,
+     "seed": .., "prune_rounds": .., "window": ..}, "policy": <PruningThompsonSampling.state_dict()>,
+     "runs": [{"batch_size", "cost_j", "energy_j", "time_s", "reached", "early_stopped",
+               "epochs", "finished_unix_s"}, ...]}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import math
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from zeus_bench.cost import check_beta, check_eta
+from zeus_bench.errors import ConfigError
+from zeus_bench.fsutil import atomic_write_text
+from zeus_bench.sim.policies.bandit import PruningThompsonSampling
+
+log = logging.getLogger(__name__)
+
+STATE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One finished recurrence of the job."""
+
+    batch_size: int
+    cost_j: float
+    energy_j: float
+    time_s: float
+    reached: bool
+    early_stopped: bool
+    epochs: int
+    finished_unix_s: float
+
+
+class BatchSizeOptimizer:
+    """Chooses each recurrence's batch size and learns from its outcome; state in ``state_path``.
+
+    Args:
+        state_path: JSON state file (created on first :meth:`report`).
+        batch_sizes: Feasible batch sizes.
+        default_batch_size: The job's default batch size.
+        eta: Weight of energy in the cost.
+        beta: Early-stop threshold (multiple of the best cost; ``inf`` turns it off).
+        seed: Seed of the policy's generator (used only when the state is created).
+        prune_rounds: Pruning rounds of the policy.
+        window: Observations per arm in the posterior (0: all).
+
+    Raises:
+        ConfigError: the state file belongs to a different job configuration, or is corrupt.
+    """
+
+    def __init__(
+        self,
+        state_path: str | Path,
+        batch_sizes: Sequence[int],
+        default_batch_size: int,
+        eta: float = 0.5,
+        beta: float = 2.0,
+        seed: int = 0,
+        prune_rounds: int = 2,
+        window: int = 0,
+    ) -> None:
+        self.state_path = Path(state_path)
+        self.job: dict[str, Any] = {
+            "batch_sizes": sorted({int(b) for b in batch_sizes}),
+            "default_batch_size": int(default_batch_size),
+            "eta": check_eta(eta),
+            "beta": check_beta(beta),
+            "seed": int(seed),
+            "prune_rounds": int(prune_rounds),
+            "window": int(window),
+        }
+        self.runs: list[RunRecord] = []
+        self.policy = self._load()
+
+    def _load(self) -> PruningThompsonSampling:
+        if not self.state_path.exists():
+            j = self.job
+            return PruningThompsonSampling(
+                j["batch_sizes"],
+                j["default_batch_size"],
+                np.random.default_rng(j["seed"]),
+                prune_rounds=j["prune_rounds"],
+                window=j["window"],
+            )
+        try:
+            data = json.loads(self.state_path.read_text())
+            if data.get("version") != STATE_VERSION:
+                raise ConfigError(
+                    f"{self.state_path}: optimizer state version {data.get('version')!r}, this zeus-bench reads {STATE_VERSION}"
+                )
+            saved_job = data["job"]
+            self.runs = [RunRecord(**r) for r in data["runs"]]
+            policy = PruningThompsonSampling.from_state_dict(data["policy"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"{self.state_path}: corrupt batch-size optimizer state ({exc})") from None
+        differ = [
+            k
+            for k in ("batch_sizes", "default_batch_size", "eta", "prune_rounds", "window")
+            if saved_job.get(k) != self.job[k]
+        ]
+        if differ:
+            raise ConfigError(
+                f"{self.state_path} belongs to a job with different {', '.join(differ)} "
+                f"({', '.join(f'{k}={saved_job.get(k)}' for k in differ)}); use another state file"
+            )
+        self.job["seed"] = saved_job["seed"]
+        return policy
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.state_path.with_name(self.state_path.name + ".lock"), "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            yield
+
+    def save(self) -> None:
+        """Write the state atomically."""
+        data: dict[str, Any] = {
+            "version": STATE_VERSION,
+            "job": self.job,
+            "policy": self.policy.state_dict(),
+            "runs": [asdict(r) for r in self.runs],
+        }
+        atomic_write_text(self.state_path, json.dumps(data, indent=1) + "\n")
+
+    # Decisions ------------------------------------------------------------------------------
+    @property
+    def eta(self) -> float:
+        """Weight of energy in the cost."""
+        return float(self.job["eta"])
+
+    @property
+    def beta(self) -> float:
+        """Early-stop threshold."""
+        return float(self.job["beta"])
+
+    def next_batch_size(self) -> int:
+        """Batch size for this recurrence (the policy's prediction).
+
+        The prediction draws from the policy's generator; it is not saved until :meth:`report`,
+        so a recurrence that crashes before reporting is asked again identically.
+        """
+        return self.policy.predict()
+
+    def best_cost_j(self) -> float:
+        """Least cost of the runs that reached the target (``inf`` before any)."""
+        costs = [r.cost_j for r in self.runs if r.reached]
+        return min(costs) if costs else math.inf
+
+    def should_stop(self, cost_so_far_j: float) -> bool:
+        """Whether a run that has cost ``cost_so_far_j`` should stop early (cost > beta x best)."""
+        best = self.best_cost_j()
+        return math.isfinite(best) and cost_so_far_j > self.beta * best
+
+    def report(
+        self,
+        batch_size: int,
+        cost_j: float,
+        reached: bool,
+        energy_j: float = math.nan,
+        time_s: float = math.nan,
+        early_stopped: bool = False,
+        epochs: int = 0,
+    ) -> RunRecord:
+        """Record a finished run, feed it to the policy and save the state."""
+        record = RunRecord(
+            batch_size=int(batch_size),
+            cost_j=float(cost_j),
+            energy_j=float(energy_j),
+            time_s=float(time_s),
+            reached=bool(reached),
+            early_stopped=bool(early_stopped),
+            epochs=int(epochs),
+            finished_unix_s=time.time(),
+        )
+        with self._locked():
+            self.policy.observe(record.batch_size, record.cost_j, record.reached)
+            self.runs.append(record)
+            self.save()
+        log.info(
+            "run at batch size %d: cost %.4g J, %s%s",
+            batch_size,
+            cost_j,
+            "reached the target" if reached else "did not reach the target",
+            " (stopped early)" if early_stopped else "",
+        )
+        return record
+
+    def best_batch_size(self) -> int:
+        """The policy's best batch size so far."""
+        return self.policy.best_batch_size()
