@@ -21,6 +21,7 @@ from zeus_bench.errors import ZeusBenchError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "zeus_bench.cli.traces",
+    "zeus_bench.cli.sweep",
     "zeus_bench.cli.analysis",
     "zeus_bench.cli.fetch",
     "zeus_bench.cli.gpu",

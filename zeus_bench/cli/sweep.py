@@ -1,0 +1,239 @@
+"""``zeus-bench sweep``, ``sweep-merge`` and ``project``: measure power traces and project them.
+
+* ``sweep`` measures one workload over batch sizes and power limits (or at the current limit in
+  observe mode) and writes a ``power`` trace; with ``--train-to-target`` it trains on the real
+  dataset and writes a ``train`` trace instead.
+* ``sweep-merge`` merges per-cell shards (the Snakemake workflow's outputs) into one trace.
+* ``project`` joins a train trace with a power trace measured on another GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from zeus_bench.cli.common import add_format_arg, emit, eta_arg, render
+
+
+def _int_list(text: str) -> list[int]:
+    """Argparse type: ``8,16,32`` -> [8, 16, 32] (``paper`` is handled by the handler)."""
+    if text.strip().lower() == "paper":
+        return []
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers like 8,16,32 or 'paper', got {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers like 8,16,32, got {text!r}")
+    return values
+
+
+def _gpu_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1, got {text!r}") from None
+    if not values or any(v < 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1, got {text!r}")
+    return values
+
+
+def register(sub: Any) -> None:
+    """Add ``sweep``, ``sweep-merge`` and ``project``."""
+    p = sub.add_parser(
+        "sweep",
+        help="measure time per epoch and average power over batch sizes and power limits",
+        description="Measure one workload on real (nvml) or fake GPUs: for each batch size and power "
+        "limit, steady-state throughput after a warm-up and average power from the energy counter; "
+        "rows in the power-trace schema, written after every point.",
+    )
+    p.add_argument("--workload", required=True, help="workload id (cifar100, imagenet, squad, ...)")
+    p.add_argument(
+        "--batch-sizes",
+        type=_int_list,
+        required=True,
+        metavar="B,B,...|paper",
+        help="global batch sizes, or 'paper' for the workload's published ones",
+    )
+    p.add_argument(
+        "--power-limits",
+        default="current",
+        metavar="W,W,...|current",
+        help="power limits to set, W; 'current' measures at the limit in force (default)",
+    )
+    p.add_argument(
+        "--gpus",
+        type=_gpu_list,
+        default=[0],
+        metavar="I,J",
+        help="GPU indices (several: DistributedDataParallel, energy summed; default 0)",
+    )
+    p.add_argument(
+        "--observe", action="store_true", help="never write a power limit; measure at the current one"
+    )
+    p.add_argument("--out", type=Path, required=True, metavar="FILE.parquet", help="output trace")
+    p.add_argument("--resume", action="store_true", help="keep the points already in --out, measure the rest")
+    p.add_argument(
+        "--backend",
+        choices=("nvml", "fake"),
+        default=None,
+        help="GPU backend (default: $ZEUS_BENCH_BACKEND, else nvml)",
+    )
+    p.add_argument(
+        "--gpu-kind", default=None, help="value of the trace's gpu column (default: from the GPU name)"
+    )
+    p.add_argument(
+        "--torch-device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="where to train (auto: CUDA on real GPUs, CPU on the fake backend)",
+    )
+    p.add_argument("--tiny", action="store_true", help="the workload's tiny model (CPU tests)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--warmup-iters", type=int, default=5, help="warm-up iterations per point, at least (default 5)"
+    )
+    p.add_argument(
+        "--warmup-s", type=float, default=2.0, help="warm-up seconds per point, at least (default 2)"
+    )
+    p.add_argument(
+        "--measure-iters", type=int, default=20, help="measured iterations per point, at least (default 20)"
+    )
+    p.add_argument(
+        "--measure-s", type=float, default=10.0, help="measured seconds per point, at least (default 10)"
+    )
+    p.add_argument(
+        "--stop-at-oom",
+        action="store_true",
+        help="end the sweep at the first batch size that does not fit (default: exit 2)",
+    )
+    t = p.add_argument_group("train to target (needs the real dataset)")
+    t.add_argument(
+        "--train-to-target",
+        action="store_true",
+        help="train each batch size to the workload's target metric; write a train trace",
+    )
+    t.add_argument("--data-root", type=Path, default=None, help="dataset folder in its published format")
+    t.add_argument("--runs", type=int, default=1, help="training runs (seeds) per batch size (default 1)")
+    t.add_argument("--max-epochs", type=int, default=None, help="epoch budget (default: the registry's)")
+    p.set_defaults(func=_sweep)
+
+    m = sub.add_parser("sweep-merge", help="merge power-trace shards (one per sweep cell) into one trace")
+    m.add_argument("shards", type=Path, nargs="+", metavar="SHARD.parquet")
+    m.add_argument("--out", type=Path, required=True, metavar="FILE.parquet")
+    m.set_defaults(func=_merge)
+
+    q = sub.add_parser(
+        "project",
+        help="project ETA/TTA onto another GPU: a train trace joined with that GPU's power trace",
+        description="Epochs to target depend on the batch size, not on the GPU (Zeus, NSDI'23): join "
+        "a train trace with a power trace measured on another GPU and report, per workload, the "
+        "projected energy (ETA) and time (TTA) to accuracy of each batch size.",
+    )
+    q.add_argument(
+        "--train", type=Path, required=True, metavar="TRAIN.parquet", help="train trace (kind train)"
+    )
+    q.add_argument(
+        "--power", type=Path, required=True, metavar="POWER.parquet", help="power trace of the target GPU"
+    )
+    q.add_argument("--gpu", default=None, help="GPU kind in the power trace (default: its only one)")
+    q.add_argument(
+        "--eta", type=eta_arg, default=0.5, help="energy weight of the cost in [0, 1] (default 0.5)"
+    )
+    q.add_argument(
+        "--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads"
+    )
+    q.add_argument(
+        "--per-batch-size",
+        action="store_true",
+        help="one row per (workload, batch size) instead of the summary",
+    )
+    add_format_arg(q)
+    q.set_defaults(func=_project)
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")  # CUDA ordinals = NVML indices
+    from zeus_bench.errors import ConfigError
+    from zeus_bench.sweep.measure import MeasureSettings
+    from zeus_bench.sweep.runner import SweepPlan, parse_power_limits
+
+    batch_sizes = args.batch_sizes
+    if not batch_sizes:
+        from zeus_bench.workload_api import load_workload
+
+        batch_sizes = list(load_workload(args.workload, tiny=args.tiny).paper_batch_sizes)
+    limits = parse_power_limits(args.power_limits)
+    plan = SweepPlan(
+        workload=args.workload,
+        batch_sizes=tuple(batch_sizes),
+        power_limits_w=limits,
+        gpu_indices=tuple(args.gpus),
+        observe=args.observe,
+        settings=MeasureSettings(args.warmup_iters, args.warmup_s, args.measure_iters, args.measure_s),
+        tiny=args.tiny,
+        seed=args.seed,
+        stop_at_oom=args.stop_at_oom,
+        gpu_kind=args.gpu_kind,
+        backend=args.backend,
+        torch_device=args.torch_device,
+    )
+    if args.train_to_target:
+        from zeus_bench.sweep.train import run_train_to_target
+
+        if args.data_root is None:
+            raise ConfigError("--train-to-target needs --data-root (the dataset in its published format)")
+        df = run_train_to_target(
+            plan, args.data_root, args.out, runs=args.runs, max_epochs=args.max_epochs, resume=args.resume
+        )
+        reached = int(df["target_epoch"].notna().sum())
+        print(f"wrote {args.out}: {len(df)} train rows, {reached} reached the target")
+        return 0
+    if args.data_root is not None:
+        raise ConfigError("--data-root is used only with --train-to-target (sweeps use synthetic batches)")
+    from zeus_bench.sweep.runner import run_sweep
+
+    outcome = run_sweep(plan, args.out, resume=args.resume)
+    table = outcome.table.assign(j_per_sample=outcome.table["avg_power_w"] / outcome.table["samples_per_s"])
+    cols = [
+        "gpu",
+        "dataset",
+        "batch_size",
+        "power_limit_w",
+        "samples_per_s",
+        "avg_power_w",
+        "j_per_sample",
+        "time_per_epoch_s",
+    ]
+    print(render(table[cols], "table"), end="")
+    skipped = ", ".join(f"{s['batch_size']} ({s['reason']})" for s in outcome.skipped)
+    print(
+        f"wrote {outcome.path}: {outcome.measured} point(s) measured, {outcome.reused} reused"
+        + (f"; skipped batch sizes: {skipped}" if skipped else "")
+    )
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from zeus_bench.sweep.merge import merge_shards
+
+    df = merge_shards(args.shards, args.out)
+    print(f"wrote {args.out}: {len(df)} rows from {len(args.shards)} shard(s)")
+    return 0
+
+
+def _project(args: argparse.Namespace) -> int:
+    from zeus_bench.sweep.projection import NOTE, project, project_per_batch_size
+
+    if args.per_batch_size:
+        df = project_per_batch_size(args.train, args.power, args.gpu, args.eta, args.workloads_file)
+    else:
+        df = project(args.train, args.power, args.gpu, args.eta, args.workloads_file)
+    if args.format == "table":
+        limit = df.attrs.get("power_limit_note", "")
+        emit(f"{NOTE}{limit}\n" + render(df, "table"), args.out)
+    else:
+        emit(render(df, args.format), args.out)
+    return 0

@@ -1,0 +1,217 @@
+"""Multi-GPU sweeps: one process per GPU with DistributedDataParallel, energy summed over GPUs.
+
+The parent checks everything a user can get wrong (limits, ``--out``, the GPUs) before it spawns
+one worker per GPU. Every worker builds the model once, wraps it in DDP and trains on its share
+of the global batch (``batch_size / num_gpus``); rank 0 owns the energy monitor over *all* the
+GPUs (their counters are global, so one reader counts each GPU once), the power-limit session
+and the output table. The loop's "keep going" decisions are rank 0's, broadcast to every rank,
+so all ranks run the same number of iterations; window edges sit behind a barrier.
+
+The trace's ``gpu`` column defaults to ``<kind>x<n>`` (``h200x2``) so multi-GPU rows never
+collide with single-GPU rows of the same GPU kind; ``num_gpus`` holds ``n``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from zeus_bench.device.monitor import Measurement
+from zeus_bench.errors import ConfigError, ZeusBenchError
+from zeus_bench.registry import WorkloadSpec
+from zeus_bench.store import read_table
+from zeus_bench.sweep.measure import gpu_kind_from_name
+from zeus_bench.sweep.runner import (
+    FakeLoad,
+    PointLoop,
+    SweepOutcome,
+    SweepPlan,
+    SweepWriter,
+    base_sweep_provenance,
+    check_limits,
+    load_previous,
+    make_emit,
+    resolve_torch_device,
+)
+
+if TYPE_CHECKING:
+    from zeus_bench.workload_api import TrainingWorkload
+
+log = logging.getLogger(__name__)
+
+
+class _NoMonitor:
+    """Stand-in monitor of ranks other than 0: they follow the window edges but read nothing."""
+
+    def begin_window(self, name: str) -> None:
+        """Nothing to read."""
+
+    def end_window(self, name: str) -> Measurement:
+        """A placeholder measurement (never written: only rank 0 emits rows)."""
+        return Measurement(name, 1.0, {-1: 1.0})
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run_ddp_sweep(
+    plan: SweepPlan, out: Path, resume: bool, spec: WorkloadSpec, workload: TrainingWorkload
+) -> SweepOutcome:
+    """Run ``plan`` over ``plan.gpu_indices`` with DDP; rank 0 writes ``out``."""
+    import torch.multiprocessing as mp
+
+    from zeus_bench.device import get_backend
+
+    backend = get_backend(plan.backend)
+    gpus = backend.gpus(list(plan.gpu_indices))
+    if plan.power_limits_w is not None:
+        check_limits(gpus, plan.power_limits_w)
+    names = {g.name() for g in gpus}
+    if len(names) > 1:
+        raise ConfigError(f"--gpus mixes GPU kinds ({', '.join(sorted(names))}); sweep each kind on its own")
+    gpu_kind = plan.gpu_kind or f"{gpu_kind_from_name(gpus[0].name())}x{len(gpus)}"
+    previous = load_previous(out, resume, gpu_kind, spec)
+    for i in plan.gpu_indices:
+        resolve_torch_device(plan.torch_device, backend.name, i)
+    ctx = mp.get_context("spawn")
+    errors = ctx.SimpleQueue()
+    port = _free_port()
+    before = 0 if previous is None else len(previous)
+    mp.spawn(_worker, args=(plan, str(out), resume, gpu_kind, port, errors), nprocs=len(gpus), join=True)
+    if not errors.empty():
+        raise ConfigError(errors.get())
+    df = read_table(out, "power")
+    meta = df.attrs.get("zeus_bench", {})
+    return SweepOutcome(df, out, len(df) - before, before, list(meta.get("skipped", [])))
+
+
+def _worker(
+    rank: int, plan: SweepPlan, out: str, resume: bool, gpu_kind: str, port: int, errors: Any
+) -> None:
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    from zeus_bench.device import get_backend
+    from zeus_bench.device.control import PowerLimitSession
+    from zeus_bench.device.monitor import EnergyMonitor
+    from zeus_bench.registry import get_workload
+    from zeus_bench.workload_api import load_workload
+
+    world = len(plan.gpu_indices)
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        RANK=str(rank),
+        WORLD_SIZE=str(world),
+        LOCAL_RANK=str(rank),
+    )
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+    backend = get_backend(plan.backend)
+    gpus = backend.gpus(list(plan.gpu_indices))
+    device = resolve_torch_device(plan.torch_device, backend.name, plan.gpu_indices[rank])
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        torch.backends.cudnn.benchmark = True
+    dist.init_process_group(
+        "nccl" if device.type == "cuda" else "gloo",
+        rank=rank,
+        world_size=world,
+        device_id=device if device.type == "cuda" else None,
+    )
+    try:
+        torch.manual_seed(plan.seed)
+        workload = load_workload(plan.workload, tiny=plan.tiny)
+        spec = get_workload(plan.workload)
+        model = workload.build_model().to(device)
+        model.train()
+        ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        flag = torch.zeros(1, dtype=torch.int32, device=device)
+
+        def agree(decision: bool) -> bool:
+            flag.fill_(int(decision))
+            dist.broadcast(flag, src=0)
+            return bool(flag.item())
+
+        def barrier() -> None:
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            dist.barrier()
+
+        leader = rank == 0
+        writer = None
+        if leader:
+            previous = load_previous(Path(out), resume, gpu_kind, spec)
+            prov = base_sweep_provenance(plan, backend, gpus, gpu_kind, workload)
+            prov["distributed"] = {
+                "strategy": "DistributedDataParallel",
+                "world_size": world,
+                "backend": dist.get_backend(),
+            }
+            writer = SweepWriter(Path(out), previous, prov)
+        session = PowerLimitSession(gpus, observe=plan.measures_current_limit) if leader else None
+        try:
+            if session is not None:
+                session.__enter__()
+            current = gpus[0].power_limit_w()
+            limits = [current] if plan.power_limits_w is None else list(plan.power_limits_w)
+            done = writer.done() if writer is not None else set()
+            todo_flags = torch.tensor(
+                [[int((b, float(p)) not in done) for p in limits] for b in plan.batch_sizes],
+                dtype=torch.int32,
+            ).to(device)
+            dist.broadcast(todo_flags, src=0)
+            fake = FakeLoad.wrap(gpus) if leader else None
+            set_limit = None
+            if session is not None and not plan.measures_current_limit:
+
+                def set_limit(watts: float) -> None:
+                    for g in gpus:
+                        session.set_power_limit_w(g.index, watts)
+
+            loop = PointLoop(
+                workload,
+                ddp,
+                device,
+                plan,
+                EnergyMonitor(gpus, sync_cuda=device.type == "cuda") if leader else _NoMonitor(),
+                set_limit,
+                agree,
+                barrier,
+                world_size=world,
+                leader=leader,
+                fake=None,
+            )
+            emit = (
+                make_emit(
+                    writer, spec, gpu_kind, workload.samples_per_epoch, world, plan.measures_current_limit
+                )
+                if writer is not None
+                else (lambda b, p, m: None)
+            )
+            if fake is not None:
+                fake.__enter__()
+            try:
+                flags = todo_flags.cpu().tolist()
+                for b, row in zip(plan.batch_sizes, flags, strict=True):
+                    point_limits = [p for p, f in zip(limits, row, strict=True) if f]
+                    if point_limits:
+                        loop.run_batch_size(b, point_limits, emit)
+            finally:
+                if fake is not None:
+                    fake.__exit__(None, None, None)
+            if writer is not None:
+                writer.write(complete=True)
+        finally:
+            if session is not None:
+                session.__exit__(None, None, None)
+    except ZeusBenchError as exc:
+        errors.put(f"rank {rank}: {exc}")
+    finally:
+        dist.destroy_process_group()

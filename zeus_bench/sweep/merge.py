@@ -1,0 +1,64 @@
+"""Merge of power-trace shards (one per sweep cell) into one trace.
+
+Every shard is read and validated; the merged rows must not repeat a key (the same GPU,
+workload, batch size and limit measured twice is refused, naming both shards). The merged
+file's provenance lists each shard with its sha256 and its own provenance, so nothing measured
+about a cell (GPU name, driver, software, measuring settings) is lost in the merge.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from zeus_bench.errors import ConfigError, TraceFormatError
+from zeus_bench.provenance import sha256_file
+from zeus_bench.store import read_table, validate, write_table
+
+log = logging.getLogger(__name__)
+
+_KEY = ["gpu", "dataset", "network", "optimizer", "batch_size", "power_limit_w"]
+
+
+def merge_shards(shards: Sequence[str | Path], out: str | Path) -> pd.DataFrame:
+    """Merge power-trace shards into ``out``; return the merged rows.
+
+    Raises:
+        TraceFormatError: a shard is not a valid power trace, or two shards hold the same key.
+        ConfigError: no shards.
+    """
+    if not shards:
+        raise ConfigError("sweep-merge: no shards given")
+    frames: list[pd.DataFrame] = []
+    sources: list[dict[str, object]] = []
+    metas: list[dict[str, object]] = []
+    for path in map(Path, shards):
+        df = read_table(path, "power")
+        meta = dict(df.attrs.get("zeus_bench", {}))
+        metas.append(meta)
+        sources.append({"file": path.name, "sha256": sha256_file(path), "provenance": meta})
+        frames.append(df.assign(_shard=path.name))
+    merged = pd.concat(frames, ignore_index=True)
+    dup = merged.duplicated(_KEY, keep=False)
+    if dup.any():
+        rows = merged[dup].sort_values(_KEY)
+        first = rows.iloc[0]
+        where = sorted(set(rows.loc[(rows[_KEY] == first[_KEY]).all(axis=1), "_shard"]))
+        raise TraceFormatError(
+            f"sweep-merge: {first['dataset']}/{first['network']} batch size {first['batch_size']} at "
+            f"{first['power_limit_w']:g} W on {first['gpu']} is in several shards: {', '.join(where)}"
+        )
+    merged = merged.drop(columns="_shard").sort_values(_KEY, kind="stable").reset_index(drop=True)
+    merged = validate(merged, "power", where=str(out))
+    complete = all(bool(meta.get("complete", True)) for meta in metas)
+    write_table(
+        merged,
+        out,
+        "power",
+        provenance={"source": "zeus-bench sweep-merge", "complete": complete, "shards": sources},
+    )
+    log.info("merged %d shard(s) into %s (%d rows)", len(sources), out, len(merged))
+    return merged
