@@ -93,6 +93,10 @@ class Interactions:
                 f"{NUM_USERS} and {NUM_ITEMS}"
             )
         self.num_items = len(item_ids)
+        rated = np.bincount(users)
+        if (rated >= self.num_items).any():
+            user = user_ids[int(np.argmax(rated >= self.num_items))]
+            raise DatasetError(f"{workload_id}: user {user} rated every movie; no negatives can be drawn")
         # Latest interaction per user (ties: the later line) is held out.
         order = np.lexsort((np.arange(len(users)), ratings[:, 2], users))
         last = np.r_[users[order][1:] != users[order][:-1], True]
