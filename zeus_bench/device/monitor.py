@@ -246,6 +246,14 @@ class EnergyMonitor:
             samples = np.array(self._samples[gpu_index], dtype=float).reshape(-1, 2)
         return integrate_power_j(samples[:, 0], samples[:, 1], start_mono_s, end_mono_s)
 
+    def sampled_window_energy_j(self, measurement: Measurement) -> dict[int, float]:
+        """Energy of each GPU over a finished window of this monitor, from sampled power, J.
+
+        Compares the counter (``measurement.energy_j``) with the timeline; needs sampling on.
+        """
+        start = self._origin_mono_s + (measurement.start_unix_s - self._origin_unix_s)
+        return {g.index: self.sampled_energy_j(g.index, start, start + measurement.time_s) for g in self.gpus}
+
     def power_timeline(self) -> Any:
         """The samples so far as a ``power_timeline`` DataFrame (one row per GPU and sample)."""
         import pandas as pd
