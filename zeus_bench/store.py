@@ -89,7 +89,7 @@ class TableSchema:
 
 _SCHEMAS: dict[str, TableSchema] = {}
 # Modules that define table kinds; imported on first lookup so any reader finds every kind.
-SCHEMA_MODULES: tuple[str, ...] = ("zeus_bench.traces.schema", "zeus_bench.device.schema")
+SCHEMA_MODULES: tuple[str, ...] = ("zeus_bench.traces.schema", "zeus_bench.device.schema", "zeus_bench.sim.schema")
 
 
 def register_schema(schema: TableSchema) -> TableSchema:

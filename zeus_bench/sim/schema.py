@@ -1,0 +1,87 @@
+"""Schemas of the simulator's tables: ``runs`` (one row per try) and ``sim_summary``.
+
+Both are documented column by column in ``results/README.md`` and ``docs/policies.md``.
+"""
+
+from __future__ import annotations
+
+from zeus_bench.store import Column, TableSchema, register_schema
+
+RUN_ID_COLUMNS = ("gpu", "workload", "policy", "seed", "eta", "beta")
+
+RUNS = register_schema(
+    TableSchema(
+        kind="runs",
+        version=1,
+        description="Simulated tries of recurring training jobs: one row per try that ran.",
+        columns=(
+            Column("gpu", "str", "GPU kind of the power trace replayed", example="v100"),
+            Column("workload", "str", "Workload id (registry)", example="imagenet"),
+            Column("policy", "str", "Policy name (registry)", example="zeus"),
+            Column("seed", "int", "Seed of the replay (paths and policy)", example="1"),
+            Column("eta", "float", "Energy weight of the cost, in [0, 1]", example="0.5", checks=("finite", "nonnegative")),
+            Column("beta", "float", "Early-stopping threshold, multiple of the best cost so far (inf: off)", example="2.0", checks=("positive",)),
+            Column("recurrence", "int", "Recurrence of the job, from 1 (arrival tables: the job's row in its group, by start time)", example="3", checks=("positive",)),
+            Column("attempt", "int", "Try within the recurrence, from 1; tries whose early-stop budget was zero are not rows but keep their number", example="1", checks=("positive",)),
+            Column("batch_size", "int", "Batch size of the try", "samples", "192", checks=("positive",)),
+            Column("power_limit_w", "float", "Power limit of the try (after profiling: the limit chosen)", "W", "200", checks=("positive", "finite")),
+            Column("epochs", "float", "Epochs the try ran (target epoch if reached, else its budget)", "epochs", "23", checks=("positive", "finite")),
+            Column("energy_j", "float", "Energy of the try (arrival tables: scaled by runtime_ratio)", "J", "1.2e8", checks=("nonnegative", "finite")),
+            Column("time_s", "float", "Time of the try (arrival tables: scaled by runtime_ratio)", "s", "5.3e5", checks=("nonnegative", "finite")),
+            Column("cost", "float", "Zeus cost of the try: eta x energy + (1 - eta) x MAXPOWER x time", "J", "9.1e7", checks=("nonnegative", "finite")),
+            Column("reached", "bool", "Whether the try reached the target metric", example="True"),
+            Column("profiled", "bool", "Whether the try profiled the batch size's power limits (JIT) in its first epoch", example="False"),
+            Column("window", "int", "Observation window of the batch-size bandit (0 = unbounded)", example="0", checks=("nonnegative",)),
+            Column("num_gpus", "int", "GPUs per job", example="1", checks=("positive",)),
+            Column("max_power_w", "float", "MAXPOWER of the cost: largest power limit x GPUs", "W", "250", checks=("positive", "finite")),
+            Column("expected_energy_j", "float", "Expected energy to reach the target at this try's configuration (mean over converging paths; scaled like energy_j); missing if no path converges", "J", "1.3e8", nullable=True, checks=("nonnegative",)),
+            Column("expected_time_s", "float", "Expected time to reach the target at this configuration", "s", "5.5e5", nullable=True, checks=("nonnegative",)),
+            Column("expected_cost", "float", "Expected cost to reach the target at this configuration", "J", "9.5e7", nullable=True, checks=("nonnegative",)),
+            Column("group", "str", "Arrival-table group of the job (missing for a plain recurring job)", example="g17", nullable=True, required=False),
+        ),
+        key=("gpu", "workload", "policy", "seed", "eta", "beta", "window", "group", "recurrence", "attempt"),
+    )
+)
+
+_SUMMARY_METRICS: list[Column] = []
+for _metric, _unit in (("energy", "energy_j"), ("time", "time_s")):
+    for _ref in ("baseline", "max_batch"):
+        for _scope, _words in (("cum", "over all recurrences"), ("last10", "over the last 10 recurrences")):
+            for _stat in ("mean", "std"):
+                _SUMMARY_METRICS.append(
+                    Column(
+                        f"{_metric}_savings_vs_{_ref}_{_scope}_pct_{_stat}",
+                        "float",
+                        f"{_stat.capitalize()} over seeds of the {_metric} savings against `{_ref.replace('_', '-')}` {_words}: "
+                        f"100 x (1 - policy total / reference total), the reference's expected {_unit} per recurrence",
+                        "%",
+                        "62.5",
+                        nullable=True,
+                    )
+                )
+
+SUMMARY = register_schema(
+    TableSchema(
+        kind="sim_summary",
+        version=1,
+        description="Savings, regret and convergence of each policy, per (gpu, workload, policy, eta, beta, window).",
+        columns=(
+            Column("gpu", "str", "GPU kind", example="v100"),
+            Column("workload", "str", "Workload id", example="imagenet"),
+            Column("policy", "str", "Policy name", example="zeus"),
+            Column("eta", "float", "Energy weight of the cost", example="0.5"),
+            Column("beta", "float", "Early-stopping threshold", example="2.0"),
+            Column("window", "int", "Bandit observation window (0 = unbounded)", example="0"),
+            Column("seeds", "int", "Number of seeds summarised", example="10", checks=("positive",)),
+            Column("recurrences", "int", "Recurrences per seed (summed over groups for arrival tables)", example="70", checks=("positive",)),
+            Column("energy_j_mean", "float", "Mean over seeds of the policy's total energy", "J", "1.1e10"),
+            Column("time_s_mean", "float", "Mean over seeds of the policy's total time", "s", "4.2e7"),
+            *_SUMMARY_METRICS,
+            Column("regret_vs_oracle_cost_j_mean", "float", "Mean over seeds of the cumulative regret: policy cost minus the oracle's expected cost, summed over recurrences", "J", "2.3e9", nullable=True),
+            Column("regret_vs_oracle_cost_j_std", "float", "Std over seeds of the cumulative regret against `oracle`", "J", "4.1e8", nullable=True),
+            Column("settle_recurrence_mean", "float", "Mean over seeds of the first recurrence from which every try uses the final (batch size, limit)", "", "23.4"),
+            Column("settle_recurrence_std", "float", "Std over seeds of that recurrence", "", "5.2"),
+        ),
+        key=("gpu", "workload", "policy", "eta", "beta", "window"),
+    )
+)
