@@ -1,0 +1,34 @@
+# zeus-bench main workflow: `make reproduce` (= `snakemake --cores N`) regenerates the paper's
+# trace-driven results and this project's extensions as figures (results/figures/) and a report
+# (results/report.md). Configuration: config/config.yaml (validated by config/config.schema.json).
+# GPU sweeps are a separate workflow (workflows/rules/sweep.smk, config/sweep.yaml): they need a GPU.
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflows/rules/common.smk"
+
+
+wildcard_constraints:
+    gpu=r"[a-z0-9][a-z0-9_-]*",
+    workload=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    eta=r"[0-9.]+",
+    beta=r"[0-9.]+|inf",
+
+
+include: "workflows/rules/traces.smk"
+include: "workflows/rules/potential.smk"
+include: "workflows/rules/simulate.smk"
+include: "workflows/rules/figures.smk"
+include: "workflows/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets,

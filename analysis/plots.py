@@ -1,0 +1,474 @@
+"""Plot functions: each takes the DataFrame :mod:`analysis.metrics` builds and returns a Figure.
+
+No file I/O and no aggregation here; the caller saves the figure. Every axis names its quantity
+and unit, policies keep their colours (:mod:`analysis.style`), and the sizes are those a
+two-column paper prints (:data:`analysis.style.FULL_W` wide).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, PercentFormatter
+
+from analysis.style import (
+    FULL_W,
+    POLICY_ORDER,
+    WORKLOAD_ORDER,
+    ordered,
+    paper_style,
+    policy_color,
+    policy_label,
+    series_color,
+)
+
+MARKER_STYLE: dict[str, dict[str, str]] = {
+    "baseline": {"marker": "s", "color": policy_color("baseline"), "label": "Baseline (b0, max limit)"},
+    "oracle": {"marker": "*", "color": policy_color("oracle"), "label": "Optimum (least cost)"},
+    "zeus": {"marker": "o", "color": policy_color("zeus"), "label": "Where Zeus settles"},
+}
+
+
+def _grid(n: int, ncols: int = 3, height: float = 2.0, width: float = FULL_W) -> tuple[Figure, list[Axes]]:
+    nrows = max(1, math.ceil(n / ncols))
+    fig = Figure(figsize=(width, height * nrows), layout="constrained")
+    axes = list(fig.subplots(nrows, ncols, squeeze=False).ravel())
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:n]
+
+
+def _log_axes(ax: Axes) -> None:
+    """Log-scale both axes with plain-number labels at 1, 2 and 5 x powers of ten."""
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    for axis, set_scale in ((ax.xaxis, ax.set_xscale), (ax.yaxis, ax.set_yscale)):
+        set_scale("log")
+        axis.set_major_formatter(fmt)
+        axis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
+        axis.set_minor_formatter(fmt)
+
+
+def _figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, list[Axes]]:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig, list(fig.subplots(1, ncols, squeeze=False).ravel())
+
+
+def _workloads(df: pd.DataFrame) -> list[str]:
+    return ordered(df["workload"].unique(), WORKLOAD_ORDER)
+
+
+def _grouped_bars(
+    ax: Axes,
+    df: pd.DataFrame,
+    groups: Sequence[str],
+    series: Sequence[str],
+    series_col: str,
+    value: str,
+    err: str | None = None,
+    colors: Sequence[str] | None = None,
+    labels: Sequence[str] | None = None,
+) -> None:
+    """Bars of ``value`` for each group (x, workloads) and series (colours)."""
+    width = 0.8 / max(1, len(series))
+    x = np.arange(len(groups))
+    for i, s in enumerate(series):
+        sub = df[df[series_col] == s].set_index("workload")
+        vals = [float(sub.at[g, value]) if g in sub.index else np.nan for g in groups]
+        errs = [float(sub.at[g, err]) if err and g in sub.index else 0.0 for g in groups] if err else None
+        ax.bar(
+            x + (i - (len(series) - 1) / 2) * width,
+            vals,
+            width * 0.95,
+            yerr=errs,
+            color=colors[i] if colors else series_color(i),
+            label=labels[i] if labels else s,
+            error_kw={"elinewidth": 0.6, "capsize": 1.5},
+            edgecolor="white",
+            linewidth=0.3,
+        )
+    ax.set_xticks(x, groups, rotation=25, ha="right")
+    ax.grid(axis="x", visible=False)
+
+
+def plot_potential(potential: pd.DataFrame) -> Figure:
+    """Potential energy savings of the least-energy configuration, per workload and GPU.
+
+    Args:
+        potential: Rows of ``zeus-bench potential`` (gpu, workload, min_energy_saving_pct,
+            min_energy_saving_vs_maxbatch_pct), any number of GPUs.
+    """
+    with paper_style():
+        fig, (left, right) = _figure(FULL_W, 2.4, ncols=2)
+        workloads = _workloads(potential)
+        gpus = sorted(potential["gpu"].unique())
+        colors = [series_color(i) for i in range(len(gpus))]
+        labels = [g.upper() for g in gpus]
+        _grouped_bars(
+            left, potential, workloads, gpus, "gpu", "min_energy_saving_pct", colors=colors, labels=labels
+        )
+        _grouped_bars(
+            right,
+            potential,
+            workloads,
+            gpus,
+            "gpu",
+            "min_energy_saving_vs_maxbatch_pct",
+            colors=colors,
+            labels=labels,
+        )
+        left.set_title("vs. default batch size b0 at max. power limit")
+        right.set_title("vs. largest converging batch size at max. power limit")
+        for ax in (left, right):
+            ax.set_ylabel("Energy-to-accuracy saving (%)")
+            ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
+            ax.axhline(0, color="black", linewidth=0.6)
+        handles, labels = left.get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside right center", title="GPU")
+        fig.suptitle("Potential energy savings of the least-energy (batch size, power limit)", fontsize=9)
+    return fig
+
+
+def plot_pareto(configs: pd.DataFrame, marks: pd.DataFrame, gpu: str) -> Figure:
+    """ETA-vs-TTA scatter of every configuration with the Pareto frontier, one panel per workload.
+
+    Args:
+        configs: ``zeus-bench pareto --all`` rows (gpu, workload, batch_size, eta_j, tta_s,
+            feasible, on_frontier) of one or more jobs.
+        marks: :func:`analysis.metrics.markers` rows (baseline, oracle, zeus).
+        gpu: GPU to draw.
+    """
+    configs = configs[configs["gpu"] == gpu]
+    marks = marks[marks["gpu"] == gpu]
+    workloads = _workloads(configs)
+    with paper_style():
+        fig, axes = _grid(len(workloads), height=2.1)
+        for ax, w in zip(axes, workloads, strict=True):
+            c = configs[configs["workload"] == w]
+            ok = c["feasible"].astype(bool)
+            ax.scatter(
+                c.loc[ok, "tta_s"] / 3600,
+                c.loc[ok, "eta_j"] / 1e6,
+                s=6,
+                color="#999999",
+                alpha=0.7,
+                linewidths=0,
+                label="Configuration (all runs converge)",
+            )
+            ax.scatter(
+                c.loc[~ok, "tta_s"] / 3600,
+                c.loc[~ok, "eta_j"] / 1e6,
+                s=6,
+                facecolors="none",
+                edgecolors="#BBBBBB",
+                linewidths=0.5,
+                label="Some runs miss the target",
+            )
+            front = c[c["on_frontier"].astype(bool)].sort_values("tta_s")
+            ax.plot(
+                front["tta_s"] / 3600,
+                front["eta_j"] / 1e6,
+                "-",
+                color="#4477AA",
+                linewidth=1.0,
+                label="Pareto frontier",
+            )
+            for kind, style in MARKER_STYLE.items():
+                m = marks[(marks["workload"] == w) & (marks["marker"] == kind)]
+                if not m.empty:
+                    ax.scatter(
+                        m["tta_s"] / 3600,
+                        m["eta_j"] / 1e6,
+                        marker=style["marker"],
+                        color=style["color"],
+                        s=60 if kind == "oracle" else 30,
+                        edgecolors="white",
+                        linewidths=0.5,
+                        zorder=5,
+                        label=style["label"],
+                    )
+            _log_axes(ax)
+            ax.set_title(w)
+            ax.set_xlabel("Time to accuracy (h, log)")
+            ax.set_ylabel("Energy to accuracy (MJ, log)")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=3)
+        fig.suptitle(
+            f"Energy vs. time to accuracy of every (batch size, power limit), {gpu.upper()}", fontsize=9
+        )
+    return fig
+
+
+def _policy_bars(ax: Axes, norm: pd.DataFrame, policies: Sequence[str], metric: str) -> None:
+    groups = _workloads(norm)
+    pols = [p for p in policies if p in set(norm["policy"])]
+    _grouped_bars(
+        ax,
+        norm,
+        groups,
+        pols,
+        "policy",
+        f"{metric}_ratio_mean",
+        f"{metric}_ratio_std",
+        colors=[policy_color(p) for p in pols],
+        labels=[policy_label(p) for p in pols],
+    )
+    ax.axhline(1.0, color="black", linewidth=0.6)
+
+
+def plot_policies(
+    norm_maxbatch: pd.DataFrame, norm_baseline: pd.DataFrame, policies: Sequence[str]
+) -> Figure:
+    """Cumulative energy and time of each policy, normalised to max-batch and to b0 at max limit.
+
+    Args:
+        norm_maxbatch: :func:`analysis.metrics.normalised` rows with reference ``max-batch``.
+        norm_baseline: The same with reference ``baseline``.
+        policies: Policies to show, in order.
+    """
+    with paper_style():
+        fig = Figure(figsize=(FULL_W, 4.4), layout="constrained")
+        axes = fig.subplots(2, 2, squeeze=False)
+        for col, (norm, ref) in enumerate(
+            ((norm_maxbatch, "max batch size at max. limit"), (norm_baseline, "b0 at max. limit"))
+        ):
+            for row, (metric, what) in enumerate((("energy", "Energy"), ("time", "Time"))):
+                ax = axes[row][col]
+                _policy_bars(ax, norm, policies, metric)
+                ax.set_ylabel(f"Cumulative {what.lower()}\n(relative to {ref})")
+                if row == 0:
+                    ax.set_title(f"Normalised to {ref}")
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(5, len(labels)))
+        fig.suptitle("Policies over all recurrences (mean over seeds, error bars: one std.)", fontsize=9)
+    return fig
+
+
+def plot_ablation(norm: pd.DataFrame, policies: Sequence[str] = ("bs-only", "pl-only", "zeus")) -> Figure:
+    """Knob ablation: batch size only, power limit only and both, relative to the baseline."""
+    with paper_style():
+        fig, axes = _figure(FULL_W, 2.5, ncols=2)
+        for ax, (metric, what) in zip(axes, (("energy", "Energy"), ("time", "Time")), strict=True):
+            _policy_bars(ax, norm, policies, metric)
+            ax.set_ylabel(f"Cumulative {what.lower()}\n(relative to b0 at max. limit)")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
+        fig.suptitle("Which knob saves what: batch size, power limit or both", fontsize=9)
+    return fig
+
+
+def _band_panels(conv: pd.DataFrame, value: str, ylabel: str, title: str, oracle_line: bool) -> Figure:
+    workloads = _workloads(conv)
+    with paper_style():
+        fig, axes = _grid(len(workloads), height=1.9)
+        for ax, w in zip(axes, workloads, strict=True):
+            c = conv[conv["workload"] == w]
+            for p in ordered(c["policy"].unique(), POLICY_ORDER):
+                s = c[c["policy"] == p].sort_values("recurrence")
+                ax.plot(
+                    s["recurrence"],
+                    s[f"{value}_mean"],
+                    color=policy_color(p),
+                    label=policy_label(p),
+                    linewidth=1.0,
+                )
+                ax.fill_between(
+                    s["recurrence"],
+                    s[f"{value}_lo"],
+                    s[f"{value}_hi"],
+                    color=policy_color(p),
+                    alpha=0.2,
+                    linewidth=0,
+                )
+            if oracle_line and not c.empty:
+                ax.axhline(
+                    float(c["oracle_cost"].iloc[0]),
+                    color=policy_color("oracle"),
+                    linestyle="--",
+                    linewidth=1.0,
+                    label=policy_label("oracle"),
+                )
+            ax.set_title(w)
+            ax.set_xlabel("Recurrence")
+            ax.set_ylabel(ylabel)
+            ax.yaxis.set_major_formatter(EngFormatter(unit="J", places=0))
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
+        fig.suptitle(title, fontsize=9)
+    return fig
+
+
+def plot_convergence(conv: pd.DataFrame) -> Figure:
+    """Cost per recurrence of Zeus and grid search with a band over seeds; the oracle as a line.
+
+    Args:
+        conv: :func:`analysis.metrics.convergence` rows of one GPU, eta and beta.
+    """
+    return _band_panels(
+        conv,
+        "cost",
+        "Cost per recurrence",
+        "Convergence: cost per recurrence (mean, band: one std. over seeds)",
+        oracle_line=True,
+    )
+
+
+def plot_regret(conv: pd.DataFrame) -> Figure:
+    """Cumulative regret against the oracle's expected cost, with a band over seeds."""
+    return _band_panels(
+        conv,
+        "regret",
+        "Cumulative regret",
+        "Cumulative regret vs. the oracle (mean, band: one std. over seeds)",
+        oracle_line=False,
+    )
+
+
+def _sweep_lines(norm: pd.DataFrame, x: str, xlabel: str, title: str, categorical: bool = False) -> Figure:
+    workloads = _workloads(norm)
+    with paper_style():
+        fig, axes = _figure(FULL_W, 2.5, ncols=2)
+        xs = sorted(norm[x].unique())
+        pos = {v: i for i, v in enumerate(xs)}
+        for ax, (metric, what) in zip(axes, (("energy", "energy"), ("time", "time")), strict=True):
+            for i, w in enumerate(workloads):
+                s = norm[norm["workload"] == w].sort_values(x)
+                xv = s[x].map(pos) if categorical else s[x]
+                ax.errorbar(
+                    xv,
+                    s[f"{metric}_ratio_mean"],
+                    yerr=s[f"{metric}_ratio_std"],
+                    color=series_color(i),
+                    marker="o",
+                    markersize=3,
+                    capsize=1.5,
+                    elinewidth=0.6,
+                    label=w,
+                )
+            ax.axhline(1.0, color="black", linewidth=0.6)
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(f"Cumulative {what} of Zeus\n(relative to b0 at max. limit)")
+            if categorical:
+                ax.set_xticks(range(len(xs)), ["off" if math.isinf(v) else f"{v:g}" for v in xs])
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
+        fig.suptitle(title, fontsize=9)
+    return fig
+
+
+def plot_eta(norm: pd.DataFrame) -> Figure:
+    """Zeus's energy and time (relative to the baseline) as eta goes from 0 (time) to 1 (energy).
+
+    Args:
+        norm: :func:`analysis.metrics.normalised` rows of Zeus, one GPU, several eta.
+    """
+    return _sweep_lines(
+        norm,
+        "eta",
+        "η (weight of energy in the cost)",
+        "Energy/time trade-off as η varies (mean over seeds, error bars: one std.)",
+    )
+
+
+def plot_beta(norm: pd.DataFrame) -> Figure:
+    """Zeus's energy and time (relative to the baseline) for several early-stopping thresholds."""
+    return _sweep_lines(
+        norm,
+        "beta",
+        "β (early-stopping threshold; off: never stop early)",
+        "Sensitivity to β (mean over seeds, error bars: one std.)",
+        categorical=True,
+    )
+
+
+def plot_power_profiles(profile: pd.DataFrame, gpu: str) -> Figure:
+    """Average power, throughput and energy per epoch against the power limit, per workload.
+
+    Args:
+        profile: :func:`analysis.metrics.power_profile` rows.
+        gpu: GPU to draw.
+    """
+    profile = profile[profile["gpu"] == gpu]
+    workloads = _workloads(profile)
+    lines = (
+        ("avg_power_w_rel", "Average power", "#4477AA", "-"),
+        ("epochs_per_hour_rel", "Throughput (epochs/h)", "#EE6677", "--"),
+        ("energy_per_epoch_j_rel", "Energy per epoch", "#228833", "-."),
+    )
+    with paper_style():
+        fig, axes = _grid(len(workloads), height=1.9)
+        for ax, w in zip(axes, workloads, strict=True):
+            s = profile[profile["workload"] == w].sort_values("power_limit_w")
+            for col, label, color, ls in lines:
+                ax.plot(s["power_limit_w"], s[col], ls, color=color, marker="o", markersize=2.5, label=label)
+            ax.axhline(1.0, color="black", linewidth=0.5)
+            ax.set_title(f"{w} (batch size {int(s['batch_size'].iloc[0])})" if not s.empty else w)
+            ax.set_xlabel("Power limit (W)")
+            ax.set_ylabel("Relative to max. limit")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=3)
+        fig.suptitle(
+            f"Power limit profiles, {gpu.upper()}: throughput and power do not fall in proportion", fontsize=9
+        )
+    return fig
+
+
+def plot_h200(per_sample: pd.DataFrame) -> Figure:
+    """Energy per sample and throughput against batch size (the project's own H200 measurements).
+
+    Args:
+        per_sample: :func:`analysis.metrics.per_sample` rows.
+    """
+    workloads = sorted(per_sample["workload"].unique())
+    with paper_style():
+        fig, axes = _figure(FULL_W, 2.5, ncols=2)
+        for i, w in enumerate(workloads):
+            s = per_sample[per_sample["workload"] == w].sort_values("batch_size")
+            axes[0].plot(
+                s["batch_size"],
+                s["energy_per_sample_j"],
+                marker="o",
+                markersize=3,
+                color=series_color(i),
+                label=w,
+            )
+            axes[1].plot(
+                s["batch_size"], s["samples_per_s"], marker="o", markersize=3, color=series_color(i), label=w
+            )
+        for ax in axes:
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("Batch size (samples)")
+        axes[0].set_ylabel("Energy per sample (J)")
+        axes[1].set_ylabel("Throughput (samples/s)")
+        limits = sorted({f"{v:g} W" for v in per_sample["power_limit_w"]})
+        gpus = ", ".join(sorted({str(g).upper() for g in per_sample["gpu"]}))
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(3, len(labels)))
+        fig.suptitle(f"{gpus} measurements at power limit {', '.join(limits)}", fontsize=9)
+    return fig
+
+
+_METADATA: dict[str, dict[str, str | None]] = {
+    "pdf": {"CreationDate": None, "Creator": "zeus-bench"},
+    "png": {"Software": "zeus-bench"},
+    "svg": {"Date": None, "Creator": "zeus-bench"},
+}
+
+
+def save(fig: Figure, stem: str, formats: Sequence[str], dpi: int) -> list[str]:
+    """Write ``fig`` as ``stem.<format>`` for each format, without volatile metadata; return paths."""
+    from zeus_bench.fsutil import atomic_path
+
+    paths = []
+    for fmt in formats:
+        path = f"{stem}.{fmt}"
+        meta = _METADATA.get(fmt, {})
+        with paper_style(), atomic_path(path) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=meta)
+        paths.append(path)
+    return paths

@@ -1,0 +1,40 @@
+"""Reading result files: CSV, zeus-bench Parquet tables (validated) and plain Parquet."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from zeus_bench.errors import TraceFormatError
+from zeus_bench.store import read_metadata, read_table
+
+
+def load(path: str | Path) -> pd.DataFrame:
+    """Read one results file.
+
+    A ``.csv`` is read as is. A Parquet file written by ``write_table`` is read and validated
+    with its registered kind; any other Parquet file is read as is.
+    """
+    path = Path(path)
+    if path.suffix == ".csv":
+        return pd.read_csv(path)
+    try:
+        kind = read_metadata(path).get("kind")
+    except TraceFormatError:
+        kind = None
+    if isinstance(kind, str):
+        try:
+            return read_table(path, kind)
+        except KeyError:  # a kind this installation does not register
+            pass
+    return pd.read_parquet(path)
+
+
+def load_all(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """Read and concatenate several results files of the same shape."""
+    frames = [load(p) for p in paths]
+    if not frames:
+        raise ValueError("no input files")
+    return pd.concat(frames, ignore_index=True)

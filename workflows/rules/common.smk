@@ -1,0 +1,170 @@
+# Configuration, paths, input functions and target lists: the only file that reads `config`.
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+
+validate(config, schema="../../config/config.schema.json")
+
+# Rules call the `zeus-bench` command and `python -m analysis...` of the environment that runs
+# Snakemake, whether or not that environment is activated.
+shell.prefix(f"export PATH='{Path(sys.executable).parent}':\"$PATH\"; ")
+
+ZEUS = config["traces"]["zeus"]
+ZEUS_CSV_DIR = "data/traces/zeus-csv"  # obtained CSVs + MANIFEST.json (git-ignored)
+ZEUS_DIR = "data/traces/zeus"  # imported Parquet (git-ignored: never commit the traces)
+OWN_DIR = config["traces"]["own_dir"]
+FORMATS = config["figures"]["formats"]
+FIG = "results/figures"
+# Software of every rule under `snakemake --use-conda` (`make reproduce` uses the .venv instead).
+ENV = "../envs/zeus-bench.yaml"
+
+
+def _check_workloads():
+    """Refuse workload ids that are not in the registry (a typo would silently drop a job)."""
+    if config["workloads"] == "all":
+        return
+    from zeus_bench.registry import load_workloads
+
+    unknown = sorted(set(config["workloads"]) - set(load_workloads()))
+    if unknown:
+        raise WorkflowError(
+            f"config workloads: unknown id(s) {', '.join(unknown)}; known: {', '.join(load_workloads())}"
+        )
+
+
+_check_workloads()
+
+
+def num(value):
+    """A number as it appears in file names and on command lines: 0.5, 2, inf."""
+    return "inf" if value == "inf" or float(value) == float("inf") else f"{float(value):g}"
+
+
+def zeus_local_dir():
+    """The local copy of the Zeus traces: config traces.zeus.local_dir, else $ZEUS_TRACE_DIR, else None."""
+    path = ZEUS["local_dir"] or os.environ.get("ZEUS_TRACE_DIR") or None
+    return str(Path(path).expanduser().resolve()) if path else None
+
+
+def fetch_args():
+    """Arguments of `zeus-bench fetch-traces` taken from the config."""
+    args = [f"--file {name}={sha}" if sha else f"--file {name}" for name, sha in ZEUS["files"].items()]
+    local = zeus_local_dir()
+    if local:
+        args.append(f"--local-dir '{local}'")
+    elif ZEUS["download"]:
+        args += [f"--url '{ZEUS['url']}'", f"--commit {ZEUS['commit']}"]
+    else:
+        args.append(f"--commit {ZEUS['commit']}")  # no URL: the manifest says how to get the traces
+    if ZEUS["allow_unverified"]:
+        args.append("--allow-unverified")
+    return " ".join(args)
+
+
+def zeus_manifest():
+    """The fetch manifest (a checkpoint: evaluated once the traces were obtained or found missing)."""
+    folder = checkpoints.fetch_zeus_traces.get().output[0]
+    return json.loads(Path(folder, "MANIFEST.json").read_text())
+
+
+def zeus_gpus():
+    """GPU kinds with an obtained Zeus power trace, restricted to config gpus."""
+    manifest = zeus_manifest()
+    if manifest["status"] != "ok":
+        return []
+    have = manifest["gpus"]
+    return have if config["gpus"] == "all" else [g for g in config["gpus"] if g in have]
+
+
+def missing_gpus():
+    """GPU kinds named in the config for which no Zeus power trace was obtained."""
+    if config["gpus"] == "all":
+        return []
+    have = set(zeus_manifest()["gpus"])
+    return [g for g in config["gpus"] if g not in have]
+
+
+def workloads_of(gpu):
+    """Workloads evaluated on `gpu`: registered ones present in its trace, restricted to config."""
+    folder = checkpoints.import_zeus_traces.get().output[0]
+    from zeus_bench.jobs import TraceSet
+
+    present = TraceSet(folder).workload_ids(gpu)
+    return present if config["workloads"] == "all" else [w for w in config["workloads"] if w in present]
+
+
+def workloads_arg():
+    """--workloads value of the simulator."""
+    return "all" if config["workloads"] == "all" else ",".join(config["workloads"])
+
+
+def own_power_files():
+    """The project's own committed power traces (e.g. the H200 sweep), if present."""
+    return sorted(str(p) for p in Path(OWN_DIR).glob("power-*.parquet"))
+
+
+def fig(name):
+    """Every format of one figure."""
+    return [f"{FIG}/{name}.{ext}" for ext in FORMATS]
+
+
+def configs_of(gpu):
+    return [f"results/configs/{gpu}/{w}.parquet" for w in workloads_of(gpu)]
+
+
+def eta_sims(gpu):
+    return [f"results/sim/{gpu}/eta-{num(e)}.parquet" for e in config["eta_sweep"]["values"]]
+
+
+def beta_sims(gpu):
+    return [f"results/sim/{gpu}/beta-{num(b)}.parquet" for b in config["beta_sweep"]["values"]]
+
+
+PER_GPU_FIGURES = ("pareto", "policies", "ablation", "convergence", "regret", "eta", "beta", "power-profiles")
+
+
+def figure_files():
+    """Every figure file the available data allow."""
+    gpus = zeus_gpus()
+    files = []
+    if gpus:
+        files += fig("potential")
+        for gpu in gpus:
+            for name in PER_GPU_FIGURES:
+                files += fig(f"{name}-{gpu}")
+    if own_power_files():
+        files += fig("h200")
+    return files
+
+
+def report_inputs(wildcards):
+    """Named inputs of the report: every table and figure it describes."""
+    gpus = zeus_gpus()
+    return {
+        "manifest": ZEUS_CSV_DIR,
+        "potential": [f"results/potential/{g}.csv" for g in gpus],
+        "summary": [f"results/summary/{g}.csv" for g in gpus],
+        "sim": [f"results/sim/{g}/main.parquet" for g in gpus],
+        "eta": [p for g in gpus for p in eta_sims(g)],
+        "beta": [p for g in gpus for p in beta_sims(g)],
+        "own": own_power_files(),
+        "figures": figure_files(),
+    }
+
+
+def all_targets(wildcards):
+    """Targets of the default target `all`: the report, every figure and table, and the results README."""
+    gpus = zeus_gpus()
+    return [
+        "results/report.md",
+        "results/README.md",
+        *figure_files(),
+        *[f"results/potential/{g}.csv" for g in gpus],
+        *[f"results/summary/{g}.csv" for g in gpus],
+    ]

@@ -1,0 +1,32 @@
+# The report (results/report.md: each figure, a reading of it and its key numbers) and the
+# column reference of every committed table (results/README.md, generated from the schemas).
+
+
+rule report:
+    input:
+        unpack(report_inputs),
+    output:
+        "results/report.md",
+    params:
+        gpus=config["gpus"] if config["gpus"] == "all" else ",".join(config["gpus"]),
+        formats=",".join(FORMATS),
+    conda:
+        ENV
+    log:
+        "logs/report.log",
+    shell:
+        "python -m analysis.report --out {output} --manifest {input.manifest}/MANIFEST.json "
+        "--configured-gpus {params.gpus} --potential {input.potential} --summary {input.summary} "
+        "--sim {input.sim} --eta-sim {input.eta} --beta-sim {input.beta} --own {input.own} "
+        "--figures {input.figures} > {log} 2>&1"
+
+
+rule results_readme:
+    output:
+        "results/README.md",
+    conda:
+        ENV
+    log:
+        "logs/results_readme.log",
+    shell:
+        "python -m analysis.readme --out {output} > {log} 2>&1"

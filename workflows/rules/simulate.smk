@@ -1,0 +1,85 @@
+# Trace-driven simulation: every policy at the configured eta and beta, then sweeps of eta and beta.
+
+SIM_COMMON = (
+    "zeus-bench simulate --traces {input} --gpu {wildcards.gpu} --workloads {params.workloads} "
+    "--policies {params.policies} --seeds {params.seeds} --eta {params.eta} --beta {params.beta} "
+    "--recurrences {params.recurrences} {params.window} --jobs {threads} --out {output} 2> {log}"
+)
+SIM_PARAMS = {
+    "workloads": workloads_arg(),
+    "recurrences": config["recurrences"],
+    "window": f"--window {config['window']}" if config["window"] else "",
+}
+
+
+rule simulate:
+    input:
+        ZEUS_DIR,
+    output:
+        "results/sim/{gpu}/main.parquet",
+    params:
+        **SIM_PARAMS,
+        policies=",".join(config["policies"]),
+        seeds=config["seeds"],
+        eta=num(config["eta"]),
+        beta=num(config["beta"]),
+    threads: 2
+    conda:
+        ENV
+    log:
+        "logs/simulate/{gpu}/main.log",
+    shell:
+        SIM_COMMON
+
+
+rule simulate_eta:
+    input:
+        ZEUS_DIR,
+    output:
+        "results/sim/{gpu}/eta-{eta}.parquet",
+    params:
+        **SIM_PARAMS,
+        policies=",".join(config["eta_sweep"]["policies"]),
+        seeds=config["eta_sweep"]["seeds"],
+        eta=lambda wc: wc.eta,
+        beta=num(config["beta"]),
+    threads: 2
+    conda:
+        ENV
+    log:
+        "logs/simulate/{gpu}/eta-{eta}.log",
+    shell:
+        SIM_COMMON
+
+
+rule simulate_beta:
+    input:
+        ZEUS_DIR,
+    output:
+        "results/sim/{gpu}/beta-{beta}.parquet",
+    params:
+        **SIM_PARAMS,
+        policies=",".join(config["beta_sweep"]["policies"]),
+        seeds=config["beta_sweep"]["seeds"],
+        eta=num(config["eta"]),
+        beta=lambda wc: wc.beta,
+    threads: 2
+    conda:
+        ENV
+    log:
+        "logs/simulate/{gpu}/beta-{beta}.log",
+    shell:
+        SIM_COMMON
+
+
+rule summarize:
+    input:
+        "results/sim/{gpu}/main.parquet",
+    output:
+        "results/summary/{gpu}.csv",
+    conda:
+        ENV
+    log:
+        "logs/summarize/{gpu}.log",
+    shell:
+        "zeus-bench summarize {input} --out {output} 2> {log}"
