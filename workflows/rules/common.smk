@@ -11,9 +11,13 @@ from snakemake.utils import validate
 
 validate(config, schema="../../config/config.schema.json")
 
-# Rules call the `zeus-bench` command and `python -m analysis...` of the environment that runs
-# Snakemake, whether or not that environment is activated.
-shell.prefix(f"export PATH='{Path(sys.executable).parent}':\"$PATH\"; ")
+# Rules call the `zeus-bench` command and the Python of the environment that runs Snakemake,
+# whether or not that environment is activated, and find the `analysis` package of this checkout
+# (also when the workflow runs elsewhere with --directory).
+shell.prefix(
+    f"export PATH='{Path(sys.executable).parent}':\"$PATH\" "
+    f"PYTHONPATH='{workflow.basedir}':\"$PYTHONPATH\"; "
+)
 
 ZEUS = config["traces"]["zeus"]
 ZEUS_CSV_DIR = "data/traces/zeus-csv"  # obtained CSVs + MANIFEST.json (git-ignored)
@@ -104,6 +108,13 @@ def workloads_arg():
     return "all" if config["workloads"] == "all" else ",".join(config["workloads"])
 
 
+def schema_sources():
+    """Source files that define table schemas (results/README.md is generated from them)."""
+    return sorted(
+        str(p) for p in [Path("zeus_bench/store.py"), *Path("zeus_bench").rglob("schema*.py")] if p.is_file()
+    )
+
+
 def own_power_files():
     """The project's own committed power traces (e.g. the H200 sweep), if present."""
     return sorted(str(p) for p in Path(OWN_DIR).glob("power-*.parquet"))
@@ -149,6 +160,7 @@ def report_inputs(wildcards):
     return {
         "manifest": ZEUS_CSV_DIR,
         "potential": [f"results/potential/{g}.csv" for g in gpus],
+        "configs": [p for g in gpus for p in configs_of(g)],
         "summary": [f"results/summary/{g}.csv" for g in gpus],
         "sim": [f"results/sim/{g}/main.parquet" for g in gpus],
         "eta": [p for g in gpus for p in eta_sims(g)],

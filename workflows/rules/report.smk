@@ -17,11 +17,13 @@ rule report:
     shell:
         "python -m analysis.report --out {output} --manifest {input.manifest}/MANIFEST.json "
         "--configured-gpus {params.gpus} --potential {input.potential} --summary {input.summary} "
-        "--sim {input.sim} --eta-sim {input.eta} --beta-sim {input.beta} --own {input.own} "
+        "--configs {input.configs} --sim {input.sim} --eta-sim {input.eta} --beta-sim {input.beta} --own {input.own} "
         "--figures {input.figures} > {log} 2>&1"
 
 
 rule results_readme:
+    input:
+        schema_sources(),
     output:
         "results/README.md",
     conda:

@@ -1,0 +1,164 @@
+"""``python -m analysis.readme --out results/README.md``: the column reference of every table.
+
+The rows of Parquet tables come from their registered schemas (:func:`zeus_bench.store.schemas`)
+so the documentation cannot drift from the code; the CSV tables written by ``zeus-bench
+potential`` and ``zeus-bench pareto`` are described here, and a test checks that every column
+they write is documented.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from zeus_bench.fsutil import atomic_write_text
+from zeus_bench.store import schemas
+
+# Where each registered kind lives in results/ (kinds not listed are documented without a path).
+KIND_PATHS: dict[str, str] = {
+    "train": "`data/traces/zeus/train.parquet` (imported, git-ignored)",
+    "power": "`data/traces/zeus/power-<gpu>.parquet` (imported, git-ignored); `results/traces/<gpu>/power-<gpu>.parquet` (this project's sweeps, committed)",
+    "runs": "`results/sim/<gpu>/main.parquet`, `eta-<eta>.parquet`, `beta-<beta>.parquet` (git-ignored)",
+    "sim_summary": "`results/summary/<gpu>.csv` (committed)",
+}
+
+_BASE = "b0 at the maximum power limit"
+_MAXB = "the largest batch size whose runs all reach the target, at the maximum power limit"
+# Column | Description | Unit | Example of the table `zeus-bench potential --format csv` writes.
+POTENTIAL_DOC: dict[str, tuple[str, str, str]] = {
+    "gpu": ("GPU kind of the power trace", "", "v100"),
+    "workload": ("Workload id (registry)", "", "imagenet"),
+    "eta": ("Energy weight of the cost used to pick the least-cost configuration", "", "0.5"),
+    "b0": ("Default batch size, capped at the GPU's largest traced batch size", "samples", "256"),
+    "max_power_w": ("Maximum power limit x GPUs (MAXPOWER of the cost)", "W", "250"),
+    "baseline_eta_j": (f"Expected energy to accuracy of the baseline ({_BASE})", "J", "1.641e7"),
+    "baseline_tta_s": ("Expected time to accuracy of the baseline", "s", "74520"),
+    "min_energy_bs": (
+        "Batch size of the least-energy configuration whose runs all converge",
+        "samples",
+        "360",
+    ),
+    "min_energy_pl_w": ("Power limit of that configuration", "W", "150"),
+    "min_energy_eta_j": ("Its expected energy to accuracy", "J", "1.25e7"),
+    "min_energy_tta_s": ("Its expected time to accuracy", "s", "86940"),
+    "min_energy_saving_pct": (
+        "Energy saved by it against the baseline: 100 x (1 - new / baseline)",
+        "%",
+        "23.85",
+    ),
+    "min_energy_time_saving_pct": ("Time saved by it against the baseline (negative: slower)", "%", "-16.67"),
+    "min_cost_bs": ("Batch size of the least-cost configuration at `eta` (the oracle)", "samples", "360"),
+    "min_cost_pl_w": ("Power limit of the least-cost configuration", "W", "175"),
+    "min_cost_eta_j": ("Its expected energy to accuracy", "J", "1.323e7"),
+    "min_cost_tta_s": ("Its expected time to accuracy", "s", "80110"),
+    "min_cost_energy_saving_pct": ("Energy saved by it against the baseline", "%", "19.37"),
+    "min_cost_time_saving_pct": ("Time saved by it against the baseline", "%", "-7.505"),
+    "maxbatch_bs": (f"Batch size of the max-batch baseline ({_MAXB})", "samples", "360"),
+    "maxbatch_eta_j": ("Expected energy to accuracy of the max-batch baseline", "J", "1.592e7"),
+    "maxbatch_tta_s": ("Expected time to accuracy of the max-batch baseline", "s", "73210"),
+    "min_energy_saving_vs_maxbatch_pct": (
+        "Energy saved by the least-energy configuration against max-batch",
+        "%",
+        "21.51",
+    ),
+    "min_energy_time_saving_vs_maxbatch_pct": (
+        "Time saved by the least-energy configuration against max-batch",
+        "%",
+        "-18.76",
+    ),
+    "min_cost_energy_saving_vs_maxbatch_pct": (
+        "Energy saved by the least-cost configuration against max-batch",
+        "%",
+        "16.9",
+    ),
+    "min_cost_time_saving_vs_maxbatch_pct": (
+        "Time saved by the least-cost configuration against max-batch",
+        "%",
+        "-9.432",
+    ),
+}
+
+# Columns of `zeus-bench pareto --all` (results/configs/<gpu>/<workload>.parquet).
+CONFIGS_DOC: dict[str, tuple[str, str, str]] = {
+    "gpu": ("GPU kind", "", "v100"),
+    "workload": ("Workload id", "", "librispeech"),
+    "batch_size": ("Batch size", "samples", "48"),
+    "power_limit_w": ("Power limit", "W", "150"),
+    "time_per_epoch_s": ("Time of one epoch (mean over the trace's rows)", "s", "4860.3"),
+    "avg_power_w": ("Average power while training", "W", "134.7"),
+    "energy_per_epoch_j": ("Energy of one epoch: time per epoch x average power", "J", "654700"),
+    "reach_fraction": ("Fraction of the training paths that reach the target within max epochs", "", "1.0"),
+    "mean_epochs": ("Mean epochs to the target over the paths that reach it", "epochs", "9.4"),
+    "feasible": ("True when every path reaches the target within max epochs", "", "True"),
+    "eta_j": ("Expected energy to accuracy: mean epochs x energy per epoch", "J", "5.85e6"),
+    "tta_s": ("Expected time to accuracy: mean epochs x time per epoch", "s", "45780"),
+    "cost": ("Expected cost at the workflow's eta: eta x ETA + (1 - eta) x MAXPOWER x TTA", "J", "8.65e6"),
+    "on_frontier": ("True when no feasible configuration is better in both ETA and TTA", "", "False"),
+}
+
+
+def _table(rows: Sequence[tuple[str, str, str, str]]) -> str:
+    lines = ["| Column | Description | Unit | Example |", "|---|---|---|---|"]
+    lines += [f"| `{c}` | {d.replace('|', '/')} | {u} | {e} |" for c, d, u, e in rows]
+    return "\n".join(lines)
+
+
+def render() -> str:
+    """The text of ``results/README.md``."""
+    parts = [
+        "# Results: what each table holds",
+        "",
+        "Generated by `python -m analysis.readme` (the workflow's `results_readme` rule) from the table "
+        "schemas of the installed zeus-bench; do not edit by hand. Tables are long-form (one row per "
+        "measurement or simulated try; identity columns, then parameters, then metrics), and units are "
+        "in column names (`_w` W, `_j` J, `_s` s). Parquet tables carry their provenance (package "
+        "version, git commit, source checksums) in the metadata key `zeus_bench`.",
+        "",
+        "Committed: `results/potential/`, `results/summary/`, `results/figures/`, `results/report.md`, "
+        "and this project's own measured traces under `results/traces/`. Never committed: the Zeus "
+        "traces and anything converted from them row by row (`data/`, `results/configs/`, `results/sim/`).",
+        "",
+        "## Potential savings: `results/potential/<gpu>.csv`",
+        "",
+        "Written by `zeus-bench potential --format csv`: one row per workload; the best configuration "
+        f"against two baselines: *baseline* = {_BASE}; *max-batch* = {_MAXB}.",
+        "",
+        _table([(c, *doc) for c, doc in POTENTIAL_DOC.items()]),
+        "",
+        "## Configurations: `results/configs/<gpu>/<workload>.parquet` (git-ignored)",
+        "",
+        "Written by `zeus-bench pareto --all`: every measured (batch size, power limit) of a job with "
+        "its expected energy and time to accuracy; read by the Pareto figure and notebook.",
+        "",
+        _table([(c, *doc) for c, doc in CONFIGS_DOC.items()]),
+    ]
+    for kind, schema in sorted(schemas().items()):
+        where = KIND_PATHS.get(kind, "")
+        parts += [
+            "",
+            f"## `{kind}` table (schema version {schema.version})" + (f": {where}" if where else ""),
+            "",
+            schema.description + (f" Key: {', '.join(schema.key)}." if schema.key else ""),
+            "",
+            _table(
+                [
+                    (c.name, c.description + ("" if c.required else " (optional)"), c.unit, c.example)
+                    for c in schema.columns
+                ]
+            ),
+        ]
+    return "\n".join(parts) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the README."""
+    parser = argparse.ArgumentParser(prog="python -m analysis.readme", description=__doc__)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    atomic_write_text(args.out, render())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
