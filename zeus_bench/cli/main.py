@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "zeus_bench.cli.analysis",
     "zeus_bench.cli.fetch",
     "zeus_bench.cli.gpu",
+    "zeus_bench.cli.sim",
 )
 
 log = logging.getLogger("zeus_bench")

@@ -1,0 +1,205 @@
+"""``zeus-bench simulate``, ``zeus-bench summarize`` and ``zeus-bench synth-arrivals``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from zeus_bench.cli.common import beta_arg, emit, eta_arg, int_range_arg, render
+
+
+def _list_of(item: Any) -> Any:
+    """argparse type: comma-separated values, each parsed by ``item``."""
+
+    def parse(text: str) -> list[Any]:
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        if not parts:
+            raise argparse.ArgumentTypeError(f"empty list {text!r}")
+        return [item(p) for p in parts]
+
+    return parse
+
+
+def _recurrences_arg(text: str) -> int | None:
+    if text == "auto":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not 'auto' or an integer: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"recurrences must be >= 1, got {n}")
+    return n
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {n}")
+    return n
+
+
+def _pos_int(text: str) -> int:
+    n = _nonneg_int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {n}")
+    return n
+
+
+def register(sub: Any) -> None:
+    """Add ``simulate``, ``summarize`` and ``synth-arrivals``."""
+    p = sub.add_parser(
+        "simulate",
+        help="replay recurring jobs on the traces under policies; one row per try",
+        description="Replay recurring training jobs on recorded traces under energy-optimization "
+        "policies (docs/policies.md). Writes a 'runs' Parquet table, one row per try.",
+    )
+    p.add_argument("--traces", type=Path, required=True, metavar="DIR", help="folder of imported traces")
+    p.add_argument("--gpu", type=_list_of(str), required=True, metavar="GPU[,GPU...]", help="GPU kind(s) (power-<gpu>.parquet in DIR)")
+    p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
+    p.add_argument("--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads")
+    p.add_argument("--policies", default="all", help="'all' (default) or comma-separated policy names")
+    p.add_argument("--seeds", type=int_range_arg, default=list(range(1, 11)), help="seeds, e.g. 1-10 (default) or 1,4,7-9")
+    p.add_argument("--eta", type=_list_of(eta_arg), default=[0.5], help="energy weight(s) in [0, 1], comma-separated (default 0.5)")
+    p.add_argument("--beta", type=_list_of(beta_arg), default=[2.0], help="early-stop threshold(s) > 0, 'inf' = off (default 2.0)")
+    p.add_argument("--recurrences", type=_recurrences_arg, default=None, metavar="auto|N", help="recurrences per job (default auto: 2 x |B| x |P|)")
+    p.add_argument("--window", type=_nonneg_int, default=0, metavar="N", help="bandit observation window for drift (0 = unbounded, default)")
+    p.add_argument("--arrivals", type=Path, default=None, metavar="FILE", help="arrival table (.csv/.parquet) of concurrent submissions")
+    p.add_argument("--jobs", type=_pos_int, default=1, metavar="N", help="worker processes (default 1)")
+    p.add_argument("--out", type=Path, required=True, metavar="FILE.parquet", help="runs table to write")
+    p.set_defaults(func=_simulate)
+
+    q = sub.add_parser(
+        "summarize",
+        help="savings vs baseline and max-batch, regret vs oracle, settling of a runs table",
+        description="Summarise a runs table per (gpu, workload, policy, eta, beta, window): mean and "
+        "std over seeds. Prints a compact table; --out writes every column (.csv or .parquet).",
+    )
+    q.add_argument("runs", type=Path, metavar="FILE.parquet", help="runs table from 'zeus-bench simulate'")
+    q.add_argument("--out", type=Path, default=None, help="write the full summary (.csv or .parquet)")
+    q.add_argument("--format", choices=("table", "csv", "json"), default="table", help="printed format (default table)")
+    q.set_defaults(func=_summarize)
+
+    r = sub.add_parser("synth-arrivals", help="write a synthetic arrival table (for tests and examples)")
+    r.add_argument("--workloads", type=_list_of(str), required=True, help="comma-separated workload ids")
+    r.add_argument("--groups", type=_pos_int, default=2, help="groups per workload (default 2)")
+    r.add_argument("--jobs-per-group", type=_pos_int, default=50, help="submissions per group (default 50)")
+    r.add_argument("--overlap", type=float, default=0.3, help="share of jobs that start while the previous runs (default 0.3)")
+    r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    r.add_argument("--out", type=Path, required=True, help="output .csv or .parquet")
+    r.set_defaults(func=_synth)
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    import logging
+    import time
+
+    from tqdm import tqdm
+
+    from zeus_bench.jobs import TraceSet
+    from zeus_bench.sim.arrivals import read_arrivals
+    from zeus_bench.sim.grid import plan, simulate
+    from zeus_bench.sim.policies import POLICIES
+    from zeus_bench.store import write_table
+
+    log = logging.getLogger("zeus_bench.cli.sim")
+    traces = TraceSet(args.traces, args.workloads_file)
+    policies = list(POLICIES) if args.policies == "all" else [s.strip() for s in args.policies.split(",") if s.strip()]
+    workloads = None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
+    arrivals = read_arrivals(args.arrivals) if args.arrivals is not None else None
+    tasks = []
+    for gpu in args.gpu:
+        tasks += plan(traces, gpu, workloads, policies, args.seeds, args.eta, args.beta, args.recurrences, args.window, arrivals)
+    start = time.perf_counter()
+    with tqdm(total=sum(t.units for t in tasks), unit="replay", desc="simulate", disable=None, leave=False) as bar:
+        runs = simulate(tasks, jobs=args.jobs, progress=bar.update)
+    elapsed = time.perf_counter() - start
+    provenance = {
+        "command": "simulate",
+        "traces": str(args.traces),
+        "gpus": args.gpu,
+        "policies": policies,
+        "seeds": args.seeds,
+        "arrivals": None if args.arrivals is None else str(args.arrivals),
+    }
+    write_table(runs, args.out, "runs", provenance=provenance)
+    log.info("%d tries of %d replays in %.2f s -> %s", len(runs), sum(t.units for t in tasks), elapsed, args.out)
+    return 0
+
+
+_SHOWN = {
+    "gpu": "gpu",
+    "workload": "workload",
+    "policy": "policy",
+    "energy_savings_vs_baseline_cum_pct": "E-save vs baseline cum %",
+    "energy_savings_vs_baseline_last10_pct": "E-save vs baseline last10 %",
+    "energy_savings_vs_max_batch_cum_pct": "E-save vs max-batch cum %",
+    "time_savings_vs_baseline_cum_pct": "T-save vs baseline cum %",
+    "regret_vs_oracle_cost_j": "regret vs oracle (J)",
+    "settle_recurrence": "settles at recurrence",
+}
+
+
+def _summarize(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from zeus_bench.fsutil import atomic_path
+    from zeus_bench.sim.summarize import summarize
+    from zeus_bench.store import read_table, write_table
+
+    out = args.out
+    if out is not None and out.suffix not in (".csv", ".parquet"):
+        from zeus_bench.errors import ConfigError
+
+        raise ConfigError(f"--out must end in .csv or .parquet, got {out}")
+    summary = summarize(read_table(args.runs, "runs"))
+    if args.format == "table":
+        shown = pd.DataFrame(index=summary.index)
+        for col, label in _SHOWN.items():
+            if col in summary.columns:
+                shown[label] = summary[col]
+            else:
+                mean, std = summary[f"{col}_mean"], summary[f"{col}_std"]
+                shown[label] = [
+                    "" if pd.isna(m) else f"{m:.4g} ± {s:.2g}" for m, s in zip(mean, std, strict=True)
+                ]
+        settings = summary[["eta", "beta", "window"]].drop_duplicates()
+        header = "; ".join(f"eta={r.eta:g} beta={r.beta:g} window={r.window}" for r in settings.itertuples())
+        emit(f"mean ± std over seeds ({header}); savings use the references' expected values\n" + render(shown, "table"), None)
+    else:
+        emit(render(summary, args.format), None)
+    if out is not None:
+        if out.suffix == ".parquet":
+            write_table(summary, out, "sim_summary", provenance={"command": "summarize", "runs": str(args.runs)})
+        else:
+            with atomic_path(out) as tmp:
+                summary.to_csv(tmp, index=False, lineterminator="\n")
+    return 0
+
+
+def _synth(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from zeus_bench.errors import ConfigError
+    from zeus_bench.fsutil import atomic_path
+    from zeus_bench.registry import load_workloads
+    from zeus_bench.sim.arrivals import synthetic_arrivals
+
+    known = load_workloads(None)
+    unknown = [w for w in args.workloads if w not in known]
+    if unknown:
+        raise ConfigError(f"unknown workload {unknown[0]!r}; known: {', '.join(known)}")
+    if not 0.0 <= args.overlap < 1.0:
+        raise ConfigError(f"--overlap must lie in [0, 1), got {args.overlap}")
+    df = synthetic_arrivals(args.workloads, args.groups, args.jobs_per_group, np.random.default_rng(args.seed), overlap=args.overlap)
+    with atomic_path(args.out) as tmp:
+        if args.out.suffix == ".parquet":
+            df.to_parquet(tmp, index=False)
+        else:
+            df.to_csv(tmp, index=False, lineterminator="\n")
+    print(f"wrote {len(df)} submissions in {df['group'].nunique()} groups to {args.out}")
+    return 0
