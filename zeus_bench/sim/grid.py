@@ -1,0 +1,164 @@
+"""Run the simulator over a grid: workloads x policies x eta x beta x seeds, into a ``runs`` frame.
+
+:func:`simulate` is what ``zeus-bench simulate`` calls. Per (workload, eta) the job's figures are
+computed once (:class:`~zeus_bench.sim.replay.JobModel`); each (policy, beta, seed) replay then
+runs on Python floats. ``jobs > 1`` spreads (workload, eta, policy) tasks over processes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from zeus_bench.errors import ConfigError
+from zeus_bench.jobs import JobTrace, TraceSet
+from zeus_bench.sim.arrivals import replay_group
+from zeus_bench.sim.policies import get_policy
+from zeus_bench.sim.replay import RUN_FIELDS, JobModel, Row, check_job, default_recurrences, replay
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: a job, one eta, one policy, every beta and seed."""
+
+    job: JobTrace
+    eta: float
+    policy: str
+    betas: tuple[float, ...]
+    seeds: tuple[int, ...]
+    recurrences: int
+    window: int
+    arrivals: pd.DataFrame | None = None
+
+    @property
+    def units(self) -> int:
+        """Replays in the task (for progress)."""
+        return len(self.betas) * len(self.seeds)
+
+
+def _block(task: Task, beta: float, seed: int, rows: list[Row], groups: list[str] | None) -> pd.DataFrame:
+    """Rows of one replay as a frame with identity columns."""
+    n = len(rows)
+    cols = list(zip(*rows, strict=True)) if n else [[] for _ in RUN_FIELDS]
+    data: dict[str, object] = {
+        "gpu": [task.job.gpu] * n,
+        "workload": [task.job.workload.id] * n,
+        "policy": [task.policy] * n,
+        "seed": np.full(n, seed, dtype=np.int64),
+        "eta": np.full(n, task.eta),
+        "beta": np.full(n, beta),
+    }
+    for name, values in zip(RUN_FIELDS, cols, strict=True):
+        data[name] = np.asarray(values)
+    data["window"] = np.full(n, task.window, dtype=np.int64)
+    data["num_gpus"] = np.full(n, task.job.num_gpus, dtype=np.int64)
+    data["max_power_w"] = np.full(n, task.job.max_power_w)
+    if groups is not None:
+        data["group"] = groups
+    return pd.DataFrame(data)
+
+
+def run_task(task: Task, progress: Progress | None = None) -> pd.DataFrame:
+    """Replay one task; returns its rows."""
+    model = JobModel(task.job, task.eta)
+    policy_cls = get_policy(task.policy)
+    frames = []
+    for beta in task.betas:
+        for seed in task.seeds:
+            if task.arrivals is None:
+                frames.append(_block(task, beta, seed, replay(model, policy_cls, seed, beta, task.recurrences, task.window), None))
+            else:
+                for group, g in task.arrivals.groupby("group", sort=True):
+                    rows = replay_group(
+                        model, policy_cls, seed, beta, g["start_time"].to_numpy(), g["end_time"].to_numpy(),
+                        g["runtime_ratio"].to_numpy(), task.window,
+                    )  # fmt: skip
+                    frames.append(_block(task, beta, seed, rows, [str(group)] * len(rows)))
+            if progress is not None:
+                progress(1)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _run_task_quiet(task: Task) -> pd.DataFrame:
+    return run_task(task)
+
+
+def plan(
+    traces: TraceSet,
+    gpu: str,
+    workloads: Sequence[str] | None,
+    policies: Sequence[str],
+    seeds: Sequence[int],
+    etas: Sequence[float],
+    betas: Sequence[float],
+    recurrences: int | None = None,
+    window: int = 0,
+    arrivals: pd.DataFrame | None = None,
+) -> list[Task]:
+    """Check the inputs and lay out the tasks (no replay yet).
+
+    Raises:
+        ConfigError: unknown GPU, workload or policy, empty seeds, bad eta/beta/window, a
+            workload whose b0 is missing or never converges.
+    """
+    if gpu not in traces.gpus:
+        raise ConfigError(f"unknown GPU {gpu!r} in {traces.directory}; traces exist for: {', '.join(traces.gpus) or 'none'}")
+    if not seeds:
+        raise ConfigError("no seeds given")
+    if not policies:
+        raise ConfigError("no policies given")
+    for p in policies:
+        get_policy(p)
+    if window < 0:
+        raise ConfigError(f"window must be >= 0, got {window}")
+    if recurrences is not None and recurrences < 1:
+        raise ConfigError(f"recurrences must be >= 1, got {recurrences}")
+    from zeus_bench.cost import check_beta, check_eta
+
+    etas = [check_eta(e) for e in etas]
+    betas = [check_beta(b) for b in betas]
+    if arrivals is not None:
+        in_table = list(dict.fromkeys(arrivals["workload"]))
+        if workloads is not None:
+            in_table = [w for w in in_table if w in set(workloads)]
+        workloads = in_table
+    elif workloads is None:
+        workloads = traces.workload_ids(gpu)
+    if not workloads:
+        raise ConfigError(f"no workloads to simulate on GPU {gpu!r}")
+    tasks = []
+    for w in workloads:
+        job = traces.job(gpu, w)
+        check_job(job)
+        n_rec = recurrences if recurrences is not None else default_recurrences(job)
+        sub = None if arrivals is None else arrivals[arrivals["workload"] == w]
+        for eta in etas:
+            for p in policies:
+                tasks.append(Task(job, eta, p, tuple(betas), tuple(seeds), n_rec, window, sub))
+    return tasks
+
+
+def simulate(tasks: Sequence[Task], jobs: int = 1, progress: Progress | None = None) -> pd.DataFrame:
+    """Run the tasks (in ``jobs`` processes when > 1); returns the ``runs`` frame."""
+    if jobs > 1 and len(tasks) > 1:
+        frames = []
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for task, frame in zip(tasks, pool.map(_run_task_quiet, tasks), strict=True):
+                frames.append(frame)
+                if progress is not None:
+                    progress(task.units)
+    else:
+        frames = [run_task(t, progress) for t in tasks]
+    df = pd.concat(frames, ignore_index=True)
+    if "group" not in df.columns:
+        df["group"] = pd.NA
+    return df
