@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, PercentFormatter
+from matplotlib.ticker import EngFormatter, LogFormatter, PercentFormatter
 
 from analysis.style import (
     FULL_W,
@@ -43,14 +43,20 @@ def _grid(n: int, ncols: int = 3, height: float = 2.0, width: float = FULL_W) ->
     return fig, axes[:n]
 
 
+class _PlainLogFormatter(LogFormatter):
+    """Log-axis labels as plain numbers (0.05, 2, 300) instead of 5e-02."""
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        """Keep LogFormatter's choice of which ticks get a label; print those plainly."""
+        return f"{x:g}" if super().__call__(x, pos) else ""
+
+
 def _log_axes(ax: Axes) -> None:
-    """Log-scale both axes with plain-number labels at 1, 2 and 5 x powers of ten."""
-    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    """Log-scale both axes with plain-number labels (matplotlib thins the minor ones by span)."""
     for axis, set_scale in ((ax.xaxis, ax.set_xscale), (ax.yaxis, ax.set_yscale)):
         set_scale("log")
-        axis.set_major_formatter(fmt)
-        axis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
-        axis.set_minor_formatter(fmt)
+        axis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1.0, 0.4)))
+        axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1.0, 0.4)))
 
 
 def _figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, list[Axes]]:
@@ -92,6 +98,7 @@ def _grouped_bars(
             linewidth=0.3,
         )
     ax.set_xticks(x, groups, rotation=25, ha="right")
+    ax.set_xlabel("Workload")
     ax.grid(axis="x", visible=False)
 
 
