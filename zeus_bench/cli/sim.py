@@ -10,7 +10,7 @@ from zeus_bench.cli.common import beta_arg, emit, eta_arg, int_range_arg, render
 
 
 def _list_of(item: Any) -> Any:
-    """argparse type: comma-separated values, each parsed by ``item``."""
+    """Argparse type: comma-separated values, each parsed by ``item``."""
 
     def parse(text: str) -> list[Any]:
         parts = [p.strip() for p in text.split(",") if p.strip()]
@@ -59,16 +59,57 @@ def register(sub: Any) -> None:
         "policies (docs/policies.md). Writes a 'runs' Parquet table, one row per try.",
     )
     p.add_argument("--traces", type=Path, required=True, metavar="DIR", help="folder of imported traces")
-    p.add_argument("--gpu", type=_list_of(str), required=True, metavar="GPU[,GPU...]", help="GPU kind(s) (power-<gpu>.parquet in DIR)")
+    p.add_argument(
+        "--gpu",
+        type=_list_of(str),
+        required=True,
+        metavar="GPU[,GPU...]",
+        help="GPU kind(s) (power-<gpu>.parquet in DIR)",
+    )
     p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
-    p.add_argument("--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads")
+    p.add_argument(
+        "--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads"
+    )
     p.add_argument("--policies", default="all", help="'all' (default) or comma-separated policy names")
-    p.add_argument("--seeds", type=int_range_arg, default=list(range(1, 11)), help="seeds, e.g. 1-10 (default) or 1,4,7-9")
-    p.add_argument("--eta", type=_list_of(eta_arg), default=[0.5], help="energy weight(s) in [0, 1], comma-separated (default 0.5)")
-    p.add_argument("--beta", type=_list_of(beta_arg), default=[2.0], help="early-stop threshold(s) > 0, 'inf' = off (default 2.0)")
-    p.add_argument("--recurrences", type=_recurrences_arg, default=None, metavar="auto|N", help="recurrences per job (default auto: 2 x |B| x |P|)")
-    p.add_argument("--window", type=_nonneg_int, default=0, metavar="N", help="bandit observation window for drift (0 = unbounded, default)")
-    p.add_argument("--arrivals", type=Path, default=None, metavar="FILE", help="arrival table (.csv/.parquet) of concurrent submissions")
+    p.add_argument(
+        "--seeds",
+        type=int_range_arg,
+        default=list(range(1, 11)),
+        help="seeds, e.g. 1-10 (default) or 1,4,7-9",
+    )
+    p.add_argument(
+        "--eta",
+        type=_list_of(eta_arg),
+        default=[0.5],
+        help="energy weight(s) in [0, 1], comma-separated (default 0.5)",
+    )
+    p.add_argument(
+        "--beta",
+        type=_list_of(beta_arg),
+        default=[2.0],
+        help="early-stop threshold(s) > 0, 'inf' = off (default 2.0)",
+    )
+    p.add_argument(
+        "--recurrences",
+        type=_recurrences_arg,
+        default=None,
+        metavar="auto|N",
+        help="recurrences per job (default auto: 2 x |B| x |P|)",
+    )
+    p.add_argument(
+        "--window",
+        type=_nonneg_int,
+        default=0,
+        metavar="N",
+        help="bandit observation window for drift (0 = unbounded, default)",
+    )
+    p.add_argument(
+        "--arrivals",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="arrival table (.csv/.parquet) of concurrent submissions",
+    )
     p.add_argument("--jobs", type=_pos_int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--out", type=Path, required=True, metavar="FILE.parquet", help="runs table to write")
     p.set_defaults(func=_simulate)
@@ -81,14 +122,21 @@ def register(sub: Any) -> None:
     )
     q.add_argument("runs", type=Path, metavar="FILE.parquet", help="runs table from 'zeus-bench simulate'")
     q.add_argument("--out", type=Path, default=None, help="write the full summary (.csv or .parquet)")
-    q.add_argument("--format", choices=("table", "csv", "json"), default="table", help="printed format (default table)")
+    q.add_argument(
+        "--format", choices=("table", "csv", "json"), default="table", help="printed format (default table)"
+    )
     q.set_defaults(func=_summarize)
 
     r = sub.add_parser("synth-arrivals", help="write a synthetic arrival table (for tests and examples)")
     r.add_argument("--workloads", type=_list_of(str), required=True, help="comma-separated workload ids")
     r.add_argument("--groups", type=_pos_int, default=2, help="groups per workload (default 2)")
     r.add_argument("--jobs-per-group", type=_pos_int, default=50, help="submissions per group (default 50)")
-    r.add_argument("--overlap", type=float, default=0.3, help="share of jobs that start while the previous runs (default 0.3)")
+    r.add_argument(
+        "--overlap",
+        type=float,
+        default=0.3,
+        help="share of jobs that start while the previous runs (default 0.3)",
+    )
     r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     r.add_argument("--out", type=Path, required=True, help="output .csv or .parquet")
     r.set_defaults(func=_synth)
@@ -108,14 +156,33 @@ def _simulate(args: argparse.Namespace) -> int:
 
     log = logging.getLogger("zeus_bench.cli.sim")
     traces = TraceSet(args.traces, args.workloads_file)
-    policies = list(POLICIES) if args.policies == "all" else [s.strip() for s in args.policies.split(",") if s.strip()]
-    workloads = None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
+    policies = (
+        list(POLICIES)
+        if args.policies == "all"
+        else [s.strip() for s in args.policies.split(",") if s.strip()]
+    )
+    workloads = (
+        None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
+    )
     arrivals = read_arrivals(args.arrivals) if args.arrivals is not None else None
     tasks = []
     for gpu in args.gpu:
-        tasks += plan(traces, gpu, workloads, policies, args.seeds, args.eta, args.beta, args.recurrences, args.window, arrivals)
+        tasks += plan(
+            traces,
+            gpu,
+            workloads,
+            policies,
+            args.seeds,
+            args.eta,
+            args.beta,
+            args.recurrences,
+            args.window,
+            arrivals,
+        )
     start = time.perf_counter()
-    with tqdm(total=sum(t.units for t in tasks), unit="replay", desc="simulate", disable=None, leave=False) as bar:
+    with tqdm(
+        total=sum(t.units for t in tasks), unit="replay", desc="simulate", disable=None, leave=False
+    ) as bar:
         runs = simulate(tasks, jobs=args.jobs, progress=bar.update)
     elapsed = time.perf_counter() - start
     provenance = {
@@ -127,7 +194,9 @@ def _simulate(args: argparse.Namespace) -> int:
         "arrivals": None if args.arrivals is None else str(args.arrivals),
     }
     write_table(runs, args.out, "runs", provenance=provenance)
-    log.info("%d tries of %d replays in %.2f s -> %s", len(runs), sum(t.units for t in tasks), elapsed, args.out)
+    log.info(
+        "%d tries of %d replays in %.2f s -> %s", len(runs), sum(t.units for t in tasks), elapsed, args.out
+    )
     return 0
 
 
@@ -169,12 +238,18 @@ def _summarize(args: argparse.Namespace) -> int:
                 ]
         settings = summary[["eta", "beta", "window"]].drop_duplicates()
         header = "; ".join(f"eta={r.eta:g} beta={r.beta:g} window={r.window}" for r in settings.itertuples())
-        emit(f"mean ± std over seeds ({header}); savings use the references' expected values\n" + render(shown, "table"), None)
+        emit(
+            f"mean ± std over seeds ({header}); savings use the references' expected values\n"
+            + render(shown, "table"),
+            None,
+        )
     else:
         emit(render(summary, args.format), None)
     if out is not None:
         if out.suffix == ".parquet":
-            write_table(summary, out, "sim_summary", provenance={"command": "summarize", "runs": str(args.runs)})
+            write_table(
+                summary, out, "sim_summary", provenance={"command": "summarize", "runs": str(args.runs)}
+            )
         else:
             with atomic_path(out) as tmp:
                 summary.to_csv(tmp, index=False, lineterminator="\n")
@@ -195,7 +270,13 @@ def _synth(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown workload {unknown[0]!r}; known: {', '.join(known)}")
     if not 0.0 <= args.overlap < 1.0:
         raise ConfigError(f"--overlap must lie in [0, 1), got {args.overlap}")
-    df = synthetic_arrivals(args.workloads, args.groups, args.jobs_per_group, np.random.default_rng(args.seed), overlap=args.overlap)
+    df = synthetic_arrivals(
+        args.workloads,
+        args.groups,
+        args.jobs_per_group,
+        np.random.default_rng(args.seed),
+        overlap=args.overlap,
+    )
     with atomic_path(args.out) as tmp:
         if args.out.suffix == ".parquet":
             df.to_parquet(tmp, index=False)

@@ -60,7 +60,9 @@ def validate_arrivals(df: pd.DataFrame, where: str = "arrival table") -> pd.Data
     """Validate an arrival table; return it typed, sorted by (group, start_time)."""
     missing = [c for c in ARRIVAL_COLUMNS if c not in df.columns]
     if missing:
-        raise TraceFormatError(f"{where}: missing column(s) {', '.join(missing)} (need {', '.join(ARRIVAL_COLUMNS)})")
+        raise TraceFormatError(
+            f"{where}: missing column(s) {', '.join(missing)} (need {', '.join(ARRIVAL_COLUMNS)})"
+        )
     if df.empty:
         raise TraceFormatError(f"{where}: no rows")
     out = pd.DataFrame({"group": df["group"].astype(str), "workload": df["workload"].astype(str)})
@@ -69,7 +71,9 @@ def validate_arrivals(df: pd.DataFrame, where: str = "arrival table") -> pd.Data
         bad = ~np.isfinite(values)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise TraceFormatError(f"{where}: column {col!r} row {row}: not a finite number: {df[col].iloc[row]!r}")
+            raise TraceFormatError(
+                f"{where}: column {col!r} row {row}: not a finite number: {df[col].iloc[row]!r}"
+            )
         out[col] = values
     if df["group"].isna().any() or df["workload"].isna().any():
         raise TraceFormatError(f"{where}: missing group or workload")
@@ -83,7 +87,9 @@ def validate_arrivals(df: pd.DataFrame, where: str = "arrival table") -> pd.Data
     mixed = per_group[per_group > 1]
     if len(mixed):
         raise TraceFormatError(f"{where}: group {mixed.index[0]!r} has more than one workload")
-    return out.sort_values(["group", "start_time"], kind="stable").reset_index(drop=True)[list(ARRIVAL_COLUMNS)]
+    return out.sort_values(["group", "start_time"], kind="stable").reset_index(drop=True)[
+        list(ARRIVAL_COLUMNS)
+    ]
 
 
 def synthetic_arrivals(
@@ -142,10 +148,7 @@ def replay_group(
     best: Decision | None = None
 
     def launch(start: float, end: float, ratio: float, recurrence: int, attempt: int) -> None:
-        if running:
-            decision = best if best is not None else policy.best()
-        else:
-            decision = policy.predict()
+        decision = (best if best is not None else policy.best()) if running else policy.predict()
         running.append(_Running(start, end, ratio, runner.run_try(decision), recurrence, attempt))
 
     def reap(now: float) -> None:

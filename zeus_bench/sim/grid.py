@@ -48,7 +48,7 @@ class Task:
 def _block(task: Task, beta: float, seed: int, rows: list[Row], groups: list[str] | None) -> pd.DataFrame:
     """Rows of one replay as a frame with identity columns."""
     n = len(rows)
-    cols = list(zip(*rows, strict=True)) if n else [[] for _ in RUN_FIELDS]
+    cols: list[Sequence[object]] = list(zip(*rows, strict=True)) if n else [[] for _ in RUN_FIELDS]
     data: dict[str, object] = {
         "gpu": [task.job.gpu] * n,
         "workload": [task.job.workload.id] * n,
@@ -75,7 +75,15 @@ def run_task(task: Task, progress: Progress | None = None) -> pd.DataFrame:
     for beta in task.betas:
         for seed in task.seeds:
             if task.arrivals is None:
-                frames.append(_block(task, beta, seed, replay(model, policy_cls, seed, beta, task.recurrences, task.window), None))
+                frames.append(
+                    _block(
+                        task,
+                        beta,
+                        seed,
+                        replay(model, policy_cls, seed, beta, task.recurrences, task.window),
+                        None,
+                    )
+                )
             else:
                 for group, g in task.arrivals.groupby("group", sort=True):
                     rows = replay_group(
@@ -111,7 +119,9 @@ def plan(
             workload whose b0 is missing or never converges.
     """
     if gpu not in traces.gpus:
-        raise ConfigError(f"unknown GPU {gpu!r} in {traces.directory}; traces exist for: {', '.join(traces.gpus) or 'none'}")
+        raise ConfigError(
+            f"unknown GPU {gpu!r} in {traces.directory}; traces exist for: {', '.join(traces.gpus) or 'none'}"
+        )
     if not seeds:
         raise ConfigError("no seeds given")
     if not policies:

@@ -90,7 +90,10 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     rec = _per_recurrence(runs)
     seed_keys = [*GROUP, "seed"]
     per_seed = rec.groupby(seed_keys).agg(
-        energy_j=("energy_j", "sum"), time_s=("time_s", "sum"), cost=("cost", "sum"), recurrences=("recurrence", "size")
+        energy_j=("energy_j", "sum"),
+        time_s=("time_s", "sum"),
+        cost=("cost", "sum"),
+        recurrences=("recurrence", "size"),
     )
     last = rec[rec["last10"]].groupby(seed_keys).agg(energy_j=("energy_j", "sum"), time_s=("time_s", "sum"))
     per_seed = per_seed.join(last, rsuffix="_last10")
@@ -101,7 +104,9 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
             log.warning("no %r runs in the table: its comparison columns stay empty", policy)
             return None
         # Expected per recurrence, matched on (setting, seed, group, recurrence).
-        return ref[[*SETTING, "seed", "group", "recurrence", "expected_energy_j", "expected_time_s", "expected_cost"]]
+        return ref[
+            [*SETTING, "seed", "group", "recurrence", "expected_energy_j", "expected_time_s", "expected_cost"]
+        ]
 
     matched_keys = [*SETTING, "seed", "group", "recurrence"]
     for col, policy in REFERENCES.items():

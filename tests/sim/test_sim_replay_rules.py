@@ -1,0 +1,161 @@
+"""The replay rules, pinned on a hand-made trace where every try can be worked out by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sim_toy import toy_job
+
+from zeus_bench.errors import ConfigError
+from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext, get_policy, jit_power_limit
+from zeus_bench.sim.replay import MAX_TRIES, RUN_FIELDS, JobModel, Runner, replay
+
+
+def rows_as_dicts(rows):
+    return [dict(zip(RUN_FIELDS, r, strict=True)) for r in rows]
+
+
+def test_zeus_first_six_recurrences_by_hand() -> None:
+    job = toy_job()
+    rows = rows_as_dicts(replay(JobModel(job, eta=1.0), get_policy("zeus"), seed=1, beta=2.0, recurrences=6))
+    got = [
+        (
+            r["recurrence"],
+            r["attempt"],
+            r["batch_size"],
+            r["power_limit_w"],
+            r["epochs"],
+            r["energy_j"],
+            r["reached"],
+            r["profiled"],
+        )
+        for r in rows
+    ]
+    assert got == [
+        # Pruning round 1 from b0 = 32, downwards: 32 profiles (175 + 4 x 150 J), min_cost 775.
+        (1, 1, 32, 100.0, 5.0, 775.0, True, True),
+        # 16: budget min(1550 // 150, 10) = 10 >= 4 -> reached, 175 + 3 x 150 = 625; min_cost 625.
+        (2, 1, 16, 100.0, 4.0, 625.0, True, True),
+        # 8 never converges: early-stopped at 1250 // 150 = 8 epochs; the direction ends and the
+        # same recurrence goes on upwards with 64 (175 + 2 x 150 = 475).
+        (3, 1, 8, 100.0, 8.0, 1225.0, False, True),
+        (3, 2, 64, 100.0, 3.0, 475.0, True, True),
+        # Round 2 from the cheapest good size, 64, over {16, 32, 64}: 64, 32, 16, no profiling.
+        (4, 1, 64, 100.0, 3.0, 450.0, True, False),
+        (5, 1, 32, 100.0, 5.0, 750.0, True, False),
+        (6, 1, 16, 100.0, 4.0, 600.0, True, False),
+    ]
+
+
+def test_bandit_arms_after_pruning_hold_the_pruning_history() -> None:
+    job = toy_job()
+    model = JobModel(job, eta=1.0)
+    env, pol = np.random.default_rng(0), np.random.default_rng(0)
+    policy = get_policy("zeus")(PolicyContext(job, 1.0, 2.0, 0, pol))
+    runner = Runner(model, policy, 2.0, env)
+    rows: list = []
+    for r in range(1, 7):
+        runner.run_recurrence(r, rows)
+    bandit = policy.bandit  # type: ignore[attr-defined]
+    assert not bandit.pruning
+    assert bandit.arms == [16, 32, 64]
+    assert bandit._rewards == {16: [-625.0, -600.0], 32: [-775.0, -750.0], 64: [-475.0, -450.0]}
+    assert runner.min_cost == 450.0
+    # From now on 64 (mean cost 462.5, sd of mean 6.25) is far cheaper: TS exploits it.
+    for r in range(7, 12):
+        runner.run_recurrence(r, rows)
+    assert [row[2] for row in rows[-5:]] == [64] * 5
+
+
+class _Fixed(Policy):
+    name = "test-fixed"
+
+    def __init__(self, ctx: PolicyContext, decision: Decision, early_stopping: bool = True) -> None:
+        super().__init__(ctx)
+        self.decision = decision
+        self.early_stopping = early_stopping  # type: ignore[misc]
+        self.seen: list[Outcome] = []
+
+    def predict(self) -> Decision:
+        return self.decision
+
+    def observe(self, outcome: Outcome) -> None:
+        self.seen.append(outcome)
+
+
+def _runner(decision: Decision, early_stopping: bool = True, beta: float = 2.0) -> tuple[Runner, _Fixed]:
+    job = toy_job()
+    policy = _Fixed(PolicyContext(job, 1.0, beta, 0, np.random.default_rng(0)), decision, early_stopping)
+    return Runner(JobModel(job, eta=1.0), policy, beta, np.random.default_rng(0)), policy
+
+
+def test_zero_budget_try_is_observed_not_recorded_and_counts_as_a_try() -> None:
+    # min_cost 100 J: beta x min_cost = 200 J buys 200 // 150 = 1 epoch at 100 W ...
+    runner, policy = _runner(Decision(16, 100.0))
+    runner.min_cost = 100.0
+    assert runner.run_try(Decision(16, 100.0)).epochs == 1.0
+    # ... and 0 below 75 J: the try never runs; the policy sees 100 x beta x min_cost, not reached.
+    runner.min_cost = 70.0
+    out = runner.run_try(Decision(16, 100.0))
+    assert (out.epochs, out.energy_j, out.reached, out.cost) == (0.0, 0.0, False, 100 * 2.0 * 70.0)
+    rows: list = []
+    assert runner.run_recurrence(2, rows) == math.inf
+    assert rows == []  # nothing recorded ...
+    assert len(policy.seen) == MAX_TRIES  # ... but each of the 20 tries was observed
+
+
+def test_twenty_try_limit_and_failed_recurrence() -> None:
+    runner, _policy = _runner(Decision(8, 200.0), early_stopping=False)
+    runner.min_cost = 1.0  # no early stopping: the budget stays max_epochs
+    rows: list = []
+    assert runner.run_recurrence(2, rows) == math.inf
+    assert [r[1] for r in rows] == list(range(1, MAX_TRIES + 1))
+    assert all(r[4] == 10.0 and not r[8] for r in rows)  # 10 epochs each, never reached
+    assert runner.min_cost == 1.0
+
+
+def test_first_recurrence_must_converge() -> None:
+    job = toy_job(b0=8)
+    with pytest.raises(ConfigError, match="never reaches the target"):
+        JobModel(job, eta=0.5)
+    runner, _ = _runner(Decision(8, 200.0))
+    with pytest.raises(ConfigError, match="first recurrence"):
+        runner.run_recurrence(1, [])
+
+
+def test_beta_inf_turns_early_stopping_off() -> None:
+    runner, _ = _runner(Decision(8, 100.0), beta=math.inf)
+    runner.min_cost = 1.0
+    assert runner.run_try(Decision(8, 100.0)).epochs == 10.0
+
+
+def test_jit_ties_go_to_the_higher_limit_and_nan_is_skipped() -> None:
+    limits = np.array([100.0, 150.0, 200.0])
+    # Equal epoch cost at 150 and 200 W; 100 W unmeasured.
+    tpe = np.array([np.nan, 2.0, 1.5])
+    pw = np.array([np.nan, 150.0, 200.0])
+    assert jit_power_limit(limits, tpe, pw, 1.0, 200.0) == 200.0
+    assert jit_power_limit(limits[::-1], tpe[::-1], pw[::-1], 1.0, 200.0) == 200.0
+    # eta = 0 (time only): the fastest limit.
+    assert (
+        jit_power_limit(limits, np.array([3.0, 2.0, 1.5]), np.array([90.0, 150.0, 200.0]), 0.0, 200.0)
+        == 200.0
+    )
+    with pytest.raises(ValueError, match="no measured"):
+        jit_power_limit(limits, np.full(3, np.nan), np.full(3, np.nan), 0.5, 200.0)
+
+
+def test_window_reaches_the_bandit() -> None:
+    job = toy_job()
+    policy = get_policy("zeus")(PolicyContext(job, 0.5, 2.0, 7, np.random.default_rng(0)))
+    assert policy.bandit.window == 7  # type: ignore[attr-defined]
+
+
+def test_policy_choosing_an_unmeasured_configuration_is_refused() -> None:
+    runner, _ = _runner(Decision(16, 125.0))
+    with pytest.raises(ConfigError, match="unmeasured configuration"):
+        runner.run_try(Decision(16, 125.0))
+    with pytest.raises(ConfigError, match="unknown batch size"):
+        runner.run_try(Decision(12, None))
