@@ -1,4 +1,4 @@
-"""Tiny datasets in the real on-disk formats, written by the tests themselves."""
+"""Tiny datasets in the real on-disk formats, written by the tests themselves (fixtures in conftest)."""
 
 from __future__ import annotations
 
