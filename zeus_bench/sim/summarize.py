@@ -95,8 +95,6 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
         cost=("cost", "sum"),
         recurrences=("recurrence", "size"),
     )
-    last = rec[rec["last10"]].groupby(seed_keys).agg(energy_j=("energy_j", "sum"), time_s=("time_s", "sum"))
-    per_seed = per_seed.join(last, rsuffix="_last10")
 
     def reference(policy: str) -> pd.DataFrame | None:
         ref = rec[rec["policy"] == policy]
