@@ -152,3 +152,34 @@ class TorchWorkload(TrainingWorkload):
         stack.enter_context(torch.inference_mode())
         stack.enter_context(autocast(model_device(model), self.amp))
         return stack
+
+
+class OneLineErrors:
+    """Iterate a ``DataLoader`` so that a :class:`DatasetError` raised in a worker stays one line.
+
+    PyTorch re-raises a worker's exception with the worker's traceback in its message; the
+    user needs only the last line (which names the file and the problem). Other attributes are
+    those of the wrapped loader.
+    """
+
+    def __init__(self, loader: Any) -> None:
+        """Wrap ``loader`` (any re-iterable)."""
+        self.loader = loader
+
+    def __len__(self) -> int:
+        """Batches per epoch, as the wrapped loader says."""
+        return len(self.loader)
+
+    def __getattr__(self, name: str) -> Any:
+        """Delegate to the wrapped loader (``dataset``, ``batch_size``, ...)."""
+        return getattr(self.__dict__["loader"], name)
+
+    def __iter__(self) -> Iterator[Any]:
+        """Batches of the wrapped loader."""
+        try:
+            yield from self.loader
+        except DatasetError as exc:
+            lines = str(exc).strip().splitlines()
+            if len(lines) <= 1:
+                raise
+            raise DatasetError(lines[-1].split("DatasetError: ", 1)[-1]) from None

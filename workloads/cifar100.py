@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
-from workloads._common import DatasetError, check_split, find_root, require_file
+from workloads._common import DatasetError, OneLineErrors, check_split, find_root, require_file
 from workloads._vision import ImageClassification
 
 # Per-channel statistics of the CIFAR-100 training images.
@@ -98,7 +98,7 @@ class Cifar100ShuffleNetV2(ImageClassification):
         folder = find_root(self.id, root, "meta", ("cifar-100-python",))
         images, labels = _read_pickle(self.id, folder / _FILES[split])
         train = split == "train"
-        return DataLoader(
+        loader = DataLoader(
             _Cifar(images, labels, train),
             batch_size=batch_size,
             shuffle=train,
@@ -107,3 +107,4 @@ class Cifar100ShuffleNetV2(ImageClassification):
             pin_memory=torch.cuda.is_available(),
             persistent_workers=num_workers > 0,
         )
+        return OneLineErrors(loader)

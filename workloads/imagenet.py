@@ -10,16 +10,32 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-from workloads._common import DatasetError, check_split, find_root
+from workloads._common import DatasetError, OneLineErrors, check_split, find_root
 from workloads._vision import ImageClassification
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
+
+
+def read_rgb(path: str) -> Any:
+    """Decode one image file to an RGB PIL image.
+
+    Raises:
+        DatasetError: the file is not a decodable image.
+    """
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            return image.convert("RGB")
+    except OSError as exc:
+        raise DatasetError(f"imagenet: cannot decode {path}: {exc}") from None
 
 
 class ImagenetResNet50(ImageClassification):
@@ -71,7 +87,7 @@ class ImagenetResNet50(ImageClassification):
             ]
         )
         try:
-            dataset = ImageFolder(str(folder), transform=transform)
+            dataset = ImageFolder(str(folder), transform=transform, loader=read_rgb)
         except (FileNotFoundError, OSError) as exc:
             msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise DatasetError(
@@ -87,7 +103,7 @@ class ImagenetResNet50(ImageClassification):
                 raise DatasetError(
                     f"{self.id}: class folders of {folder} differ from those of {base / 'train'}"
                 )
-        return DataLoader(
+        loader = DataLoader(
             dataset,
             batch_size=batch_size,
             shuffle=split == "train",
@@ -95,3 +111,4 @@ class ImagenetResNet50(ImageClassification):
             pin_memory=torch.cuda.is_available(),
             persistent_workers=num_workers > 0,
         )
+        return OneLineErrors(loader)

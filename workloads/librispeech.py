@@ -24,6 +24,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from workloads._common import (
     DatasetError,
+    OneLineErrors,
     TorchWorkload,
     check_split,
     find_root,
@@ -213,7 +214,7 @@ class LibrispeechDeepSpeech2(TorchWorkload):
             raise DatasetError(f"{self.id}: split {split!r} needs {', '.join(missing)} under {base}")
         items = [item for s in subsets for item in index_subset(self.id, base / s)]
         log.info("%s: %d utterances from %s", split, len(items), ", ".join(subsets))
-        return DataLoader(
+        loader = DataLoader(
             _Utterances(self.id, items),
             batch_size=batch_size,
             shuffle=split.startswith("train"),
@@ -222,6 +223,7 @@ class LibrispeechDeepSpeech2(TorchWorkload):
             pin_memory=torch.cuda.is_available(),
             persistent_workers=num_workers > 0,
         )
+        return OneLineErrors(loader)
 
     def synthetic_batches(
         self, batch_size: int, device: torch.device, seed: int = 0

@@ -24,6 +24,7 @@ from torch.utils.data import DataLoader, Dataset
 from workloads._bert import MODEL_INPUTS, BertWorkload, bert_config, load_tokenizer
 from workloads._common import (
     DatasetError,
+    OneLineErrors,
     check_split,
     find_root,
     generator,
@@ -142,7 +143,7 @@ class Sentiment140Bert(BertWorkload):
         folder = find_root(self.id, root, "vocab.txt", ("sentiment140",))
         texts, labels = read_sentiment140(self.id, folder / _FILES[split])
         tokenizer = load_tokenizer(self.id, folder, self.config_vocab_size)
-        return DataLoader(
+        loader = DataLoader(
             _Tweets(texts, labels),
             batch_size=batch_size,
             shuffle=split == "train",
@@ -150,6 +151,7 @@ class Sentiment140Bert(BertWorkload):
             num_workers=num_workers,
             persistent_workers=num_workers > 0,
         )
+        return OneLineErrors(loader)
 
     def synthetic_batches(
         self, batch_size: int, device: torch.device, seed: int = 0

@@ -163,3 +163,20 @@ def test_root_that_is_a_file(tmp_path):
     path = tmp_path / "cifar.tar.gz"
     path.write_bytes(b"\x1f\x8b")
     raises_one_line("cifar100", path, match=f"dataset root {path} is not a readable directory")
+
+
+def test_worker_errors_stay_one_line(librispeech_root):
+    """A DatasetError raised inside a DataLoader worker process reaches the user as one line."""
+    flac = librispeech_root / "LibriSpeech" / "dev-clean" / "19" / "198" / "19-198-0001.flac"
+    flac.write_bytes(b"garbage")
+    loader = load_workload("librispeech", tiny=True).real_loader(librispeech_root, "val", 2, num_workers=1)
+    with pytest.raises(DatasetError) as exc:
+        next(iter(loader))
+    msg = str(exc.value)
+    assert "\n" not in msg and msg.startswith(f"librispeech: cannot decode {flac}")
+
+
+def test_imagenet_corrupt_jpeg(imagenet_root):
+    jpeg = next((imagenet_root / "val" / "n01440764").glob("*.JPEG"))
+    jpeg.write_bytes(b"\xff\xd8 truncated")
+    raises_one_line("imagenet", imagenet_root, split="val", match=f"imagenet: cannot decode {jpeg}")

@@ -101,6 +101,10 @@ def test_sentiment140_reads_latin1_csv_and_drops_neutral(sentiment_root):
 
     texts, _ = read_sentiment140("sentiment140", sentiment_root / "testdata.manual.2009.06.14.csv")
     assert texts[0] == SENTIMENT_ROWS[1][5] == "i love this café!"
+    # Tokenisation also runs in worker processes (the collate function pickles).
+    parallel = next(iter(w.real_loader(sentiment_root, "val", 8, num_workers=1)))
+    assert torch.equal(parallel["input_ids"], vbatch["input_ids"])
+    assert len(val) == 1 and val.batch_size == 8  # the loader's attributes stay reachable
     assert 0.0 <= step_and_eval(w, train, val) <= 1.0
 
 
