@@ -1,0 +1,274 @@
+"""``zeus-bench simulate`` / ``summarize`` / ``synth-arrivals``: outputs and bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from zeus_bench.cli.main import main
+from zeus_bench.store import read_metadata, read_table
+
+RUN_COLUMNS = [
+    "gpu", "workload", "policy", "seed", "eta", "beta", "recurrence", "attempt", "batch_size",
+    "power_limit_w", "epochs", "energy_j", "time_s", "cost", "reached", "profiled",
+]  # fmt: skip
+
+
+def test_simulate_then_summarize(
+    zeus_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "runs.parquet"
+    args = ["simulate", "--traces", str(zeus_traces), "--gpu", "v100", "--workloads", "squad,sentiment140"]
+    args += ["--seeds", "1-3", "--recurrences", "25", "--out", str(out)]
+    assert main(args) == 0
+    runs = read_table(out, "runs")
+    assert list(runs.columns[: len(RUN_COLUMNS)]) == RUN_COLUMNS
+    assert set(runs["policy"]) == {
+        "zeus",
+        "baseline",
+        "max-batch",
+        "oracle",
+        "grid-search",
+        "bs-only",
+        "pl-only",
+    }
+    assert set(runs["workload"]) == {"squad", "sentiment140"}
+    assert sorted(runs["seed"].unique()) == [1, 2, 3]
+    per = runs.groupby(["workload", "policy", "seed"])["recurrence"].agg(["min", "max"])
+    assert (per["min"] == 1).all() and (per["max"] == 25).all()
+    assert runs["reached"].any() and runs["profiled"].any()
+    assert read_metadata(out)["policies"][0] == "zeus"
+
+    csv = tmp_path / "summary.csv"
+    capsys.readouterr()
+    assert main(["summarize", str(out), "--out", str(csv)]) == 0
+    printed = capsys.readouterr().out
+    assert "E-save vs baseline cum %" in printed and "E-save vs max-batch cum %" in printed
+    summary = pd.read_csv(csv)
+    assert len(summary) == 2 * 7
+    zeus = summary[(summary.policy == "zeus") & (summary.workload == "sentiment140")].iloc[0]
+    assert zeus["seeds"] == 3 and zeus["recurrences"] == 25
+    assert 0 < zeus["energy_savings_vs_baseline_cum_pct_mean"] < 40
+    pq = tmp_path / "summary.parquet"
+    assert main(["summarize", str(out), "--out", str(pq), "--format", "csv"]) == 0
+    assert len(read_table(pq, "sim_summary")) == 14
+
+
+def test_same_command_same_table_and_jobs_agree(zeus_traces: Path, tmp_path: Path) -> None:
+    base = [
+        "simulate",
+        "--traces",
+        str(zeus_traces),
+        "--gpu",
+        "v100",
+        "--workloads",
+        "imagenet",
+        "--policies",
+        "zeus,pl-only",
+    ]
+    base += ["--seeds", "1,5", "--eta", "0.5,1", "--beta", "2,inf", "--window", "5"]
+    assert main([*base, "--out", str(tmp_path / "a.parquet")]) == 0
+    assert main([*base, "--jobs", "2", "--out", str(tmp_path / "b.parquet")]) == 0
+    a, b = read_table(tmp_path / "a.parquet", "runs"), read_table(tmp_path / "b.parquet", "runs")
+    pd.testing.assert_frame_equal(a, b)
+    assert set(a["eta"]) == {0.5, 1.0} and set(a["beta"]) == {2.0, float("inf")} and set(a["window"]) == {5}
+    # beta = inf: no early stopping, so a try that did not reach ran the full 100 epochs.
+    off = a[(a.beta == float("inf")) & ~a.reached]
+    assert (off["epochs"] == 100).all()
+    on = a[(a.beta == 2.0) & ~a.reached]
+    assert len(on) > 0 and (on["epochs"] < 100).all()
+
+
+def test_arrivals_end_to_end(zeus_traces: Path, tmp_path: Path) -> None:
+    table = tmp_path / "arrivals.csv"
+    assert (
+        main(
+            [
+                "synth-arrivals",
+                "--workloads",
+                "sentiment140,squad",
+                "--groups",
+                "2",
+                "--jobs-per-group",
+                "30",
+                "--out",
+                str(table),
+            ]
+        )
+        == 0
+    )
+    out = tmp_path / "runs.parquet"
+    args = [
+        "simulate",
+        "--traces",
+        str(zeus_traces),
+        "--gpu",
+        "v100",
+        "--arrivals",
+        str(table),
+        "--seeds",
+        "1-2",
+    ]
+    assert main([*args, "--policies", "zeus,baseline,max-batch,oracle", "--out", str(out)]) == 0
+    runs = read_table(out, "runs")
+    assert set(runs["group"]) == {"sentiment140-0", "sentiment140-1", "squad-0", "squad-1"}
+    assert runs.groupby(["group", "policy", "seed"])["recurrence"].max().eq(30).all()
+    assert main(["summarize", str(out)]) == 0
+
+
+def _fails(args: list[str], capsys: pytest.CaptureFixture[str], message: str, out: Path) -> None:
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert message in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--workloads", "nosuch"], "unknown workload 'nosuch'"),
+        (["--gpu", "h100"], "unknown GPU 'h100'"),
+        (["--policies", "zeus,magic"], "unknown policy 'magic'"),
+        (["--eta", "1.5"], "eta must lie in [0, 1]"),
+        (["--eta", "-0.1"], "eta must lie in [0, 1]"),
+        (["--beta", "0"], "beta must be > 0"),
+        (["--beta", "-2"], "beta must be > 0"),
+        (["--seeds", "5-3"], "empty range"),
+        (["--seeds", ","], "empty range"),
+        (["--recurrences", "0"], "recurrences must be >= 1"),
+        (["--window", "-1"], "must be >= 0"),
+    ],
+)
+def test_bad_input_one_line_exit_2_nothing_written(
+    zeus_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    out = tmp_path / "runs.parquet"
+    args = [
+        "simulate",
+        "--traces",
+        str(zeus_traces),
+        "--gpu",
+        "v100",
+        "--seeds",
+        "1",
+        "--recurrences",
+        "3",
+        "--out",
+        str(out),
+    ]
+    # Later options win in argparse: the bad value overrides the good default above.
+    _fails([*args, *extra], capsys, message, out)
+
+
+WORKLOAD_YAML = """\
+workloads:
+  {id}:
+    dataset: cifar100
+    network: shufflenetv2
+    optimizer: adadelta
+    target_metric: 0.6
+    metric: top-1 validation accuracy
+    metric_direction: max
+    max_epochs: {max_epochs}
+    default_batch_size: {b0}
+"""
+
+
+@pytest.mark.parametrize(
+    ("max_epochs", "b0", "message"),
+    [
+        (100, 100, "default batch size 100 is not in the traces"),
+        (1, 1024, "never reaches the target within 1 epochs"),
+    ],
+)
+def test_bad_workload_b0(
+    zeus_traces: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    max_epochs: int,
+    b0: int,
+    message: str,
+) -> None:
+    wf = tmp_path / "w.yaml"
+    wf.write_text(WORKLOAD_YAML.format(id="toy100", max_epochs=max_epochs, b0=b0))
+    out = tmp_path / "runs.parquet"
+    args = [
+        "simulate",
+        "--traces",
+        str(zeus_traces),
+        "--gpu",
+        "v100",
+        "--workloads-file",
+        str(wf),
+        "--workloads",
+        "toy100",
+    ]
+    _fails([*args, "--seeds", "1", "--out", str(out)], capsys, message, out)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("group,start_time,end_time,workload\ng,0,1,squad\n", "missing column(s) runtime_ratio"),
+        (
+            "group,start_time,end_time,workload,runtime_ratio\ng,5,1,squad,1\n",
+            "end_time must be after start_time",
+        ),
+        ("group,start_time,end_time,workload,runtime_ratio\ng,0,1,squad,0\n", "runtime_ratio must be > 0"),
+        ("group,start_time,end_time,workload,runtime_ratio\ng,x,1,squad,1\n", "column 'start_time' row 0"),
+        (
+            "group,start_time,end_time,workload,runtime_ratio\ng,0,1,squad,1\ng,1,2,imagenet,1\n",
+            "more than one workload",
+        ),
+        ("group,start_time,end_time,workload,runtime_ratio\n", "no rows"),
+        ("group,start_time,end_time,workload,runtime_ratio\ng,0,1,nosuch,1\n", "unknown workload 'nosuch'"),
+    ],
+)
+def test_malformed_arrival_tables(
+    zeus_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+) -> None:
+    table = tmp_path / "arrivals.csv"
+    table.write_text(content)
+    out = tmp_path / "runs.parquet"
+    args = [
+        "simulate",
+        "--traces",
+        str(zeus_traces),
+        "--gpu",
+        "v100",
+        "--arrivals",
+        str(table),
+        "--seeds",
+        "1",
+    ]
+    _fails([*args, "--out", str(out)], capsys, message, out)
+
+
+def test_missing_arrival_table_and_runs_table(
+    zeus_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "runs.parquet"
+    args = [
+        "simulate",
+        "--traces",
+        str(zeus_traces),
+        "--gpu",
+        "v100",
+        "--arrivals",
+        str(tmp_path / "none.csv"),
+    ]
+    _fails([*args, "--out", str(out)], capsys, "no such arrival table", out)
+    summary = tmp_path / "s.csv"
+    _fails(
+        ["summarize", str(tmp_path / "none.parquet"), "--out", str(summary)], capsys, "no such file", summary
+    )
+    _fails(
+        ["summarize", str(zeus_traces / "train.parquet"), "--out", str(summary)],
+        capsys,
+        "expected 'runs'",
+        summary,
+    )
