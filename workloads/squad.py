@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -71,54 +72,86 @@ def read_squad(workload_id: str, path: Path) -> list[Example]:
     return examples
 
 
-def _token_span(
-    offsets: list[tuple[int, int]], seq_ids: list[int | None], start_char: int, end_char: int
-) -> tuple[int, int]:
-    """Token positions of the answer ``[start_char, end_char)``; (0, 0) if outside the window."""
-    ctx = [i for i, s in enumerate(seq_ids) if s == 1]
-    if not ctx:
-        return 0, 0
-    first, last = ctx[0], ctx[-1]
-    if offsets[first][0] > start_char or offsets[last][1] < end_char:
-        return 0, 0
-    start = first
-    while start <= last and offsets[start][0] <= start_char:
-        start += 1
-    end = last
-    while end >= first and offsets[end][1] >= end_char:
-        end -= 1
-    return start - 1, end + 1
+def _answer_chars(examples: list[Example]) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end (exclusive) character of every gold answer, ``(n, K)``, ``-1`` padding."""
+    k = max(len(a) for _, _, a in examples)
+    starts = np.full((len(examples), k), -1, dtype=np.int64)
+    ends = np.full((len(examples), k), -1, dtype=np.int64)
+    for e, (_, _, answers) in enumerate(examples):
+        for j, (start, text) in enumerate(answers):
+            starts[e, j], ends[e, j] = start, start + len(text)
+    return starts, ends
+
+
+def token_spans(
+    context: np.ndarray, offsets: np.ndarray, start_char: np.ndarray, end_char: np.ndarray
+) -> np.ndarray:
+    """Token span ``(N, 2)`` of each feature's answer; ``(0, 0)`` (``[CLS]``) when it is outside the window.
+
+    Args:
+        context: ``(N, L)`` bool, the context tokens of each feature.
+        offsets: ``(N, L, 2)`` character offsets of each token in the context.
+        start_char: ``(N,)`` first character of the answer; ``-1`` for no answer.
+        end_char: ``(N,)`` one past its last character.
+    """
+    n, seq = context.shape
+    pos = np.broadcast_to(np.arange(seq), (n, seq))
+    first = np.where(context, pos, seq).min(axis=1)
+    last = np.where(context, pos, -1).max(axis=1)
+    has_context = last >= 0
+    rows = np.arange(n)
+    inside = (
+        has_context
+        & (start_char >= 0)
+        & (offsets[rows, np.minimum(first, seq - 1), 0] <= start_char)
+        & (offsets[rows, np.maximum(last, 0), 1] >= end_char)
+    )
+    start = np.where(context & (offsets[..., 0] <= start_char[:, None]), pos, -1).max(axis=1)
+    end = np.where(context & (offsets[..., 1] >= end_char[:, None]), pos, seq).min(axis=1)
+    spans = np.stack((start, end), axis=1)
+    spans[~inside] = 0
+    spans[start_char < 0] = -1
+    return spans
 
 
 def squad_features(
-    examples: list[Example], tokenizer: Any, seq_len: int, stride: int
+    examples: list[Example], tokenizer: Any, seq_len: int, stride: int, chunk: int = 2000
 ) -> dict[str, torch.Tensor]:
     """Tokenised features: model inputs, the first answer's span, and all gold spans.
 
-    ``answer_spans`` is ``(N, K, 2)`` with ``-1`` padding (K = most answers of any question).
+    Examples are tokenised ``chunk`` at a time into fixed-length arrays (no per-token Python
+    objects). ``answer_spans`` is ``(N, K, 2)`` with ``-1`` padding (K = most answers of any
+    question).
     """
-    enc = tokenizer(
-        [q for q, _, _ in examples],
-        [c for _, c, _ in examples],
-        truncation="only_second",
-        max_length=seq_len,
-        stride=stride,
-        return_overflowing_tokens=True,
-        return_offsets_mapping=True,
-        padding="max_length",
-    )
-    k = max(len(a) for _, _, a in examples)
-    spans = torch.full((len(enc["input_ids"]), k, 2), -1, dtype=torch.long)
-    for i, offsets in enumerate(enc["offset_mapping"]):
-        seq_ids = enc.sequence_ids(i)
-        for j, (start_char, text) in enumerate(examples[enc["overflow_to_sample_mapping"][i]][2]):
-            spans[i, j] = torch.tensor(_token_span(offsets, seq_ids, start_char, start_char + len(text)))
-    return {
-        **{name: torch.tensor(enc[name], dtype=torch.long) for name in MODEL_INPUTS},
-        "start_positions": spans[:, 0, 0].clone(),
-        "end_positions": spans[:, 0, 1].clone(),
-        "answer_spans": spans,
-    }
+    starts, ends = _answer_chars(examples)
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in (*MODEL_INPUTS, "answer_spans")}
+    for lo in range(0, len(examples), chunk):
+        block = examples[lo : lo + chunk]
+        enc = tokenizer(
+            [q for q, _, _ in block],
+            [c for _, c, _ in block],
+            truncation="only_second",
+            max_length=seq_len,
+            stride=stride,
+            return_overflowing_tokens=True,
+            return_offsets_mapping=True,
+            padding="max_length",
+            return_tensors="np",
+        )
+        example = lo + np.asarray(enc["overflow_to_sample_mapping"])
+        offsets = np.asarray(enc["offset_mapping"])
+        context = (np.asarray(enc["token_type_ids"]) == 1) & (offsets[..., 1] > 0)
+        spans = [
+            token_spans(context, offsets, starts[example, j], ends[example, j])
+            for j in range(starts.shape[1])
+        ]
+        parts["answer_spans"].append(np.stack(spans, axis=1))
+        for name in MODEL_INPUTS:
+            parts[name].append(np.asarray(enc[name], dtype=np.int64))
+    out = {name: torch.from_numpy(np.concatenate(arrays)) for name, arrays in parts.items()}
+    out["start_positions"] = out["answer_spans"][:, 0, 0].clone()
+    out["end_positions"] = out["answer_spans"][:, 0, 1].clone()
+    return out
 
 
 def best_spans(

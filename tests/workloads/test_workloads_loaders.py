@@ -187,3 +187,30 @@ def test_movielens_ndcg_of_a_perfect_ranker_is_one():
     # User 0: rank 0 (gain 1); user 1: one candidate ahead, rank 1 (gain 1/log2(3)).
     assert hr == 1.0
     assert ndcg == pytest.approx((1 + 1 / math.log2(3)) / 2)
+
+
+def test_squad_long_context_overflows_into_windows(squad_root):
+    from workloads._bert import load_tokenizer
+    from workloads.squad import squad_features
+
+    context = "the cat sat on the mat. " * 6 + "alice lives in the red house."
+    start = context.index("the red house")
+    examples = [("who lives there?", context, [(start, "the red house"), (0, "the cat")])]
+    tok = load_tokenizer("squad", squad_root, 128)
+    feats = squad_features(examples, tok, seq_len=24, stride=8, chunk=1)
+    vocab = (squad_root / "vocab.txt").read_text().splitlines()
+    n = len(feats["input_ids"])
+    assert n >= 3  # the context spans several windows
+    spans = feats["answer_spans"]
+    found = 0
+    for i in range(n):
+        s, e = spans[i, 0].tolist()
+        if (s, e) == (0, 0):
+            continue  # this window misses the answer: target [CLS]
+        assert " ".join(vocab[t] for t in feats["input_ids"][i, s : e + 1].tolist()) == "the red house"
+        found += 1
+    assert found >= 1 and (spans[:, 0] == 0).all(dim=1).any()  # some windows miss it
+    assert (
+        " ".join(vocab[t] for t in feats["input_ids"][0, spans[0, 1, 0] : spans[0, 1, 1] + 1].tolist())
+        == "the cat"
+    )
