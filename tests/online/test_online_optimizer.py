@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from zeus_bench.errors import ConfigError
+from zeus_bench.online.optimizer import BatchSizeOptimizer
+from zeus_bench.sim.policies.bandit import PruningThompsonSampling
+
+BATCH_SIZES = [16, 32, 64, 128, 256]
+
+
+def outcome(bs: int, rng: np.random.Generator) -> tuple[float, bool]:
+    """A synthetic job: 64 is cheapest, 256 never reaches the target, costs are noisy."""
+    base = {16: 900.0, 32: 700.0, 64: 500.0, 128: 650.0, 256: 1500.0}[bs]
+    return base * rng.uniform(0.9, 1.1), bs != 256
+
+
+def test_persisted_optimizer_resumes_exactly(tmp_path):
+    """Twelve recurrences, each in a fresh object from the file, against one in-memory bandit."""
+    path = tmp_path / "job.optimizer.json"
+    reference = PruningThompsonSampling(BATCH_SIZES, 128, np.random.default_rng(7))
+    env_a, env_b = np.random.default_rng(99), np.random.default_rng(99)
+    chosen = []
+    for _ in range(12):
+        opt = BatchSizeOptimizer(path, BATCH_SIZES, 128, eta=0.5, beta=2.0, seed=7)
+        bs = opt.next_batch_size()
+        assert bs == reference.predict()
+        cost, reached = outcome(bs, env_a)
+        ref_cost, ref_reached = outcome(bs, env_b)
+        opt.report(bs, cost, reached, energy_j=cost, time_s=1.0)
+        reference.observe(bs, ref_cost, ref_reached)
+        chosen.append(bs)
+    final = BatchSizeOptimizer(path, BATCH_SIZES, 128, seed=7)
+    assert final.policy.state_dict() == reference.state_dict()
+    assert [r.batch_size for r in final.runs] == chosen
+    assert final.best_batch_size() == reference.best_batch_size() == 64
+    assert chosen[:4] == [128, 64, 32, 16]  # pruning goes down from the default first
+    # a crash between predict and report: the next recurrence is asked the same
+    again = BatchSizeOptimizer(path, BATCH_SIZES, 128, seed=7)
+    assert again.next_batch_size() == BatchSizeOptimizer(path, BATCH_SIZES, 128, seed=7).next_batch_size()
+
+
+def test_early_stop_threshold(tmp_path):
+    opt = BatchSizeOptimizer(tmp_path / "s.json", BATCH_SIZES, 64, beta=2.0)
+    assert opt.best_cost_j() == math.inf and not opt.should_stop(1e12)
+    opt.report(64, 100.0, True)
+    opt.report(32, 80.0, False)  # failed runs do not set the bar
+    assert opt.best_cost_j() == 100.0
+    assert not opt.should_stop(200.0)
+    assert opt.should_stop(200.1)
+    off = BatchSizeOptimizer(tmp_path / "s2.json", BATCH_SIZES, 64, beta=math.inf)
+    off.report(64, 1.0, True)
+    assert not off.should_stop(1e300)
+
+
+def test_state_file_layout(tmp_path):
+    path = tmp_path / "s.json"
+    opt = BatchSizeOptimizer(path, BATCH_SIZES, 64)
+    opt.report(64, 10.0, True, energy_j=8.0, time_s=2.0, epochs=3)
+    data = json.loads(path.read_text())
+    assert data["version"] == 1 and data["job"]["default_batch_size"] == 64
+    assert data["runs"][0]["batch_size"] == 64 and data["runs"][0]["epochs"] == 3
+    assert data["policy"]["history"] == [[64, 10.0, True]]
+
+
+def test_mismatched_or_corrupt_state(tmp_path):
+    path = tmp_path / "s.json"
+    BatchSizeOptimizer(path, BATCH_SIZES, 64).report(64, 1.0, True)
+    with pytest.raises(ConfigError, match=r"different batch_sizes, default_batch_size"):
+        BatchSizeOptimizer(path, [8, 16], 16)
+    with pytest.raises(ConfigError, match="different eta"):
+        BatchSizeOptimizer(path, BATCH_SIZES, 64, eta=0.9)
+    path.write_text("{not json")
+    with pytest.raises(ConfigError, match="corrupt batch-size optimizer state"):
+        BatchSizeOptimizer(path, BATCH_SIZES, 64)
+    path.write_text(json.dumps({"version": 99}))
+    with pytest.raises(ConfigError, match="state version 99"):
+        BatchSizeOptimizer(path, BATCH_SIZES, 64)
+
+
+def test_invalid_arguments(tmp_path):
+    with pytest.raises(ConfigError, match="eta"):
+        BatchSizeOptimizer(tmp_path / "a.json", BATCH_SIZES, 64, eta=2)
+    with pytest.raises(ConfigError, match="beta"):
+        BatchSizeOptimizer(tmp_path / "a.json", BATCH_SIZES, 64, beta=0)
+    with pytest.raises(ConfigError, match="default batch size 48"):
+        BatchSizeOptimizer(tmp_path / "a.json", BATCH_SIZES, 48)
+    with pytest.raises(ConfigError, match="batch size 7"):
+        BatchSizeOptimizer(tmp_path / "a.json", BATCH_SIZES, 64).report(7, 1.0, True)
