@@ -45,25 +45,27 @@ class Task:
         return len(self.betas) * len(self.seeds)
 
 
-def _block(task: Task, beta: float, seed: int, rows: list[Row], groups: list[str] | None) -> pd.DataFrame:
-    """Rows of one replay as a frame with identity columns."""
+def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -> pd.DataFrame:
+    """All rows of a task as one frame with identity columns (built once, not per replay)."""
+    rows = [r for *_, block in blocks for r in block]
     n = len(rows)
+    sizes = [len(block) for *_, block in blocks]
     cols: list[Sequence[object]] = list(zip(*rows, strict=True)) if n else [[] for _ in RUN_FIELDS]
     data: dict[str, object] = {
-        "gpu": [task.job.gpu] * n,
-        "workload": [task.job.workload.id] * n,
-        "policy": [task.policy] * n,
-        "seed": np.full(n, seed, dtype=np.int64),
+        "gpu": np.full(n, task.job.gpu, dtype=object),
+        "workload": np.full(n, task.job.workload.id, dtype=object),
+        "policy": np.full(n, task.policy, dtype=object),
+        "seed": np.repeat(np.array([b[1] for b in blocks], dtype=np.int64), sizes),
         "eta": np.full(n, task.eta),
-        "beta": np.full(n, beta),
+        "beta": np.repeat(np.array([b[0] for b in blocks], dtype=float), sizes),
     }
     for name, values in zip(RUN_FIELDS, cols, strict=True):
         data[name] = np.asarray(values)
     data["window"] = np.full(n, task.window, dtype=np.int64)
     data["num_gpus"] = np.full(n, task.job.num_gpus, dtype=np.int64)
     data["max_power_w"] = np.full(n, task.job.max_power_w)
-    if groups is not None:
-        data["group"] = groups
+    if task.arrivals is not None:
+        data["group"] = np.repeat(np.array([b[2] for b in blocks], dtype=object), sizes)
     return pd.DataFrame(data)
 
 
@@ -71,29 +73,23 @@ def run_task(task: Task, progress: Progress | None = None) -> pd.DataFrame:
     """Replay one task; returns its rows."""
     model = JobModel(task.job, task.eta)
     policy_cls = get_policy(task.policy)
-    frames = []
+    blocks: list[tuple[float, int, str | None, list[Row]]] = []
+    groups = [] if task.arrivals is None else list(task.arrivals.groupby("group", sort=True))
     for beta in task.betas:
         for seed in task.seeds:
             if task.arrivals is None:
-                frames.append(
-                    _block(
-                        task,
-                        beta,
-                        seed,
-                        replay(model, policy_cls, seed, beta, task.recurrences, task.window),
-                        None,
-                    )
+                blocks.append(
+                    (beta, seed, None, replay(model, policy_cls, seed, beta, task.recurrences, task.window))
                 )
-            else:
-                for group, g in task.arrivals.groupby("group", sort=True):
-                    rows = replay_group(
-                        model, policy_cls, seed, beta, g["start_time"].to_numpy(), g["end_time"].to_numpy(),
-                        g["runtime_ratio"].to_numpy(), task.window,
-                    )  # fmt: skip
-                    frames.append(_block(task, beta, seed, rows, [str(group)] * len(rows)))
+            for group, g in groups:
+                rows = replay_group(
+                    model, policy_cls, seed, beta, g["start_time"].to_numpy(), g["end_time"].to_numpy(),
+                    g["runtime_ratio"].to_numpy(), task.window,
+                )  # fmt: skip
+                blocks.append((beta, seed, str(group), rows))
             if progress is not None:
                 progress(1)
-    return pd.concat(frames, ignore_index=True)
+    return _frame(task, blocks)
 
 
 def _run_task_quiet(task: Task) -> pd.DataFrame:

@@ -112,6 +112,7 @@ class PruningThompsonSampling:
         self._rewards: dict[int, list[float]] = {}
         self._history: list[tuple[int, float, bool]] = []
         self._post_cache: dict[int, tuple[float, float]] = {}
+        self._explored = False
         self._start_round()
 
     # ----------------------------------------------------------------- pruning state machine
@@ -177,12 +178,15 @@ class PruningThompsonSampling:
         # One random visiting order per prediction, drawn even when every arm is explored,
         # then one posterior sample per arm in arm order: the paper's sequence of draws.
         order = self.rng.choice(len(arms), len(arms), replace=False)
-        for i in order:
-            if len(self._window(arms[i])) < MIN_OBSERVATIONS:
-                return arms[i]
+        if not self._explored:
+            for i in order:
+                if len(self._window(arms[i])) < MIN_OBSERVATIONS:
+                    return arms[i]
+            # Counts never fall again unless the window is shorter than the exploration.
+            self._explored = self.window == 0 or self.window >= MIN_OBSERVATIONS
         means, stds = self._posteriors(arms)
         samples = self.rng.normal(means, stds)
-        return arms[int(np.argmax(samples))]
+        return arms[int(samples.argmax())]
 
     def observe(self, batch_size: int, cost: float, reached: bool) -> None:
         """Feed back the outcome of one run.
@@ -245,8 +249,13 @@ class PruningThompsonSampling:
 
     def _posteriors(self, arms: Sequence[int]) -> tuple[list[float], list[float]]:
         """Posterior means and standard deviations of several arms."""
-        posts = [self._posterior(b) for b in arms]
-        return [p[0] for p in posts], [p[1] for p in posts]
+        cache = self._post_cache
+        means, stds = [], []
+        for b in arms:
+            post = cache.get(b) or self._posterior(b)
+            means.append(post[0])
+            stds.append(post[1])
+        return means, stds
 
     # ----------------------------------------------------------------------------- persistence
     def state_dict(self) -> dict[str, Any]:
