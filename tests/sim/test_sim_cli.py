@@ -272,3 +272,71 @@ def test_missing_arrival_table_and_runs_table(
         "expected 'runs'",
         summary,
     )
+
+
+USER_POLICY = """\
+from zeus_bench.sim.policies import Decision, Outcome, Policy, register_policy
+
+
+@register_policy
+class EpsilonGreedy(Policy):
+    name = "test-eps-greedy"
+    randomized = True
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.costs = {}  # batch size -> costs of successful tries
+        self.limits = {}  # batch size -> JIT limit
+
+    def predict(self):
+        sizes = [int(b) for b in self.ctx.job.batch_sizes]
+        tried = {b: sum(c) / len(c) for b, c in self.costs.items() if c}
+        if not tried or self.ctx.rng.random() < 0.1:
+            b = sizes[int(self.ctx.rng.integers(len(sizes)))] if tried else self.ctx.job.b0
+        else:
+            b = min(tried, key=tried.get)
+        return Decision(b, self.limits.get(b))
+
+    def observe(self, outcome):
+        if outcome.profiled:
+            self.limits[outcome.batch_size] = outcome.power_limit_w
+        if outcome.reached:
+            self.costs.setdefault(outcome.batch_size, []).append(outcome.cost)
+"""
+
+
+def test_user_policy_module(zeus_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    module = tmp_path / "my_policies.py"
+    module.write_text(USER_POLICY)
+    out = tmp_path / "runs.parquet"
+    args = [
+        "simulate",
+        "--traces",
+        str(zeus_traces),
+        "--gpu",
+        "v100",
+        "--workloads",
+        "squad",
+        "--seeds",
+        "1-2",
+    ]
+    args += ["--policy-module", str(module), "--policies", "test-eps-greedy,baseline", "--jobs", "2"]
+    assert main([*args, "--out", str(out)]) == 0
+    runs = read_table(out, "runs")
+    mine = runs[runs.policy == "test-eps-greedy"]
+    assert mine["recurrence"].max() == 2 * 7 * 7 and mine["batch_size"].nunique() > 1
+    bad = tmp_path / "bad.py"
+    bad.write_text("raise RuntimeError('boom')\n")
+    other = tmp_path / "other.parquet"
+    _fails(
+        [*args[:-6], "--policy-module", str(bad), "--out", str(other)],
+        capsys,
+        "failed to import: RuntimeError: boom",
+        other,
+    )
+    _fails(
+        [*args[:-6], "--policy-module", "no_such_module_xyz", "--out", str(other)],
+        capsys,
+        "No module named",
+        other,
+    )

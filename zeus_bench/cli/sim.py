@@ -72,6 +72,13 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--policies", default="all", help="'all' (default) or comma-separated policy names")
     p.add_argument(
+        "--policy-module",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import a module (dotted name or .py file) that registers extra policies; repeatable",
+    )
+    p.add_argument(
         "--seeds",
         type=int_range_arg,
         default=list(range(1, 11)),
@@ -152,9 +159,12 @@ def _simulate(args: argparse.Namespace) -> int:
     from zeus_bench.sim.arrivals import read_arrivals
     from zeus_bench.sim.grid import plan, simulate
     from zeus_bench.sim.policies import POLICIES
+    from zeus_bench.sim.policies.base import load_policy_module
     from zeus_bench.store import write_table
 
     log = logging.getLogger("zeus_bench.cli.sim")
+    for module in args.policy_module:
+        load_policy_module(module)
     traces = TraceSet(args.traces, args.workloads_file)
     policies = (
         list(POLICIES)
@@ -178,6 +188,7 @@ def _simulate(args: argparse.Namespace) -> int:
             args.recurrences,
             args.window,
             arrivals,
+            args.policy_module,
         )
     start = time.perf_counter()
     with tqdm(
@@ -192,6 +203,7 @@ def _simulate(args: argparse.Namespace) -> int:
         "policies": policies,
         "seeds": args.seeds,
         "arrivals": None if args.arrivals is None else str(args.arrivals),
+        "policy_modules": args.policy_module,
     }
     write_table(runs, args.out, "runs", provenance=provenance)
     log.info(

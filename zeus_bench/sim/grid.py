@@ -19,6 +19,7 @@ from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace, TraceSet
 from zeus_bench.sim.arrivals import replay_group
 from zeus_bench.sim.policies import get_policy
+from zeus_bench.sim.policies.base import load_policy_module
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel, Row, check_job, default_recurrences, replay
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,7 @@ class Task:
     recurrences: int
     window: int
     arrivals: pd.DataFrame | None = None
+    policy_modules: tuple[str, ...] = ()
 
     @property
     def units(self) -> int:
@@ -71,6 +73,8 @@ def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -
 
 def run_task(task: Task, progress: Progress | None = None) -> pd.DataFrame:
     """Replay one task; returns its rows."""
+    for module in task.policy_modules:  # worker processes need the user's policies too
+        load_policy_module(module)
     model = JobModel(task.job, task.eta)
     policy_cls = get_policy(task.policy)
     blocks: list[tuple[float, int, str | None, list[Row]]] = []
@@ -107,6 +111,7 @@ def plan(
     recurrences: int | None = None,
     window: int = 0,
     arrivals: pd.DataFrame | None = None,
+    policy_modules: Sequence[str] = (),
 ) -> list[Task]:
     """Check the inputs and lay out the tasks (no replay yet).
 
@@ -122,6 +127,8 @@ def plan(
         raise ConfigError("no seeds given")
     if not policies:
         raise ConfigError("no policies given")
+    for module in policy_modules:
+        load_policy_module(module)
     for p in policies:
         get_policy(p)
     if window < 0:
@@ -149,7 +156,9 @@ def plan(
         sub = None if arrivals is None else arrivals[arrivals["workload"] == w]
         for eta in etas:
             for p in policies:
-                tasks.append(Task(job, eta, p, tuple(betas), tuple(seeds), n_rec, window, sub))
+                tasks.append(
+                    Task(job, eta, p, tuple(betas), tuple(seeds), n_rec, window, sub, tuple(policy_modules))
+                )
     return tasks
 
 

@@ -147,3 +147,38 @@ def get_policy(name: str) -> type[Policy]:
         return POLICIES[name]
     except KeyError:
         raise UnknownPolicyError(f"unknown policy {name!r}; known: {', '.join(POLICIES)}") from None
+
+
+def load_policy_module(spec: str) -> None:
+    """Import a module that registers policies: a dotted module name or a ``.py`` file path.
+
+    Raises:
+        ConfigError: the module cannot be found or fails to import.
+    """
+    import importlib
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    try:
+        if spec.endswith(".py"):
+            path = Path(spec)
+            if not path.is_file():
+                raise ConfigError(f"policy module {spec!r}: no such file")
+            name = f"zeus_bench_user_policies_{path.stem}"
+            if name in sys.modules:
+                return
+            module_spec = importlib.util.spec_from_file_location(name, path)
+            if module_spec is None or module_spec.loader is None:
+                raise ConfigError(f"policy module {spec!r}: cannot be loaded")
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[name] = module
+            module_spec.loader.exec_module(module)
+        else:
+            importlib.import_module(spec)
+    except ConfigError:
+        raise
+    except ImportError as exc:
+        raise ConfigError(f"policy module {spec!r}: {exc}") from None
+    except Exception as exc:  # a user's module may fail in any way: one line, not a traceback
+        raise ConfigError(f"policy module {spec!r} failed to import: {type(exc).__name__}: {exc}") from None
