@@ -238,6 +238,11 @@ class Movielens1mNeuMF(TorchWorkload):
             for raw in batches:
                 batch = self.to_device(raw, device)
                 items = batch["items"]
+                if items.dim() != 2:
+                    raise ValueError(
+                        "evaluate() takes ranking batches (users (U,), items (U, 101)), as from "
+                        "real_loader(root, 'val', ...) or synthetic_eval_batches"
+                    )
                 scores = model(batch["users"][:, None].expand_as(items), items).float()
                 rank = (scores[:, 1:] >= scores[:, :1]).sum(dim=1)
                 hit = rank < TOP_K

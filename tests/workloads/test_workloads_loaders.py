@@ -184,6 +184,8 @@ def test_movielens_ndcg_of_a_perfect_ranker_is_one():
 
     batch = {"users": torch.tensor([0, 1]), "items": torch.tensor([[0, 5, 6], [3, 1, 9]])}
     hr, ndcg = w.ranking_metrics(FirstWins(), [batch])
+    with pytest.raises(ValueError, match="takes ranking batches"):
+        w.evaluate(FirstWins(), [{"users": torch.tensor([0]), "items": torch.tensor([1])}])
     # User 0: rank 0 (gain 1); user 1: one candidate ahead, rank 1 (gain 1/log2(3)).
     assert hr == 1.0
     assert ndcg == pytest.approx((1 + 1 / math.log2(3)) / 2)
