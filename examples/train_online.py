@@ -1,0 +1,137 @@
+"""Train a small model with Zeus online: batch-size optimizer + JIT power-limit profiler.
+
+Each run of this script is one *recurrence* of the job: it asks the persisted optimizer for a
+batch size, trains until the validation accuracy reaches the target (or the epoch limit, or an
+early stop), and reports the run's energy-time cost back. Run it several times (or pass
+``--recurrences``) and watch the batch size settle.
+
+On a CPU with the fake GPU (no NVIDIA hardware needed)::
+
+    ZEUS_BENCH_FAKE_STATE=/tmp/fake-gpu.json python examples/train_online.py \
+        --backend fake --device cpu --state-dir /tmp/zeus-job --recurrences 6
+
+On a real GPU (setting limits needs root or CAP_SYS_ADMIN; add --observe to only measure)::
+
+    python examples/train_online.py --backend nvml --device cuda --state-dir ~/zeus-job
+
+The Zeus part is the ``ZeusCallback`` lines: construct, ``with zeus:``, ``zeus.epochs()``,
+``on_step_begin``/``on_step_end`` around each step and ``on_epoch_end(metric)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from zeus_bench.device import get_backend
+from zeus_bench.online.callback import ZeusCallback
+from zeus_bench.online.profiler import ProfilerConfig
+
+
+def make_data(
+    n: int, dim: int, classes: int, seed: int, device: torch.device, args_noise: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Overlapping Gaussian clusters: a task a small MLP learns in a few epochs."""
+    g = torch.Generator().manual_seed(seed)
+    centers = torch.randn(classes, dim, generator=torch.Generator().manual_seed(1234)) * 2.0
+    y = torch.randint(0, classes, (n,), generator=g)
+    x = centers[y] + torch.randn(n, dim, generator=g) * args_noise
+    return x.to(device), y.to(device)
+
+
+def one_recurrence(args: argparse.Namespace, backend: object) -> dict:
+    device = torch.device(args.device)
+    x_train, y_train = make_data(args.train_samples, args.dim, args.classes, 0, device, args.noise)
+    x_val, y_val = make_data(2000, args.dim, args.classes, 1, device, args.noise)
+
+    zeus = ZeusCallback(
+        job="gaussian-mlp",
+        batch_sizes=args.batch_sizes,
+        default_batch_size=args.default_batch_size,
+        target_metric=args.target,
+        max_epochs=args.max_epochs,
+        state_dir=args.state_dir,
+        eta=args.eta,
+        beta=args.beta,
+        backend=backend,  # type: ignore[arg-type]
+        observe=args.observe,
+        profiler=ProfilerConfig(
+            eta=args.eta,
+            step_w=args.step_w,
+            warmup_iters=3,
+            warmup_min_s=args.profile_s / 4,
+            profile_iters=10,
+            profile_min_s=args.profile_s,
+        ),
+    )
+    bs = zeus.batch_size
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(args.dim, 256), nn.ReLU(), nn.Linear(256, args.classes)).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05 * bs / 64, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+    fake_gpu = zeus.gpus[0] if backend.name == "fake" else None  # type: ignore[attr-defined]
+    if fake_gpu is not None:
+        fake_gpu.set_load(min(1.0, 0.4 + bs / 512))  # larger batches keep the (fake) GPU busier
+    with zeus:
+        for _epoch in zeus.epochs():
+            perm = torch.randperm(len(x_train), device=device)
+            for i in range(0, len(perm) - bs + 1, bs):
+                idx = perm[i : i + bs]
+                zeus.on_step_begin()
+                step_s = time.perf_counter()
+                loss = loss_fn(model(x_train[idx]), y_train[idx])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                step_s = time.perf_counter() - step_s
+                if fake_gpu is not None:  # the fake GPU's throughput model: capped steps run longer
+                    time.sleep(step_s * (1.0 / fake_gpu.relative_throughput() - 1.0))
+                zeus.on_step_end(samples=bs)
+            with torch.no_grad():
+                acc = (model(x_val).argmax(1) == y_val).float().mean().item()
+            zeus.on_epoch_end(metric=acc)
+    return zeus.summary()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--backend", choices=("nvml", "fake"), default=None)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument(
+        "--state-dir", type=Path, required=True, help="the job's persisted optimizer and profiles"
+    )
+    ap.add_argument("--recurrences", type=int, default=1)
+    ap.add_argument(
+        "--observe", action="store_true", help="never set power limits (measure at the current one)"
+    )
+    ap.add_argument("--eta", type=float, default=0.5)
+    ap.add_argument("--beta", type=float, default=2.0)
+    ap.add_argument("--batch-sizes", type=int, nargs="+", default=[32, 64, 128, 256, 512])
+    ap.add_argument("--default-batch-size", type=int, default=128)
+    ap.add_argument("--target", type=float, default=0.93, help="validation accuracy to reach")
+    ap.add_argument("--max-epochs", type=int, default=20)
+    ap.add_argument("--train-samples", type=int, default=50000)
+    ap.add_argument("--dim", type=int, default=64)
+    ap.add_argument("--classes", type=int, default=10)
+    ap.add_argument(
+        "--noise", type=float, default=4.0, help="spread of the clusters (harder task when larger)"
+    )
+    ap.add_argument("--profile-s", type=float, default=0.2, help="seconds measured per power limit")
+    ap.add_argument("--step-w", type=float, default=100.0, help="step between profiled power limits, W")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    backend = get_backend(args.backend)
+    for _ in range(args.recurrences):
+        print(json.dumps(one_recurrence(args, backend)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
