@@ -16,11 +16,15 @@ RUN_COLUMNS = [
 ]  # fmt: skip
 
 
+def sim_args(traces: Path, *extra: str) -> list[str]:
+    return ["simulate", "--traces", str(traces), "--gpu", "v100", *extra]
+
+
 def test_simulate_then_summarize(
     zeus_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "runs.parquet"
-    args = ["simulate", "--traces", str(zeus_traces), "--gpu", "v100", "--workloads", "squad,sentiment140"]
+    args = sim_args(zeus_traces, "--workloads", "squad,sentiment140")
     args += ["--seeds", "1-3", "--recurrences", "25", "--out", str(out)]
     assert main(args) == 0
     runs = read_table(out, "runs")
@@ -57,17 +61,7 @@ def test_simulate_then_summarize(
 
 
 def test_same_command_same_table_and_jobs_agree(zeus_traces: Path, tmp_path: Path) -> None:
-    base = [
-        "simulate",
-        "--traces",
-        str(zeus_traces),
-        "--gpu",
-        "v100",
-        "--workloads",
-        "imagenet",
-        "--policies",
-        "zeus,pl-only",
-    ]
+    base = sim_args(zeus_traces, "--workloads", "imagenet", "--policies", "zeus,pl-only")
     base += ["--seeds", "1,5", "--eta", "0.5,1", "--beta", "2,inf", "--window", "5"]
     assert main([*base, "--out", str(tmp_path / "a.parquet")]) == 0
     assert main([*base, "--jobs", "2", "--out", str(tmp_path / "b.parquet")]) == 0
@@ -100,17 +94,7 @@ def test_arrivals_end_to_end(zeus_traces: Path, tmp_path: Path) -> None:
         == 0
     )
     out = tmp_path / "runs.parquet"
-    args = [
-        "simulate",
-        "--traces",
-        str(zeus_traces),
-        "--gpu",
-        "v100",
-        "--arrivals",
-        str(table),
-        "--seeds",
-        "1-2",
-    ]
+    args = sim_args(zeus_traces, "--arrivals", str(table), "--seeds", "1-2")
     assert main([*args, "--policies", "zeus,baseline,max-batch,oracle", "--out", str(out)]) == 0
     runs = read_table(out, "runs")
     assert set(runs["group"]) == {"sentiment140-0", "sentiment140-1", "squad-0", "squad-1"}
@@ -147,19 +131,7 @@ def test_bad_input_one_line_exit_2_nothing_written(
     zeus_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
 ) -> None:
     out = tmp_path / "runs.parquet"
-    args = [
-        "simulate",
-        "--traces",
-        str(zeus_traces),
-        "--gpu",
-        "v100",
-        "--seeds",
-        "1",
-        "--recurrences",
-        "3",
-        "--out",
-        str(out),
-    ]
+    args = sim_args(zeus_traces, "--seeds", "1", "--recurrences", "3", "--out", str(out))
     # Later options win in argparse: the bad value overrides the good default above.
     _fails([*args, *extra], capsys, message, out)
 
@@ -196,17 +168,7 @@ def test_bad_workload_b0(
     wf = tmp_path / "w.yaml"
     wf.write_text(WORKLOAD_YAML.format(id="toy100", max_epochs=max_epochs, b0=b0))
     out = tmp_path / "runs.parquet"
-    args = [
-        "simulate",
-        "--traces",
-        str(zeus_traces),
-        "--gpu",
-        "v100",
-        "--workloads-file",
-        str(wf),
-        "--workloads",
-        "toy100",
-    ]
+    args = sim_args(zeus_traces, "--workloads-file", str(wf), "--workloads", "toy100")
     _fails([*args, "--seeds", "1", "--out", str(out)], capsys, message, out)
 
 
@@ -234,17 +196,7 @@ def test_malformed_arrival_tables(
     table = tmp_path / "arrivals.csv"
     table.write_text(content)
     out = tmp_path / "runs.parquet"
-    args = [
-        "simulate",
-        "--traces",
-        str(zeus_traces),
-        "--gpu",
-        "v100",
-        "--arrivals",
-        str(table),
-        "--seeds",
-        "1",
-    ]
+    args = sim_args(zeus_traces, "--arrivals", str(table), "--seeds", "1")
     _fails([*args, "--out", str(out)], capsys, message, out)
 
 
@@ -252,15 +204,7 @@ def test_missing_arrival_table_and_runs_table(
     zeus_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "runs.parquet"
-    args = [
-        "simulate",
-        "--traces",
-        str(zeus_traces),
-        "--gpu",
-        "v100",
-        "--arrivals",
-        str(tmp_path / "none.csv"),
-    ]
+    args = sim_args(zeus_traces, "--arrivals", str(tmp_path / "none.csv"))
     _fails([*args, "--out", str(out)], capsys, "no such arrival table", out)
     summary = tmp_path / "s.csv"
     _fails(
@@ -309,17 +253,7 @@ def test_user_policy_module(zeus_traces: Path, tmp_path: Path, capsys: pytest.Ca
     module = tmp_path / "my_policies.py"
     module.write_text(USER_POLICY)
     out = tmp_path / "runs.parquet"
-    args = [
-        "simulate",
-        "--traces",
-        str(zeus_traces),
-        "--gpu",
-        "v100",
-        "--workloads",
-        "squad",
-        "--seeds",
-        "1-2",
-    ]
+    args = sim_args(zeus_traces, "--workloads", "squad", "--seeds", "1-2")
     args += ["--policy-module", str(module), "--policies", "test-eps-greedy,baseline", "--jobs", "2"]
     assert main([*args, "--out", str(out)]) == 0
     runs = read_table(out, "runs")

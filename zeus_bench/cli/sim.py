@@ -21,33 +21,23 @@ def _list_of(item: Any) -> Any:
     return parse
 
 
-def _recurrences_arg(text: str) -> int | None:
-    if text == "auto":
-        return None
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not 'auto' or an integer: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"recurrences must be >= 1, got {n}")
-    return n
+def _int_at_least(minimum: int, what: str = "value", auto: bool = False) -> Any:
+    """Build an argparse type: an integer >= ``minimum`` (``auto`` -> None when allowed)."""
 
+    def parse(text: str) -> int | None:
+        if auto and text == "auto":
+            return None
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"not {'auto or ' if auto else ''}an integer: {text!r}"
+            ) from None
+        if n < minimum:
+            raise argparse.ArgumentTypeError(f"{what} must be >= {minimum}, got {n}")
+        return n
 
-def _nonneg_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {n}")
-    return n
-
-
-def _pos_int(text: str) -> int:
-    n = _nonneg_int(text)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {n}")
-    return n
+    return parse
 
 
 def register(sub: Any) -> None:
@@ -98,14 +88,14 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--recurrences",
-        type=_recurrences_arg,
+        type=_int_at_least(1, "recurrences", auto=True),
         default=None,
         metavar="auto|N",
         help="recurrences per job (default auto: 2 x |B| x |P|)",
     )
     p.add_argument(
         "--window",
-        type=_nonneg_int,
+        type=_int_at_least(0, "window"),
         default=0,
         metavar="N",
         help="bandit observation window for drift (0 = unbounded, default)",
@@ -117,7 +107,9 @@ def register(sub: Any) -> None:
         metavar="FILE",
         help="arrival table (.csv/.parquet) of concurrent submissions",
     )
-    p.add_argument("--jobs", type=_pos_int, default=1, metavar="N", help="worker processes (default 1)")
+    p.add_argument(
+        "--jobs", type=_int_at_least(1, "--jobs"), default=1, metavar="N", help="worker processes (default 1)"
+    )
     p.add_argument("--out", type=Path, required=True, metavar="FILE.parquet", help="runs table to write")
     p.set_defaults(func=_simulate)
 
@@ -136,8 +128,15 @@ def register(sub: Any) -> None:
 
     r = sub.add_parser("synth-arrivals", help="write a synthetic arrival table (for tests and examples)")
     r.add_argument("--workloads", type=_list_of(str), required=True, help="comma-separated workload ids")
-    r.add_argument("--groups", type=_pos_int, default=2, help="groups per workload (default 2)")
-    r.add_argument("--jobs-per-group", type=_pos_int, default=50, help="submissions per group (default 50)")
+    r.add_argument(
+        "--groups", type=_int_at_least(1, "--groups"), default=2, help="groups per workload (default 2)"
+    )
+    r.add_argument(
+        "--jobs-per-group",
+        type=_int_at_least(1, "--jobs-per-group"),
+        default=50,
+        help="submissions per group (default 50)",
+    )
     r.add_argument(
         "--overlap",
         type=float,
