@@ -127,6 +127,15 @@ FULL_SHAPES = {
 }
 
 
+# The fp32 tensors of each synthetic batch; everything else (ids, labels, lengths) is int64.
+FLOAT_KEYS = {
+    "cifar100": (0,),
+    "imagenet": (0,),
+    "librispeech": ("spectrograms",),
+    "movielens-1m": ("labels",),
+}
+
+
 @pytest.mark.parametrize("wid", IDS)
 def test_full_size_synthetic_shapes(wid):
     batch = next(load_workload(wid).synthetic_batches(2, CPU))
@@ -135,6 +144,9 @@ def test_full_size_synthetic_shapes(wid):
         assert {k: tuple(batch[k].shape) for k in expected} == expected
     else:
         assert [tuple(t.shape) for t in batch] == expected
+    tensors = batch.items() if isinstance(batch, dict) else enumerate(batch)
+    for key, t in tensors:
+        assert t.dtype == (torch.float32 if key in FLOAT_KEYS.get(wid, ()) else torch.int64), (wid, key)
 
 
 @pytest.mark.parametrize(
