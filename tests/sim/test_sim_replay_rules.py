@@ -159,3 +159,15 @@ def test_policy_choosing_an_unmeasured_configuration_is_refused() -> None:
         runner.run_try(Decision(16, 125.0))
     with pytest.raises(ConfigError, match="unknown batch size"):
         runner.run_try(Decision(12, None))
+
+
+def test_window_in_the_replay() -> None:
+    # After the six pruning recurrences (worked out above) 64 is far cheaper than 16 and 32.
+    model = JobModel(toy_job(), eta=1.0)
+    unbounded = replay(model, get_policy("zeus"), seed=2, beta=2.0, recurrences=36)
+    assert {r[2] for r in unbounded[7:]} == {64}
+    # A window of 1 leaves every arm with fewer than 2 observations in its window: the bandit
+    # keeps exploring in random order instead of exploiting.
+    windowed = replay(model, get_policy("zeus"), seed=2, beta=2.0, recurrences=36, window=1)
+    assert [r[:10] for r in windowed[:7]] == [r[:10] for r in unbounded[:7]]
+    assert {r[2] for r in windowed[7:]} == {16, 32, 64}
