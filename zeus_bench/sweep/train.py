@@ -1,0 +1,140 @@
+"""``zeus-bench sweep --train-to-target``: epochs to the target metric, as a ``train`` trace.
+
+For users who have the datasets: each (batch size, run) trains a freshly built model on the real
+training split, evaluates on the validation split after every epoch, and records the first epoch
+at which the workload's target metric (from the registry) is reached; missing when it is not
+reached within the epoch budget. Runs differ by seed (``seed + run``). A row is written after
+each run, so an interrupted sweep keeps its finished runs; ``--resume`` skips them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from zeus_bench.errors import ConfigError, TraceFormatError
+from zeus_bench.store import read_table, write_table
+from zeus_bench.sweep.runner import SweepPlan, resolve_torch_device, software_provenance, utc_now
+
+log = logging.getLogger(__name__)
+
+
+def check_data_root(root: Path) -> Path:
+    """Return ``root`` if it is a readable folder, else raise :class:`ConfigError` (one line)."""
+    if not root.is_dir():
+        raise ConfigError(f"dataset root {root} is not a folder")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise ConfigError(f"dataset root {root} is not readable")
+    return root
+
+
+def reached(metric: float, target: float, direction: str) -> bool:
+    """Whether ``metric`` meets ``target`` in the metric's direction (``max`` or ``min``)."""
+    return metric >= target if direction == "max" else metric <= target
+
+
+def run_train_to_target(
+    plan: SweepPlan,
+    data_root: str | Path,
+    out: str | Path,
+    runs: int = 1,
+    max_epochs: int | None = None,
+    resume: bool = False,
+) -> pd.DataFrame:
+    """Train each batch size ``runs`` times to the target; write and return the ``train`` rows.
+
+    Raises:
+        ConfigError: unreadable dataset root, bad ``runs``/``max_epochs``, ``out`` exists without
+            ``resume``; the workload's loader raises its own one-line error for a bad format.
+    """
+    import torch
+
+    from zeus_bench.device import backend_name
+    from zeus_bench.registry import get_workload
+    from zeus_bench.workload_api import load_workload
+
+    root = check_data_root(Path(data_root))
+    if runs < 1:
+        raise ConfigError(f"--runs must be >= 1, got {runs}")
+    spec = get_workload(plan.workload)
+    epochs = spec.max_epochs if max_epochs is None else max_epochs
+    if epochs < 1:
+        raise ConfigError(f"--max-epochs must be >= 1, got {epochs}")
+    workload = load_workload(plan.workload, tiny=plan.tiny)
+    out = Path(out)
+    previous: pd.DataFrame | None = None
+    if out.exists():
+        if not resume:
+            raise ConfigError(f"{out} exists; pass --resume to run only its missing runs, or remove it")
+        try:
+            previous = read_table(out, "train")
+        except TraceFormatError as exc:
+            raise ConfigError(f"cannot resume: {exc}") from None
+    done = set() if previous is None else set(zip(previous["batch_size"], previous["run"], strict=True))
+    device = resolve_torch_device(plan.torch_device, backend_name(plan.backend), plan.gpu_indices[0])
+    prov: dict[str, Any] = {
+        "source": "zeus-bench sweep --train-to-target",
+        "workload": plan.workload,
+        "tiny": plan.tiny,
+        "data_root": str(root),
+        "max_epochs": epochs,
+        "seed": plan.seed,
+        "device": str(device),
+        "started_utc": utc_now(),
+        **software_provenance(),
+    }
+    rows: list[dict[str, object]] = []
+    for batch_size in plan.batch_sizes:
+        for run in range(runs):
+            if (batch_size, run) in done:
+                continue
+            torch.manual_seed(plan.seed + run)
+            model = workload.build_model().to(device)
+            opt = workload.build_optimizer(model, batch_size)
+            lr = float(opt.param_groups[0]["lr"])
+            target_epoch = None
+            for epoch in range(1, epochs + 1):
+                model.train()
+                for batch in workload.real_loader(root, "train", batch_size):
+                    workload.train_step(model, opt, workload.to_device(batch, device))
+                model.eval()
+                with torch.no_grad():
+                    val = (
+                        workload.to_device(b, device) for b in workload.real_loader(root, "val", batch_size)
+                    )
+                    metric = float(workload.evaluate(model, val))
+                log.info(
+                    "%s bs %d run %d epoch %d: %s %.4g",
+                    plan.workload,
+                    batch_size,
+                    run,
+                    epoch,
+                    spec.metric,
+                    metric,
+                )
+                if reached(metric, spec.target_metric, spec.metric_direction):
+                    target_epoch = epoch
+                    break
+            rows.append(
+                {
+                    "dataset": spec.dataset,
+                    "network": spec.network,
+                    "optimizer": spec.optimizer,
+                    "batch_size": batch_size,
+                    "learning_rate": lr,
+                    "run": run,
+                    "target_metric": spec.target_metric,
+                    "target_epoch": target_epoch,
+                }
+            )
+            new = pd.DataFrame(rows)
+            new["target_epoch"] = pd.array(new["target_epoch"].tolist(), dtype="Int64")
+            df = new if previous is None else pd.concat([previous, new], ignore_index=True)
+            write_table(df, out, "train", provenance={**prov, "finished_utc": utc_now()})
+    if previous is not None and not rows:
+        return previous
+    return read_table(out, "train")
