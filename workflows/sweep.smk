@@ -1,0 +1,18 @@
+# GPU sweep workflow (needs GPUs, or the fake backend for a dry rehearsal):
+#   snakemake -s workflows/sweep.smk --configfile config/sweep.yaml --profile profiles/local
+#   snakemake -s workflows/sweep.smk --configfile config/sweep.yaml --profile profiles/slurm
+# Targets: results/sweep/<gpu>/power-<gpu>.parquet for every GPU kind of config/sweep.yaml.
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+include: "rules/sweep.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        sweep_targets(),
+    localrule: True
