@@ -131,8 +131,9 @@ def convergence(
 
     Returns:
         One row per (gpu, workload, eta, beta, policy, recurrence): ``cost_mean``, ``cost_lo``,
-        ``cost_hi`` (mean -/+ one std over seeds), ``oracle_cost``, ``regret_mean``,
-        ``regret_lo``, ``regret_hi`` (cumulative, mean -/+ one std over seeds), ``n_seeds``.
+        ``cost_hi`` (mean, minimum and maximum over seeds), ``oracle_cost``, ``regret_mean``,
+        ``regret_lo``, ``regret_hi`` (cumulative; mean, minimum and maximum over seeds),
+        ``n_seeds``.
     """
     rec = per_recurrence(sim)
     job = ["gpu", "workload", "eta", "beta"]
@@ -152,16 +153,14 @@ def convergence(
     g = rec.groupby([*job, "policy", "recurrence"], sort=True, dropna=False)
     out = g.agg(
         cost_mean=("cost", "mean"),
-        cost_std=("cost", "std"),
+        cost_lo=("cost", "min"),
+        cost_hi=("cost", "max"),
         oracle_cost=("oracle_cost", "first"),
         regret_mean=("regret", "mean"),
-        regret_std=("regret", "std"),
+        regret_lo=("regret", "min"),
+        regret_hi=("regret", "max"),
         n_seeds=("seed", "nunique"),
     ).reset_index()
-    for m in ("cost", "regret"):
-        std = out.pop(f"{m}_std").fillna(0.0)
-        out[f"{m}_lo"] = out[f"{m}_mean"] - std
-        out[f"{m}_hi"] = out[f"{m}_mean"] + std
     return out
 
 

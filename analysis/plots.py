@@ -51,10 +51,11 @@ class _PlainLogFormatter(LogFormatter):
         return f"{x:g}" if super().__call__(x, pos) else ""
 
 
-def _log_axes(ax: Axes) -> None:
-    """Log-scale both axes with plain-number labels (matplotlib thins the minor ones by span)."""
-    for axis, set_scale in ((ax.xaxis, ax.set_xscale), (ax.yaxis, ax.set_yscale)):
-        set_scale("log")
+def _log_scale(ax: Axes, which: str = "xy") -> None:
+    """Log-scale the given axes with plain-number labels (matplotlib thins the minor ones by span)."""
+    for name in which:
+        axis = ax.xaxis if name == "x" else ax.yaxis
+        (ax.set_xscale if name == "x" else ax.set_yscale)("log")
         axis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1.0, 0.4)))
         axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1.0, 0.4)))
 
@@ -198,7 +199,7 @@ def plot_pareto(configs: pd.DataFrame, marks: pd.DataFrame, gpu: str) -> Figure:
                         zorder=5,
                         label=style["label"],
                     )
-            _log_axes(ax)
+            _log_scale(ax)
             ax.set_title(w)
             ax.set_xlabel("Time to accuracy (h, log)")
             ax.set_ylabel("Energy to accuracy (MJ, log)")
@@ -240,15 +241,14 @@ def plot_policies(
     with paper_style():
         fig = Figure(figsize=(FULL_W, 4.4), layout="constrained")
         axes = fig.subplots(2, 2, squeeze=False)
-        for col, (norm, ref) in enumerate(
-            ((norm_maxbatch, "max batch size at max. limit"), (norm_baseline, "b0 at max. limit"))
-        ):
-            for row, (metric, what) in enumerate((("energy", "Energy"), ("time", "Time"))):
+        refs = ((norm_maxbatch, "max. batch size at max. limit"), (norm_baseline, "b0 at max. limit"))
+        for col, (norm, ref) in enumerate(refs):
+            for row, metric in enumerate(("energy", "time")):
                 ax = axes[row][col]
                 _policy_bars(ax, norm, policies, metric)
-                ax.set_ylabel(f"Cumulative {what.lower()}\n(relative to {ref})")
+                ax.set_ylabel(f"Cumulative {metric}\n(× reference)")
                 if row == 0:
-                    ax.set_title(f"Normalised to {ref}")
+                    ax.set_title(f"Reference: {ref}")
         handles, labels = axes[0][0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=min(5, len(labels)))
         fig.suptitle("Policies over all recurrences (mean over seeds, error bars: one std.)", fontsize=9)
@@ -259,16 +259,21 @@ def plot_ablation(norm: pd.DataFrame, policies: Sequence[str] = ("bs-only", "pl-
     """Knob ablation: batch size only, power limit only and both, relative to the baseline."""
     with paper_style():
         fig, axes = _figure(FULL_W, 2.5, ncols=2)
-        for ax, (metric, what) in zip(axes, (("energy", "Energy"), ("time", "Time")), strict=True):
+        for ax, metric in zip(axes, ("energy", "time"), strict=True):
             _policy_bars(ax, norm, policies, metric)
-            ax.set_ylabel(f"Cumulative {what.lower()}\n(relative to b0 at max. limit)")
+            ax.set_ylabel(f"Cumulative {metric}\n(× b0 at max. limit)")
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
         fig.suptitle("Which knob saves what: batch size, power limit or both", fontsize=9)
     return fig
 
 
-def _band_panels(conv: pd.DataFrame, value: str, ylabel: str, title: str, oracle_line: bool) -> Figure:
+def _band_panels(conv: pd.DataFrame, value: str, ylabel: str, title: str, relative: bool) -> Figure:
+    """One panel per workload: a line per policy (mean over seeds) and a band (min to max).
+
+    With ``relative``, values are divided by the oracle's expected cost, drawn on a log axis with
+    the oracle as a dashed line at 1.
+    """
     workloads = _workloads(conv)
     with paper_style():
         fig, axes = _grid(len(workloads), height=1.9)
@@ -276,33 +281,37 @@ def _band_panels(conv: pd.DataFrame, value: str, ylabel: str, title: str, oracle
             c = conv[conv["workload"] == w]
             for p in ordered(c["policy"].unique(), POLICY_ORDER):
                 s = c[c["policy"] == p].sort_values("recurrence")
+                scale = s["oracle_cost"] if relative else 1.0
+                color = policy_color(p)
                 ax.plot(
                     s["recurrence"],
-                    s[f"{value}_mean"],
-                    color=policy_color(p),
+                    s[f"{value}_mean"] / scale,
+                    color=color,
                     label=policy_label(p),
                     linewidth=1.0,
                 )
                 ax.fill_between(
                     s["recurrence"],
-                    s[f"{value}_lo"],
-                    s[f"{value}_hi"],
-                    color=policy_color(p),
+                    s[f"{value}_lo"] / scale,
+                    s[f"{value}_hi"] / scale,
+                    color=color,
                     alpha=0.2,
                     linewidth=0,
                 )
-            if oracle_line and not c.empty:
+            if relative:
                 ax.axhline(
-                    float(c["oracle_cost"].iloc[0]),
+                    1.0,
                     color=policy_color("oracle"),
                     linestyle="--",
                     linewidth=1.0,
                     label=policy_label("oracle"),
                 )
+                _log_scale(ax, "y")
+            else:
+                ax.yaxis.set_major_formatter(EngFormatter(unit="J"))
             ax.set_title(w)
             ax.set_xlabel("Recurrence")
             ax.set_ylabel(ylabel)
-            ax.yaxis.set_major_formatter(EngFormatter(unit="J", places=0))
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
         fig.suptitle(title, fontsize=9)
@@ -310,7 +319,7 @@ def _band_panels(conv: pd.DataFrame, value: str, ylabel: str, title: str, oracle
 
 
 def plot_convergence(conv: pd.DataFrame) -> Figure:
-    """Cost per recurrence of Zeus and grid search with a band over seeds; the oracle as a line.
+    """Cost per recurrence of Zeus and grid search, relative to the oracle, with a band over seeds.
 
     Args:
         conv: :func:`analysis.metrics.convergence` rows of one GPU, eta and beta.
@@ -318,9 +327,9 @@ def plot_convergence(conv: pd.DataFrame) -> Figure:
     return _band_panels(
         conv,
         "cost",
-        "Cost per recurrence",
-        "Convergence: cost per recurrence (mean, band: one std. over seeds)",
-        oracle_line=True,
+        "Cost per recurrence\n(× oracle, log)",
+        "Convergence: cost per recurrence relative to the oracle's expected cost (mean; band: range over seeds)",
+        relative=True,
     )
 
 
@@ -330,8 +339,8 @@ def plot_regret(conv: pd.DataFrame) -> Figure:
         conv,
         "regret",
         "Cumulative regret",
-        "Cumulative regret vs. the oracle (mean, band: one std. over seeds)",
-        oracle_line=False,
+        "Cumulative regret vs. the oracle's expected cost (mean; band: range over seeds)",
+        relative=False,
     )
 
 
@@ -358,7 +367,8 @@ def _sweep_lines(norm: pd.DataFrame, x: str, xlabel: str, title: str, categorica
                 )
             ax.axhline(1.0, color="black", linewidth=0.6)
             ax.set_xlabel(xlabel)
-            ax.set_ylabel(f"Cumulative {what} of Zeus\n(relative to b0 at max. limit)")
+            ax.set_ylabel(f"Cumulative {what} of Zeus\n(× b0 at max. limit, log)")
+            _log_scale(ax, "y")
             if categorical:
                 ax.set_xticks(range(len(xs)), ["off" if math.isinf(v) else f"{v:g}" for v in xs])
         handles, labels = axes[0].get_legend_handles_labels()

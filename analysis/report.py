@@ -56,6 +56,49 @@ def _figure(name: str, figures: set[str], alt: str) -> str:
     )
 
 
+def _by_workload(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows sorted by GPU, then workload in the paper's order."""
+    order = ordered(df["workload"].unique(), WORKLOAD_ORDER)
+    return (
+        df.assign(_w=df["workload"].map({w: i for i, w in enumerate(order)}))
+        .sort_values(["gpu", "_w"])
+        .drop(columns="_w")
+    )
+
+
+def _eta_finding(z: pd.DataFrame) -> str:
+    """What moving eta from its smallest to its largest value does to Zeus's savings."""
+    lo, hi = z["eta"].min(), z["eta"].max()
+    a = z[z["eta"] == lo].set_index(["gpu", "workload"])
+    b = z[z["eta"] == hi].set_index(["gpu", "workload"])
+    de = (b["energy_saving_pct"] - a["energy_saving_pct"]).dropna()
+    dt = (b["time_saving_pct"] - a["time_saving_pct"]).dropna()
+    return (
+        f"From eta {lo:g} to {hi:g}, Zeus's energy saving grows on {int((de > 0.5).sum())} of {len(de)} jobs "
+        f"(mean {de.mean():+.1f} points) and its time saving shrinks on {int((dt < -0.5).sum())} "
+        f"(mean {dt.mean():+.1f} points): eta moves Zeus along the energy/time frontier."
+    )
+
+
+def _beta_finding(z: pd.DataFrame) -> str:
+    """Which beta is best per job, and the worst case."""
+    piv = z.pivot_table(index=["gpu", "workload"], columns="beta", values="energy_saving_pct")
+    betas = list(piv.columns)
+    best = piv.idxmax(axis=1)
+    worst_job = piv.min(axis=1).idxmin()
+    worst_beta = piv.loc[worst_job].idxmin()
+    near_two = int((piv[2.0] >= piv.max(axis=1) - 1.0).sum()) if 2.0 in betas else 0
+    label = "off" if math.isinf(worst_beta) else f"{worst_beta:g}"
+    return (
+        f"The paper's beta 2 is within 1 point of the best tested value on {near_two} of {len(piv)} jobs "
+        f"(best values per job: {', '.join(sorted({('off' if math.isinf(v) else f'{v:g}') for v in best}))}). "
+        f"The largest loss is {worst_job[1]} on the {str(worst_job[0]).upper()} with beta {label} "
+        f"({_pct(piv.loc[worst_job, worst_beta])} energy saving). The extremes are costly for opposite reasons: "
+        "without early stopping a try at a batch size that does not converge runs for the full epoch budget, "
+        "and with too tight a threshold tries are cut off before they converge, so recurrences need many tries."
+    )
+
+
 class Report:
     """Collects the sections of the report."""
 
@@ -91,7 +134,7 @@ class Report:
                 f"`{n}` ({'sha256 verified' if i['verified'] else 'UNVERIFIED'})"
                 for n, i in sorted(manifest["files"].items())
             )
-            self.add(f"**Traces.** Zeus traces from {manifest['source']}: {files}.")
+            self.add(f"**Traces.** Zeus traces from {manifest['source']}: {files}.", "")
             for name, why in sorted(manifest.get("skipped", {}).items()):
                 self.skipped.append(f"Zeus trace `{name}`: {why}.")
         else:
@@ -174,12 +217,12 @@ class Report:
         self.add(
             "Every measured configuration (grey; hollow: some runs miss the target) on log axes, the Pareto frontier of "
             "the feasible ones (blue), the baseline (black square), the least-cost configuration at this eta "
-            "(green star) and the configuration Zeus uses most in its last 10 recurrences (vermillion). The baseline "
-            "lies well inside the frontier: energy can be cut at little or no cost in time.",
+            "(green star) and the configuration Zeus uses most in its last 10 recurrences (vermillion). "
+            + self._dominated(pot),
             "",
         )
         rows = []
-        for p in pot.itertuples(index=False):
+        for p in _by_workload(pot).itertuples(index=False):
             z = settled[(settled["gpu"] == p.gpu) & (settled["workload"] == p.workload)]
             zs = sim[(sim["gpu"] == p.gpu) & (sim["workload"] == p.workload) & (sim["policy"] == "zeus")]
             zeus = "n/a"
@@ -204,6 +247,25 @@ class Report:
             )
         self.add(_md_table(pd.DataFrame(rows)), "")
 
+    def _dominated(self, pot: pd.DataFrame) -> str:
+        """How many baselines some feasible configuration beats in energy without being slower."""
+        if not self.args.configs:
+            return ""
+        configs = load_all(self.args.configs)
+        n = 0
+        for p in pot.itertuples(index=False):
+            c = configs[
+                (configs["gpu"] == p.gpu)
+                & (configs["workload"] == p.workload)
+                & configs["feasible"].astype(bool)
+            ]
+            if ((c["eta_j"] < p.baseline_eta_j * 0.99) & (c["tta_s"] <= p.baseline_tta_s)).any():
+                n += 1
+        return (
+            f"On {n} of {len(pot)} jobs a configuration uses less energy than the baseline and is no slower; elsewhere "
+            "saving energy costs time, and eta sets the exchange rate."
+        )
+
     def _summary(self) -> pd.DataFrame | None:
         if not self.args.summary:
             return None
@@ -220,7 +282,7 @@ class Report:
         cum = metrics.normalised(sim, "baseline")
         last = metrics.normalised(sim, "baseline", last=10)
         mb = metrics.normalised(sim, "max-batch") if "max-batch" in set(sim["policy"]) else None
-        z = cum[cum["policy"] == "zeus"]
+        z = _by_workload(cum[cum["policy"] == "zeus"])
         self.add(
             "Cumulative energy and time over all recurrences, relative to the max-batch baseline (left) and to b0 at "
             "the maximum limit (right); bars are means over seeds, error bars one standard deviation. Below, Zeus's "
@@ -293,10 +355,20 @@ class Report:
             settle = summary[summary["policy"] == "zeus"].set_index(["gpu", "workload"])[
                 "settle_recurrence_mean"
             ]
+        ratio = (piv["grid-search"] / piv["zeus"]).replace([float("inf")], float("nan")).dropna()
         self.add(
-            "Cost of each recurrence (mean over seeds, band one standard deviation) for Zeus and grid search, the "
-            "oracle's expected cost as a dashed line, and the cumulative regret against it. Zeus explores for a few "
-            "recurrences and then stays near the oracle; grid search pays for trying every configuration.",
+            "Cost of each recurrence relative to the oracle's expected cost (log scale; mean over seeds, band the "
+            "range over seeds) for Zeus and grid search, the oracle as a dashed line at 1, and the cumulative regret "
+            "(cost above the oracle's, summed over recurrences). Zeus's regret grows while it prunes and explores and "
+            "flattens as it settles; grid search pays for trying every configuration"
+            + (
+                f": its final regret is {ratio.min():.1f} to {ratio.max():.1f} times Zeus's ({len(ratio)} jobs)."
+                if len(ratio)
+                else "."
+            )
+            + " The settling recurrence below is the first from which every try uses Zeus's final configuration "
+            "(Thompson sampling keeps re-checking close arms, so it comes late even when the cost is already near "
+            "the oracle's).",
             "",
         )
         rows = []
@@ -314,7 +386,7 @@ class Report:
             )
         self.add(_md_table(pd.DataFrame(rows)), "")
 
-    def _sweep(self, paths: list[Path], name: str, title: str, param: str, text: str) -> None:
+    def _sweep(self, paths: list[Path], name: str, title: str, param: str, text: str, finding: Any) -> None:
         if not paths:
             return
         norm = metrics.normalised(load_all(paths), "baseline")
@@ -322,7 +394,7 @@ class Report:
         self.add(f"## {title}", "")
         for gpu in sorted(z["gpu"].unique()):
             self.add(_figure(f"{name}-{gpu}", self.figures, f"{name} {gpu}"), "")
-        self.add(text, "")
+        self.add(text + " " + finding(z), "")
         table = z.pivot_table(
             index=["gpu", "workload"], columns=param, values=["energy_saving_pct", "time_saving_pct"]
         )
@@ -345,8 +417,8 @@ class Report:
             "6. The energy/time trade-off as eta varies",
             "eta",
             "Zeus's cumulative energy and time relative to the baseline for eta from 0 (optimise time only) to 1 "
-            "(energy only). Raising eta trades time for energy; where the cheapest configuration is also the fastest "
-            "the curves are flat.",
+            "(energy only).",
+            _eta_finding,
         )
         self._sweep(
             self.args.beta_sim,
@@ -355,6 +427,7 @@ class Report:
             "beta",
             "Zeus's cumulative energy and time relative to the baseline for several early-stopping thresholds beta "
             "(a try stops once its cost exceeds beta times the best recurrence cost so far; off: never).",
+            _beta_finding,
         )
 
     def power_profiles(self) -> None:
@@ -367,12 +440,35 @@ class Report:
         for gpu in sorted(prof["gpu"].unique()):
             self.add(_figure(f"power-profiles-{gpu}", self.figures, f"power profiles {gpu}"), "")
         low = prof.loc[prof.groupby(["gpu", "workload"])["power_limit_w"].idxmin()]
+        best = prof.loc[prof.groupby(["gpu", "workload"])["energy_per_epoch_j_rel"].idxmin()].set_index(
+            ["gpu", "workload"]
+        )
+        per_gpu = []
+        for gpu, g in low.groupby("gpu"):
+            saves = int((g["energy_per_epoch_j_rel"] < 1).sum())
+            per_gpu.append(
+                f"on the {str(gpu).upper()} at {g['power_limit_w'].min():g} W, power is {g['avg_power_w_rel'].min():.2f}-"
+                f"{g['avg_power_w_rel'].max():.2f}x and throughput {g['epochs_per_hour_rel'].min():.2f}-"
+                f"{g['epochs_per_hour_rel'].max():.2f}x of their values at the maximum limit, and the energy per epoch "
+                f"is lower than at the maximum limit for {saves} of {len(g)} workloads"
+            )
         self.add(
             "Average power, throughput and energy per epoch at b0 against the power limit, relative to the maximum "
-            "limit. Power falls faster than throughput, so time and power are not proportional and a lower limit "
-            "saves energy per epoch, up to the point where the slowdown eats the saving (the paper's point). At the "
-            "lowest limit:",
+            "limit. Time and power are not proportional: "
+            + "; ".join(per_gpu)
+            + ". Energy per epoch is lowest "
+            "at an intermediate limit where throughput has not yet collapsed, which is what the JIT profiler finds. "
+            "Below: the lowest limit, and the limit of least energy per epoch.",
             "",
+        )
+        low = low.assign(
+            best_limit=[
+                best.at[(g, w), "power_limit_w"] for g, w in zip(low["gpu"], low["workload"], strict=True)
+            ],
+            best_rel=[
+                best.at[(g, w), "energy_per_epoch_j_rel"]
+                for g, w in zip(low["gpu"], low["workload"], strict=True)
+            ],
         )
         table = pd.DataFrame(
             {
@@ -382,6 +478,9 @@ class Report:
                 "power": low["avg_power_w_rel"].map(lambda v: f"{v:.2f}x"),
                 "throughput": low["epochs_per_hour_rel"].map(lambda v: f"{v:.2f}x"),
                 "energy per epoch": low["energy_per_epoch_j_rel"].map(lambda v: f"{v:.2f}x"),
+                "least energy per epoch at (W)": [
+                    f"{v:g} ({r:.2f}x)" for v, r in zip(low["best_limit"], low["best_rel"], strict=True)
+                ],
             }
         )
         self.add(_md_table(table), "")

@@ -17,11 +17,11 @@ import matplotlib as mpl
 POLICY_COLORS: dict[str, str] = {
     "zeus": "#D55E00",  # vermillion
     "baseline": "#000000",  # black
-    "max-batch": "#0072B2",  # blue
+    "max-batch": "#56B4E9",  # sky blue
     "oracle": "#009E73",  # bluish green
-    "grid-search": "#E69F00",  # orange
+    "grid-search": "#0072B2",  # blue
     "bs-only": "#CC79A7",  # reddish purple
-    "pl-only": "#56B4E9",  # sky blue
+    "pl-only": "#F0E442",  # yellow (bars have dark edges)
 }
 POLICY_MARKERS: dict[str, str] = {
     "zeus": "o",

@@ -108,11 +108,18 @@ def workloads_arg():
     return "all" if config["workloads"] == "all" else ",".join(config["workloads"])
 
 
-def schema_sources():
-    """Source files that define table schemas (results/README.md is generated from them)."""
-    return sorted(
-        str(p) for p in [Path("zeus_bench/store.py"), *Path("zeus_bench").rglob("schema*.py")] if p.is_file()
-    )
+def code(*patterns):
+    """Source files of this checkout (absolute paths): rules list them as inputs so that a change to
+    the code that computes a result reruns that result, and nothing else."""
+    root = Path(workflow.basedir)
+    return sorted(str(p) for pattern in patterns for p in root.glob(pattern) if p.is_file())
+
+
+SCHEMA_CODE = code("zeus_bench/store.py", "zeus_bench/**/schema*.py", "analysis/readme.py")
+TRACE_CODE = code("zeus_bench/traces/*.py", "zeus_bench/registry.py", "zeus_bench/data/workloads.yaml")
+ANALYSIS_CODE = code("zeus_bench/jobs.py", "zeus_bench/potential.py", "zeus_bench/pareto.py", "zeus_bench/cost.py")
+SIM_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/cli/sim.py", "zeus_bench/jobs.py", "zeus_bench/cost.py")
+PLOT_CODE = code("analysis/*.py")
 
 
 def own_power_files():

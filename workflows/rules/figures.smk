@@ -9,6 +9,7 @@ FIG_PARAMS = {
 
 rule figure_potential:
     input:
+        code=PLOT_CODE,
         potential=lambda wc: expand("results/potential/{gpu}.csv", gpu=zeus_gpus()),
     output:
         fig("potential"),
@@ -25,6 +26,7 @@ rule figure_potential:
 
 rule figure_pareto:
     input:
+        code=PLOT_CODE,
         configs=lambda wc: configs_of(wc.gpu),
         potential="results/potential/{gpu}.csv",
         sim="results/sim/{gpu}/main.parquet",
@@ -44,6 +46,7 @@ rule figure_pareto:
 
 rule figure_power_profiles:
     input:
+        code=PLOT_CODE,
         configs=lambda wc: configs_of(wc.gpu),
         potential="results/potential/{gpu}.csv",
     output:
@@ -62,7 +65,8 @@ rule figure_power_profiles:
 
 rule figure_from_simulation:
     input:
-        "results/sim/{gpu}/main.parquet",
+        code=PLOT_CODE,
+        sim="results/sim/{gpu}/main.parquet",
     output:
         fig("{kind}-{gpu}"),
     wildcard_constraints:
@@ -74,13 +78,14 @@ rule figure_from_simulation:
     log:
         "logs/figures/{kind}-{gpu}.log",
     shell:
-        "python -m analysis.figures {wildcards.kind} --sim {input} "
+        "python -m analysis.figures {wildcards.kind} --sim {input.sim} "
         "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
 
 
 rule figure_eta:
     input:
-        lambda wc: eta_sims(wc.gpu),
+        code=PLOT_CODE,
+        sim=lambda wc: eta_sims(wc.gpu),
     output:
         fig("eta-{gpu}"),
     params:
@@ -90,13 +95,14 @@ rule figure_eta:
     log:
         "logs/figures/eta-{gpu}.log",
     shell:
-        "python -m analysis.figures eta --sim {input} "
+        "python -m analysis.figures eta --sim {input.sim} "
         "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
 
 
 rule figure_beta:
     input:
-        lambda wc: beta_sims(wc.gpu),
+        code=PLOT_CODE,
+        sim=lambda wc: beta_sims(wc.gpu),
     output:
         fig("beta-{gpu}"),
     params:
@@ -106,13 +112,14 @@ rule figure_beta:
     log:
         "logs/figures/beta-{gpu}.log",
     shell:
-        "python -m analysis.figures beta --sim {input} "
+        "python -m analysis.figures beta --sim {input.sim} "
         "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
 
 
 rule figure_h200:
     input:
-        own_power_files(),
+        code=PLOT_CODE,
+        power=own_power_files(),
     output:
         fig("h200"),
     params:
@@ -122,5 +129,5 @@ rule figure_h200:
     log:
         "logs/figures/h200.log",
     shell:
-        "python -m analysis.figures h200 --power {input} "
+        "python -m analysis.figures h200 --power {input.power} "
         "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"

@@ -3,7 +3,8 @@
 
 rule potential:
     input:
-        ZEUS_DIR,
+        traces=ZEUS_DIR,
+        code=ANALYSIS_CODE,
     output:
         "results/potential/{gpu}.csv",
     params:
@@ -13,13 +14,14 @@ rule potential:
     log:
         "logs/potential/{gpu}.log",
     shell:
-        "zeus-bench potential --traces {input} --gpu {wildcards.gpu} --eta {params.eta} "
+        "zeus-bench potential --traces {input.traces} --gpu {wildcards.gpu} --eta {params.eta} "
         "--format csv --out {output} 2> {log}"
 
 
 rule configurations:
     input:
-        ZEUS_DIR,
+        traces=ZEUS_DIR,
+        code=ANALYSIS_CODE,
     output:
         "results/configs/{gpu}/{workload}.parquet",
     params:
@@ -29,5 +31,5 @@ rule configurations:
     log:
         "logs/configurations/{gpu}/{workload}.log",
     shell:
-        "zeus-bench pareto --traces {input} --gpu {wildcards.gpu} --workload {wildcards.workload} "
+        "zeus-bench pareto --traces {input.traces} --gpu {wildcards.gpu} --workload {wildcards.workload} "
         "--eta {params.eta} --all --out {output} 2> {log}"

@@ -5,6 +5,7 @@
 rule report:
     input:
         unpack(report_inputs),
+        code=PLOT_CODE,
     output:
         "results/report.md",
     params:
@@ -23,7 +24,7 @@ rule report:
 
 rule results_readme:
     input:
-        schema_sources(),
+        SCHEMA_CODE,
     output:
         "results/README.md",
     conda:

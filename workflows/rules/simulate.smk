@@ -1,7 +1,7 @@
 # Trace-driven simulation: every policy at the configured eta and beta, then sweeps of eta and beta.
 
 SIM_COMMON = (
-    "zeus-bench simulate --traces {input} --gpu {wildcards.gpu} --workloads {params.workloads} "
+    "zeus-bench simulate --traces {input.traces} --gpu {wildcards.gpu} --workloads {params.workloads} "
     "--policies {params.policies} --seeds {params.seeds} --eta {params.eta} --beta {params.beta} "
     "--recurrences {params.recurrences} {params.window} --jobs {threads} --out {output} 2> {log}"
 )
@@ -14,7 +14,8 @@ SIM_PARAMS = {
 
 rule simulate:
     input:
-        ZEUS_DIR,
+        traces=ZEUS_DIR,
+        code=SIM_CODE,
     output:
         "results/sim/{gpu}/main.parquet",
     params:
@@ -34,7 +35,8 @@ rule simulate:
 
 rule simulate_eta:
     input:
-        ZEUS_DIR,
+        traces=ZEUS_DIR,
+        code=SIM_CODE,
     output:
         "results/sim/{gpu}/eta-{eta}.parquet",
     params:
@@ -54,7 +56,8 @@ rule simulate_eta:
 
 rule simulate_beta:
     input:
-        ZEUS_DIR,
+        traces=ZEUS_DIR,
+        code=SIM_CODE,
     output:
         "results/sim/{gpu}/beta-{beta}.parquet",
     params:
@@ -74,7 +77,8 @@ rule simulate_beta:
 
 rule summarize:
     input:
-        "results/sim/{gpu}/main.parquet",
+        sim="results/sim/{gpu}/main.parquet",
+        code=SIM_CODE,
     output:
         "results/summary/{gpu}.csv",
     conda:
@@ -82,4 +86,4 @@ rule summarize:
     log:
         "logs/summarize/{gpu}.log",
     shell:
-        "zeus-bench summarize {input} --out {output} 2> {log}"
+        "zeus-bench summarize {input.sim} --out {output} 2> {log}"

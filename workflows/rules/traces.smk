@@ -18,7 +18,8 @@ checkpoint fetch_zeus_traces:
 
 checkpoint import_zeus_traces:
     input:
-        ZEUS_CSV_DIR,
+        csv=ZEUS_CSV_DIR,
+        code=TRACE_CODE,
     output:
         directory(ZEUS_DIR),
     conda:
@@ -26,4 +27,4 @@ checkpoint import_zeus_traces:
     log:
         "logs/import_zeus_traces.log",
     shell:
-        "zeus-bench traces import-zeus {input} --out {output} > {log} 2>&1"
+        "zeus-bench traces import-zeus {input.csv} --out {output} > {log} 2>&1"
