@@ -167,3 +167,15 @@ def test_sqrt_scaled_lr_rejects_nonpositive_batch():
     assert sqrt_scaled_lr(1e-3, 256, 1024) == pytest.approx(2e-3)
     with pytest.raises(ConfigError, match="batch size must be positive"):
         sqrt_scaled_lr(1e-3, 256, 0)
+
+
+@pytest.mark.parametrize("wid", IDS)
+def test_model_and_loss_can_fit_one_batch(wid):
+    """Loss, targets and model are wired together: a fixed batch is learnt (fast optimiser)."""
+    workload = load_workload(wid, tiny=True)
+    torch.manual_seed(0)
+    model = workload.build_model()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    batch = next(workload.synthetic_batches(4, CPU, seed=4))
+    losses = [workload.train_step(model, opt, batch) for _ in range(15)]
+    assert min(losses[-3:]) < 0.7 * losses[0], losses

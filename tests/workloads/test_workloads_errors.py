@@ -166,12 +166,34 @@ def test_root_that_is_a_file(tmp_path):
 
 
 def test_worker_errors_stay_one_line(librispeech_root):
-    """A DatasetError raised inside a DataLoader worker process reaches the user as one line."""
+    """A DatasetError raised in a DataLoader worker reaches the user as one line.
+
+    PyTorch re-raises a worker's exception through ``torch._utils.ExceptionWrapper`` with the
+    worker's traceback in the message; the same wrapper is used here in-process (a real worker
+    that fails takes PyTorch 5 s to shut down).
+    """
+    import sys
+
+    from torch._utils import ExceptionWrapper
+
+    from workloads._common import OneLineErrors
+
     flac = librispeech_root / "LibriSpeech" / "dev-clean" / "19" / "198" / "19-198-0001.flac"
     flac.write_bytes(b"garbage")
-    loader = load_workload("librispeech", tiny=True).real_loader(librispeech_root, "val", 2, num_workers=1)
+    dataset = load_workload("librispeech", tiny=True).real_loader(librispeech_root, "val", 2).dataset
+
+    class AsInWorker:
+        def __iter__(self):
+            try:
+                yield dataset[1]
+            except DatasetError:
+                ExceptionWrapper(sys.exc_info(), where="in DataLoader worker process 0").reraise()
+
+    with pytest.raises(DatasetError) as raw:
+        next(iter(AsInWorker()))
+    assert "Traceback" in str(raw.value)  # what PyTorch alone would show
     with pytest.raises(DatasetError) as exc:
-        next(iter(loader))
+        next(iter(OneLineErrors(AsInWorker())))
     msg = str(exc.value)
     assert "\n" not in msg and msg.startswith(f"librispeech: cannot decode {flac}")
 
