@@ -1,0 +1,71 @@
+"""Figure of a measured sweep: energy per sample and throughput against batch size, per workload.
+
+:func:`plot_sweep` takes a ``power`` trace (one or several GPU kinds, e.g. ``h200`` and the DDP
+``h200x2``) and returns a Figure with one column per workload: energy per sample (J) on top and
+throughput (samples/s) below, both against the batch size on log axes. No file I/O here.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from analysis.style import FULL_W, WORKLOAD_ORDER, ordered, paper_style, series_color
+
+
+def plot_sweep(df: pd.DataFrame, title: str | None = None) -> Figure:
+    """Energy per sample and throughput against batch size, one column per workload (dataset).
+
+    Args:
+        df: Rows of a ``power`` trace with ``samples_per_s`` (a sweep); several limits per batch
+            size become separate lines, several GPU kinds separate series.
+        title: Figure title.
+
+    Returns:
+        The figure (2 rows x number of workloads).
+    """
+    data = df.dropna(subset=["samples_per_s"]).assign(
+        j_per_sample=lambda d: d["avg_power_w"] / d["samples_per_s"]
+    )
+    workloads = ordered(data["dataset"].unique(), WORKLOAD_ORDER)
+    series = sorted({(str(g), float(p)) for g, p in zip(data["gpu"], data["power_limit_w"], strict=True)})
+    with paper_style():
+        fig = Figure(figsize=(FULL_W * max(1.0, len(workloads) / 4), 3.4), layout="constrained")
+        axes = fig.subplots(2, len(workloads), squeeze=False)
+        for col, workload in enumerate(workloads):
+            rows = data[data["dataset"] == workload]
+            top, bottom = axes[0][col], axes[1][col]
+            for i, (gpu, limit) in enumerate(series):
+                s = rows[(rows["gpu"] == gpu) & (rows["power_limit_w"] == limit)].sort_values("batch_size")
+                if s.empty:
+                    continue
+                n = int(s["num_gpus"].fillna(1).max()) if "num_gpus" in s else 1
+                label = f"{gpu} ({n} GPU{'s' if n > 1 else ''}, {limit:g} W)"
+                style = {
+                    "color": series_color(i),
+                    "marker": "o",
+                    "markersize": 2.5,
+                    "linewidth": 1,
+                    "label": label,
+                }
+                top.plot(s["batch_size"], s["j_per_sample"], **style)
+                bottom.plot(s["batch_size"], s["samples_per_s"], **style)
+            network = rows["network"].iloc[0]
+            top.set_title(f"{workload}\n{network}", fontsize=7)
+            for ax in (top, bottom):
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+                ax.grid(True, which="major", linewidth=0.3, alpha=0.5)
+            bottom.set_xlabel("batch size")
+        axes[0][0].set_ylabel("energy per sample (J)")
+        axes[1][0].set_ylabel("throughput (samples/s)")
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        for ax in axes[0][1:]:
+            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+                if lab not in labels:
+                    handles.append(h)
+                    labels.append(lab)
+        fig.legend(handles, labels, loc="outside lower center", ncols=max(1, len(labels)), fontsize=7)
+        if title:
+            fig.suptitle(title, fontsize=8)
+    return fig
