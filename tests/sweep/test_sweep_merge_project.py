@@ -1,0 +1,154 @@
+"""Shard merge, projection onto another GPU, and the torch-free measurement core."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from zeus_bench.cli.main import main
+from zeus_bench.errors import ConfigError, TraceFormatError
+from zeus_bench.store import read_table, write_table
+from zeus_bench.sweep.measure import MeasureSettings, gpu_kind_from_name, measure_steps
+from zeus_bench.sweep.merge import merge_shards
+from zeus_bench.sweep.projection import project, project_per_batch_size
+
+
+def power_rows(batch_sizes, tpe, watts, gpu="h200", dataset="cifar100"):
+    return pd.DataFrame(
+        {
+            "gpu": gpu,
+            "dataset": dataset,
+            "network": "shufflenetv2",
+            "optimizer": "adadelta",
+            "batch_size": batch_sizes,
+            "power_limit_w": 700.0,
+            "time_per_epoch_s": tpe,
+            "avg_power_w": watts,
+        }
+    )
+
+
+def test_merge_concatenates_shards_and_refuses_duplicates(tmp_path):
+    a = write_table(power_rows([8], [10.0], [100.0]), tmp_path / "a.parquet", "power", {"complete": True})
+    b = write_table(power_rows([16], [6.0], [150.0]), tmp_path / "b.parquet", "power", {"complete": True})
+    df = merge_shards([b, a], tmp_path / "m.parquet")
+    assert df["batch_size"].tolist() == [8, 16]
+    meta = read_table(tmp_path / "m.parquet", "power").attrs["zeus_bench"]
+    assert [s["file"] for s in meta["shards"]] == ["b.parquet", "a.parquet"] and meta["complete"] is True
+    c = write_table(power_rows([8], [11.0], [99.0]), tmp_path / "c.parquet", "power")
+    with pytest.raises(
+        TraceFormatError, match=r"batch size 8 at 700 W on h200 is in several shards: a.parquet, c.parquet"
+    ):
+        merge_shards([a, c], tmp_path / "m2.parquet")
+
+
+def train_rows():
+    # b=8 needs 10 epochs, b=16 needs 4 and 6 (mean 5), b=32 never reaches the target.
+    rows = [(8, 0, 10), (16, 0, 4), (16, 1, 6), (32, 0, None)]
+    df = pd.DataFrame(
+        [
+            {
+                "dataset": "cifar100",
+                "network": "shufflenetv2",
+                "optimizer": "adadelta",
+                "batch_size": b,
+                "learning_rate": 0.1,
+                "run": r,
+                "target_metric": 0.6,
+                "target_epoch": e,
+            }
+            for b, r, e in rows
+        ]
+    )
+    df["target_epoch"] = pd.array(df["target_epoch"].tolist(), dtype="Int64")
+    return df
+
+
+@pytest.fixture
+def traces(tmp_path: Path) -> tuple[Path, Path]:
+    train = write_table(train_rows(), tmp_path / "train.parquet", "train")
+    power = write_table(
+        power_rows([8, 16, 32, 1024], [10.0, 6.0, 4.0, 1.0], [100.0, 150.0, 200.0, 300.0]),
+        tmp_path / "power-h200.parquet",
+        "power",
+    )
+    return train, power
+
+
+def test_projection_numbers(traces, monkeypatch):
+    from dataclasses import replace
+
+    import zeus_bench.registry as registry
+
+    spec = replace(registry.get_workload("cifar100"), default_batch_size=8)
+    monkeypatch.setattr("zeus_bench.sweep.projection.load_workloads", lambda path=None: {"cifar100": spec})
+    df = project(*traces, eta=1.0)
+    row = df.iloc[0]
+    # ETA: b=8 -> 10 x 10 s x 100 W = 10 kJ; b=16 -> 5 x 6 x 150 = 4.5 kJ; b=32 never converges.
+    assert row["b0"] == 8 and row["b0_eta_j"] == pytest.approx(10_000)
+    assert row["least_energy_bs"] == 16 and row["least_energy_eta_j"] == pytest.approx(4_500)
+    assert row["least_energy_saving_vs_b0_pct"] == pytest.approx(55.0)
+    assert row["maxbatch_bs"] == 16 and row["least_energy_saving_vs_maxbatch_pct"] == pytest.approx(0.0)
+    assert "power-limit dimension is ABSENT" in df.attrs["power_limit_note"]
+    per_bs = project_per_batch_size(*traces, eta=1.0)
+    assert per_bs["batch_size"].tolist() == [8, 16, 32]  # 1024 has no train rows
+    assert per_bs["tta_s"].iloc[:2].tolist() == pytest.approx([100.0, 30.0])
+
+
+def test_project_cli_says_power_limit_dimension_is_absent(traces, capsys, tmp_path):
+    train, power = traces
+    wl = tmp_path / "wl.yaml"
+    wl.write_text(
+        "workloads:\n  cifar100: {dataset: cifar100, network: shufflenetv2, optimizer: adadelta, target_metric: 0.6,"
+        " metric: acc, metric_direction: max, max_epochs: 100, default_batch_size: 16}\n"
+    )
+    assert main(["project", "--train", str(train), "--power", str(power), "--workloads-file", str(wl)]) == 0
+    out = capsys.readouterr().out
+    assert "The power-limit dimension is ABSENT" in out and "700 W" in out and "least_energy_bs" in out
+    assert main(["project", "--train", str(train), "--power", str(power), "--gpu", "a100"]) == 2
+    assert "GPU 'a100' is not in" in capsys.readouterr().err
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+class Monitor:
+    def __init__(self, clock, watts):
+        self.clock, self.watts, self.start = clock, watts, None
+
+    def begin_window(self, name):
+        self.start = self.clock()
+
+    def end_window(self, name):
+        dt = self.clock() - self.start
+        return type("M", (), {"time_s": dt, "total_energy_j": dt * self.watts})()
+
+
+def test_measure_steps_meets_both_bounds():
+    clock = Clock()
+
+    def step():
+        clock.t += 0.5
+
+    m = measure_steps(step, Monitor(clock, 250.0), MeasureSettings(2, 3.0, 4, 1.0), "w", clock=clock)
+    assert (m.warmup_iterations, m.iterations) == (6, 4)  # 3 s of warm-up; 4 iterations > 1 s
+    assert m.time_s == pytest.approx(2.0) and m.avg_power_w == pytest.approx(250.0)
+    assert m.samples_per_s(64) == pytest.approx(128.0)
+
+
+def test_measure_settings_and_gpu_kind_refusals():
+    with pytest.raises(ConfigError, match="--measure-iters must be >= 1"):
+        MeasureSettings(measure_iters=0)
+    with pytest.raises(ConfigError, match="--warmup-s must be a finite number"):
+        MeasureSettings(warmup_s=float("nan"))
+    assert gpu_kind_from_name("NVIDIA H200") == "h200"
+    assert gpu_kind_from_name("Tesla V100-SXM2-32GB") == "v100-sxm2-32gb"
+    with pytest.raises(ConfigError):
+        gpu_kind_from_name(" --- ")
