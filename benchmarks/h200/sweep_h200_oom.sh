@@ -22,9 +22,9 @@ declare -A BS=(
 queue() {
   local gpu=$1; shift
   for w in "$@"; do
-    if (( $(date +%s) - T0 > 200 )); then echo "deadline: $w not measured"; continue; fi
+    if (( $(date +%s) - T0 > 150 )); then echo "deadline: $w not measured"; continue; fi
     echo "== $w on GPU $gpu ($(date -u +%H:%M:%S))"
-    timeout 110 zeus-bench sweep --backend nvml --workload "$w" --gpus "$gpu" --observe --gpu-kind h200 \
+    timeout 90 zeus-bench sweep --backend nvml --workload "$w" --gpus "$gpu" --observe --gpu-kind h200 \
       --batch-sizes "${BS[$w]}" --stop-at-oom --warmup-iters 2 --warmup-s 1 --measure-iters 3 --measure-s 3 \
       --out "$OUT/ext-$w.parquet"
     echo "== $w exit $? ($(date -u +%H:%M:%S))"
