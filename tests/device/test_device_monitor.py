@@ -160,3 +160,19 @@ def test_local_gpu_index(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-nope")
     with pytest.raises(NoSuchGPUError, match="matches no GPU"):
         local_gpu_index(b, 0)
+
+
+def test_gather_measurement_single_process_group():
+    torch = pytest.importorskip("torch")
+    import torch.distributed as dist
+
+    from zeus_bench.device.monitor import gather_measurement
+
+    m = Measurement("e", 1.5, {0: 10.0, 1: 20.0}, 5.0)
+    assert gather_measurement(m) is m  # no process group: unchanged
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        g = gather_measurement(m)
+    finally:
+        dist.destroy_process_group()
+    assert g.energy_j == {0: 10.0, 1: 20.0} and g.time_s == 1.5 and torch is not None
