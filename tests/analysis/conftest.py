@@ -9,8 +9,24 @@ import pytest
 
 POLICIES = ["zeus", "baseline", "max-batch", "oracle", "grid-search", "bs-only", "pl-only"]
 # Energy (J) and time (s) of one recurrence per policy; zeus improves after recurrence 5.
-ENERGY = {"zeus": 60.0, "baseline": 100.0, "max-batch": 80.0, "oracle": 50.0, "grid-search": 70.0, "bs-only": 65.0, "pl-only": 90.0}
-TIME = {"zeus": 12.0, "baseline": 10.0, "max-batch": 8.0, "oracle": 11.0, "grid-search": 12.0, "bs-only": 11.0, "pl-only": 10.5}
+ENERGY = {
+    "zeus": 60.0,
+    "baseline": 100.0,
+    "max-batch": 80.0,
+    "oracle": 50.0,
+    "grid-search": 70.0,
+    "bs-only": 65.0,
+    "pl-only": 90.0,
+}
+TIME = {
+    "zeus": 12.0,
+    "baseline": 10.0,
+    "max-batch": 8.0,
+    "oracle": 11.0,
+    "grid-search": 12.0,
+    "bs-only": 11.0,
+    "pl-only": 10.5,
+}
 
 
 def make_sim(
@@ -31,13 +47,26 @@ def make_sim(
         if p == "zeus" and r <= 5:  # exploration: a failed try first, then a success
             tries = [(energy, time, False), (energy, time, True)]
         for a, (e, t, ok) in enumerate(tries, start=1):
-            rows.append({
-                "gpu": gpu, "workload": w, "policy": p, "seed": s, "eta": eta, "beta": beta,
-                "recurrence": r, "attempt": a, "batch_size": 64 if p == "zeus" and r > 5 else 128,
-                "power_limit_w": 150.0 if p == "zeus" else 250.0, "epochs": 5,
-                "energy_j": e, "time_s": t, "cost": eta * e + (1 - eta) * 250.0 * t,
-                "reached": ok, "profiled": r == 1,
-            })
+            rows.append(
+                {
+                    "gpu": gpu,
+                    "workload": w,
+                    "policy": p,
+                    "seed": s,
+                    "eta": eta,
+                    "beta": beta,
+                    "recurrence": r,
+                    "attempt": a,
+                    "batch_size": 64 if p == "zeus" and r > 5 else 128,
+                    "power_limit_w": 150.0 if p == "zeus" else 250.0,
+                    "epochs": 5,
+                    "energy_j": e,
+                    "time_s": t,
+                    "cost": eta * e + (1 - eta) * 250.0 * t,
+                    "reached": ok,
+                    "profiled": r == 1,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -55,12 +84,24 @@ def configs() -> pd.DataFrame:
             tpe = 10.0 * (64 / b) * (1.2 if pl == 150.0 else 1.0)
             pw = 0.8 * pl
             epochs = 5.0
-            rows.append({
-                "gpu": "v100", "workload": w, "batch_size": b, "power_limit_w": pl,
-                "time_per_epoch_s": tpe, "avg_power_w": pw, "energy_per_epoch_j": tpe * pw,
-                "reach_fraction": 1.0, "mean_epochs": epochs, "feasible": not (b == 64 and pl == 250.0),
-                "eta_j": tpe * pw * epochs, "tta_s": tpe * epochs, "cost": 0.0, "on_frontier": False,
-            })
+            rows.append(
+                {
+                    "gpu": "v100",
+                    "workload": w,
+                    "batch_size": b,
+                    "power_limit_w": pl,
+                    "time_per_epoch_s": tpe,
+                    "avg_power_w": pw,
+                    "energy_per_epoch_j": tpe * pw,
+                    "reach_fraction": 1.0,
+                    "mean_epochs": epochs,
+                    "feasible": not (b == 64 and pl == 250.0),
+                    "eta_j": tpe * pw * epochs,
+                    "tta_s": tpe * epochs,
+                    "cost": 0.0,
+                    "on_frontier": False,
+                }
+            )
     df = pd.DataFrame(rows)
     df["on_frontier"] = df["batch_size"] == 128
     return df
@@ -69,19 +110,42 @@ def configs() -> pd.DataFrame:
 @pytest.fixture
 def potential() -> pd.DataFrame:
     rows = []
-    for gpu, w, s1, s2 in (("v100", "cifar100", 40.0, 10.0), ("v100", "librispeech", 30.0, -5.0),
-                           ("a40", "cifar100", 50.0, 20.0), ("a40", "librispeech", 35.0, 0.0)):
-        rows.append({
-            "gpu": gpu, "workload": w, "eta": 0.5, "b0": 128, "max_power_w": 250.0,
-            "baseline_eta_j": 10000.0, "baseline_tta_s": 50.0, "min_energy_bs": 128, "min_energy_pl_w": 150.0,
-            "min_energy_eta_j": 7200.0, "min_energy_tta_s": 60.0, "min_energy_saving_pct": s1,
-            "min_energy_time_saving_pct": -20.0, "min_cost_bs": 128, "min_cost_pl_w": 250.0,
-            "min_cost_eta_j": 10000.0, "min_cost_tta_s": 50.0, "min_cost_energy_saving_pct": 0.0,
-            "min_cost_time_saving_pct": 0.0, "maxbatch_bs": 128, "maxbatch_eta_j": 10000.0,
-            "maxbatch_tta_s": 50.0, "min_energy_saving_vs_maxbatch_pct": s2,
-            "min_energy_time_saving_vs_maxbatch_pct": 0.0, "min_cost_energy_saving_vs_maxbatch_pct": 0.0,
-            "min_cost_time_saving_vs_maxbatch_pct": 0.0,
-        })
+    for gpu, w, s1, s2 in (
+        ("v100", "cifar100", 40.0, 10.0),
+        ("v100", "librispeech", 30.0, -5.0),
+        ("a40", "cifar100", 50.0, 20.0),
+        ("a40", "librispeech", 35.0, 0.0),
+    ):
+        rows.append(
+            {
+                "gpu": gpu,
+                "workload": w,
+                "eta": 0.5,
+                "b0": 128,
+                "max_power_w": 250.0,
+                "baseline_eta_j": 10000.0,
+                "baseline_tta_s": 50.0,
+                "min_energy_bs": 128,
+                "min_energy_pl_w": 150.0,
+                "min_energy_eta_j": 7200.0,
+                "min_energy_tta_s": 60.0,
+                "min_energy_saving_pct": s1,
+                "min_energy_time_saving_pct": -20.0,
+                "min_cost_bs": 128,
+                "min_cost_pl_w": 250.0,
+                "min_cost_eta_j": 10000.0,
+                "min_cost_tta_s": 50.0,
+                "min_cost_energy_saving_pct": 0.0,
+                "min_cost_time_saving_pct": 0.0,
+                "maxbatch_bs": 128,
+                "maxbatch_eta_j": 10000.0,
+                "maxbatch_tta_s": 50.0,
+                "min_energy_saving_vs_maxbatch_pct": s2,
+                "min_energy_time_saving_vs_maxbatch_pct": 0.0,
+                "min_cost_energy_saving_vs_maxbatch_pct": 0.0,
+                "min_cost_time_saving_vs_maxbatch_pct": 0.0,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -89,8 +153,20 @@ def potential() -> pd.DataFrame:
 def power_h200() -> pd.DataFrame:
     rows = []
     for b in (32, 64, 128, 256):
-        rows.append({"gpu": "h200", "dataset": "cifar100", "network": "shufflenetv2", "optimizer": "adadelta",
-                     "batch_size": b, "power_limit_w": 700.0, "time_per_epoch_s": 5000.0 / b,
-                     "avg_power_w": 200.0 + b, "num_gpus": 1, "samples_per_s": 10.0 * b, "measured_s": 20.0,
-                     "observe_mode": True})
+        rows.append(
+            {
+                "gpu": "h200",
+                "dataset": "cifar100",
+                "network": "shufflenetv2",
+                "optimizer": "adadelta",
+                "batch_size": b,
+                "power_limit_w": 700.0,
+                "time_per_epoch_s": 5000.0 / b,
+                "avg_power_w": 200.0 + b,
+                "num_gpus": 1,
+                "samples_per_s": 10.0 * b,
+                "measured_s": 20.0,
+                "observe_mode": True,
+            }
+        )
     return pd.DataFrame(rows)

@@ -106,7 +106,11 @@ def test_power_profile(configs):
     b = pd.DataFrame({"gpu": ["v100"], "workload": ["cifar100"], "batch_size": [64]})
     prof = metrics.power_profile(configs, b).set_index("power_limit_w")
     assert list(prof.index) == [150.0, 250.0]
-    assert prof.loc[250.0, ["avg_power_w_rel", "epochs_per_hour_rel", "energy_per_epoch_j_rel"]].tolist() == [1, 1, 1]
+    assert prof.loc[250.0, ["avg_power_w_rel", "epochs_per_hour_rel", "energy_per_epoch_j_rel"]].tolist() == [
+        1,
+        1,
+        1,
+    ]
     assert prof.loc[150.0, "avg_power_w_rel"] == pytest.approx(0.6)
     assert prof.loc[150.0, "epochs_per_hour_rel"] == pytest.approx(1 / 1.2)
     assert prof.loc[150.0, "energy_per_epoch_j_rel"] == pytest.approx(0.72)

@@ -73,7 +73,7 @@ def fetch_args():
 
 def zeus_manifest():
     """The fetch manifest (a checkpoint: evaluated once the traces were obtained or found missing)."""
-    folder = checkpoints.fetch_zeus_traces.get().output[0]
+    folder = checkpoints.zeus_traces.get().output.csv
     return json.loads(Path(folder, "MANIFEST.json").read_text())
 
 
@@ -96,7 +96,7 @@ def missing_gpus():
 
 def workloads_of(gpu):
     """Workloads evaluated on `gpu`: registered ones present in its trace, restricted to config."""
-    folder = checkpoints.import_zeus_traces.get().output[0]
+    folder = checkpoints.zeus_traces.get().output.parquet
     from zeus_bench.jobs import TraceSet
 
     present = TraceSet(folder).workload_ids(gpu)

@@ -1,30 +1,21 @@
-# Obtain the published Zeus traces (local copy or pinned, sha256-verified download) and import them.
+# Obtain the published Zeus traces (local copy or pinned, sha256-verified download) and import them
+# to Parquet, in one checkpoint: the GPUs and workloads downstream depend on what was obtained.
 # Without them (offline, no local copy) the manifest says so and the workflow draws only what the
 # project's own committed traces allow; the report says what was skipped and how to get the rest.
 
 
-checkpoint fetch_zeus_traces:
+checkpoint zeus_traces:
+    input:
+        code=TRACE_CODE,
     output:
-        directory(ZEUS_CSV_DIR),
+        csv=directory(ZEUS_CSV_DIR),
+        parquet=directory(ZEUS_DIR),
     params:
         args=fetch_args(),
     conda:
         ENV
     log:
-        "logs/fetch_zeus_traces.log",
+        "logs/zeus_traces.log",
     shell:
-        "zeus-bench fetch-traces --out {output} {params.args} --allow-missing > {log} 2>&1"
-
-
-checkpoint import_zeus_traces:
-    input:
-        csv=ZEUS_CSV_DIR,
-        code=TRACE_CODE,
-    output:
-        directory(ZEUS_DIR),
-    conda:
-        ENV
-    log:
-        "logs/import_zeus_traces.log",
-    shell:
-        "zeus-bench traces import-zeus {input.csv} --out {output} > {log} 2>&1"
+        "zeus-bench fetch-traces --out {output.csv} {params.args} --allow-missing "
+        "--import-to {output.parquet} > {log} 2>&1"

@@ -44,6 +44,14 @@ def register(sub: Any) -> None:
         action="store_true",
         help="if the traces cannot be obtained, write a manifest with status 'unavailable' and exit 0",
     )
+    p.add_argument(
+        "--import-to",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also import the obtained traces to Parquet in DIR (as 'zeus-bench traces import-zeus'); "
+        "when they are unavailable DIR is created empty",
+    )
     p.set_defaults(func=_fetch)
 
 
@@ -68,9 +76,16 @@ def _fetch(args: argparse.Namespace) -> int:
     )
     if result.status != "ok":
         print(f"zeus-bench: warning: Zeus traces unavailable: {result.message}", file=sys.stderr)
+        if args.import_to is not None:
+            args.import_to.mkdir(parents=True, exist_ok=True)
         return 0
     for name, info in result.files.items():
         print(f"{'ok' if info['verified'] else 'UNVERIFIED'} {args.out / name} sha256 {info['sha256']}")
     for name, why in result.skipped.items():
         print(f"skipped {name}: {why}")
+    if args.import_to is not None:
+        from zeus_bench.traces.zeus_csv import import_zeus
+
+        for path in import_zeus(args.out, args.import_to):
+            print(f"imported {path}")
     return 0

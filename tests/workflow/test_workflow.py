@@ -1,0 +1,204 @@
+"""The main workflow: config schema, lint, dry run, a reduced real run, reruns, and no traces."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from conftest import REPO, make_workdir
+
+FIGURES = [
+    "potential",
+    "pareto-v100",
+    "power-profiles-v100",
+    "policies-v100",
+    "ablation-v100",
+    "convergence-v100",
+    "regret-v100",
+    "eta-v100",
+    "beta-v100",
+]
+
+
+def _schema() -> dict:
+    return json.loads((REPO / "config" / "config.schema.json").read_text())
+
+
+def _jobs(dry_run_output: str) -> dict[str, int]:
+    """Job counts of a dry run's 'Job stats' table."""
+    table = dry_run_output.split("Job stats:", 1)[1].split("total", 1)[0]
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
+
+
+def test_config_is_valid_and_every_key_documented():
+    schema = _schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(yaml.safe_load((REPO / "config" / "config.yaml").read_text()), schema)
+
+    def walk(node: dict, where: str) -> None:
+        for key, sub in node.get("properties", {}).items():
+            assert sub.get("description"), f"{where}{key}: no description"
+            assert "default" in sub, f"{where}{key}: no default"
+            walk(sub, f"{where}{key}.")
+        if node.get("type") == "object":
+            assert node.get("additionalProperties") is False or "propertyNames" in node, (
+                f"{where}: unknown keys allowed"
+            )
+
+    walk(schema, "")
+
+
+@pytest.mark.parametrize(
+    ("bad", "match"),
+    [
+        ({"bogus": 1}, "Additional properties"),
+        ({"eta": 1.5}, "greater than the maximum"),
+        ({"traces": {"zeus": {"files": {"summary_power_v100.csv": None}}}}, "summary_train.csv"),
+        ({"policies": ["zeus", "magic"]}, "magic"),
+        ({"seeds": "1-"}, "does not match"),
+        ({"beta_sweep": {"values": [0]}}, "valid"),
+    ],
+)
+def test_schema_refuses_bad_config(bad, match):
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    for key, value in bad.items():
+        if isinstance(value, dict) and isinstance(cfg.get(key), dict):
+            cfg[key] = {**cfg[key], **value}
+        else:
+            cfg[key] = value
+    with pytest.raises(jsonschema.ValidationError, match=match):
+        jsonschema.validate(cfg, _schema())
+
+
+def test_workflow_refuses_unknown_keys_and_workloads(tmp_path):
+    wd = make_workdir(tmp_path, {"bogus": 1})
+    out = wd.snakemake("-n", check=False)
+    assert (
+        out.returncode != 0
+        and "Additional properties are not allowed ('bogus' was unexpected)" in out.stdout + out.stderr
+    )
+    wd = make_workdir(tmp_path / "w", {"workloads": ["cifar101"]})
+    out = wd.snakemake("-n", check=False)
+    assert out.returncode != 0 and "config workloads: unknown id(s) cifar101" in out.stdout + out.stderr
+
+
+def test_lint_is_clean():
+    import subprocess
+
+    from conftest import SNAKEMAKE
+
+    out = subprocess.run([str(SNAKEMAKE), "--lint"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert "Congratulations, your workflow is in a good condition!" in out.stdout + out.stderr
+
+
+def test_dry_run_starts_with_the_traces(tmp_path, zeus_csv_dir):
+    wd = make_workdir(tmp_path, {"traces": {"zeus": {"local_dir": str(zeus_csv_dir)}}})
+    out = wd.snakemake("-n")
+    assert _jobs(out.stdout) == {"zeus_traces": 1, "all": 1}
+
+
+def test_workflow_env_file_follows_pyproject():
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    env = yaml.safe_load((REPO / "workflows" / "envs" / "zeus-bench.yaml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    # Snakemake and its plugins run the workflow; the rules need the rest.
+    assert sorted(p for p in pip if not p.startswith("-e")) == sorted(
+        d for d in deps if not d.startswith("snakemake")
+    )
+
+
+def test_reduced_run_outputs(reduced_run):
+    root = reduced_run.path
+    for name in FIGURES:
+        assert (root / "results" / "figures" / f"{name}.png").stat().st_size > 10_000, name
+    assert not list((root / "results" / "figures").glob("*.pdf"))  # formats come from the config
+    assert sorted(p.name for p in (root / "results" / "configs" / "v100").iterdir()) == [
+        "cifar100.parquet",
+        "sentiment140.parquet",
+    ]
+    assert sorted(p.name for p in (root / "results" / "sim" / "v100").iterdir()) == [
+        "beta-2.parquet",
+        "beta-inf.parquet",
+        "eta-0.5.parquet",
+        "eta-1.parquet",
+        "main.parquet",
+    ]
+    report = (root / "results" / "report.md").read_text()
+    for heading in (
+        "## 1. Potential",
+        "## 2. Energy vs. time",
+        "## 3. Zeus against",
+        "## 4. Knob ablation",
+        "## 5. Convergence",
+        "## 6. The energy/time trade-off",
+        "## 7. Sensitivity to beta",
+        "## 8. Power limit profiles",
+        "## 9. H200",
+        "## What was skipped",
+    ):
+        assert heading in report
+    for name in FIGURES:
+        assert f"(figures/{name}.png)" in report
+    # V100 cifar100, 2 seeds: the paper's 71.6 % over 10 seeds; two seeds land within a few points.
+    row = next(
+        line
+        for line in report.splitlines()
+        if line.startswith("| V100 | cifar100 |") and "/" in line and "%" in line and "71.6 / 74.1" in line
+    )
+    saving = float(row.split("|")[3].split("%")[0])
+    assert 65 < saving < 78
+    assert "summary_power_a40.csv" not in report or "sha256 verified" in report
+    assert "H200 figure: no committed sweep traces" in report
+    summary = (root / "results" / "summary" / "v100.csv").read_text().splitlines()
+    assert summary[0].startswith("gpu,workload,policy")
+    assert len(summary) == 1 + 2 * 7  # 2 workloads x 7 policies
+    readme = (root / "results" / "README.md").read_text()
+    assert "## `runs` table" in readme
+
+
+def test_second_run_does_nothing(reduced_run):
+    out = reduced_run.snakemake("-n")
+    assert "Nothing to be done" in out.stdout + out.stderr
+
+
+def test_changing_eta_reruns_only_what_depends_on_it(reduced_run):
+    out = reduced_run.snakemake("-n", "--config", "eta=0.3")
+    jobs = _jobs(out.stdout)
+    assert jobs["simulate"] == 1 and jobs["simulate_beta"] == 2 and jobs["potential"] == 1
+    assert jobs["configurations"] == 2 and jobs["report"] == 1
+    for untouched in ("zeus_traces", "simulate_eta", "figure_eta", "results_readme"):
+        assert untouched not in jobs
+
+
+def test_changed_eta_run_then_nothing(reduced_run, tmp_path):
+    import shutil
+
+    from conftest import Workdir
+
+    copy = tmp_path / "copy"
+    shutil.copytree(reduced_run.path, copy, symlinks=True)
+    wd = Workdir(copy, copy / "overrides.yaml", reduced_run.env)
+    wd.snakemake("--config", "eta=0.3")
+    assert "eta 0.3," in (copy / "results" / "report.md").read_text()
+    assert "Nothing to be done" in wd.snakemake("-n", "--config", "eta=0.3").stdout
+
+
+def test_without_the_zeus_traces_the_workflow_says_what_it_skipped(tmp_path):
+    wd = make_workdir(tmp_path, {"traces": {"zeus": {"download": False}}, "figures": {"formats": ["png"]}})
+    wd.snakemake()
+    report = (tmp_path / "results" / "report.md").read_text()
+    assert "## What was skipped" in report
+    assert "Every figure and number from the Zeus traces" in report
+    assert "export ZEUS_TRACE_DIR=/path/to/trace" in report
+    assert not (tmp_path / "results" / "potential").exists()
+    manifest = json.loads((tmp_path / "data" / "traces" / "zeus-csv" / "MANIFEST.json").read_text())
+    assert manifest["status"] == "unavailable"
+    # Pointing at the traces afterwards reruns the fetch (its parameters changed).
+    wd.env["ZEUS_TRACE_DIR"] = str(Path(REPO).parent / "shared" / "traces" / "zeus-nsdi23")
+    if (Path(wd.env["ZEUS_TRACE_DIR"]) / "summary_train.csv").exists():
+        assert "zeus_traces" in _jobs(wd.snakemake("-n").stdout)
