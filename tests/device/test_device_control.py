@@ -148,6 +148,12 @@ def test_observe_mode_never_calls_setter(fake_backend):
         ):
             s.set_power_limit_w(0, 300.0)
         assert s.requests == [{"gpu_index": 0, "power_limit_w": 650.0, "applied": False}]
+        assert s.provenance() == {
+            "observe_mode": True,
+            "previous_power_limits_w": {0: 650.0},
+            "power_limits_w": {0: 650.0},
+            "power_limit_requests": s.requests,
+        }
     assert gpu.setter_calls() == calls
     assert gpu.power_limit_w() == 650.0
 

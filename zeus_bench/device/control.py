@@ -20,7 +20,10 @@
   reported, not restored.
 
 The state directory is ``$ZEUS_BENCH_STATE_DIR``, else ``$XDG_STATE_HOME/zeus-bench``, else
-``~/.local/state/zeus-bench``.
+``~/.local/state/zeus-bench``. Journal and locks live there, so runs see each other only when
+they share it: setting limits needs root, and root's runs share root's state directory; on a
+machine where runs start under different accounts, point ``ZEUS_BENCH_STATE_DIR`` at one
+shared folder.
 """
 
 from __future__ import annotations
@@ -307,6 +310,15 @@ class PowerLimitSession:
         if signum == signal.SIGINT:
             raise KeyboardInterrupt
         raise SystemExit(128 + signum)
+
+    def provenance(self) -> dict[str, Any]:
+        """What this session did, for results: observe mode, limits before and now, requests."""
+        return {
+            "observe_mode": self.observe,
+            "previous_power_limits_w": dict(self.previous_limits_w),
+            "power_limits_w": {i: g.power_limit_w() for i, g in self.gpus.items()},
+            "power_limit_requests": list(self.requests),
+        }
 
     # Control ------------------------------------------------------------------------------
     def _gpu(self, gpu_index: int) -> GPU:
