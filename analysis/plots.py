@@ -434,42 +434,6 @@ def plot_power_profiles(profile: pd.DataFrame, gpu: str) -> Figure:
     return fig
 
 
-def plot_h200(per_sample: pd.DataFrame) -> Figure:
-    """Energy per sample and throughput against batch size (the project's own H200 measurements).
-
-    Args:
-        per_sample: :func:`analysis.metrics.per_sample` rows.
-    """
-    workloads = sorted(per_sample["workload"].unique())
-    with paper_style():
-        fig, axes = _figure(FULL_W, 2.5, ncols=2)
-        for i, w in enumerate(workloads):
-            s = per_sample[per_sample["workload"] == w].sort_values("batch_size")
-            axes[0].plot(
-                s["batch_size"],
-                s["energy_per_sample_j"],
-                marker="o",
-                markersize=3,
-                color=series_color(i),
-                label=w,
-            )
-            axes[1].plot(
-                s["batch_size"], s["samples_per_s"], marker="o", markersize=3, color=series_color(i), label=w
-            )
-        for ax in axes:
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("Batch size (samples)")
-        axes[0].set_ylabel("Energy per sample (J)")
-        axes[1].set_ylabel("Throughput (samples/s)")
-        limits = sorted({f"{v:g} W" for v in per_sample["power_limit_w"]})
-        gpus = ", ".join(sorted({str(g).upper() for g in per_sample["gpu"]}))
-        handles, labels = axes[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(3, len(labels)))
-        fig.suptitle(f"{gpus} measurements at power limit {', '.join(limits)}", fontsize=9)
-    return fig
-
-
 _METADATA: dict[str, dict[str, str | None]] = {
     "pdf": {"CreationDate": None, "Creator": "zeus-bench"},
     "png": {"Software": "zeus-bench"},

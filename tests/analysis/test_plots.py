@@ -154,17 +154,6 @@ def test_power_profiles(configs):
     _check_quality(fig)
 
 
-def test_h200(power_h200):
-    fig = plots.plot_h200(metrics.per_sample(power_h200))
-    energy, throughput = _visible_axes(fig)
-    np.testing.assert_allclose(
-        energy.get_lines()[0].get_ydata(), [(200 + b) / (10 * b) for b in (32, 64, 128, 256)]
-    )
-    np.testing.assert_allclose(throughput.get_lines()[0].get_ydata(), [320, 640, 1280, 2560])
-    assert "700 W" in fig.get_suptitle()
-    _check_quality(fig)
-
-
 def test_save_writes_every_format(tmp_path, potential):
     paths = plots.save(plots.plot_potential(potential), str(tmp_path / "fig"), ["png", "pdf"], 72)
     assert [p[-3:] for p in paths] == ["png", "pdf"]
