@@ -173,3 +173,55 @@ def test_train_to_target_writes_train_trace(fake_env, tiny_workload, tmp_path):
     # A linear rule on x[:, 0] is learnt to 60 % accuracy within the first epoch or two.
     assert df["target_epoch"].notna().all() and (df["target_epoch"] <= 5).all()
     assert sorted(df["learning_rate"].unique()) == pytest.approx([0.04, 0.08])
+
+
+@pytest.mark.slow
+def test_ddp_sweep_on_two_fake_gpus_sums_energy(fake_env, tmp_path, monkeypatch):
+    # Real workload (tiny), two processes with gloo on CPU; energy summed over both fake GPUs.
+    monkeypatch.setenv("ZEUS_BENCH_FAKE_GPUS", "2")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    out = tmp_path / "ddp.parquet"
+    code = main(
+        [
+            "-q",
+            "sweep",
+            "--workload",
+            "movielens-1m",
+            "--tiny",
+            "--backend",
+            "fake",
+            "--gpus",
+            "0,1",
+            "--batch-sizes",
+            "8,16",
+            "--observe",
+            "--out",
+            str(out),
+            *FAST,
+        ]
+    )
+    assert code == 0
+    df = read_table(out, "power")
+    assert df["gpu"].unique().tolist() == ["fake-h200x2"] and (df["num_gpus"] == 2).all()
+    assert df["avg_power_w"].between(1180, 1220).all()  # 2 x 600 W under full load
+    assert df.attrs["zeus_bench"]["distributed"]["world_size"] == 2
+    assert (
+        main(
+            [
+                "-q",
+                "sweep",
+                "--workload",
+                "movielens-1m",
+                "--backend",
+                "fake",
+                "--gpus",
+                "0,1",
+                "--batch-sizes",
+                "7",
+                "--observe",
+                "--out",
+                str(tmp_path / "x.parquet"),
+            ]
+        )
+        == 2
+    )
