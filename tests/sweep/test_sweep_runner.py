@@ -145,26 +145,17 @@ def test_train_to_target_writes_train_trace(fake_env, tiny_workload, tmp_path):
         x = torch.randn(n, 8, generator=gen)
         torch.save({"x": x, "y": (x[:, 0] > 0).long()}, tmp_path / f"{split}.pt")
     out = tmp_path / "train.parquet"
-    code = main(
-        [
-            "-q",
-            "sweep",
-            "--workload",
-            "cifar100",
-            "--backend",
-            "fake",
-            "--batch-sizes",
-            "4,8",
-            "--train-to-target",
-            "--data-root",
-            str(tmp_path),
-            "--runs",
-            "2",
-            "--max-epochs",
-            "5",
-            "--out",
-            str(out),
-        ]
+    code = sweep(
+        out,
+        "--batch-sizes",
+        "4,8",
+        "--train-to-target",
+        "--data-root",
+        str(tmp_path),
+        "--runs",
+        "2",
+        "--max-epochs",
+        "5",
     )
     assert code == 0
     df = read_table(out, "train")
@@ -181,24 +172,8 @@ def test_ddp_sweep_on_two_fake_gpus_sums_energy(fake_env, tmp_path, monkeypatch)
     monkeypatch.setenv("ZEUS_BENCH_FAKE_GPUS", "2")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     out = tmp_path / "ddp.parquet"
-    code = main(
-        [
-            "-q",
-            "sweep",
-            "--workload",
-            "movielens-1m",
-            "--tiny",
-            "--backend",
-            "fake",
-            "--gpus",
-            "0,1",
-            "--batch-sizes",
-            "8,16",
-            "--observe",
-            "--out",
-            str(out),
-            *FAST,
-        ]
+    code = sweep(
+        out, "--workload", "movielens-1m", "--tiny", "--gpus", "0,1", "--batch-sizes", "8,16", "--observe"
     )
     assert code == 0
     df = read_table(out, "power")
