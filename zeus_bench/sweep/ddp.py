@@ -32,6 +32,7 @@ from zeus_bench.sweep.runner import (
     SweepWriter,
     base_sweep_provenance,
     check_limits,
+    device_indices,
     load_previous,
     make_emit,
     resolve_torch_device,
@@ -69,7 +70,7 @@ def run_ddp_sweep(
     from zeus_bench.device import get_backend
 
     backend = get_backend(plan.backend)
-    gpus = backend.gpus(list(plan.gpu_indices))
+    gpus = backend.gpus(device_indices(backend, plan.gpu_indices))
     if plan.power_limits_w is not None:
         check_limits(gpus, plan.power_limits_w)
     names = {g.name() for g in gpus}
@@ -114,7 +115,7 @@ def _worker(
     )
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
     backend = get_backend(plan.backend)
-    gpus = backend.gpus(list(plan.gpu_indices))
+    gpus = backend.gpus(device_indices(backend, plan.gpu_indices))
     device = resolve_torch_device(plan.torch_device, backend.name, plan.gpu_indices[rank])
     if device.type == "cuda":
         torch.cuda.set_device(device)

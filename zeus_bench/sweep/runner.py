@@ -177,6 +177,19 @@ def resolve_torch_device(choice: str, backend_name: str, gpu_index: int) -> torc
     return torch.device("cuda", gpu_index)
 
 
+def device_indices(backend: GPUBackend, ordinals: Sequence[int]) -> list[int]:
+    """Backend (NVML) indices of CUDA ordinals: ``CUDA_VISIBLE_DEVICES`` renumbers only CUDA.
+
+    ``--gpus`` names CUDA ordinals, as torch sees them (inside a SLURM job, the allocated GPUs
+    from 0); the energy counters must be read from the same physical GPUs.
+    """
+    if backend.name == "fake":
+        return list(ordinals)
+    from zeus_bench.device.monitor import local_gpu_index
+
+    return [local_gpu_index(backend, i) for i in ordinals]
+
+
 def utc_now() -> str:
     """Current UTC time, ISO 8601 to the second."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
@@ -467,7 +480,7 @@ def run_sweep(plan: SweepPlan, out: str | Path, resume: bool = False) -> SweepOu
     from zeus_bench.device import get_backend
 
     backend = get_backend(plan.backend)
-    gpus = backend.gpus(list(plan.gpu_indices))
+    gpus = backend.gpus(device_indices(backend, plan.gpu_indices))
     if plan.power_limits_w is not None:
         check_limits(gpus, plan.power_limits_w)
     gpu_kind = plan.gpu_kind or gpu_kind_from_name(gpus[0].name())
