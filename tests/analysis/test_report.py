@@ -94,5 +94,6 @@ def test_report_h200_section(tmp_path, power_h200):
         == 0
     )
     text = (tmp_path / "r.md").read_text()
-    assert "current power limit only (700 W)" in text
-    assert "| cifar100/shufflenetv2 | 32, 64, 128, 256 | 256 |" in text
+    assert "current power limit only (700 W;" in text
+    assert "| h200 | cifar100/shufflenetv2 | 4 (32-256) | 256 |" in text
+    assert "at the largest batch size measured for 1 of 1 series" in text

@@ -119,7 +119,9 @@ SCHEMA_CODE = code("zeus_bench/store.py", "zeus_bench/**/schema*.py", "analysis/
 TRACE_CODE = code("zeus_bench/traces/*.py", "zeus_bench/registry.py", "zeus_bench/data/workloads.yaml")
 ANALYSIS_CODE = code("zeus_bench/jobs.py", "zeus_bench/potential.py", "zeus_bench/pareto.py", "zeus_bench/cost.py")
 SIM_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/cli/sim.py", "zeus_bench/jobs.py", "zeus_bench/cost.py")
-PLOT_CODE = code("analysis/*.py")
+_ANALYSIS_BASE = ("analysis/__init__.py", "analysis/metrics.py", "analysis/style.py", "analysis/tables.py")
+FIGURE_CODE = code(*_ANALYSIS_BASE, "analysis/figures.py", "analysis/plots.py", "analysis/h200.py")
+REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report.py")
 
 
 def own_power_files():

@@ -9,7 +9,7 @@ FIG_PARAMS = {
 
 rule figure_potential:
     input:
-        code=PLOT_CODE,
+        code=FIGURE_CODE,
         potential=lambda wc: expand("results/potential/{gpu}.csv", gpu=zeus_gpus()),
     output:
         fig("potential"),
@@ -26,7 +26,7 @@ rule figure_potential:
 
 rule figure_pareto:
     input:
-        code=PLOT_CODE,
+        code=FIGURE_CODE,
         configs=lambda wc: configs_of(wc.gpu),
         potential="results/potential/{gpu}.csv",
         sim="results/sim/{gpu}/main.parquet",
@@ -46,7 +46,7 @@ rule figure_pareto:
 
 rule figure_power_profiles:
     input:
-        code=PLOT_CODE,
+        code=FIGURE_CODE,
         configs=lambda wc: configs_of(wc.gpu),
         potential="results/potential/{gpu}.csv",
     output:
@@ -65,7 +65,7 @@ rule figure_power_profiles:
 
 rule figure_from_simulation:
     input:
-        code=PLOT_CODE,
+        code=FIGURE_CODE,
         sim="results/sim/{gpu}/main.parquet",
     output:
         fig("{kind}-{gpu}"),
@@ -84,7 +84,7 @@ rule figure_from_simulation:
 
 rule figure_eta:
     input:
-        code=PLOT_CODE,
+        code=FIGURE_CODE,
         sim=lambda wc: eta_sims(wc.gpu),
     output:
         fig("eta-{gpu}"),
@@ -101,7 +101,7 @@ rule figure_eta:
 
 rule figure_beta:
     input:
-        code=PLOT_CODE,
+        code=FIGURE_CODE,
         sim=lambda wc: beta_sims(wc.gpu),
     output:
         fig("beta-{gpu}"),
@@ -118,7 +118,7 @@ rule figure_beta:
 
 rule figure_h200:
     input:
-        code=PLOT_CODE,
+        code=FIGURE_CODE,
         power=own_power_files(),
     output:
         fig("h200"),

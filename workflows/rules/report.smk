@@ -5,7 +5,7 @@
 rule report:
     input:
         unpack(report_inputs),
-        code=PLOT_CODE,
+        code=REPORT_CODE,
     output:
         "results/report.md",
     params:
