@@ -73,7 +73,9 @@ def _power_profiles(args: argparse.Namespace) -> Figure:
 def _h200(args: argparse.Namespace) -> Figure:
     from analysis.h200 import plot_sweep  # the sweep's own figure (written with the sweep)
 
-    return plot_sweep(load_all(args.power), title="H200 measurements at the current power limit (observe mode)")
+    return plot_sweep(
+        load_all(args.power), title="H200 measurements at the current power limit (observe mode)"
+    )
 
 
 KINDS: dict[str, tuple[Callable[[argparse.Namespace], Figure], tuple[str, ...]]] = {
