@@ -177,3 +177,21 @@ def test_nvml_real_gpu_reads():
     assert g.instant_power_w() > 0
     if g.supports_energy_counter():
         assert g.total_energy_j() > 0
+
+
+def test_nvml_other_errors_are_translated():
+    from fake_pynvml import NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_GPU_IS_LOST
+
+    from zeus_bench.device.errors import DeviceError
+
+    g = NVMLBackend(make(energy_error=NVML_ERROR_GPU_IS_LOST)).gpu(0)
+    with pytest.raises(
+        DeviceError, match="GPU 0: the GPU fell off the bus while trying to read the energy counter"
+    ):
+        g.total_energy_j()
+    g = NVMLBackend(make(set_error=NVML_ERROR_NOT_SUPPORTED)).gpu(0)
+    with pytest.raises(PermissionDeniedError, match="does not allow setting the power limit"):
+        g.set_power_limit_w(300)
+    g = NVMLBackend(make(set_error=NVML_ERROR_DRIVER_NOT_LOADED)).gpu(0)
+    with pytest.raises(NVMLUnavailableError, match="cannot set the power limit: Driver Not Loaded"):
+        g.set_power_limit_w(300)

@@ -106,25 +106,25 @@ class NVMLBackend(GPUBackend):
             *args: Its arguments.
             index: GPU index, for the message.
         """
-        nvml = self.nvml
-        where = f"GPU {index}: " if index is not None else ""
         try:
             return fn(*args)
-        except nvml.NVMLError as exc:
-            code = getattr(exc, "value", None)
-            if code == nvml.NVML_ERROR_NO_PERMISSION:
-                raise PermissionDeniedError(f"{where}no permission to {what}: {_PERMISSION_HINT}") from None
-            if code == nvml.NVML_ERROR_NOT_SUPPORTED:
-                raise DeviceError(f"{where}{what} is not supported by this GPU or driver") from None
-            if code in (nvml.NVML_ERROR_DRIVER_NOT_LOADED, nvml.NVML_ERROR_LIBRARY_NOT_FOUND):
-                raise NVMLUnavailableError(
-                    f"{where}cannot {what}: {exc} (is the NVIDIA driver loaded?)"
-                ) from None
-            if code == nvml.NVML_ERROR_GPU_IS_LOST:
-                raise DeviceError(
-                    f"{where}the GPU fell off the bus while trying to {what}; it needs a reset"
-                ) from None
-            raise DeviceError(f"{where}cannot {what}: NVML error {code}: {exc}") from None
+        except self.nvml.NVMLError as exc:
+            raise self.translate(exc, what, index) from None
+
+    def translate(self, exc: Exception, what: str, index: int | None = None) -> DeviceError:
+        """The project's exception for an ``NVMLError`` raised while trying to ``what``."""
+        nvml = self.nvml
+        where = f"GPU {index}: " if index is not None else ""
+        code = getattr(exc, "value", None)
+        if code == nvml.NVML_ERROR_NO_PERMISSION:
+            return PermissionDeniedError(f"{where}no permission to {what}: {_PERMISSION_HINT}")
+        if code == nvml.NVML_ERROR_NOT_SUPPORTED:
+            return DeviceError(f"{where}{what} is not supported by this GPU or driver")
+        if code in (nvml.NVML_ERROR_DRIVER_NOT_LOADED, nvml.NVML_ERROR_LIBRARY_NOT_FOUND):
+            return NVMLUnavailableError(f"{where}cannot {what}: {exc} (is the NVIDIA driver loaded?)")
+        if code == nvml.NVML_ERROR_GPU_IS_LOST:
+            return DeviceError(f"{where}the GPU fell off the bus while trying to {what}; it needs a reset")
+        return DeviceError(f"{where}cannot {what}: NVML error {code}: {exc}")
 
     def device_count(self) -> int:
         """Number of GPUs NVML sees."""
@@ -201,13 +201,13 @@ class NVMLGPU(GPU):
                 f"GPU {self.index}: power limit {watts:g} W outside its range {lo:g}-{hi:g} W"
             )
         try:
-            self._call("set the power limit", self._nvml.nvmlDeviceSetPowerManagementLimit, _w_to_mw(watts))
-        except DeviceError as exc:
-            if "not supported" in str(exc):
+            self._nvml.nvmlDeviceSetPowerManagementLimit(self.handle, _w_to_mw(watts))
+        except self._nvml.NVMLError as exc:
+            if getattr(exc, "value", None) == self._nvml.NVML_ERROR_NOT_SUPPORTED:
                 raise PermissionDeniedError(
-                    f"GPU {self.index}: this GPU or driver does not allow setting the power limit ({exc})"
+                    f"GPU {self.index}: this GPU or driver does not allow setting the power limit"
                 ) from None
-            raise
+            raise self._b.translate(exc, "set the power limit", self.index) from None
         log.info("GPU %d: power limit set to %g W", self.index, watts)
 
     def supports_energy_counter(self) -> bool:
@@ -230,10 +230,7 @@ class NVMLGPU(GPU):
                 raise EnergyCounterUnsupportedError(
                     f"GPU {self.index} has no energy counter (pre-Volta); use sampled power instead"
                 ) from None
-            return (
-                float(self._call("read the energy counter", self._nvml.nvmlDeviceGetTotalEnergyConsumption))
-                / 1000.0
-            )
+            raise self._b.translate(exc, "read the energy counter", self.index) from None
 
     def instant_power_w(self) -> float:
         """Instant power, W: ``NVML_FI_DEV_POWER_INSTANT`` where present, else ``GetPowerUsage``."""
