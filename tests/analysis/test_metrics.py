@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import make_sim
+from fake_results import make_sim
 
 from analysis import metrics
 

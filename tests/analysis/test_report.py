@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import make_sim
+from fake_results import make_sim
 
 from analysis import report
 

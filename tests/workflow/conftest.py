@@ -2,68 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
-
-REPO = Path(__file__).resolve().parents[2]
-SNAKEMAKE = Path(sys.executable).parent / "snakemake"
-
-
-@dataclass
-class Workdir:
-    """A folder in which the workflow runs with an override config."""
-
-    path: Path
-    overrides: Path
-    env: dict[str, str]
-
-    def snakemake(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        cmd = [
-            str(SNAKEMAKE),
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(self.path),
-            "--configfile",
-            str(self.overrides),
-            "--cores",
-            "2",
-            *args,
-        ]
-        out = subprocess.run(cmd, cwd=self.path, env=self.env, capture_output=True, text=True, timeout=300)
-        if check and out.returncode != 0:
-            raise AssertionError(
-                f"snakemake {' '.join(args)} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
-            )
-        return out
-
-
-def make_workdir(root: Path, overrides: dict, env_extra: dict[str, str] | None = None) -> Workdir:
-    """Copy the config into ``root`` and write ``overrides`` beside it."""
-    root.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(REPO / "config", root / "config", dirs_exist_ok=True)
-    path = root / "overrides.yaml"
-    path.write_text(yaml.safe_dump(overrides))
-    env = {k: v for k, v in os.environ.items() if k != "ZEUS_TRACE_DIR"}
-    env.update(env_extra or {})
-    return Workdir(root, path, env)
-
-
-REDUCED = {
-    "gpus": ["v100"],
-    "workloads": ["cifar100", "sentiment140"],
-    "seeds": "1-2",
-    "eta_sweep": {"values": [0.5, 1.0], "seeds": "1"},
-    "beta_sweep": {"values": [2.0, "inf"], "seeds": "1"},
-    "figures": {"formats": ["png"], "dpi": 50},
-}
+from workflow_helpers import REDUCED, Workdir, make_workdir
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import REPO
+from workflow_helpers import REPO
 
 NOTEBOOKS = sorted((REPO / "analysis" / "notebooks").glob("*.ipynb"))
 

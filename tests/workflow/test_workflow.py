@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from conftest import REPO, make_workdir
+from workflow_helpers import REPO, make_workdir
 
 FIGURES = [
     "potential",
@@ -90,7 +90,7 @@ def test_workflow_refuses_unknown_keys_and_workloads(tmp_path):
 def test_lint_is_clean():
     import subprocess
 
-    from conftest import SNAKEMAKE
+    from workflow_helpers import SNAKEMAKE
 
     out = subprocess.run([str(SNAKEMAKE), "--lint"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert "Congratulations, your workflow is in a good condition!" in out.stdout + out.stderr
@@ -178,7 +178,7 @@ def test_changing_eta_reruns_only_what_depends_on_it(reduced_run):
 def test_changed_eta_run_then_nothing(reduced_run, tmp_path):
     import shutil
 
-    from conftest import Workdir
+    from workflow_helpers import Workdir
 
     copy = tmp_path / "copy"
     shutil.copytree(reduced_run.path, copy, symlinks=True)
@@ -189,9 +189,19 @@ def test_changed_eta_run_then_nothing(reduced_run, tmp_path):
 
 
 def test_without_the_zeus_traces_the_workflow_says_what_it_skipped(tmp_path):
-    wd = make_workdir(tmp_path, {"traces": {"zeus": {"download": False}}, "figures": {"formats": ["png"]}})
+    own = REPO / "results" / "traces" / "h200"
+    wd = make_workdir(
+        tmp_path,
+        {
+            "traces": {"zeus": {"download": False}, "own_dir": str(own)},
+            "figures": {"formats": ["png"], "dpi": 50},
+        },
+    )
     wd.snakemake()
     report = (tmp_path / "results" / "report.md").read_text()
+    if list(own.glob("power-*.parquet")):  # the project's own committed traces are still drawn
+        assert (tmp_path / "results" / "figures" / "h200.png").exists()
+        assert "![H200](figures/h200.png)" in report
     assert "## What was skipped" in report
     assert "Every figure and number from the Zeus traces" in report
     assert "export ZEUS_TRACE_DIR=/path/to/trace" in report
