@@ -176,3 +176,48 @@ def test_gather_measurement_single_process_group():
     finally:
         dist.destroy_process_group()
     assert g.energy_j == {0: 10.0, 1: 20.0} and g.time_s == 1.5 and torch is not None
+
+
+def _ddp_worker(rank, world, init_file, state_file, out_dir):
+    import json
+    import os
+
+    import torch.distributed as dist
+
+    from zeus_bench.device.monitor import gather_measurement
+
+    os.environ["ZEUS_BENCH_FAKE_STATE"] = state_file
+    os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    b = FakeBackend(n_gpus=2)
+    out = {}
+    for case, index in (("own", local_gpu_index(b, rank)), ("same", 0)):
+        mon = EnergyMonitor([b.gpu(index)], sync_cuda=False)
+        dist.barrier()
+        mon.begin_window("w")
+        time.sleep(0.3)
+        m = mon.end_window("w")
+        g = gather_measurement(m)
+        out[case] = {"local": m.total_energy_j, "keys": sorted(g.energy_j), "total": g.total_energy_j}
+    dist.destroy_process_group()
+    with open(os.path.join(out_dir, f"{rank}.json"), "w") as fh:
+        json.dump(out, fh)
+
+
+def test_gather_over_two_ranks_counts_each_gpu_once(tmp_path):
+    pytest.importorskip("torch")
+    import json
+
+    import torch.multiprocessing as mp
+
+    state = tmp_path / "fake.json"
+    FakeBackend(state_path=state, n_gpus=2).configure(load=1.0)  # both GPUs draw 600 W
+    mp.spawn(_ddp_worker, args=(2, str(tmp_path / "init"), str(state), str(tmp_path)), nprocs=2)
+    r0, r1 = (json.loads((tmp_path / f"{r}.json").read_text()) for r in (0, 1))
+    # each rank measures its own GPU: both GPUs, summed
+    assert r0["own"]["keys"] == r1["own"]["keys"] == [0, 1]
+    assert r0["own"]["total"] == r1["own"]["total"] == pytest.approx(r0["own"]["local"] + r1["own"]["local"])
+    assert r0["own"]["total"] == pytest.approx(2 * 600 * 0.3, rel=0.2)
+    # both ranks measure GPU 0: counted once
+    assert r0["same"]["keys"] == [0]
+    assert r0["same"]["total"] == r1["same"]["total"] == r0["same"]["local"]
