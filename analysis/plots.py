@@ -187,7 +187,21 @@ def plot_pareto(configs: pd.DataFrame, marks: pd.DataFrame, gpu: str) -> Figure:
             )
             for kind, style in MARKER_STYLE.items():
                 m = marks[(marks["workload"] == w) & (marks["marker"] == kind)]
-                if not m.empty:
+                if m.empty:
+                    continue
+                if kind == "zeus":  # a ring, so that an optimum underneath stays visible
+                    ax.scatter(
+                        m["tta_s"] / 3600,
+                        m["eta_j"] / 1e6,
+                        marker="o",
+                        s=70,
+                        facecolors="none",
+                        edgecolors=style["color"],
+                        linewidths=1.4,
+                        zorder=7,
+                        label=style["label"],
+                    )
+                else:
                     ax.scatter(
                         m["tta_s"] / 3600,
                         m["eta_j"] / 1e6,
@@ -196,7 +210,7 @@ def plot_pareto(configs: pd.DataFrame, marks: pd.DataFrame, gpu: str) -> Figure:
                         s=60 if kind == "oracle" else 30,
                         edgecolors="white",
                         linewidths=0.5,
-                        zorder=5,
+                        zorder=6,
                         label=style["label"],
                     )
             _log_scale(ax)

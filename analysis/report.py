@@ -56,6 +56,19 @@ def _figure(name: str, figures: set[str], alt: str) -> str:
     )
 
 
+def _own_note(df: pd.DataFrame) -> str:
+    """The caveat for GPUs measured by this project (one power limit; the Zeus train trace's epochs)."""
+    own = sorted(g for g in df["gpu"].unique() if str(g).startswith("h200"))
+    if not own:
+        return ""
+    return (
+        f" Rows for {', '.join(g.upper() for g in own)} combine this project's measurements (time per epoch and "
+        "power, at the GPU's current limit only) with the epochs to the target of the Zeus train trace: the batch "
+        "size is the only knob there, and the epochs are assumed not to depend on the GPU (as the paper assumes "
+        "across its GPUs)."
+    )
+
+
 def _by_workload(df: pd.DataFrame) -> pd.DataFrame:
     """Rows sorted by GPU, then workload in the paper's order."""
     order = ordered(df["workload"].unique(), WORKLOAD_ORDER)
@@ -172,15 +185,19 @@ class Report:
         self.add(
             "## 1. Potential energy savings", "", _figure("potential", self.figures, "potential savings"), ""
         )
-        best = pot.loc[pot["min_energy_saving_pct"].idxmax()]
-        worst = pot.loc[pot["min_energy_saving_pct"].idxmin()]
+        ranges = "; ".join(
+            f"{str(g).upper()} {_pct(d['min_energy_saving_pct'].min())} "
+            f"({d.loc[d['min_energy_saving_pct'].idxmin(), 'workload']}) to {_pct(d['min_energy_saving_pct'].max())} "
+            f"({d.loc[d['min_energy_saving_pct'].idxmax(), 'workload']})"
+            for g, d in pot.groupby("gpu")
+        )
         self.add(
             "The least-energy (batch size, power limit) whose runs all reach the target, against the default batch "
             "size at the maximum power limit (left) and against the largest converging batch size at the maximum "
-            f"limit (right). Savings range from {_pct(worst.min_energy_saving_pct)} ({worst.workload}, "
-            f"{str(worst.gpu).upper()}) to {_pct(best.min_energy_saving_pct)} ({best.workload}, {str(best.gpu).upper()}). "
+            f"limit (right). Savings against b0: {ranges}. "
             f"Paper (V100, least-energy configuration): {PAPER_ORACLE_RANGE}. Against max-batch the potential is "
-            "smaller where the largest batch size is already near the optimum (movielens-1m).",
+            "smaller where the largest batch size is already near the optimum (movielens-1m)."
+            + _own_note(pot),
             "",
         )
         t = pot.assign(
@@ -239,13 +256,22 @@ class Report:
                 {
                     "GPU": str(p.gpu).upper(),
                     "workload": p.workload,
-                    "baseline (bs, W)": f"{p.b0}, {p.max_power_w:g}",
+                    "baseline (bs, W)": f"{p.b0}, {self._max_limit(p.gpu, p.workload, p.max_power_w):g}",
                     "optimum (bs, W)": f"{p.min_cost_bs}, {p.min_cost_pl_w:g}",
                     "optimum energy / time saving": f"{_pct(p.min_cost_energy_saving_pct)} / {_pct(p.min_cost_time_saving_pct)}",
                     "Zeus settles at (bs, W)": zeus,
                 }
             )
         self.add(_md_table(pd.DataFrame(rows)), "")
+
+    def _max_limit(self, gpu: str, workload: str, default: float) -> float:
+        """Largest per-GPU power limit of a job (the potential table's MAXPOWER counts every GPU)."""
+        if not self.args.configs:
+            return default
+        if not hasattr(self, "_configs"):
+            self._configs = load_all(self.args.configs)
+        c = self._configs[(self._configs["gpu"] == gpu) & (self._configs["workload"] == workload)]
+        return float(c["power_limit_w"].max()) if not c.empty else default
 
     def _dominated(self, pot: pd.DataFrame) -> str:
         """How many baselines some feasible configuration beats in energy without being slower."""
@@ -287,7 +313,13 @@ class Report:
             "Cumulative energy and time over all recurrences, relative to the max-batch baseline (left) and to b0 at "
             "the maximum limit (right); bars are means over seeds, error bars one standard deviation. Below, Zeus's "
             "energy savings against the baseline, over all recurrences and over the last 10, next to the paper's. "
-            f"Mean over workloads: {_pct(z['energy_saving_pct'].mean())} energy, {_pct(z['time_saving_pct'].mean())} time.",
+            "Mean over workloads: "
+            + "; ".join(
+                f"{str(g).upper()} {_pct(d['energy_saving_pct'].mean())} energy, {_pct(d['time_saving_pct'].mean())} time"
+                for g, d in z.groupby("gpu")
+            )
+            + "."
+            + _own_note(z),
             "",
         )
         rows = []
@@ -332,7 +364,7 @@ class Report:
             f"better on {both_best} of {len(piv)} jobs.",
             "",
         )
-        table = piv[["bs-only", "pl-only", "zeus"]].map(_pct).reset_index()
+        table = _by_workload(piv[["bs-only", "pl-only", "zeus"]].map(_pct).reset_index())
         table.columns = ["GPU", "workload", "batch size only", "power limit only", "both (Zeus)"]
         table["GPU"] = table["GPU"].str.upper()
         self.add("Energy savings vs. the baseline, all recurrences:", "", _md_table(table), "")
@@ -435,7 +467,12 @@ class Report:
         if not self.args.configs or not self.args.potential:
             return
         pot = load_all(self.args.potential).rename(columns={"b0": "batch_size"})
-        prof = metrics.power_profile(load_all(self.args.configs), pot)
+        configs = load_all(self.args.configs)
+        n_limits = configs.groupby("gpu")["power_limit_w"].nunique()
+        configs = configs[configs["gpu"].isin(n_limits[n_limits > 1].index)]
+        if configs.empty:
+            return
+        prof = metrics.power_profile(configs, pot)
         self.add("## 8. Power limit profiles", "")
         for gpu in sorted(prof["gpu"].unique()):
             self.add(_figure(f"power-profiles-{gpu}", self.figures, f"power profiles {gpu}"), "")

@@ -48,7 +48,7 @@ def test_report_numbers(tmp_path, potential, configs):
     # Zeus: 25 % energy saving over all recurrences, 40 % over the last 10; the paper's V100 numbers beside.
     row = next(line for line in text.splitlines() if line.startswith("| V100 | cifar100 | 25.0 %"))
     assert "25.0 % / 40.0 %" in row and "71.6 / 74.1 %" in row
-    assert "Savings range from 30.0 % (librispeech, V100) to 40.0 % (cifar100, V100)" in text
+    assert "Savings against b0: V100 30.0 % (librispeech) to 40.0 % (cifar100)." in text
     assert "- Zeus trace `summary_power_p100.csv`: absent from the local copy." in text
     assert "H200 figure: no committed sweep traces" in text
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from workflow_helpers import REDUCED, Workdir, make_workdir
+from workflow_helpers import OWN_DIR, REDUCED, Workdir, make_workdir
 
 
 @pytest.fixture(scope="session")
@@ -13,7 +13,7 @@ def reduced_run(zeus_csv_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
     """The workflow run once on the real traces with a reduced config."""
     wd = make_workdir(
         tmp_path_factory.mktemp("reduced"),
-        {**REDUCED, "traces": {"zeus": {"local_dir": str(zeus_csv_dir)}, "own_dir": "no-own-traces"}},
+        {**REDUCED, "traces": {"zeus": {"local_dir": str(zeus_csv_dir)}, "own_dir": str(OWN_DIR)}},
     )
     wd.snakemake()
     return wd

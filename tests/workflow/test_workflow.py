@@ -114,8 +114,14 @@ def test_workflow_env_file_follows_pyproject():
 
 def test_reduced_run_outputs(reduced_run):
     root = reduced_run.path
-    for name in FIGURES:
+    figures = [
+        *FIGURES,
+        *(f"{n}-h200" for n in ("pareto", "policies", "ablation", "convergence", "regret", "eta", "beta")),
+        "h200",
+    ]
+    for name in figures:
         assert (root / "results" / "figures" / f"{name}.png").stat().st_size > 10_000, name
+    assert not (root / "results" / "figures" / "power-profiles-h200.png").exists()  # one power limit only
     assert not list((root / "results" / "figures").glob("*.pdf"))  # formats come from the config
     assert sorted(p.name for p in (root / "results" / "configs" / "v100").iterdir()) == [
         "cifar100.parquet",
@@ -142,18 +148,18 @@ def test_reduced_run_outputs(reduced_run):
         "## What was skipped",
     ):
         assert heading in report
-    for name in FIGURES:
+    for name in figures:
         assert f"(figures/{name}.png)" in report
     # V100 cifar100, 2 seeds: the paper's 71.6 % over 10 seeds; two seeds land within a few points.
     row = next(
         line
         for line in report.splitlines()
-        if line.startswith("| V100 | cifar100 |") and "/" in line and "%" in line and "71.6 / 74.1" in line
+        if line.startswith("| V100 | cifar100 |") and "71.6 / 74.1" in line
     )
     saving = float(row.split("|")[3].split("%")[0])
     assert 65 < saving < 78
-    assert "summary_power_a40.csv" not in report or "sha256 verified" in report
-    assert "H200 figure: no committed sweep traces" in report
+    assert "Rows for H200 combine this project's measurements" in report
+    assert "| H200 | cifar100 |" in report and "| H200 | sentiment140 |" in report
     summary = (root / "results" / "summary" / "v100.csv").read_text().splitlines()
     assert summary[0].startswith("gpu,workload,policy")
     assert len(summary) == 1 + 2 * 7  # 2 workloads x 7 policies
@@ -169,9 +175,16 @@ def test_second_run_does_nothing(reduced_run):
 def test_changing_eta_reruns_only_what_depends_on_it(reduced_run):
     out = reduced_run.snakemake("-n", "--config", "eta=0.3")
     jobs = _jobs(out.stdout)
-    assert jobs["simulate"] == 1 and jobs["simulate_beta"] == 2 and jobs["potential"] == 1
-    assert jobs["configurations"] == 2 and jobs["report"] == 1
-    for untouched in ("zeus_traces", "simulate_eta", "figure_eta", "results_readme"):
+    assert jobs["simulate"] == 2 and jobs["simulate_beta"] == 4 and jobs["potential"] == 2  # v100 and h200
+    assert jobs["configurations"] == 4 and jobs["report"] == 1
+    for untouched in (
+        "zeus_traces",
+        "own_traces",
+        "simulate_eta",
+        "figure_eta",
+        "figure_h200",
+        "results_readme",
+    ):
         assert untouched not in jobs
 
 

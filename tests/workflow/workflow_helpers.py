@@ -13,6 +13,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+OWN_DIR = REPO / "results" / "traces" / "h200"  # the project's committed H200 sweep
 
 
 @dataclass
@@ -56,7 +57,7 @@ def make_workdir(root: Path, overrides: dict, env_extra: dict[str, str] | None =
 
 
 REDUCED = {
-    "gpus": ["v100"],
+    "gpus": ["v100", "h200"],
     "workloads": ["cifar100", "sentiment140"],
     "seeds": "1-2",
     "eta_sweep": {"values": [0.5, 1.0], "seeds": "1"},

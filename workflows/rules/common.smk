@@ -86,26 +86,57 @@ def zeus_gpus():
     return have if config["gpus"] == "all" else [g for g in config["gpus"] if g in have]
 
 
-def missing_gpus():
-    """GPU kinds named in the config for which no Zeus power trace was obtained."""
-    if config["gpus"] == "all":
+def _own_gpus():
+    """The project's own power traces (e.g. the H200 sweeps) by GPU kind: committed files, no checkpoint."""
+    return {p.stem.removeprefix("power-"): str(p) for p in sorted(Path(OWN_DIR).glob("power-*.parquet"))}
+
+
+OWN_GPUS = _own_gpus()
+OWN_TRACES = "data/traces/own"  # per GPU: the Zeus train trace + the project's power trace (git-ignored)
+
+
+def own_gpus():
+    """Own GPU kinds that can be evaluated: they need the Zeus train trace for epochs to the target."""
+    if not OWN_GPUS or zeus_manifest()["status"] != "ok":
         return []
-    have = set(zeus_manifest()["gpus"])
-    return [g for g in config["gpus"] if g not in have]
+    return [g for g in OWN_GPUS if config["gpus"] == "all" or g in config["gpus"]]
+
+
+def all_gpus():
+    """Every GPU kind evaluated: Zeus power traces first, then the project's own."""
+    return zeus_gpus() + own_gpus()
+
+
+def multi_limit_gpus():
+    """GPU kinds whose traces hold several power limits (the project's own sweeps hold one)."""
+    return zeus_gpus()
+
+
+def traces_of(gpu):
+    """Folder of imported traces that holds `gpu`'s power trace and the train trace."""
+    return f"{OWN_TRACES}/{gpu}" if gpu in OWN_GPUS else ZEUS_DIR
 
 
 def workloads_of(gpu):
     """Workloads evaluated on `gpu`: registered ones present in its trace, restricted to config."""
-    folder = checkpoints.zeus_traces.get().output.parquet
-    from zeus_bench.jobs import TraceSet
+    from zeus_bench.registry import load_workloads
 
-    present = TraceSet(folder).workload_ids(gpu)
+    if gpu in OWN_GPUS:
+        from zeus_bench.store import read_table
+
+        power = read_table(OWN_GPUS[gpu], "power")
+        keys = set(zip(power["dataset"], power["network"], power["optimizer"]))
+        present = [w.id for w in load_workloads().values() if (w.dataset, w.network, w.optimizer) in keys]
+    else:
+        from zeus_bench.jobs import TraceSet
+
+        present = TraceSet(checkpoints.zeus_traces.get().output.parquet).workload_ids(gpu)
     return present if config["workloads"] == "all" else [w for w in config["workloads"] if w in present]
 
 
-def workloads_arg():
-    """--workloads value of the simulator."""
-    return "all" if config["workloads"] == "all" else ",".join(config["workloads"])
+def workloads_arg(gpu):
+    """--workloads value of the simulator for `gpu`."""
+    return "all" if config["workloads"] == "all" else ",".join(workloads_of(gpu))
 
 
 def code(*patterns):
@@ -146,18 +177,20 @@ def beta_sims(gpu):
     return [f"results/sim/{gpu}/beta-{num(b)}.parquet" for b in config["beta_sweep"]["values"]]
 
 
-PER_GPU_FIGURES = ("pareto", "policies", "ablation", "convergence", "regret", "eta", "beta", "power-profiles")
+PER_GPU_FIGURES = ("pareto", "policies", "ablation", "convergence", "regret", "eta", "beta")
 
 
 def figure_files():
     """Every figure file the available data allow."""
-    gpus = zeus_gpus()
+    gpus = all_gpus()
     files = []
     if gpus:
         files += fig("potential")
         for gpu in gpus:
             for name in PER_GPU_FIGURES:
                 files += fig(f"{name}-{gpu}")
+        for gpu in multi_limit_gpus():
+            files += fig(f"power-profiles-{gpu}")
     if own_power_files():
         files += fig("h200")
     return files
@@ -165,7 +198,7 @@ def figure_files():
 
 def report_inputs(wildcards):
     """Named inputs of the report: every table and figure it describes."""
-    gpus = zeus_gpus()
+    gpus = all_gpus()
     return {
         "manifest": ZEUS_CSV_DIR,
         "potential": [f"results/potential/{g}.csv" for g in gpus],
@@ -181,7 +214,7 @@ def report_inputs(wildcards):
 
 def all_targets(wildcards):
     """Targets of the default target `all`: the report, every figure and table, and the results README."""
-    gpus = zeus_gpus()
+    gpus = all_gpus()
     return [
         "results/report.md",
         "results/README.md",

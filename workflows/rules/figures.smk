@@ -10,7 +10,7 @@ FIG_PARAMS = {
 rule figure_potential:
     input:
         code=FIGURE_CODE,
-        potential=lambda wc: expand("results/potential/{gpu}.csv", gpu=zeus_gpus()),
+        potential=lambda wc: expand("results/potential/{gpu}.csv", gpu=all_gpus()),
     output:
         fig("potential"),
     params:

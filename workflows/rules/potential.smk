@@ -3,7 +3,7 @@
 
 rule potential:
     input:
-        traces=ZEUS_DIR,
+        traces=lambda wc: traces_of(wc.gpu),
         code=ANALYSIS_CODE,
     output:
         "results/potential/{gpu}.csv",
@@ -20,7 +20,7 @@ rule potential:
 
 rule configurations:
     input:
-        traces=ZEUS_DIR,
+        traces=lambda wc: traces_of(wc.gpu),
         code=ANALYSIS_CODE,
     output:
         "results/configs/{gpu}/{workload}.parquet",

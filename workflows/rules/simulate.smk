@@ -6,7 +6,7 @@ SIM_COMMON = (
     "--recurrences {params.recurrences} {params.window} --jobs {threads} --out {output} 2> {log}"
 )
 SIM_PARAMS = {
-    "workloads": workloads_arg(),
+    "workloads": lambda wc: workloads_arg(wc.gpu),
     "recurrences": config["recurrences"],
     "window": f"--window {config['window']}" if config["window"] else "",
 }
@@ -14,7 +14,7 @@ SIM_PARAMS = {
 
 rule simulate:
     input:
-        traces=ZEUS_DIR,
+        traces=lambda wc: traces_of(wc.gpu),
         code=SIM_CODE,
     output:
         "results/sim/{gpu}/main.parquet",
@@ -35,7 +35,7 @@ rule simulate:
 
 rule simulate_eta:
     input:
-        traces=ZEUS_DIR,
+        traces=lambda wc: traces_of(wc.gpu),
         code=SIM_CODE,
     output:
         "results/sim/{gpu}/eta-{eta}.parquet",
@@ -56,7 +56,7 @@ rule simulate_eta:
 
 rule simulate_beta:
     input:
-        traces=ZEUS_DIR,
+        traces=lambda wc: traces_of(wc.gpu),
         code=SIM_CODE,
     output:
         "results/sim/{gpu}/beta-{beta}.parquet",

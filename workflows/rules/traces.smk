@@ -19,3 +19,17 @@ checkpoint zeus_traces:
     shell:
         "zeus-bench fetch-traces --out {output.csv} {params.args} --allow-missing "
         "--import-to {output.parquet} > {log} 2>&1"
+
+
+rule own_traces:
+    input:
+        traces=ZEUS_DIR,
+        power=lambda wc: OWN_GPUS[wc.gpu],
+    output:
+        directory(f"{OWN_TRACES}/{{gpu}}"),
+    conda:
+        ENV
+    log:
+        "logs/own_traces/{gpu}.log",
+    shell:
+        "(mkdir -p {output} && cp {input.traces}/train.parquet {input.power} {output}/) > {log} 2>&1"
