@@ -79,6 +79,33 @@ def _by_workload(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _little_to_gain(norm: pd.DataFrame) -> str:
+    """Jobs where the oracle saves little and Zeus's exploration costs more than it saves."""
+    piv = norm.pivot_table(index=["gpu", "workload"], columns="policy", values="energy_saving_pct")
+    if not {"zeus", "oracle"} <= set(piv.columns):
+        return ""
+    jobs = piv[(piv["oracle"] < 5.0) & (piv["zeus"] < 0.0)]
+    if jobs.empty:
+        return ""
+    names = ", ".join(f"{w} ({str(g).upper()})" for g, w in jobs.index)
+    return (
+        f"Where even the oracle saves under 5 % energy, exploring costs more than it can save and Zeus ends up "
+        f"behind the baseline: {names}. "
+    )
+
+
+def _least_energy_limits(prof: pd.DataFrame) -> str:
+    """Where, between the lowest and the highest limit, the energy per epoch is least."""
+    g = prof.groupby(["gpu", "workload"])
+    best = prof.loc[g["energy_per_epoch_j_rel"].idxmin()].set_index(["gpu", "workload"])["power_limit_w"]
+    lo, hi = g["power_limit_w"].min(), g["power_limit_w"].max()
+    n_lo, n_hi = int((best == lo).sum()), int((best == hi).sum())
+    return (
+        f"The energy per epoch is least at the lowest limit for {n_lo} of {len(best)} jobs, at the maximum limit "
+        f"for {n_hi} and at a limit in between for {len(best) - n_lo - n_hi}."
+    )
+
+
 def _eta_finding(z: pd.DataFrame) -> str:
     """What moving eta from its smallest to its largest value does to Zeus's savings."""
     lo, hi = z["eta"].min(), z["eta"].max()
@@ -234,7 +261,7 @@ class Report:
         self.add(
             "Every measured configuration (grey; hollow: some runs miss the target) on log axes, the Pareto frontier of "
             "the feasible ones (blue), the baseline (black square), the least-cost configuration at this eta "
-            "(green star) and the configuration Zeus uses most in its last 10 recurrences (vermillion). "
+            "(green star) and the configuration Zeus uses most in its last 10 recurrences (vermillion ring). "
             + self._dominated(pot),
             "",
         )
@@ -318,7 +345,8 @@ class Report:
                 f"{str(g).upper()} {_pct(d['energy_saving_pct'].mean())} energy, {_pct(d['time_saving_pct'].mean())} time"
                 for g, d in z.groupby("gpu")
             )
-            + "."
+            + ". "
+            + _little_to_gain(cum)
             + _own_note(z),
             "",
         )
@@ -394,7 +422,8 @@ class Report:
             "(cost above the oracle's, summed over recurrences). Zeus's regret grows while it prunes and explores and "
             "flattens as it settles; grid search pays for trying every configuration"
             + (
-                f": its final regret is {ratio.min():.1f} to {ratio.max():.1f} times Zeus's ({len(ratio)} jobs)."
+                f": its final regret exceeds Zeus's on {int((ratio > 1).sum())} of {len(ratio)} jobs "
+                f"(grid search / Zeus from {ratio.min():.1f} to {ratio.max():.1f})."
                 if len(ratio)
                 else "."
             )
@@ -493,9 +522,9 @@ class Report:
             "Average power, throughput and energy per epoch at b0 against the power limit, relative to the maximum "
             "limit. Time and power are not proportional: "
             + "; ".join(per_gpu)
-            + ". Energy per epoch is lowest "
-            "at an intermediate limit where throughput has not yet collapsed, which is what the JIT profiler finds. "
-            "Below: the lowest limit, and the limit of least energy per epoch.",
+            + f". {_least_energy_limits(prof)} The JIT profiler picks, per batch size, the limit of least "
+            "eta-weighted cost; with eta < 1 the time term pulls that choice towards higher limits. Below: the lowest limit, and the limit of "
+            "least energy per epoch.",
             "",
         )
         low = low.assign(
@@ -549,7 +578,8 @@ class Report:
         self.add(
             f"Energy per sample and throughput against the batch size, measured on lent H200s at their current power "
             f"limit only ({limits}; observe mode: the lender does not allow changing it), so there is no power-limit "
-            f"axis and no H200 simulation; `h200x2` is data-parallel training on two GPUs. Larger batches raise "
+            f"axis; where the Zeus train trace is available, sections 1-7 evaluate these GPUs with the batch size as "
+            f"the only knob. `h200x2` is data-parallel training on two GPUs. Larger batches raise "
             f"throughput and lower the energy per sample: the least energy per sample is at the largest batch size "
             f"measured for {at_max} of {len(best)} series. Energy per sample ignores statistical efficiency: the "
             "epochs needed to reach the target grow with the batch size, which is why the least-energy configurations "
