@@ -28,6 +28,10 @@ include: "workflows/rules/figures.smk"
 include: "workflows/rules/report.smk"
 
 
+onsuccess:
+    warn_if_traces_missing()
+
+
 rule all:
     default_target: True
     input:

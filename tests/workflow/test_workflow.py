@@ -210,7 +210,8 @@ def test_without_the_zeus_traces_the_workflow_says_what_it_skipped(tmp_path):
             "figures": {"formats": ["png"], "dpi": 50},
         },
     )
-    wd.snakemake()
+    out = wd.snakemake()
+    assert "Zeus traces unavailable, so only the project's own traces were drawn" in out.stdout + out.stderr
     report = (tmp_path / "results" / "report.md").read_text()
     if list(own.glob("power-*.parquet")):  # the project's own committed traces are still drawn
         assert (tmp_path / "results" / "figures" / "h200.png").exists()

@@ -212,6 +212,20 @@ def report_inputs(wildcards):
     }
 
 
+def warn_if_traces_missing():
+    """After a run without the Zeus traces, say so on the console (the report says it too)."""
+    from snakemake.logging import logger
+
+    path = Path(ZEUS_CSV_DIR, "MANIFEST.json")
+    if path.exists():
+        manifest = json.loads(path.read_text())
+        if manifest["status"] != "ok":
+            logger.warning(
+                f"Zeus traces unavailable, so only the project's own traces were drawn: {manifest['message']}. "
+                "results/report.md lists what was skipped."
+            )
+
+
 def all_targets(wildcards):
     """Targets of the default target `all`: the report, every figure and table, and the results README."""
     gpus = all_gpus()
