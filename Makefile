@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= $(shell nproc 2>/dev/null || echo 2)
 PIP_FLAGS ?= -q --disable-pip-version-check
 
-.PHONY: help reproduce test lint bench sweep-dry clean venv
+.PHONY: help reproduce test lint bench clean venv
 
 help:
 	@echo "make reproduce  - create .venv if missing, install, run the main Snakemake workflow"

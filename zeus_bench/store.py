@@ -15,8 +15,6 @@ from __future__ import annotations
 import importlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from zeus_bench.errors import TraceFormatError
+from zeus_bench.fsutil import atomic_path
 from zeus_bench.provenance import base_provenance
 
 log = logging.getLogger(__name__)
@@ -89,7 +88,11 @@ class TableSchema:
 
 _SCHEMAS: dict[str, TableSchema] = {}
 # Modules that define table kinds; imported on first lookup so any reader finds every kind.
-SCHEMA_MODULES: tuple[str, ...] = ("zeus_bench.traces.schema", "zeus_bench.device.schema", "zeus_bench.sim.schema")
+SCHEMA_MODULES: tuple[str, ...] = (
+    "zeus_bench.traces.schema",
+    "zeus_bench.device.schema",
+    "zeus_bench.sim.schema",
+)
 
 
 def register_schema(schema: TableSchema) -> TableSchema:
@@ -221,15 +224,8 @@ def write_table(
     table = pa.Table.from_pandas(table_df, preserve_index=False)
     existing = table.schema.metadata or {}
     table = table.replace_schema_metadata({**existing, METADATA_KEY: json.dumps(meta, default=str).encode()})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     log.debug("wrote %d %s rows to %s", len(table_df), kind, path)
     return path
 
