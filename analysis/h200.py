@@ -7,10 +7,27 @@ throughput (samples/s) below, both against the batch size on log axes. No file I
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from analysis.style import FULL_W, WORKLOAD_ORDER, ordered, paper_style, series_color
+
+
+def _log_ticks(ax: Axes) -> None:
+    """Plain labels on a log y axis: at 1, 2 and 5 per decade on short axes, decades on long ones.
+
+    matplotlib's default minor labels crowd axes that span less than a decade.
+    """
+    lo, hi = ax.get_ylim()
+    decades = math.log10(hi / lo) if lo > 0 else math.inf
+    subs = (1.0, 2.0, 5.0) if decades <= 2.5 else (1.0,)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def plot_sweep(df: pd.DataFrame, title: str | None = None) -> Figure:
@@ -55,6 +72,7 @@ def plot_sweep(df: pd.DataFrame, title: str | None = None) -> Figure:
             for ax in (top, bottom):
                 ax.set_xscale("log", base=2)
                 ax.set_yscale("log")
+                _log_ticks(ax)
                 ax.grid(True, which="major", linewidth=0.3, alpha=0.5)
             bottom.set_xlabel("batch size")
         axes[0][0].set_ylabel("energy per sample (J)")
