@@ -38,24 +38,10 @@ import torchvision
 from zeus_bench.device import get_backend
 from zeus_bench.device.control import PowerLimitSession
 from zeus_bench.device.monitor import EnergyMonitor
+from zeus_bench.device.nvml import forbid_power_limit_writes
 from zeus_bench.online.profiler import JITPowerLimitProfiler, ProfilerConfig, ProfilerState
 
 log = logging.getLogger("measure_monitor")
-
-
-def trap_setters() -> None:
-    """Make every NVML power-limit setter raise: this script must never write a GPU setting."""
-    try:
-        import pynvml
-    except ImportError:
-        return
-
-    def trap(*args, **kwargs):
-        raise RuntimeError("power-limit setter called in an observe-only benchmark")
-
-    for name in ("nvmlDeviceSetPowerManagementLimit", "nvmlDeviceSetPowerManagementLimit_v2"):
-        if hasattr(pynvml, name):
-            setattr(pynvml, name, trap)
 
 
 class Trainer:
@@ -266,7 +252,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="seconds instead of minutes (smoke test)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
-    trap_setters()
+    forbid_power_limit_writes()  # observe-only: any setter call raises
     args.out.mkdir(parents=True, exist_ok=True)
     torch.backends.cudnn.benchmark = True
     q = args.quick

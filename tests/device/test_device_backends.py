@@ -119,6 +119,21 @@ def test_nvml_units_converted_once():
     assert g.power_limit_w() == 312.5
 
 
+def test_forbid_power_limit_writes_blocks_setter_until_undone():
+    from zeus_bench.device.errors import ObserveModeError
+    from zeus_bench.device.nvml import forbid_power_limit_writes
+
+    nvml = make()
+    g = NVMLBackend(nvml).gpu(0)
+    undo = forbid_power_limit_writes(nvml)
+    with pytest.raises(ObserveModeError, match="power-limit writes are forbidden"):
+        g.set_power_limit_w(300.0)
+    assert nvml.set_calls == []
+    undo()
+    g.set_power_limit_w(300.0)
+    assert nvml.set_calls == [(0, 300_000)]
+
+
 def test_nvml_instant_power_falls_back_to_power_usage():
     g = NVMLBackend(make(instant_mw=None, power_mw=401_000)).gpu(0)
     assert g.instant_power_w() == pytest.approx(401.0)

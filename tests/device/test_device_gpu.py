@@ -11,15 +11,12 @@ pytestmark = pytest.mark.gpu
 
 
 @pytest.fixture
-def no_setter(monkeypatch):
-    import pynvml
+def no_setter():
+    from zeus_bench.device.nvml import forbid_power_limit_writes
 
-    def trap(*args, **kwargs):
-        raise AssertionError("a power-limit setter was called on a real GPU")
-
-    for name in ("nvmlDeviceSetPowerManagementLimit", "nvmlDeviceSetPowerManagementLimit_v2"):
-        if hasattr(pynvml, name):
-            monkeypatch.setattr(pynvml, name, trap)
+    undo = forbid_power_limit_writes()
+    yield
+    undo()
 
 
 def _busy(seconds: float) -> int:

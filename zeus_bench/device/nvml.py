@@ -26,6 +26,7 @@ from zeus_bench.device.errors import (
     EnergyCounterUnsupportedError,
     NoSuchGPUError,
     NVMLUnavailableError,
+    ObserveModeError,
     PermissionDeniedError,
     PowerLimitOutOfRangeError,
 )
@@ -57,6 +58,34 @@ def _import_pynvml() -> ModuleType:
             "the NVML bindings are not installed: pip install nvidia-ml-py (or use --backend fake)"
         ) from None
     return pynvml
+
+
+POWER_LIMIT_SETTERS = ("nvmlDeviceSetPowerManagementLimit", "nvmlDeviceSetPowerManagementLimit_v2")
+
+
+def forbid_power_limit_writes(pynvml_module: ModuleType | None = None) -> Callable[[], None]:
+    """Make every NVML power-limit setter raise, for runs that must never write a GPU setting.
+
+    A belt-and-braces guard on shared or lent GPUs, on top of observe mode: any code path that
+    tries to set a limit fails loudly instead. Returns a function that undoes the guard.
+
+    Args:
+        pynvml_module: The module to patch (default: the installed ``pynvml``).
+    """
+    nvml = pynvml_module if pynvml_module is not None else _import_pynvml()
+    saved = {name: getattr(nvml, name) for name in POWER_LIMIT_SETTERS if hasattr(nvml, name)}
+
+    def refuse(*_args: Any, **_kwargs: Any) -> None:
+        raise ObserveModeError("a power-limit setter was called while power-limit writes are forbidden")
+
+    for name in saved:
+        setattr(nvml, name, refuse)
+
+    def undo() -> None:
+        for name, fn in saved.items():
+            setattr(nvml, name, fn)
+
+    return undo
 
 
 def has_cap_sys_admin() -> bool:
