@@ -39,9 +39,13 @@ def check_beta(beta: float) -> float:
 @overload
 def zeus_cost(energy_j: float, time_s: float, eta: float, max_power_w: float) -> float: ...
 @overload
-def zeus_cost(energy_j: ArrayF, time_s: ArrayF | float, eta: float, max_power_w: float) -> ArrayF: ...
+def zeus_cost(
+    energy_j: ArrayF, time_s: ArrayF | float, eta: float, max_power_w: ArrayF | float
+) -> ArrayF: ...
 @overload
-def zeus_cost(energy_j: ArrayF | float, time_s: ArrayF, eta: float, max_power_w: float) -> ArrayF: ...
+def zeus_cost(
+    energy_j: ArrayF | float, time_s: ArrayF, eta: float, max_power_w: ArrayF | float
+) -> ArrayF: ...
 def zeus_cost(energy_j, time_s, eta, max_power_w):  # type: ignore[no-untyped-def]
     """Zeus's energy-time cost in joules.
 
@@ -49,7 +53,8 @@ def zeus_cost(energy_j, time_s, eta, max_power_w):  # type: ignore[no-untyped-de
         energy_j: Energy consumed (J); a scalar or an array.
         time_s: Wall time (s), same shape as ``energy_j`` or broadcastable.
         eta: Weight of energy in [0, 1].
-        max_power_w: Maximum power limit times number of GPUs (W).
+        max_power_w: Maximum power limit times number of GPUs (W); an array broadcasts (e.g. one
+            MAXPOWER per batch size).
 
     Returns:
         ``eta * energy_j + (1 - eta) * max_power_w * time_s``.
@@ -57,6 +62,6 @@ def zeus_cost(energy_j, time_s, eta, max_power_w):  # type: ignore[no-untyped-de
     return eta * energy_j + (1.0 - eta) * max_power_w * time_s
 
 
-def epoch_cost(time_per_epoch_s: T, avg_power_w: T, eta: float, max_power_w: float) -> T:
+def epoch_cost(time_per_epoch_s: T, avg_power_w: T, eta: float, max_power_w: float | ArrayF) -> T:
     """Cost of one epoch: ``(eta * avg_power_w + (1 - eta) * max_power_w) * time_per_epoch_s``."""
-    return zeus_cost(avg_power_w * time_per_epoch_s, time_per_epoch_s, eta, max_power_w)  # type: ignore[no-any-return]
+    return zeus_cost(avg_power_w * time_per_epoch_s, time_per_epoch_s, eta, max_power_w)  # type: ignore[no-any-return,arg-type]

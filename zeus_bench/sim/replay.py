@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from zeus_bench.cost import epoch_cost, zeus_cost
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
@@ -90,7 +91,7 @@ class JobModel:
         self.energy_per_epoch_j: list[list[float]] = energy.tolist()
         self.time_per_epoch_s: list[list[float]] = tpe.tolist()
         # Epoch cost for the early-stop budget uses the per-batch-size MAXPOWER (quirk).
-        cost_b = (eta * pw + (1.0 - eta) * job.max_power_by_bs_w[:, None]) * tpe
+        cost_b = epoch_cost(tpe, pw, eta, job.max_power_by_bs_w[:, None])
         self.budget_epoch_cost: list[list[float]] = cost_b.tolist()
         self.profile_energy_j = np.nanmean(energy, axis=1).tolist()
         self.profile_time_s = np.nanmean(tpe, axis=1).tolist()
@@ -109,7 +110,7 @@ class JobModel:
         exp_t = epochs[:, None] * tpe
         self.expected_energy_j: list[list[float]] = exp_e.tolist()
         self.expected_time_s: list[list[float]] = exp_t.tolist()
-        self.expected_cost: list[list[float]] = (eta * exp_e + (1.0 - eta) * job.max_power_w * exp_t).tolist()
+        self.expected_cost: list[list[float]] = zeus_cost(exp_e, exp_t, eta, job.max_power_w).tolist()
 
     def indices(self, decision: Decision) -> tuple[int, int]:
         """(batch size index, limit index) of a decision with a limit; ConfigError if unknown."""
@@ -177,7 +178,7 @@ class Runner:
         else:
             energy = epochs * e_ep
             time = epochs * t_ep
-        cost = m.eta * energy + (1.0 - m.eta) * m.max_power_w * time
+        cost = zeus_cost(energy, time, m.eta, m.max_power_w)
         return Outcome(decision.batch_size, limit, cost, reached, epochs, energy, time, profiled)
 
     def row(self, recurrence: int, attempt: int, out: Outcome, ratio: float = 1.0) -> Row:
