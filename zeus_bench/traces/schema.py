@@ -18,6 +18,10 @@ _IDENTITY = (
     Column("optimizer", "str", "Optimizer used for training (lower case)", example="adadelta"),
 )
 
+_BATCH_SIZE = Column(
+    "batch_size", "int", "Global batch size (samples per iteration)", "samples", "256", checks=("positive",)
+)
+
 TRAIN = register_schema(
     TableSchema(
         kind="train",
@@ -25,14 +29,7 @@ TRAIN = register_schema(
         description="Epochs each training run needed to reach a target validation metric.",
         columns=(
             *_IDENTITY,
-            Column(
-                "batch_size",
-                "int",
-                "Global batch size (samples per iteration)",
-                "samples",
-                "256",
-                checks=("positive",),
-            ),
+            _BATCH_SIZE,
             Column(
                 "learning_rate",
                 "float",
@@ -84,14 +81,7 @@ POWER = register_schema(
                 example="v100",
             ),
             *_IDENTITY,
-            Column(
-                "batch_size",
-                "int",
-                "Global batch size (samples per iteration)",
-                "samples",
-                "256",
-                checks=("positive",),
-            ),
+            _BATCH_SIZE,
             Column(
                 "power_limit_w",
                 "float",
