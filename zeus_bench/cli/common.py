@@ -7,12 +7,14 @@ import io
 import json
 import sys
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from zeus_bench.cost import check_beta, check_eta
 from zeus_bench.errors import ConfigError
 from zeus_bench.fsutil import atomic_write_text
+
+if TYPE_CHECKING:  # pandas is imported by the handlers that render tables, not at start-up
+    import pandas as pd
 
 
 def eta_arg(text: str) -> float:
@@ -74,6 +76,8 @@ def add_format_arg(parser: argparse.ArgumentParser, default: str = "table") -> N
 
 def render(df: pd.DataFrame, fmt: str, floatfmt: str = "{:.4g}") -> str:
     """Render a frame as an aligned table, CSV or JSON records."""
+    import pandas as pd
+
     if fmt == "csv":
         buf = io.StringIO()
         df.to_csv(buf, index=False, lineterminator="\n")
