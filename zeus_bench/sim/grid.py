@@ -189,7 +189,7 @@ def plan(
                         tuple(policy_modules),
                         job_drift,
                         job_prior,
-                    )  # fmt: skip
+                    )
                 )
     return tasks
 

@@ -128,8 +128,7 @@ class SafeHillClimb:
         return best
 
     def _neighbours(self, b: int) -> list[int]:
-        """Coarse neighbours of ``b`` (nearest half and twice it on a log scale, smaller first),
-        then its adjacent batch sizes."""
+        """Neighbours of ``b``: coarse (nearest half and twice it, log scale), then adjacent."""
         bs = self.batch_sizes
         i = bs.index(b)
         out = []
