@@ -166,7 +166,7 @@ class Runner:
             target *= self.drift(self.recurrence, bi)
         budget = float(m.max_epochs)
         if self.policy.early_stopping:
-            cost_ub = self.policy.stop_cost(self.beta * self.min_cost)
+            cost_ub = self.policy.stop_cost(self.beta * self.min_cost, m.budget_epoch_cost[bi][pj])
             if cost_ub != math.inf:
                 budget = min(cost_ub // m.budget_epoch_cost[bi][pj], budget)
         if budget == 0.0:

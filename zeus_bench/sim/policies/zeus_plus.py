@@ -42,8 +42,8 @@ from zeus_bench.sim.policies.builtin import _JitMixin
 STATE_VERSION = 1
 DEFAULT_MARGIN = 0.4
 DEFAULT_SAFETY = 0.02
-DEFAULT_HORIZON = 20
-DRIFT_RUNS = 2  # latest runs of the incumbent compared with its earlier mean
+DEFAULT_HORIZON = 50
+DRIFT_RUNS = 3  # latest runs of a batch size that must all be dearer than its earlier mean
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -74,6 +74,7 @@ class SafeHillClimb:
         prior_best: int | None = None,
         ruled_out: Iterable[int] = (),
         horizon: int = DEFAULT_HORIZON,
+        up_first: bool = False,
     ) -> None:
         """Create the optimizer before any run (incumbent b0)."""
         bs = sorted({int(b) for b in batch_sizes})
@@ -94,8 +95,11 @@ class SafeHillClimb:
         self.safety = float(safety)
         self.window = int(window)
         self.horizon = int(horizon)
+        self.up_first = bool(up_first)
+        self.second_chance = True
         self.prior_best = None if prior_best is None or int(prior_best) not in bs else int(prior_best)
         self.costs: dict[int, list[float]] = {}
+        self.epochs: dict[int, list[float]] = {}
         self.tried: set[int] = set()
         self.ruled_out: set[int] = {int(b) for b in ruled_out if int(b) != b0}
         self.base_costs: list[float] = []
@@ -104,6 +108,8 @@ class SafeHillClimb:
         self.recurrences = 0
         self.probe: int | None = None
         self.probe_cap = math.inf
+        self.one_epoch = False  # the probe under way stops after its first epoch
+        self.capped: set[int] = set()  # larger batch sizes whose probe was cut at the cap
         self.resets = 0
         self.probes = 0
         self.failed_probes = 0
@@ -132,10 +138,28 @@ class SafeHillClimb:
         bs = self.batch_sizes
         i = bs.index(b)
         out = []
-        for side, target in ((bs[:i], b / 2.0), (bs[i + 1 :], b * 2.0)):
-            if side:
-                out.append(min(side, key=lambda x: (abs(math.log(x / target)), x)))
-        return out + [bs[j] for j in (i - 1, i + 1) if 0 <= j < len(bs)]
+        sides = [(False, i - 1), (True, i + 1)]
+        if self.up_first:
+            sides.reverse()
+        for up, _ in sides:
+            x = self._coarse(b, up)
+            # A larger batch size cut at the cap may only have drawn a slow training path: the
+            # search may step over it (never over one that could not win from its first epoch).
+            while up and x is not None and x in self.capped:
+                x = self._coarse(x, up)
+            if x is not None:
+                out.append(x)
+        return out + [bs[j] for _, j in sides if 0 <= j < len(bs)]
+
+    def _coarse(self, b: int, up: bool) -> int | None:
+        """The batch size nearest twice (``up``) or half ``b`` on a log scale, beyond ``b``."""
+        bs = self.batch_sizes
+        i = bs.index(b)
+        side = bs[i + 1 :] if up else bs[:i]
+        if not side:
+            return None
+        target = b * 2.0 if up else b / 2.0
+        return min(side, key=lambda x: (abs(math.log(x / target)), x))
 
     def _candidates(self, inc: int) -> list[int]:
         """Batch sizes to probe next, in order.
@@ -165,7 +189,7 @@ class SafeHillClimb:
         if b not in self.tried:
             return False
         c = self._recent(b)
-        return len(c) != 1 or c[0] > (1.0 + self.margin) * self.mean_cost(inc)
+        return not self.second_chance or len(c) != 1 or c[0] > (1.0 + self.margin) * self.mean_cost(inc)
 
     def _affordable(self, cap: float, inc_cost: float) -> bool:
         """Whether a probe keeps the projected cost within the safety budget.
@@ -197,17 +221,32 @@ class SafeHillClimb:
                 break
         return inc
 
-    def stop_cost(self, default: float) -> float:
-        """Cost at which the run just predicted stops: a probe's cap, else ``default`` (beta x best)."""
-        return min(default, self.probe_cap)
+    def stop_cost(self, default: float, epoch_cost: float = math.nan) -> float:
+        """Cost at which the run just predicted stops (``default``: beta x the best cost).
 
-    def observe(self, batch_size: int, cost: float, reached: bool) -> None:
-        """Feed back one run: its batch size, cost (0 if it never ran) and whether it reached."""
+        A probe stops at its cap, ``(1 + margin) x`` the incumbent's mean cost. A probe of a
+        larger batch size stops after its first epoch when that epoch's cost (``epoch_cost``,
+        measured by the JIT profile) times the incumbent's mean epochs passes the incumbent's
+        mean cost: a larger batch rarely needs fewer epochs to the target, so it cannot win.
+        """
+        cap = self.probe_cap
+        inc = self.incumbent()
+        self.one_epoch = False
+        if self.probe is not None and self.probe > inc and math.isfinite(epoch_cost):
+            epochs = self.epochs.get(inc)
+            if epochs and epoch_cost * _mean(epochs) > self.mean_cost(inc):
+                cap, self.one_epoch = epoch_cost, True
+        return min(default, cap)
+
+    def observe(self, batch_size: int, cost: float, reached: bool, epochs: float = math.nan) -> None:
+        """Feed back one run: its batch size, cost (0 if it never ran), whether it reached, epochs."""
         b, c, r = int(batch_size), float(cost), bool(reached)
         if b not in self.batch_sizes:
             raise ConfigError(f"batch size {b} is not among {self.batch_sizes}")
         probing = b == self.probe
-        self.probe, self.probe_cap = None, math.inf
+        if probing and not r and not self.one_epoch and b > self.incumbent():
+            self.capped.add(b)
+        self.probe, self.probe_cap, self.one_epoch = None, math.inf, False
         self.spent += c
         self.tried.add(b)
         if probing:
@@ -221,6 +260,8 @@ class SafeHillClimb:
         if b == self.default_batch_size:
             self.base_costs.append(c)
         self.costs.setdefault(b, []).append(c)
+        if math.isfinite(epochs):
+            self.epochs.setdefault(b, []).append(float(epochs))
         self._check_drift(b)
 
     def _check_drift(self, b: int) -> None:
@@ -229,12 +270,14 @@ class SafeHillClimb:
         if len(c) <= DRIFT_RUNS:
             return
         before = c[:-DRIFT_RUNS][-self.window :] if self.window else c[:-DRIFT_RUNS]
-        if _mean(c[-DRIFT_RUNS:]) <= (1.0 + self.margin) * _mean(before):
+        if min(c[-DRIFT_RUNS:]) <= (1.0 + self.margin) * _mean(before):
             return
         self.resets += 1
         self.costs = {b: c[-DRIFT_RUNS:]}
+        self.epochs = {b: self.epochs[b][-DRIFT_RUNS:]} if b in self.epochs else {}
         self.tried = {b}
         self.ruled_out = set()
+        self.capped = set()
 
     def best_batch_size(self) -> int:
         """Best batch size known so far (the incumbent)."""
@@ -251,10 +294,13 @@ class SafeHillClimb:
             "safety": self.safety,
             "window": self.window,
             "horizon": self.horizon,
+            "up_first": self.up_first,
             "prior_best": self.prior_best,
             "costs": [[b, list(c)] for b, c in sorted(self.costs.items())],
+            "epochs": [[b, list(e)] for b, e in sorted(self.epochs.items())],
             "tried": sorted(self.tried),
             "ruled_out": sorted(self.ruled_out),
+            "capped": sorted(self.capped),
             "base_costs": list(self.base_costs),
             "baseline_ratio": self.baseline_ratio,
             "spent": self.spent,
@@ -280,10 +326,13 @@ class SafeHillClimb:
             window=d["window"],
             prior_best=d["prior_best"],
             horizon=d["horizon"],
+            up_first=d["up_first"],
         )
         obj.costs = {int(b): [float(x) for x in c] for b, c in d["costs"]}
+        obj.epochs = {int(b): [float(x) for x in e] for b, e in d["epochs"]}
         obj.tried = {int(b) for b in d["tried"]}
         obj.ruled_out = {int(b) for b in d["ruled_out"]}
+        obj.capped = {int(b) for b in d["capped"]}
         obj.base_costs = [float(x) for x in d["base_costs"]]
         obj.baseline_ratio = float(d["baseline_ratio"])
         obj.spent = float(d["spent"])
@@ -315,6 +364,7 @@ class ZeusPlus(_JitMixin, Policy):
     margin: float = DEFAULT_MARGIN
     safety: float = DEFAULT_SAFETY
     horizon: int = DEFAULT_HORIZON
+    up_first: bool = True
     accepts_prior = True  # zeus_bench.sim.warmstart binds a Prior as the class attribute `prior`
 
     def __init__(self, ctx: PolicyContext) -> None:
@@ -329,6 +379,7 @@ class ZeusPlus(_JitMixin, Policy):
             safety=self.safety,
             window=ctx.window,
             horizon=self.horizon,
+            up_first=self.up_first,
             prior_best=None if prior is None else prior.best_batch_size,
             ruled_out=() if prior is None else prior.ruled_out,
         )
@@ -337,9 +388,9 @@ class ZeusPlus(_JitMixin, Policy):
         """The optimizer's batch size at its JIT limit (profile if new)."""
         return self._decide(self.climber.predict())
 
-    def stop_cost(self, default: float) -> float:
-        """A probe stops at its cap; other runs at ``default``."""
-        return self.climber.stop_cost(default)
+    def stop_cost(self, default: float, epoch_cost: float = math.nan) -> float:
+        """A probe stops at its cap (or after one epoch, see :meth:`SafeHillClimb.stop_cost`)."""
+        return self.climber.stop_cost(default, epoch_cost)
 
     def observe(self, outcome: Outcome) -> None:
         """Feed the optimizer (a try that never ran costs nothing); remember a profiled limit.
@@ -351,7 +402,7 @@ class ZeusPlus(_JitMixin, Policy):
         if outcome.profiled and outcome.batch_size == self.ctx.job.b0:
             self.climber.baseline_ratio = baseline_ratio(self.ctx.job, self.ctx.eta, outcome.power_limit_w)
         cost = outcome.cost if outcome.epochs > 0.0 else 0.0
-        self.climber.observe(outcome.batch_size, cost, outcome.reached)
+        self.climber.observe(outcome.batch_size, cost, outcome.reached, outcome.epochs)
 
     def best(self) -> Decision:
         """Incumbent at its JIT limit."""
