@@ -63,6 +63,9 @@ class SafeHillClimb:
         window: Latest runs per batch size its mean uses (0 = all).
         prior_best: Batch size to probe first (warm start), or None.
         ruled_out: Batch sizes never to probe (warm start: they did not converge elsewhere).
+        horizon: Recurrences the job is assumed to have at least: the budget projects the
+            cost over ``max(t + 1, horizon)`` recurrences.
+        up_first: Probe the larger coarse neighbour before the smaller one.
     """
 
     def __init__(
@@ -75,7 +78,7 @@ class SafeHillClimb:
         prior_best: int | None = None,
         ruled_out: Iterable[int] = (),
         horizon: int = DEFAULT_HORIZON,
-        up_first: bool = False,
+        up_first: bool = True,
     ) -> None:
         """Create the optimizer before any run (incumbent b0)."""
         bs = sorted({int(b) for b in batch_sizes})
@@ -90,6 +93,8 @@ class SafeHillClimb:
             raise ConfigError(f"safety must be a number >= 0, got {safety}")
         if window < 0:
             raise ConfigError(f"window must be >= 0 (0 = unbounded), got {window}")
+        if horizon < 1:
+            raise ConfigError(f"horizon must be >= 1 recurrence, got {horizon}")
         self.batch_sizes = bs
         self.default_batch_size = b0
         self.margin = float(margin)
