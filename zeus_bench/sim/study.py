@@ -1,7 +1,7 @@
 """The zeus-plus study: Zeus against zeus-plus per job, drift recovery, cross-GPU warm start.
 
 ``python -m zeus_bench.sim.study --traces GPU=DIR ... --seeds 1-10 --out-dir results/policy``
-writes four tables (CSV, documented in ``results/README.md``'s policy section):
+writes five tables (CSV, documented in ``results/README.md``'s policy section):
 
 * ``comparison.csv``, per (gpu, workload, policy): cumulative cost over the baseline's (b0 at the
   maximum limit) and over max-batch's, regret against the oracle (cumulative cost over the
@@ -14,6 +14,8 @@ writes four tables (CSV, documented in ``results/README.md``'s policy section):
   recurrences, is back within 5 % of the new oracle's (empty: not within the horizon), and the
   cost after the change over the drifted oracle's. Scenarios (:func:`optimum_shift`): the oracle
   batch size's epochs grow 1.5x or 2x at mid-horizon (step) or over 20 recurrences (morph).
+* ``drift_curves.csv``, per (gpu, workload, scenario, epoch factor, policy, ``since_change``: recurrences
+  from the change): mean cost over seeds over the drifted oracle's.
 * ``warmstart.csv``, per (prior gpu, gpu, workload): zeus-plus's regret over the first 20
   recurrences and its mean cost over the last 20 (steady state), cold and warm.
 
@@ -167,7 +169,7 @@ def drift_study(
         (f"zeus-window{DRIFT_WINDOW}", "zeus", DRIFT_WINDOW),
         ("zeus-plus", "zeus-plus", 0),
     )
-    rows = []
+    rows, curves = [], []
     for gpu, js in jobs.items():
         for job in js:
             model = JobModel(job, eta)
@@ -196,7 +198,20 @@ def drift_study(
                             "cost_after_change_vs_oracle": float(mean[after].sum() / oracle[after].sum()),
                         }
                     )
-    return pd.DataFrame(rows)
+                    curves.append(
+                        pd.DataFrame(
+                            {
+                                "gpu": gpu,
+                                "workload": job.workload.id,
+                                "scenario": kind,
+                                "epoch_factor": factor,
+                                "policy": label,
+                                "since_change": np.arange(1, n + 1) - at,
+                                "cost_vs_oracle_mean": mean / oracle,
+                            }
+                        )
+                    )
+    return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
 
 
 def warmstart_study(
@@ -253,13 +268,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         pairs = [tuple(p.split(":", 1)) for p in args.warm_pairs.split(",") if p]
         pairs = [(a, b) for a, b in pairs if a in sets and b in sets]
         drift_gpus = [g for g in args.drift_gpus.split(",") if g in jobs]
-        tables = {
-            "comparison": None,
-            "curves": None,
-            "drift": drift_study({g: jobs[g] for g in drift_gpus}, args.seeds, 0.5, 2.0),
-            "warmstart": warmstart_study(sets, pairs, args.seeds, 0.5, 2.0),
-        }
+        tables: dict[str, pd.DataFrame] = {}
         tables["comparison"], tables["curves"] = compare(jobs, args.seeds, 0.5, 2.0)
+        tables["drift"], tables["drift_curves"] = drift_study(
+            {g: jobs[g] for g in drift_gpus}, args.seeds, 0.5, 2.0
+        )
+        tables["warmstart"] = warmstart_study(sets, pairs, args.seeds, 0.5, 2.0)
     except ZeusBenchError as exc:
         print(f"study: error: {exc}", file=sys.stderr)
         return 2
