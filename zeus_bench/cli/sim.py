@@ -215,12 +215,15 @@ _SHOWN = {
     "gpu": "gpu",
     "workload": "workload",
     "policy": "policy",
+    "eta": "eta",
+    "beta": "beta",
     "energy_savings_vs_baseline_cum_pct": "E-save vs baseline cum %",
     "energy_savings_vs_baseline_last10_pct": "E-save vs baseline last10 %",
     "energy_savings_vs_max_batch_cum_pct": "E-save vs max-batch cum %",
     "time_savings_vs_baseline_cum_pct": "T-save vs baseline cum %",
     "regret_vs_oracle_cost_j": "regret vs oracle (J)",
     "settle_recurrence": "settles at recurrence",
+    "failed_recurrences_mean": "failed recurrences",
 }
 
 
@@ -240,7 +243,9 @@ def _summarize(args: argparse.Namespace) -> int:
     if args.format == "table":
         shown = pd.DataFrame(index=summary.index)
         for col, label in _SHOWN.items():
-            if col in summary.columns:
+            if col in ("eta", "beta"):  # settings as on the command line: 0.5, 2, inf
+                shown[label] = [f"{v:g}" for v in summary[col]]
+            elif col in summary.columns:
                 shown[label] = summary[col]
             else:
                 mean, std = summary[f"{col}_mean"], summary[f"{col}_std"]
