@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis import metrics, plots
+from analysis.style import gpu_label
 from analysis.tables import load, load_all
 
 log = logging.getLogger("analysis.figures")
@@ -32,37 +33,48 @@ def _pareto(args: argparse.Namespace) -> Figure:
     return plots.plot_pareto(configs, metrics.markers(configs, potential, zeus_at), args.gpu)
 
 
+def _label(sim: pd.DataFrame) -> str:
+    """The GPU(s) of a simulation for a title, with their notes (one power limit, measured by a sweep)."""
+    return ", ".join(gpu_label(g, d["power_limit_w"]) for g, d in sim.groupby("gpu"))
+
+
 def _policies(args: argparse.Namespace) -> Figure:
     sim = load(args.sim)
     pols = [p for p in ("zeus", "grid-search", "max-batch", "baseline", "oracle") if p in set(sim["policy"])]
+    summary = metrics.summary_of(sim)
     return plots.plot_policies(
-        metrics.normalised(sim, "max-batch"), metrics.normalised(sim, "baseline"), pols
+        metrics.normalised(summary, "max-batch"), metrics.normalised(summary, "baseline"), pols, _label(sim)
     )
 
 
 def _ablation(args: argparse.Namespace) -> Figure:
-    return plots.plot_ablation(metrics.normalised(load(args.sim), "baseline"))
+    sim = load(args.sim)
+    one_limit = bool(sim["power_limit_w"].nunique() == 1)
+    return plots.plot_ablation(metrics.normalised(sim, "baseline"), label=_label(sim), one_limit=one_limit)
 
 
 def _convergence(args: argparse.Namespace) -> Figure:
-    return plots.plot_convergence(metrics.convergence(load(args.sim)))
+    sim = load(args.sim)
+    return plots.plot_convergence(metrics.convergence(sim), _label(sim))
 
 
 def _regret(args: argparse.Namespace) -> Figure:
-    return plots.plot_regret(metrics.convergence(load(args.sim)))
+    sim = load(args.sim)
+    return plots.plot_regret(metrics.convergence(sim), _label(sim))
 
 
-def _zeus_only(paths: Sequence[Path]) -> pd.DataFrame:
-    norm = metrics.normalised(load_all(paths), "baseline")
-    return norm[norm["policy"] == "zeus"]
+def _zeus_only(paths: Sequence[Path]) -> tuple[pd.DataFrame, str]:
+    sim = load_all(paths)
+    norm = metrics.normalised(sim, "baseline")
+    return norm[norm["policy"] == "zeus"], _label(sim)
 
 
 def _eta(args: argparse.Namespace) -> Figure:
-    return plots.plot_eta(_zeus_only(args.sim))
+    return plots.plot_eta(*_zeus_only(args.sim))
 
 
 def _beta(args: argparse.Namespace) -> Figure:
-    return plots.plot_beta(_zeus_only(args.sim))
+    return plots.plot_beta(*_zeus_only(args.sim))
 
 
 def _power_profiles(args: argparse.Namespace) -> Figure:
@@ -73,8 +85,12 @@ def _power_profiles(args: argparse.Namespace) -> Figure:
 def _h200(args: argparse.Namespace) -> Figure:
     from analysis.h200 import plot_sweep  # the sweep's own figure (written with the sweep)
 
+    power = load_all(args.power)
+    gpus = ", ".join(str(g).upper() for g in sorted(power["gpu"].unique()))
+    limits = ", ".join(f"{v:g} W" for v in sorted(power["power_limit_w"].unique()))
     return plot_sweep(
-        load_all(args.power), title="H200 measurements at the current power limit (observe mode)"
+        power,
+        title=f"{gpus} measured by zeus-bench sweep: batch size only, at {limits} (observe mode); synthetic data",
     )
 
 

@@ -165,3 +165,8 @@ def test_convergence_curves_use_the_charged_costs() -> None:
     assert z.loc[12, "regret_lo"] < z.loc[12, "regret_hi"]
     with pytest.raises(ValueError, match="oracle"):
         metrics.convergence(runs()[lambda d: d["policy"] != "oracle"])
+
+
+def test_beta_off_stays_inf() -> None:
+    s = summarize(runs().assign(beta=np.inf))
+    assert (s["beta"] == np.inf).all()

@@ -132,5 +132,5 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
         stats(f"cost_ratio_vs_{ref}_cum", f"cost_ratio_vs_{ref}_cum")
     stats("regret_vs_oracle_cum_pct", "regret_vs_oracle_cum_pct")
     out["failed_recurrences_mean"] = agg["failed_recurrences"].mean()
-    out = out.reset_index().replace([np.inf, -np.inf], np.nan)
+    out = out.replace([np.inf, -np.inf], np.nan).reset_index()  # metrics only: beta may be inf
     return out[SUMMARY.names]
