@@ -20,8 +20,8 @@ from matplotlib.ticker import EngFormatter, LogFormatter, PercentFormatter
 from analysis.style import (
     FULL_W,
     POLICY_ORDER,
-    gpu_label,
     WORKLOAD_ORDER,
+    gpu_label,
     ordered,
     paper_style,
     policy_color,
