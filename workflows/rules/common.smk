@@ -196,6 +196,11 @@ def figure_files():
     return files
 
 
+def reference_files():
+    """Committed reference numbers (original simulator's outputs, the paper's statements), if present."""
+    return [p for p in ("results/reference/original_simulator.csv", "results/reference/paper.csv") if Path(p).is_file()]
+
+
 def report_inputs(wildcards):
     """Named inputs of the report: every table and figure it describes."""
     gpus = all_gpus()
@@ -208,6 +213,7 @@ def report_inputs(wildcards):
         "eta": [p for g in gpus for p in eta_sims(g)],
         "beta": [p for g in gpus for p in beta_sims(g)],
         "own": own_power_files(),
+        "reference": reference_files(),
         "figures": figure_files(),
     }
 

@@ -19,7 +19,7 @@ rule report:
         "python -m analysis.report --out {output} --manifest {input.manifest}/MANIFEST.json "
         "--configured-gpus {params.gpus} --potential {input.potential} --summary {input.summary} "
         "--configs {input.configs} --sim {input.sim} --eta-sim {input.eta} --beta-sim {input.beta} --own {input.own} "
-        "--figures {input.figures} > {log} 2>&1"
+        "--reference {input.reference} --figures {input.figures} > {log} 2>&1"
 
 
 rule results_readme:
