@@ -125,7 +125,7 @@ def test_every_number_of_the_prose_comes_from_a_finding(tmp_path, potential, con
 
 
 def test_tables_show_the_summary_values(tmp_path, potential, configs):
-    rep, text = _render(tmp_path, potential, configs)
+    _, text = _render(tmp_path, potential, configs)
     s = summarize(make_sim()).set_index(["workload", "policy"])
     for w in ("cifar100", "librispeech"):
         z = s.loc[(w, "zeus")]
@@ -311,7 +311,7 @@ def test_references_reader(tmp_path):
     assert report.summary_column("max-batch", "time_savings_cum") == "time_savings_vs_max_batch_cum_pct_mean"
     assert report.summary_column("b0", "least_energy_savings") is None
     (tmp_path / "bad.csv").write_text("gpu,workload\nv100,squad\n")
-    with pytest.raises(ValueError, match="bad.csv: missing column"):
+    with pytest.raises(ValueError, match=r"bad\.csv: missing column"):
         report.read_references([tmp_path / "bad.csv"])
     s = pd.DataFrame(
         [{"gpu": "v100", "workload": "cifar100", "policy": "zeus", "eta": 0.5, "beta": 2.0,
