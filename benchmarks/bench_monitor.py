@@ -22,7 +22,7 @@ import sys
 import time
 
 from zeus_bench.device import get_backend
-from zeus_bench.device.base import GPU
+from zeus_bench.device.base import GPU, GPUBackend
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.device.monitor import EnergyMonitor, PendingMeasurement
 from zeus_bench.errors import ZeusBenchError
@@ -69,8 +69,9 @@ def main(argv: list[str] | None = None) -> int:
             latency_ms = 4.0 if args.counter_latency_ms is None else args.counter_latency_ms
             if not 0 <= latency_ms <= 1000:
                 raise ZeusBenchError(f"--counter-latency-ms must lie in 0..1000, got {latency_ms}")
-            backend = FakeBackend(state_path=None, n_gpus=1)
-            backend.configure(counter_latency_s=latency_ms / 1000.0, load=1.0)
+            fake = FakeBackend(state_path=None, n_gpus=1)
+            fake.configure(counter_latency_s=latency_ms / 1000.0, load=1.0)
+            backend: GPUBackend = fake
         else:
             if args.counter_latency_ms is not None:
                 raise ZeusBenchError("--counter-latency-ms applies to --backend fake only")
