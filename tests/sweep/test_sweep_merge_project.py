@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +13,7 @@ from zeus_bench.errors import ConfigError, TraceFormatError
 from zeus_bench.registry import get_workload
 from zeus_bench.store import read_table, write_table
 from zeus_bench.sweep.measure import (
+    CounterTracker,
     GPUState,
     MeasureSettings,
     ci_halfwidth,
@@ -256,3 +258,33 @@ def test_measure_settings_and_gpu_kind_refusals():
     assert gpu_kind_from_name("Tesla V100-SXM2-32GB") == "v100-sxm2-32gb"
     with pytest.raises(ConfigError):
         gpu_kind_from_name(" --- ")
+
+
+class SteppedCounter:
+    """An energy counter that moves only every 0.1 s (as NVML's does), at a constant 500 W."""
+
+    def __init__(self, clock):
+        self.clock = clock
+
+    def total_energy_j(self):
+        return 500.0 * math.floor(self.clock() / 0.1 + 1e-9) * 0.1
+
+
+def test_counter_tracker_interpolates_between_updates_where_edge_reads_err():
+    clock = Clock()
+    gpu = SteppedCounter(clock)
+    tracker = CounterTracker([gpu], clock)
+    for k in range(0, 301):  # poll every 10 ms for 3 s
+        clock.t = k * 0.01
+        tracker.poll()
+    t0, t1 = 0.555, 2.505  # 1.95 s
+    edges = gpu_at(gpu, clock, t1) - gpu_at(gpu, clock, t0)
+    assert edges == pytest.approx(500 * 2.0)  # the edge reads count 2.0 s of energy: 2.6 % high
+    assert tracker.energy_between(t0, t1) == pytest.approx(500 * 1.95, rel=0.01)
+    assert tracker.passed(2.5) and not tracker.passed(3.0)
+    assert tracker.energy_between(t0, 3.5) is None  # not bracketed by updates
+
+
+def gpu_at(gpu, clock, t):
+    clock.t = t
+    return gpu.total_energy_j()

@@ -22,10 +22,13 @@ per-window values (windows are back to back and of about equal length).
 
 from __future__ import annotations
 
+import bisect
+import contextlib
 import logging
 import math
 import re
 import statistics
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -188,6 +191,85 @@ def is_steady(
     return not (clocks and (max(clocks) - min(clocks)) > max_clock_spread * statistics.fmean(clocks))
 
 
+class CounterTracker:
+    """Follows the GPUs' energy counters in a thread and records when each one moves.
+
+    NVML's energy counter advances in steps (about every 100 ms on an H200), so a value read
+    at a window edge lags the true energy by up to one step: up to 5 % of a 2 s window. The
+    tracker polls each counter continuously (a read takes about 4 ms on an H200) and keeps
+    every (time, value) at which it changed; :meth:`energy_between` interpolates linearly
+    between those updates, which puts a window's edges within one read of where they are.
+    """
+
+    def __init__(
+        self, gpus: Sequence[Any], clock: Callable[[], float] = time.monotonic, poll_s: float = 0.002
+    ):
+        """Track ``gpus`` (objects with ``total_energy_j``) on ``clock``; sleep ``poll_s`` between reads."""
+        self.gpus = list(gpus)
+        self.clock = clock
+        self.poll_s = poll_s
+        self._ticks: list[tuple[list[float], list[float]]] = [([], []) for _ in self.gpus]
+        self._last: list[float | None] = [None] * len(self.gpus)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def poll(self) -> None:
+        """Read every counter once and record those that moved since the last read."""
+        for i, gpu in enumerate(self.gpus):
+            value = float(gpu.total_energy_j())
+            now = self.clock()
+            if self._last[i] is not None and value != self._last[i]:
+                with self._lock:
+                    self._ticks[i][0].append(now)
+                    self._ticks[i][1].append(value)
+            self._last[i] = value
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.poll()
+            except Exception as exc:  # a failed read ends tracking; windows fall back to edge reads
+                log.warning("energy counter tracking stopped: %s", exc)
+                return
+            self._stop.wait(self.poll_s)
+
+    def __enter__(self) -> CounterTracker:
+        self._thread = threading.Thread(target=self._run, name="zeus-bench-counter", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+
+    def passed(self, t: float) -> bool:
+        """Whether every counter has moved after time ``t`` (so ``t`` can be interpolated)."""
+        with self._lock:
+            return all(times and times[-1] > t for times, _ in self._ticks)
+
+    def energy_between(self, t0: float, t1: float) -> float | None:
+        """Energy (J) summed over the GPUs between times ``t0`` and ``t1``; None if not bracketed."""
+        total = 0.0
+        with self._lock:
+            for times, values in self._ticks:
+                ends = [_interpolate(times, values, t) for t in (t0, t1)]
+                if ends[0] is None or ends[1] is None:
+                    return None
+                total += ends[1] - ends[0]
+        return total
+
+
+def _interpolate(times: list[float], values: list[float], t: float) -> float | None:
+    """Counter value at ``t`` from the updates around it (None outside the recorded span)."""
+    k = bisect.bisect_right(times, t)
+    if k == 0 or k == len(times):
+        return None
+    t_a, t_b = times[k - 1], times[k]
+    return values[k - 1] + (values[k] - values[k - 1]) * (t - t_a) / (t_b - t_a)
+
+
 @dataclass(frozen=True)
 class WindowRecord:
     """One energy window of a point."""
@@ -198,6 +280,7 @@ class WindowRecord:
     sm_clock_mhz: float | None = None
     temperature_c: float | None = None
     loss: float | None = None
+    energy_from: str = "edges"
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready values, rounded for the provenance."""
@@ -208,6 +291,7 @@ class WindowRecord:
             "sm_clock_mhz": self.sm_clock_mhz,
             "temperature_c": self.temperature_c,
             "loss": self.loss,
+            "energy_from": self.energy_from,
         }
 
 
@@ -300,6 +384,11 @@ def measure_steps(
 ) -> PointMeasurement:
     """Warm up until steady, then measure ``step`` in energy windows until the confidence target.
 
+    Where the monitor's GPUs have energy counters (``monitor.gpus``), a :class:`CounterTracker`
+    follows them for the whole point and each window's energy is interpolated at the counter's
+    own update times (``energy_from`` "counter updates"); the steps go on after a window until
+    every counter has moved past its end. Otherwise the monitor's edge reads are used.
+
     Args:
         step: Runs one training iteration and returns its loss (it may return before the device
             has finished: the monitor synchronises at window edges, and the loss is read once
@@ -318,13 +407,58 @@ def measure_steps(
     Raises:
         RuntimeError: a window has a non-positive time or read no energy.
     """
+    gpus = list(getattr(monitor, "gpus", []))
     if probe is None:
-        gpus = list(getattr(monitor, "gpus", []))
 
         def probe() -> GPUState:
             return read_gpu_state(gpus)
 
-    every = settings.sync_every if agree is not _local else 1
+    counters = bool(gpus) and all(g.supports_energy_counter() for g in gpus)
+    tracker = CounterTracker(gpus, clock) if counters and clock is time.monotonic else None
+    with tracker if tracker is not None else contextlib.nullcontext():
+        warm, warm_s, steady = _warm_up(step, settings, window, agree, clock, probe)
+        windows = _windows(step, monitor, settings, window, agree, clock, probe, tracker)
+    point = PointMeasurement(
+        sum(w.iterations for w in windows),
+        sum(w.time_s for w in windows),
+        sum(w.energy_j for w in windows),
+        warm,
+        warm_s,
+        tuple(windows),
+        settings.rel_ci,
+        steady,
+    )
+    if not point.ci_met:
+        log.warning(
+            "%s: energy per sample +-%.2f %% after %d windows and %.1f s (target %.2f %%): flagged",
+            window,
+            100 * point.energy_per_sample_rel_ci,
+            len(windows),
+            point.time_s,
+            100 * settings.rel_ci,
+        )
+    return point
+
+
+def _decide_every(settings: MeasureSettings, agree: Callable[[bool], bool]) -> int:
+    """Iterations between decisions: every one for a single process (no wait), else ``sync_every``."""
+    return settings.sync_every if agree is not _local else 1
+
+
+def _warm_up(
+    step: Callable[[], object],
+    settings: MeasureSettings,
+    window: str,
+    agree: Callable[[bool], bool],
+    clock: Callable[[], float],
+    probe: Callable[[], GPUState],
+) -> tuple[int, float, bool]:
+    """Warm up to the minimum, then until SM clock and temperature hold steady (or the cap).
+
+    Returns:
+        Iterations, seconds, and whether the state was steady at the end.
+    """
+    every = _decide_every(settings, agree)
     start = clock()
     warm = 0
     states: list[tuple[float, GPUState]] = [(0.0, probe())]
@@ -349,13 +483,26 @@ def measure_steps(
     steady = settings.steady_s <= 0 or warm_s < settings.warmup_max_s or is_steady(states, settings.steady_s)
     if not steady:
         log.warning("%s: SM clock or temperature still moving after %.0f s of warm-up", window, warm_s)
+    return warm, warm_s, steady
 
+
+def _windows(
+    step: Callable[[], object],
+    monitor: _Monitor,
+    settings: MeasureSettings,
+    window: str,
+    agree: Callable[[bool], bool],
+    clock: Callable[[], float],
+    probe: Callable[[], GPUState],
+    tracker: CounterTracker | None,
+) -> list[WindowRecord]:
+    """Energy windows back to back until every bound and the confidence target are met, or the cap."""
+    every = _decide_every(settings, agree)
     windows: list[WindowRecord] = []
     total_s = 0.0
     total_iters = 0
-    k = 0
     while True:
-        name = f"{window}-w{k}"
+        name = f"{window}-w{len(windows)}"
         monitor.begin_window(name)
         w_start = clock()
         done = 0
@@ -367,46 +514,42 @@ def measure_steps(
         m = monitor.end_window(name)
         time_s = float(m.time_s)
         energy_j = float(m.total_energy_j)
+        source = "edges"
         if not (time_s > 0 and math.isfinite(time_s)):
             raise RuntimeError(f"measurement window {name!r} has a non-positive time ({time_s} s)")
+        # Keep the GPUs busy until every counter has moved past the window's end.
+        deadline = clock() + 1.0
+        filler = 0
+        while (
+            agree(tracker is not None and not tracker.passed(w_start + time_s) and clock() < deadline)
+            if filler % every == 0
+            else True
+        ):
+            step()
+            filler += 1
+        if tracker is not None:
+            interpolated = tracker.energy_between(w_start, w_start + time_s)
+            if interpolated is not None and interpolated > 0:
+                energy_j, source = interpolated, "counter updates"
         if not (energy_j > 0 and math.isfinite(energy_j)):
             raise RuntimeError(
                 f"measurement window {name!r} read no energy ({energy_j} J); is the counter moving?"
             )
         state = probe()
-        windows.append(WindowRecord(done, time_s, energy_j, state.sm_clock_mhz, state.temperature_c, loss))
+        windows.append(
+            WindowRecord(done, time_s, energy_j, state.sm_clock_mhz, state.temperature_c, loss, source)
+        )
         total_s += time_s
         total_iters += done
-        k += 1
         rel = relative_ci([w.energy_j / w.iterations for w in windows])
         enough = (
-            k >= settings.min_windows
+            len(windows) >= settings.min_windows
             and total_s >= settings.measure_s
             and total_iters >= settings.measure_iters
         )
         more = not (enough and rel <= settings.rel_ci) and total_s < settings.max_measure_s
         if not agree(more):
-            break
-    point = PointMeasurement(
-        total_iters,
-        total_s,
-        sum(w.energy_j for w in windows),
-        warm,
-        warm_s,
-        tuple(windows),
-        settings.rel_ci,
-        steady,
-    )
-    if not point.ci_met:
-        log.warning(
-            "%s: energy per sample +-%.2f %% after %d windows and %.1f s (target %.2f %%): flagged",
-            window,
-            100 * point.energy_per_sample_rel_ci,
-            len(windows),
-            total_s,
-            100 * settings.rel_ci,
-        )
-    return point
+            return windows
 
 
 def power_row(
