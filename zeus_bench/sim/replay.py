@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from zeus_bench.cost import epoch_cost, zeus_cost
+from zeus_bench.cost import zeus_cost
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
@@ -90,17 +90,21 @@ class JobModel:
         energy = tpe * pw
         self.energy_per_epoch_j: list[list[float]] = energy.tolist()
         self.time_per_epoch_s: list[list[float]] = tpe.tolist()
-        # Epoch cost for the early-stop budget uses the per-batch-size MAXPOWER (quirk).
-        cost_b = epoch_cost(tpe, pw, eta, job.max_power_by_bs_w[:, None])
+        # Epoch cost for the early-stop budget: the cost of one epoch's energy (time x power of
+        # the trace row) and time, with the per-batch-size MAXPOWER (quirk), as the paper's code.
+        cost_b = zeus_cost(energy, tpe, eta, job.max_power_by_bs_w[:, None])
         self.budget_epoch_cost: list[list[float]] = cost_b.tolist()
-        self.profile_energy_j = np.nanmean(energy, axis=1).tolist()
-        self.profile_time_s = np.nanmean(tpe, axis=1).tolist()
+        prof_e, prof_t = job.profile_energy_j, job.profile_time_s
+        self.profile_energy_j = (np.nanmean(energy, axis=1) if prof_e is None else prof_e).tolist()
+        self.profile_time_s = (np.nanmean(tpe, axis=1) if prof_t is None else prof_t).tolist()
+        jit_t = tpe if job.jit_time_per_epoch_s is None else job.jit_time_per_epoch_s
+        jit_p = pw if job.jit_avg_power_w is None else job.jit_avg_power_w
         self.jit_limit_w: list[float] = []
         for i in range(len(job.batch_sizes)):
-            ok = ~np.isnan(tpe[i])
+            ok = ~np.isnan(jit_t[i])
             self.jit_limit_w.append(
                 jit_power_limit(
-                    job.power_limits[ok], tpe[i, ok], pw[i, ok], eta, float(job.max_power_by_bs_w[i])
+                    job.power_limits[ok], jit_t[i, ok], jit_p[i, ok], eta, float(job.max_power_by_bs_w[i])
                 )
             )
         # Paths: target epoch (inf = never), per batch size.
