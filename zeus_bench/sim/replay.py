@@ -12,7 +12,9 @@ Rules (``docs/policies.md``; the paper's are in ``zeus-replay-semantics.md``):
   infinite, else ``min((beta x min_cost) // epoch cost, max_epochs)`` with the epoch cost's
   MAXPOWER that of the batch size (the paper's quirk). A zero budget means the try never runs:
   the policy observes cost ``100 x beta x min_cost``, not reached; no row is written, and the
-  try counts towards the :data:`MAX_TRIES` of the recurrence.
+  try counts towards the :data:`MAX_TRIES` of the recurrence. A recurrence in which no try ran
+  still gets one row (:meth:`Runner.missed_row`: ``ran`` False, nothing consumed, ``attempt``
+  the tries attempted, the last decision's configuration), so every recurrence is a row.
 * The path reaches the target if its target epoch is within the budget; the try then ran that
   many epochs, else the whole budget. Cost = eta x energy + (1 - eta) x MAXPOWER x time with
   the global MAXPOWER.
@@ -51,11 +53,12 @@ RUN_FIELDS = (
     "cost",
     "reached",
     "profiled",
+    "ran",
     "expected_energy_j",
     "expected_time_s",
     "expected_cost",
 )
-Row = tuple[int, int, int, float, float, float, float, float, bool, bool, float, float, float]
+Row = tuple[int, int, int, float, float, float, float, float, bool, bool, bool, float, float, float]
 
 
 def default_recurrences(job: JobTrace) -> int:
@@ -192,8 +195,22 @@ class Runner:
         pj = m.limit_index[out.power_limit_w]
         return (
             recurrence, attempt, out.batch_size, out.power_limit_w, out.epochs, out.energy_j * ratio,
-            out.time_s * ratio, out.cost * ratio, out.reached, out.profiled, m.expected_energy_j[bi][pj] * ratio,
-            m.expected_time_s[bi][pj] * ratio, m.expected_cost[bi][pj] * ratio,
+            out.time_s * ratio, out.cost * ratio, out.reached, out.profiled, True,
+            m.expected_energy_j[bi][pj] * ratio, m.expected_time_s[bi][pj] * ratio, m.expected_cost[bi][pj] * ratio,
+        )  # fmt: skip
+
+    def missed_row(self, recurrence: int, attempts: int, last: Outcome, ratio: float = 1.0) -> Row:
+        """The one row of a recurrence in which no try ran (every budget was zero).
+
+        ``ran`` and ``reached`` False, no epochs, energy, time or cost; ``attempt`` is the number
+        of tries attempted; the configuration is the last try's, with its expected figures.
+        """
+        m = self.model
+        bi = m.bs_index[last.batch_size]
+        pj = m.limit_index[last.power_limit_w]
+        return (
+            recurrence, attempts, last.batch_size, last.power_limit_w, 0.0, 0.0, 0.0, 0.0, False, False, False,
+            m.expected_energy_j[bi][pj] * ratio, m.expected_time_s[bi][pj] * ratio, m.expected_cost[bi][pj] * ratio,
         )  # fmt: skip
 
     def run_recurrence(self, recurrence: int, rows: list[Row]) -> float:
@@ -204,11 +221,15 @@ class Runner:
         """
         total = 0.0
         policy = self.policy
+        ran = False
         for attempt in range(1, MAX_TRIES + 1):
             out = self.run_try(policy.predict())
             policy.observe(out)
             if out.epochs == 0.0:
+                if attempt == MAX_TRIES and not ran:
+                    rows.append(self.missed_row(recurrence, attempt, out))
                 continue
+            ran = True
             total += out.cost
             rows.append(self.row(recurrence, attempt, out))
             if out.reached:
@@ -234,7 +255,8 @@ def replay(
     """Replay one recurring job for ``recurrences`` recurrences under one policy and seed.
 
     Returns:
-        One row per try that ran, fields as :data:`RUN_FIELDS`.
+        One row per try that ran (and one per recurrence in which none ran), fields as
+        :data:`RUN_FIELDS`.
     """
     env_rng, pol_rng = seed_generators(seed)
     policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng))
