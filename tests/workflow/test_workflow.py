@@ -35,6 +35,23 @@ def _jobs(dry_run_output: str) -> dict[str, int]:
     return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
 
 
+def test_config_pins_all_four_published_gpus():
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    files = cfg["traces"]["zeus"]["files"]
+    assert (
+        files["summary_power_p100.csv"] == "158e9a6784b6e2d26710529b132cf173b227dc8688f4931c19a637bce2b7503b"
+    )
+    assert (
+        files["summary_power_rtx6000.csv"]
+        == "edccecc7f8b7a6102962b03f0f37767dd9cd2f03469ebccadc9805e82901bdc4"
+    )
+    for gpu in ("v100", "a40", "p100", "rtx6000"):
+        assert re.fullmatch(r"[0-9a-f]{64}", files[f"summary_power_{gpu}.csv"]), gpu
+    schema = json.loads((REPO / "config" / "config.schema.json").read_text())
+    default = schema["properties"]["traces"]["properties"]["zeus"]["properties"]["files"]["default"]
+    assert default == files
+
+
 def test_config_is_valid_and_every_key_documented():
     schema = _schema()
     jsonschema.Draft202012Validator.check_schema(schema)
