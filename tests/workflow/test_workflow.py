@@ -177,11 +177,11 @@ def test_changing_eta_reruns_only_what_depends_on_it(reduced_run):
     jobs = _jobs(out.stdout)
     assert jobs["simulate"] == 2 and jobs["simulate_beta"] == 4 and jobs["potential"] == 2  # v100 and h200
     assert jobs["configurations"] == 4 and jobs["report"] == 1
+    assert jobs["figures_per_gpu"] == 2  # one drawing process per GPU, not one per figure
     for untouched in (
         "zeus_traces",
         "own_traces",
         "simulate_eta",
-        "figure_eta",
         "figure_h200",
         "results_readme",
     ):
@@ -210,9 +210,14 @@ def test_without_the_zeus_traces_the_workflow_says_what_it_skipped(tmp_path):
             "figures": {"formats": ["png"], "dpi": 50},
         },
     )
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "report.md").write_text("the committed report\n")
     out = wd.snakemake()
-    assert "Zeus traces unavailable, so only the project's own traces were drawn" in out.stdout + out.stderr
-    report = (tmp_path / "results" / "report.md").read_text()
+    console = out.stdout + out.stderr
+    assert "Zeus traces unavailable, so only the project's own traces were drawn" in console
+    assert "The partial report is results/report-partial.md" in console
+    assert (tmp_path / "results" / "report.md").read_text() == "the committed report\n"  # never a stub
+    report = (tmp_path / "results" / "report-partial.md").read_text()
     if list(own.glob("power-*.parquet")):  # the project's own committed traces are still drawn
         assert (tmp_path / "results" / "figures" / "h200.png").exists()
         assert "![H200](figures/h200.png)" in report

@@ -18,9 +18,11 @@ import pandas as pd
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace, TraceSet
 from zeus_bench.sim.arrivals import replay_group
+from zeus_bench.sim.drift import Drift, drift_of
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import load_policy_module
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel, Row, check_job, default_recurrences, replay
+from zeus_bench.sim.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,8 @@ class Task:
     window: int
     arrivals: pd.DataFrame | None = None
     policy_modules: tuple[str, ...] = ()
+    drift: pd.DataFrame | None = None  # the job's drift rows (zeus_bench.sim.drift)
+    prior: Prior | None = None  # cross-GPU warm start (zeus_bench.sim.warmstart)
 
     @property
     def units(self) -> int:
@@ -76,14 +80,20 @@ def run_task(task: Task, progress: Progress | None = None) -> pd.DataFrame:
     for module in task.policy_modules:  # worker processes need the user's policies too
         load_policy_module(module)
     model = JobModel(task.job, task.eta)
-    policy_cls = get_policy(task.policy)
+    policy_cls = bind_prior(get_policy(task.policy), task.prior)
+    drift = None if task.drift is None else Drift(task.drift, task.job)
     blocks: list[tuple[float, int, str | None, list[Row]]] = []
     groups = [] if task.arrivals is None else list(task.arrivals.groupby("group", sort=True))
     for beta in task.betas:
         for seed in task.seeds:
             if task.arrivals is None:
                 blocks.append(
-                    (beta, seed, None, replay(model, policy_cls, seed, beta, task.recurrences, task.window))
+                    (
+                        beta,
+                        seed,
+                        None,
+                        replay(model, policy_cls, seed, beta, task.recurrences, task.window, drift),
+                    )
                 )
             for group, g in groups:
                 rows = replay_group(
@@ -112,12 +122,16 @@ def plan(
     window: int = 0,
     arrivals: pd.DataFrame | None = None,
     policy_modules: Sequence[str] = (),
+    drift: pd.DataFrame | None = None,
+    prior: tuple[TraceSet, str] | None = None,
 ) -> list[Task]:
     """Check the inputs and lay out the tasks (no replay yet).
 
     Raises:
         ConfigError: unknown GPU, workload or policy, empty seeds, bad eta/beta/window, a
-            workload whose b0 is missing or never converges.
+            workload whose b0 is missing or never converges; a drift table with arrivals or
+            naming batch sizes the job lacks; a prior (traces, GPU) without the job's workload or
+            without a converging batch size in common.
     """
     if gpu not in traces.gpus:
         raise ConfigError(
@@ -139,6 +153,10 @@ def plan(
 
     etas = [check_eta(e) for e in etas]
     betas = [check_beta(b) for b in betas]
+    if drift is not None and arrivals is not None:
+        raise ConfigError("--drift and --arrivals cannot be combined")
+    if prior is not None:
+        check_prior_gpu(*prior)
     if arrivals is not None:
         in_table = list(dict.fromkeys(arrivals["workload"]))
         if workloads is not None:
@@ -154,10 +172,24 @@ def plan(
         check_job(job)
         n_rec = recurrences if recurrences is not None else default_recurrences(job)
         sub = None if arrivals is None else arrivals[arrivals["workload"] == w]
+        job_drift = None if drift is None else drift_of(drift, job)
         for eta in etas:
+            job_prior = None if prior is None else prior_for(job, prior[0], prior[1], eta)
             for p in policies:
                 tasks.append(
-                    Task(job, eta, p, tuple(betas), tuple(seeds), n_rec, window, sub, tuple(policy_modules))
+                    Task(
+                        job,
+                        eta,
+                        p,
+                        tuple(betas),
+                        tuple(seeds),
+                        n_rec,
+                        window,
+                        sub,
+                        tuple(policy_modules),
+                        job_drift,
+                        job_prior,
+                    )
                 )
     return tasks
 
