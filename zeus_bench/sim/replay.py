@@ -36,6 +36,7 @@ import numpy as np
 from zeus_bench.cost import zeus_cost
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
+from zeus_bench.sim.draws import PathDraws
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.policies.jit import jit_power_limit
 
@@ -153,6 +154,10 @@ class Runner:
     drift: Callable[[int, int], float] | None = None  # (recurrence, bs index) -> epoch factor
     recurrence: int = 0
 
+    def __post_init__(self) -> None:
+        """Draw the paths from ``env`` (owned from now on) without NumPy's per-call overhead."""
+        self._draw_path = PathDraws(self.env)
+
     def run_try(self, decision: Decision) -> Outcome:
         """Run one try of ``decision`` on a sampled training path (``epochs == 0``: zero budget)."""
         m = self.model
@@ -168,7 +173,7 @@ class Runner:
             limit = float(decision.power_limit_w)  # type: ignore[arg-type]
         # The path is drawn before the budget is known, as in the paper's simulator.
         paths = m.paths[bi]
-        target = paths[int(self.env.integers(0, len(paths)))]
+        target = paths[self._draw_path(len(paths))]
         if self.drift is not None:
             target *= self.drift(self.recurrence, bi)
         budget = float(m.max_epochs)
