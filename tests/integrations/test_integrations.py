@@ -84,7 +84,7 @@ def _hf_recurrence(tmp_path, backend, accuracy, observe, beta=2.0):
         save_strategy="no",
         logging_strategy="no",
         report_to="none",
-        use_cpu=True,
+        use_cpu=GPU_UNDER_TEST != "nvml",
         disable_tqdm=True,
     )
     trainer = Trainer(
@@ -182,7 +182,8 @@ def _pl_recurrence(tmp_path, backend, accuracy, observe, beta=2.0):
     data = TensorDataset(x, (x[:, 0] > 0).long())
     trainer = pl.Trainer(
         max_epochs=zeus.max_epochs,
-        accelerator="cpu",
+        accelerator="cuda" if GPU_UNDER_TEST == "nvml" else "cpu",
+        devices=1,
         callbacks=[callback],
         logger=False,
         enable_checkpointing=False,
