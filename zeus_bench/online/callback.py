@@ -32,7 +32,7 @@ from zeus_bench.cost import zeus_cost
 from zeus_bench.device import get_backend
 from zeus_bench.device.base import GPUBackend
 from zeus_bench.device.control import PowerLimitSession
-from zeus_bench.device.monitor import EnergyMonitor
+from zeus_bench.device.monitor import EnergyMonitor, Measurement
 from zeus_bench.errors import ConfigError
 from zeus_bench.online.optimizer import BatchSizeOptimizer, RunRecord
 from zeus_bench.online.profiler import JITPowerLimitProfiler, ProfileCache, ProfilerConfig
@@ -121,6 +121,7 @@ class ZeusCallback:
         self.energy_j = 0.0
         self.time_s = 0.0
         self.record: RunRecord | None = None
+        self.epoch_measurements: list[Measurement] = []
         self._stop = False
         log.info("job %s: batch size %d this run", job, self.batch_size)
 
@@ -176,16 +177,34 @@ class ZeusCallback:
         assert self.monitor is not None
         m = self.monitor.end_window(_RUN_WINDOW)
         self.energy_j, self.time_s = self.energy_j + m.total_energy_j, self.time_s + m.time_s
+        self.epoch_measurements.append(m)
         self.monitor.begin_window(_RUN_WINDOW)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run should train no further (target, ``max_epochs`` or early stop)."""
+        return self._stop or self.epoch >= self.max_epochs
+
+    def on_epoch_begin(self) -> int:
+        """Start the next epoch (for loops that own their epochs; :meth:`epochs` calls it).
+
+        Returns:
+            The epoch's number (1, 2, ...).
+        """
+        if self.profiler is None:
+            raise ConfigError("ZeusCallback epochs must run inside 'with zeus:'")
+        if self.finished:
+            raise ConfigError(f"job {self.job}: the run is finished; no epoch {self.epoch + 1}")
+        self.epoch += 1
+        self.profiler.on_epoch_begin(self.batch_size)
+        return self.epoch
 
     def epochs(self) -> Iterator[int]:
         """Yield epoch numbers (1, 2, ...) until the target, ``max_epochs`` or an early stop."""
         if self.profiler is None:
             raise ConfigError("ZeusCallback.epochs() must run inside 'with zeus:'")
-        while not self._stop and self.epoch < self.max_epochs:
-            self.epoch += 1
-            self.profiler.on_epoch_begin(self.batch_size)
-            yield self.epoch
+        while not self.finished:
+            yield self.on_epoch_begin()
 
     def on_step_begin(self) -> None:
         """Call before each training step."""

@@ -101,6 +101,16 @@ class BatchSizeOptimizer:
         }
         self.runs: list[RunRecord] = []
         self.policy = self._load()
+        self._loaded_runs = len(self.runs)
+
+    def _saved_run_count(self) -> int:
+        """Runs in the state file now (0 without one; -1 if unreadable, so that it is re-read)."""
+        if not self.state_path.exists():
+            return 0
+        try:
+            return len(json.loads(self.state_path.read_text())["runs"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return -1
 
     def _load(self) -> PruningThompsonSampling | SafeHillClimb:
         if not self.state_path.exists():
@@ -206,7 +216,10 @@ class BatchSizeOptimizer:
         early_stopped: bool = False,
         epochs: int = 0,
     ) -> RunRecord:
-        """Record a finished run, feed it to the policy and save the state."""
+        """Record a finished run, feed it to the policy and save the state.
+
+        The state is re-read under the file lock first, so concurrent reports all land.
+        """
         record = RunRecord(
             batch_size=int(batch_size),
             cost_j=float(cost_j),
@@ -218,12 +231,21 @@ class BatchSizeOptimizer:
             finished_unix_s=time.time(),
         )
         with self._locked():
+            # Another recurrence may have reported since this one loaded the state: then start
+            # from the file, as ProfileCache.put does, so that neither report is lost. (Else keep
+            # the policy in memory: its generator has advanced by this run's prediction.)
+            if self._saved_run_count() != self._loaded_runs:
+                log.info(
+                    "%s: another recurrence reported meanwhile; adding this run to its state", self.state_path
+                )
+                self.policy = self._load()
             if isinstance(self.policy, SafeHillClimb):
                 self.policy.observe(record.batch_size, record.cost_j, record.reached, float(record.epochs))
             else:
                 self.policy.observe(record.batch_size, record.cost_j, record.reached)
             self.runs.append(record)
             self.save()
+            self._loaded_runs = len(self.runs)
         log.info(
             "run at batch size %d: cost %.4g J, %s%s",
             batch_size,
