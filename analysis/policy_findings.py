@@ -22,10 +22,29 @@ from analysis.findings import Finding
 SAFE = 1.02  # goal: cumulative cost at most 1.02 x the baseline's on every job
 BETTER = 0.6  # goal: per GPU, mean regret at most 0.6 x Zeus's
 WARM_CUT = 30.0  # goal: first-20 regret cut by at least 30 % by the warm start
+FIRST = 20  # recurrences of the warm-start comparison (the study's columns ..._first20_...)
 
 
 def _pct(x: float) -> str:
     return f"{x:.1f} %"
+
+
+def _jobs(n: int) -> str:
+    return f"{n} job" if n == 1 else f"{n} jobs"
+
+
+def setup(comparison: pd.DataFrame, seeds: Sequence[int]) -> Finding:
+    """What the comparison ran: seeds, eta, beta (one sentence)."""
+    nums = {"first_seed": float(min(seeds)), "last_seed": float(max(seeds)), "eta": 0.5, "beta": 2.0}
+    nums["jobs"] = float(len(comparison[["gpu", "workload"]].drop_duplicates()))
+    sentence = (
+        f"zeus-plus (docs/policies.md) against Zeus on {int(nums['jobs'])} jobs, eta {nums['eta']:g}, "
+        f"beta {nums['beta']:g}, seeds {int(nums['first_seed'])}-{int(nums['last_seed'])}, as many recurrences "
+        "as the simulator's default; costs are cumulative over the references' expected costs (baseline: b0 at "
+        "the maximum limit; max-batch at the maximum limit) and regret is cumulative cost over the oracle's, "
+        "in percent above it."
+    )
+    return Finding("policy.setup", sentence, nums)
 
 
 def safety(comparison: pd.DataFrame) -> list[Finding]:
@@ -41,6 +60,8 @@ def safety(comparison: pd.DataFrame) -> list[Finding]:
             worst[p] = str(r.idxmax())
         jobs = int((g["policy"] == "zeus-plus").sum())
         over = int(nums["zeus-plus_jobs_over"])
+        nums["jobs"] = float(jobs)
+        nums["goal"] = SAFE
         verdict = (
             f"meets the safety goal on all {jobs} jobs"
             if over == 0
@@ -49,7 +70,7 @@ def safety(comparison: pd.DataFrame) -> list[Finding]:
         sentence = (
             f"On {gpu}, zeus-plus {verdict} (largest cumulative cost {nums['zeus-plus_max_ratio']:.3f} x "
             f"the baseline's, {worst['zeus-plus']}; Zeus: {nums['zeus_max_ratio']:.3f}, "
-            f"{worst['zeus']}, {int(nums['zeus_jobs_over'])} jobs above {SAFE})."
+            f"{worst['zeus']}, {_jobs(int(nums['zeus_jobs_over']))} above {SAFE})."
         )
         out.append(Finding(f"policy.safety.{gpu}", sentence, nums))
     return out
@@ -68,7 +89,11 @@ def regret(comparison: pd.DataFrame) -> list[Finding]:
             f"({ratio:.2f} x; it {verdict} the {BETTER} x goal)."
         )
         out.append(
-            Finding(f"policy.regret.{gpu}", sentence, {"zeus": zeus, "zeus-plus": plus, "ratio": ratio})
+            Finding(
+                f"policy.regret.{gpu}",
+                sentence,
+                {"zeus": zeus, "zeus-plus": plus, "ratio": ratio, "goal": BETTER},
+            )
         )
     return out
 
@@ -83,9 +108,9 @@ def max_batch(comparison: pd.DataFrame) -> list[Finding]:
             nums[f"{p}_jobs_over"] = float((r > 1.0).sum())
             nums[f"{p}_max_ratio"] = float(r.max())
         sentence = (
-            f"Against max-batch on {gpu}: zeus-plus costs more on {int(nums['zeus-plus_jobs_over'])} jobs "
-            f"(at most {nums['zeus-plus_max_ratio']:.3f} x), Zeus on {int(nums['zeus_jobs_over'])} "
-            f"(at most {nums['zeus_max_ratio']:.3f} x)."
+            f"Against max-batch on {gpu}: zeus-plus costs more on {_jobs(int(nums['zeus-plus_jobs_over']))} "
+            f"(largest ratio {nums['zeus-plus_max_ratio']:.3f}), Zeus on {_jobs(int(nums['zeus_jobs_over']))} "
+            f"(largest ratio {nums['zeus_max_ratio']:.3f})."
         )
         out.append(Finding(f"policy.max_batch.{gpu}", sentence, nums))
     return out
@@ -109,10 +134,12 @@ def drift(table: pd.DataFrame) -> list[Finding]:
             "window_never": float(np.isinf(window).sum()),
             "plus_median": float(np.median(plus)),
             "window_median": float(np.median(window)),
+            "factor": float(factor),
+            "within_pct": 5.0,
         }
         sentence = (
             f"{scenario.capitalize()} change (epochs of the optimum x{factor:g}): zeus-plus is back within "
-            f"5 % of the new oracle sooner than windowed Zeus on {int(nums['plus_sooner'])} of {n} jobs, "
+            f"{nums['within_pct']:g} % of the new oracle sooner than windowed Zeus on {int(nums['plus_sooner'])} of {n} jobs, "
             f"later on {int(nums['plus_later'])} (median {nums['plus_median']:g} vs {nums['window_median']:g} "
             f"recurrences; never within the horizon: zeus-plus {int(nums['plus_never'])}, windowed Zeus "
             f"{int(nums['window_never'])})."
@@ -131,8 +158,9 @@ def warm_start(table: pd.DataFrame) -> list[Finding]:
             g["cost_last20_vs_oracle_warm"].mean() / g["cost_last20_vs_oracle_cold"].mean() - 1.0
         )
         verdict = "meets" if cut >= WARM_CUT else "misses"
+        k = FIRST
         sentence = (
-            f"Warm start {src} -> {dst}: mean regret over the first 20 recurrences {_pct(warm)} against "
+            f"Warm start {src} -> {dst}: mean regret over the first {k} recurrences {_pct(warm)} against "
             f"{_pct(cold)} cold, a {cut:.0f} % cut (it {verdict} the {WARM_CUT:.0f} % goal); steady-state "
             f"cost {steady:+.1f} %."
         )
@@ -140,7 +168,14 @@ def warm_start(table: pd.DataFrame) -> list[Finding]:
             Finding(
                 f"policy.warm.{src}.{dst}",
                 sentence,
-                {"cold": cold, "warm": warm, "cut_pct": cut, "steady_pct": steady},
+                {
+                    "cold": cold,
+                    "warm": warm,
+                    "cut_pct": cut,
+                    "steady_pct": steady,
+                    "goal": WARM_CUT,
+                    "first": float(k),
+                },
             )
         )
     return out
@@ -162,50 +197,40 @@ def job_table(comparison: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def render_section(study: Path, seeds: str) -> str:
-    """The report's zeus-plus section from the study folder."""
+def section_items(study: Path, seeds: Sequence[int]) -> list[str | Finding]:
+    """The section as fixed lines (headings, table, figures) and findings, in order."""
     comparison = pd.read_csv(study / "comparison.csv")
-    findings = safety(comparison) + regret(comparison) + max_batch(comparison)
-    drift_f = drift(pd.read_csv(study / "drift.csv"))
-    warm_f = warm_start(pd.read_csv(study / "warmstart.csv"))
-    parts = [
+    items: list[str | Finding] = [
         "## zeus-plus: safe exploration, drift, cross-GPU warm start",
-        "",
-        f"`zeus-plus` (docs/policies.md) against Zeus on every job, eta 0.5, beta 2, seeds {seeds}, "
-        "recurrences 2 x |B| x |P|; costs are cumulative over the references' expected costs (baseline: "
-        "b0 at the maximum limit; max-batch at the maximum limit), regret is cumulative cost over the "
-        "oracle's minus 1.",
-        "",
-        *[f"- {f.sentence}" for f in findings],
-        "",
+        setup(comparison, seeds),
+    ]
+    items += [*safety(comparison), *regret(comparison), *max_batch(comparison)]
+    items += [
         job_table(comparison),
-        "",
         "![cost vs baseline](figures/policy-cost.png)",
         "![regret](figures/policy-regret.png)",
-        "",
-        "### Drift",
-        "",
-        *[f"- {f.sentence}" for f in drift_f],
-        "",
-        "![drift](figures/policy-drift.png)",
-        "",
-        "### Cross-GPU warm start",
-        "",
-        *[f"- {f.sentence}" for f in warm_f],
-        "",
     ]
-    return "\n".join(parts)
+    items += ["### Drift", *drift(pd.read_csv(study / "drift.csv")), "![drift](figures/policy-drift.png)"]
+    items += ["### Cross-GPU warm start", *warm_start(pd.read_csv(study / "warmstart.csv"))]
+    return items
+
+
+def render_section(study: Path, seeds: Sequence[int]) -> str:
+    """The section as Markdown (findings as bullet points)."""
+    lines = [f"- {x.sentence}" if isinstance(x, Finding) else f"\n{x}\n" for x in section_items(study, seeds)]
+    return "\n".join(lines).strip() + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the section."""
+    from zeus_bench.cli.common import int_range_arg
     from zeus_bench.fsutil import atomic_write_text
 
     ap = argparse.ArgumentParser(
         prog="python -m analysis.policy_findings", description=__doc__.splitlines()[0]
     )
     ap.add_argument("--study", type=Path, required=True)
-    ap.add_argument("--seeds", default="1-10", help="seeds the study used (for the text)")
+    ap.add_argument("--seeds", type=int_range_arg, default=list(range(1, 11)), help="seeds the study used")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     try:
