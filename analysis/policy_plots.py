@@ -97,9 +97,11 @@ def plot_cost(comparison: pd.DataFrame) -> Figure:
             ax.axhline(1.0, color="black", linewidth=0.8)
             ax.axhline(SAFE, color=series_color(3), linestyle="--", linewidth=0.8, label="1.02 x baseline")
             ax.set_xticks(x, jobs)
+            ax.set_xlim(-0.6, max(len(jobs), 6) - 0.4)  # same bar width in every panel
             ax.set_ylabel("Cost / baseline's")
             ax.set_title(f"{gpu}: cumulative cost over b0 at the max limit (mean ± std over seeds)")
-        axes[0].legend(loc="upper left", ncols=3)
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=3)
     return fig
 
 
