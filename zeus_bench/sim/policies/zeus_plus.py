@@ -28,7 +28,7 @@ target. Rules (``docs/policies.md``):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,8 +63,6 @@ class SafeHillClimb:
         window: Latest runs per batch size its mean uses (0 = all).
         prior_best: Batch size to probe first (warm start), or None; the prior says it
             converges, so its probe is budgeted as one that cannot fail.
-        prior_rank: Warm start: batch size -> relative cost elsewhere; probes are tried in this
-            order (batch sizes it lacks last).
         ruled_out: Batch sizes never to probe (warm start: they did not converge elsewhere).
         horizon: Recurrences the job is assumed to have at least: the budget projects the
             cost over ``max(t + 1, horizon)`` recurrences.
@@ -80,7 +78,6 @@ class SafeHillClimb:
         window: int = 0,
         prior_best: int | None = None,
         ruled_out: Iterable[int] = (),
-        prior_rank: Mapping[int, float] | None = None,
         horizon: int = DEFAULT_HORIZON,
         up_first: bool = True,
     ) -> None:
@@ -112,7 +109,6 @@ class SafeHillClimb:
         self.epochs: dict[int, list[float]] = {}
         self.tried: set[int] = set()
         self.ruled_out: set[int] = {int(b) for b in ruled_out if int(b) != b0}
-        self.prior_rank = {int(b): float(r) for b, r in (prior_rank or {}).items()}
         self.base_costs: list[float] = []
         self.baseline_ratio = 1.0
         self.spent = 0.0
@@ -184,10 +180,7 @@ class SafeHillClimb:
         order = [self.prior_best] if self.prior_best is not None else []
         for b in [inc, *near]:
             order += self._neighbours(b)
-        seen: set[int] = set()
-        return [
-            b for b in order if b is not None and not (b in seen or seen.add(b)) and not self._settled(b, inc)
-        ]
+        return [b for b in dict.fromkeys(order) if b is not None and not self._settled(b, inc)]
 
     def _settled(self, b: int, inc: int) -> bool:
         """Whether probing ``b`` again would teach nothing: ruled out, run twice, or clearly dearer.
@@ -323,7 +316,6 @@ class SafeHillClimb:
             "horizon": self.horizon,
             "up_first": self.up_first,
             "prior_best": self.prior_best,
-            "prior_rank": [[b, r] for b, r in sorted(self.prior_rank.items())],
             "costs": [[b, list(c)] for b, c in sorted(self.costs.items())],
             "epochs": [[b, list(e)] for b, e in sorted(self.epochs.items())],
             "tried": sorted(self.tried),
@@ -353,7 +345,6 @@ class SafeHillClimb:
             safety=d["safety"],
             window=d["window"],
             prior_best=d["prior_best"],
-            prior_rank={int(b): float(r) for b, r in d["prior_rank"]},
             horizon=d["horizon"],
             up_first=d["up_first"],
         )
@@ -410,10 +401,7 @@ class ZeusPlus(_JitMixin, Policy):
             horizon=self.horizon,
             up_first=self.up_first,
             prior_best=None if prior is None else prior.best_batch_size,
-            ruled_out=()
-            if prior is None
-            else prior.ruled_out + prior.far_from_best((1.0 + self.margin) ** 2),
-            prior_rank=None if prior is None else dict(prior.relative_cost),
+            ruled_out=() if prior is None else prior.ruled_out + prior.far_from_best(1.0 + self.margin),
         )
 
     def predict(self) -> Decision:
