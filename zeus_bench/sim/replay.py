@@ -28,7 +28,7 @@ loop works on Python floats, no pandas.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +36,7 @@ import numpy as np
 from zeus_bench.cost import zeus_cost
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
+from zeus_bench.sim.draws import PathDraws
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.policies.jit import jit_power_limit
 
@@ -150,6 +151,12 @@ class Runner:
     beta: float
     env: np.random.Generator
     min_cost: float = math.inf
+    drift: Callable[[int, int], float] | None = None  # (recurrence, bs index) -> epoch factor
+    recurrence: int = 0
+
+    def __post_init__(self) -> None:
+        """Draw the paths from ``env`` (owned from now on) without NumPy's per-call overhead."""
+        self._draw_path = PathDraws(self.env)
 
     def run_try(self, decision: Decision) -> Outcome:
         """Run one try of ``decision`` on a sampled training path (``epochs == 0``: zero budget)."""
@@ -166,10 +173,12 @@ class Runner:
             limit = float(decision.power_limit_w)  # type: ignore[arg-type]
         # The path is drawn before the budget is known, as in the paper's simulator.
         paths = m.paths[bi]
-        target = paths[int(self.env.integers(0, len(paths)))]
+        target = paths[self._draw_path(len(paths))]
+        if self.drift is not None:
+            target *= self.drift(self.recurrence, bi)
         budget = float(m.max_epochs)
         if self.policy.early_stopping:
-            cost_ub = self.beta * self.min_cost
+            cost_ub = self.policy.stop_cost(self.beta * self.min_cost, m.budget_epoch_cost[bi][pj])
             if cost_ub != math.inf:
                 budget = min(cost_ub // m.budget_epoch_cost[bi][pj], budget)
         if budget == 0.0:
@@ -221,6 +230,7 @@ class Runner:
         """
         total = 0.0
         policy = self.policy
+        self.recurrence = recurrence
         ran = False
         for attempt in range(1, MAX_TRIES + 1):
             out = self.run_try(policy.predict())
@@ -251,8 +261,12 @@ def replay(
     beta: float,
     recurrences: int,
     window: int = 0,
+    drift: Callable[[int, int], float] | None = None,
 ) -> list[Row]:
     """Replay one recurring job for ``recurrences`` recurrences under one policy and seed.
+
+    ``drift`` (:mod:`zeus_bench.sim.drift`) scales each sampled path's target epoch by a factor
+    per (recurrence, batch-size index); the rows' expected columns stay the undrifted trace's.
 
     Returns:
         One row per try that ran (and one per recurrence in which none ran), fields as
@@ -260,7 +274,7 @@ def replay(
     """
     env_rng, pol_rng = seed_generators(seed)
     policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng))
-    runner = Runner(model, policy, beta, env_rng)
+    runner = Runner(model, policy, beta, env_rng, drift=drift)
     rows: list[Row] = []
     for r in range(1, recurrences + 1):
         runner.run_recurrence(r, rows)
