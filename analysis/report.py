@@ -955,7 +955,7 @@ class Report:
             "maximum limit"
             + (f" (not drawn for {', '.join(_gpu(g) for g in single)}: one power limit)." if single else "."),
             after="The JIT profiler picks, per batch size, the limit of least eta-weighted cost; the time term of "
-            "the cost favours faster, higher limits. Below: the lowest limit, and the limit of least energy per epoch.",
+            "the cost favours the limits at which an epoch is fastest. Below: the lowest limit, and the limit of least energy per epoch.",
         )
         low = prof.loc[prof.groupby(["gpu", "workload"])["power_limit_w"].idxmin()]
         best = prof.loc[prof.groupby(["gpu", "workload"])["energy_per_epoch_j_rel"].idxmin()].set_index(
