@@ -127,7 +127,13 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--jobs", type=_int_at_least(1, "--jobs"), default=1, metavar="N", help="worker processes (default 1)"
     )
-    p.add_argument("--out", type=Path, required=True, metavar="FILE.parquet", help="runs table to write")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="FILE.parquet|FILE.csv",
+        help="runs table to write (Parquet or CSV, by the suffix)",
+    )
     p.set_defaults(func=_simulate)
 
     q = sub.add_parser(
@@ -166,21 +172,23 @@ def register(sub: Any) -> None:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    import contextlib
     import logging
+    import sys
     import time
 
-    from tqdm import tqdm
-
     from zeus_bench.errors import ConfigError
+    from zeus_bench.fsutil import check_writable_file
     from zeus_bench.jobs import TraceSet
     from zeus_bench.sim.arrivals import read_arrivals
     from zeus_bench.sim.drift import read_drift
-    from zeus_bench.sim.grid import plan, simulate
+    from zeus_bench.sim.grid import iter_simulate, plan
     from zeus_bench.sim.policies import POLICIES
     from zeus_bench.sim.policies.base import load_policy_module
-    from zeus_bench.store import write_table
+    from zeus_bench.store import TableWriter
 
     log = logging.getLogger("zeus_bench.cli.sim")
+    check_writable_file(args.out, TableWriter.SUFFIXES, "--out")
     for module in args.policy_module:
         load_policy_module(module)
     traces = TraceSet(args.traces, args.workloads_file)
@@ -214,12 +222,6 @@ def _simulate(args: argparse.Namespace) -> int:
             drift,
             prior,
         )
-    start = time.perf_counter()
-    with tqdm(
-        total=sum(t.units for t in tasks), unit="replay", desc="simulate", disable=None, leave=False
-    ) as bar:
-        runs = simulate(tasks, jobs=args.jobs, progress=bar.update)
-    elapsed = time.perf_counter() - start
     provenance = {
         "command": "simulate",
         "traces": str(args.traces),
@@ -231,10 +233,20 @@ def _simulate(args: argparse.Namespace) -> int:
         "drift": None if args.drift is None else str(args.drift),
         "prior": None if prior is None else f"{args.prior_traces}:{args.prior_gpu}",
     }
-    write_table(runs, args.out, "runs", provenance=provenance)
-    log.info(
-        "%d tries of %d replays in %.2f s -> %s", len(runs), sum(t.units for t in tasks), elapsed, args.out
-    )
+    replays = sum(t.units for t in tasks)
+    start = time.perf_counter()
+    # Rows are written as replays finish (Parquet row groups): memory holds one frame at a time.
+    with TableWriter(args.out, "runs", provenance) as out, contextlib.ExitStack() as stack:
+        progress = None
+        if sys.stderr.isatty():  # a progress bar only for a person watching
+            from tqdm import tqdm
+
+            bar = stack.enter_context(tqdm(total=replays, unit="replay", desc="simulate", leave=False))
+            progress = bar.update
+        for frame in iter_simulate(tasks, jobs=args.jobs, progress=progress):
+            out.write(frame)
+    elapsed = time.perf_counter() - start
+    log.info("%d tries of %d replays in %.2f s -> %s", out.rows, replays, elapsed, args.out)
     return 0
 
 
