@@ -20,12 +20,17 @@ through the rare rejection branch.
 
 from __future__ import annotations
 
+import sys
+from itertools import repeat
+from operator import and_, lt, mul
+
 import numpy as np
 
 MASK32 = 0xFFFFFFFF
 _EXACT_BIT_GENERATORS = (np.random.PCG64, np.random.PCG64DXSM)
 # Floyd's algorithm is what Generator.choice uses without replacement up to this population.
 FLOYD_MAX_POPULATION = 10_000
+_LITTLE_ENDIAN = sys.byteorder == "little"  # a 64-bit output viewed as two words: low, then high
 
 
 def emulated(rng: np.random.Generator) -> bool:
@@ -126,7 +131,11 @@ class ChoiceDraws:
         outputs = (count - len(first) + 1) // 2
         if not outputs:
             return first
-        words = first + [w for r in self._raw(outputs).tolist() for w in (r & MASK32, r >> 32)]
+        raw = self._raw(outputs)
+        if _LITTLE_ENDIAN:
+            words = first + raw.view(np.uint32).tolist()
+        else:
+            words = first + [w for r in raw.tolist() for w in (r & MASK32, r >> 32)]
         if len(words) > count:
             self._pending = words.pop()
         return words
@@ -147,7 +156,8 @@ class ChoiceDraws:
             self._load()
         words = self._words(2 * n - 2)
         # A word can only be rejected if its low product falls below the span (rare).
-        if any((w * span) & MASK32 < span for w, span in zip(words, self._spans(n), strict=True)):
+        spans = self._spans(n)
+        if any(map(lt, map(and_, map(mul, words, spans), repeat(MASK32)), spans)):
             self._permute(n, words)
 
     def permutation(self, n: int) -> list[int]:

@@ -227,11 +227,9 @@ class PruningThompsonSampling:
 
     def predict(self) -> int:
         """Batch size for the next run."""
-        expected = self._expected()
-        if expected is not None:
-            return expected
         arms = self._arms
-        assert arms is not None
+        if arms is None:  # pruning: the batch size it waits for
+            return self._down[0] if self._down else self._up[0]
         # One random visiting order per prediction, drawn even when every arm is explored,
         # then one posterior sample per arm in arm order: the paper's sequence of draws.
         n = len(arms)
