@@ -43,6 +43,17 @@ def load_all(paths: Sequence[str | Path]) -> pd.DataFrame:
     return pd.concat([load(p) for p in paths], ignore_index=True)
 
 
+@functools.cache
+def _summary(paths: tuple[Path, ...]) -> pd.DataFrame:
+    return metrics.summary_of(load_all(paths))
+
+
+def summary(paths: Path | Sequence[Path]) -> pd.DataFrame:
+    """The ``sim_summary`` of one or several simulation files, computed once per process by zeus-bench."""
+    key = (paths,) if isinstance(paths, (str, Path)) else tuple(paths)
+    return _summary(tuple(Path(p) for p in key)).copy()
+
+
 def _potential(args: argparse.Namespace) -> Figure:
     return plots.plot_potential(load_all(args.potential))
 
@@ -62,16 +73,17 @@ def _label(sim: pd.DataFrame) -> str:
 def _policies(args: argparse.Namespace) -> Figure:
     sim = load(args.sim)
     pols = [p for p in ("zeus", "grid-search", "max-batch", "baseline", "oracle") if p in set(sim["policy"])]
-    summary = metrics.summary_of(sim)
+    s = summary(args.sim)
     return plots.plot_policies(
-        metrics.normalised(summary, "max-batch"), metrics.normalised(summary, "baseline"), pols, _label(sim)
+        metrics.normalised(s, "max-batch"), metrics.normalised(s, "baseline"), pols, _label(sim)
     )
 
 
 def _ablation(args: argparse.Namespace) -> Figure:
     sim = load(args.sim)
     one_limit = bool(sim["power_limit_w"].nunique() == 1)
-    return plots.plot_ablation(metrics.normalised(sim, "baseline"), label=_label(sim), one_limit=one_limit)
+    norm = metrics.normalised(summary(args.sim), "baseline")
+    return plots.plot_ablation(norm, label=_label(sim), one_limit=one_limit)
 
 
 def _convergence(args: argparse.Namespace) -> Figure:
@@ -85,9 +97,8 @@ def _regret(args: argparse.Namespace) -> Figure:
 
 
 def _zeus_only(paths: Sequence[Path]) -> tuple[pd.DataFrame, str]:
-    sim = load_all(paths)
-    norm = metrics.normalised(sim, "baseline")
-    return norm[norm["policy"] == "zeus"], _label(sim)
+    norm = metrics.normalised(summary(paths), "baseline")
+    return norm[norm["policy"] == "zeus"], _label(load_all(paths))
 
 
 def _eta(args: argparse.Namespace) -> Figure:

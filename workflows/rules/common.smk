@@ -207,7 +207,8 @@ def figure_files():
 
 def reference_files():
     """Committed reference numbers (original simulator's outputs, the paper's statements), if present."""
-    return [p for p in ("results/reference/original_simulator.csv", "results/reference/paper.csv") if Path(p).is_file()]
+    folder = Path(workflow.basedir, "results", "reference")
+    return [str(p) for p in (folder / "original_simulator.csv", folder / "paper.csv") if p.is_file()]
 
 
 def report_inputs(wildcards):

@@ -12,11 +12,22 @@ from zeus_bench.store import Column, TableSchema, register_schema
 
 RUN_ID_COLUMNS = ("gpu", "workload", "policy", "seed", "eta", "beta")
 
+
+def _runs_v1_to_v2(df: pd.DataFrame) -> pd.DataFrame:
+    """Version 1 had a row only for tries that ran: every row gets ``ran`` True."""
+    out = df.copy()
+    out["ran"] = True
+    return out
+
+
 RUNS = register_schema(
     TableSchema(
         kind="runs",
-        version=1,
-        description="Simulated tries of recurring training jobs: one row per try that ran.",
+        version=2,
+        description=(
+            "Simulated tries of recurring training jobs: one row per try that ran, and one row "
+            "(ran False) per recurrence in which no try ran."
+        ),
         columns=(
             Column("gpu", "str", "GPU kind of the power trace replayed", example="v100"),
             Column("workload", "str", "Workload id (registry)", example="imagenet"),
@@ -46,7 +57,7 @@ RUNS = register_schema(
             Column(
                 "attempt",
                 "int",
-                "Try within the recurrence, from 1; tries whose early-stop budget was zero are not rows but keep their number",
+                "Try within the recurrence, from 1; tries whose early-stop budget was zero are not rows but keep their number (on a ran-False row: the tries attempted)",
                 example="1",
                 checks=("positive",),
             ),
@@ -62,10 +73,10 @@ RUNS = register_schema(
             Column(
                 "epochs",
                 "float",
-                "Epochs the try ran (target epoch if reached, else its budget)",
+                "Epochs the try ran (target epoch if reached, else its budget; 0 on a ran-False row)",
                 "epochs",
                 "23",
-                checks=("positive", "finite"),
+                checks=("nonnegative", "finite"),
             ),
             Column(
                 "energy_j",
@@ -97,6 +108,12 @@ RUNS = register_schema(
                 "bool",
                 "Whether the try profiled the batch size's power limits (JIT) in its first epoch",
                 example="False",
+            ),
+            Column(
+                "ran",
+                "bool",
+                "True for a try that ran; False on the one row of a recurrence in which no try ran (every early-stop budget was zero: nothing consumed, not reached, configuration of the last try)",
+                example="True",
             ),
             Column(
                 "window",
@@ -151,6 +168,7 @@ RUNS = register_schema(
             ),
         ),
         key=("gpu", "workload", "policy", "seed", "eta", "beta", "window", "group", "recurrence", "attempt"),
+        upgrades={1: _runs_v1_to_v2},
     )
 )
 

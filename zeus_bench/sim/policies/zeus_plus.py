@@ -43,7 +43,8 @@ STATE_VERSION = 1
 DEFAULT_MARGIN = 0.4
 DEFAULT_SAFETY = 0.02
 DEFAULT_HORIZON = 50
-DRIFT_RUNS = 3  # latest runs of a batch size that must all be dearer than its earlier mean
+DRIFT_RUNS = 3  # latest runs of a batch size compared with its earlier ones
+DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -62,6 +63,9 @@ class SafeHillClimb:
         window: Latest runs per batch size its mean uses (0 = all).
         prior_best: Batch size to probe first (warm start), or None.
         ruled_out: Batch sizes never to probe (warm start: they did not converge elsewhere).
+        horizon: Recurrences the job is assumed to have at least: the budget projects the
+            cost over ``max(t + 1, horizon)`` recurrences.
+        up_first: Probe the larger coarse neighbour before the smaller one.
     """
 
     def __init__(
@@ -74,7 +78,7 @@ class SafeHillClimb:
         prior_best: int | None = None,
         ruled_out: Iterable[int] = (),
         horizon: int = DEFAULT_HORIZON,
-        up_first: bool = False,
+        up_first: bool = True,
     ) -> None:
         """Create the optimizer before any run (incumbent b0)."""
         bs = sorted({int(b) for b in batch_sizes})
@@ -89,6 +93,8 @@ class SafeHillClimb:
             raise ConfigError(f"safety must be a number >= 0, got {safety}")
         if window < 0:
             raise ConfigError(f"window must be >= 0 (0 = unbounded), got {window}")
+        if horizon < 1:
+            raise ConfigError(f"horizon must be >= 1 recurrence, got {horizon}")
         self.batch_sizes = bs
         self.default_batch_size = b0
         self.margin = float(margin)
@@ -201,6 +207,8 @@ class SafeHillClimb:
         if not self.base_costs:
             return False
         base = _mean(self.base_costs) * self.baseline_ratio
+        if inc_cost > (1.0 + self.safety) * base:
+            return True  # the incumbent (after drift) already costs more than b0: probing can only help
         n = max(self.recurrences + 1, self.horizon)
         p_fail = (self.failed_probes + 1.0) / (self.probes + 2.0)
         projected = self.spent + p_fail * cap + (n - self.recurrences) * inc_cost
@@ -255,6 +263,11 @@ class SafeHillClimb:
         if not r:
             if probing:
                 self.ruled_out.add(b)
+            elif c > 0.0:
+                # The incumbent stopped early: its cost so far is a lower bound of what it costs
+                # now, and keeping it makes a drifted incumbent lose its place.
+                self.costs.setdefault(b, []).append(c)
+                self._check_drift(b)
             return
         self.recurrences += 1
         if b == self.default_batch_size:
@@ -265,12 +278,19 @@ class SafeHillClimb:
         self._check_drift(b)
 
     def _check_drift(self, b: int) -> None:
-        """Restart the search when a batch size's latest runs are clearly dearer than before."""
+        """Restart the search when a batch size's latest runs are clearly dearer than before.
+
+        Clearly: the mean of its last :data:`DRIFT_RUNS` runs exceeds the mean of the earlier
+        ones by more than ``margin / 2`` of it and by more than :data:`DRIFT_Z` standard errors
+        (the earlier runs' spread), so that the paths' own noise does not restart the search.
+        """
         c = self.costs[b]
-        if len(c) <= DRIFT_RUNS:
+        if len(c) <= DRIFT_RUNS + 1:
             return
         before = c[:-DRIFT_RUNS][-self.window :] if self.window else c[:-DRIFT_RUNS]
-        if min(c[-DRIFT_RUNS:]) <= (1.0 + self.margin) * _mean(before):
+        m0, m1 = _mean(before), _mean(c[-DRIFT_RUNS:])
+        sd = math.sqrt(_mean([(x - m0) ** 2 for x in before])) if len(before) > 1 else 0.0
+        if m1 <= (1.0 + self.margin) * m0 or m1 - m0 <= DRIFT_Z * sd / math.sqrt(DRIFT_RUNS):
             return
         self.resets += 1
         self.costs = {b: c[-DRIFT_RUNS:]}
