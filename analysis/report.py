@@ -27,6 +27,7 @@ from analysis import metrics
 from analysis.findings import Finding
 from analysis.style import WORKLOAD_ORDER, gpu_notes, ordered
 from analysis.tables import load_all
+from zeus_bench.cli.common import int_range_arg
 from zeus_bench.fsutil import atomic_write_text
 from zeus_bench.sim.metrics import savings_pct
 
@@ -1067,6 +1068,18 @@ class Report:
             return
         self.add(*[f"- {s}" for s in self.skipped], "")
 
+    def policy_study(self) -> None:
+        """The zeus-plus section (:mod:`analysis.policy_findings`), when the study's tables are given."""
+        if self.args.policy_study is None:
+            return
+        from analysis.policy_findings import section_items
+
+        for item in section_items(self.args.policy_study, self.args.policy_seeds):
+            if isinstance(item, Finding):
+                self.say(item)
+            else:
+                self.add(item, "")
+
     def render(self) -> str:
         """Build every section."""
         self.header()
@@ -1080,6 +1093,7 @@ class Report:
             self.power_profiles,
             self.own,
             self.reference,
+            self.policy_study,
         ):
             section()
         self.skipped_section()
@@ -1094,6 +1108,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--configured-gpus", default="all")
     for name in ("potential", "summary", "sim", "eta-sim", "beta-sim", "configs", "own", "figures"):
         p.add_argument(f"--{name}", type=Path, nargs="*", default=[])
+    p.add_argument("--policy-study", type=Path, default=None, help="folder of the zeus-plus study's tables")
+    p.add_argument("--policy-seeds", type=int_range_arg, default=list(range(1, 11)), help="its seeds")
     p.add_argument(
         "--reference",
         type=Path,

@@ -164,7 +164,7 @@ ANALYSIS_CODE = code("zeus_bench/jobs.py", "zeus_bench/potential.py", "zeus_benc
 SIM_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/cli/sim.py", "zeus_bench/jobs.py", "zeus_bench/cost.py")
 _ANALYSIS_BASE = ("analysis/__init__.py", "analysis/metrics.py", "analysis/style.py", "analysis/tables.py")
 FIGURE_CODE = code(*_ANALYSIS_BASE, "analysis/figures.py", "analysis/plots.py", "analysis/h200.py")
-REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report.py")
+REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report.py", "analysis/findings.py", "analysis/policy_findings.py")
 
 
 def sweep_outputs(knob):
@@ -233,7 +233,26 @@ def figure_files():
             files += fig(f"power-profiles-{gpu}")
     if own_power_files():
         files += fig("h200")
+    if policy_study_gpus():
+        for name in POLICY_FIGURES:
+            files += fig(f"policy-{name}")
     return files
+
+
+POLICY_DIR = "results/policy"
+POLICY_TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart")
+POLICY_FIGURES = ("regret", "cost", "drift")
+POLICY_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/jobs.py", "zeus_bench/cost.py")
+
+
+def policy_study_gpus():
+    """GPU kinds of the zeus-plus study (needs the Zeus traces: its drift runs on their GPUs)."""
+    return all_gpus() if config["policy_study"]["enabled"] and zeus_gpus() else []
+
+
+def policy_study_files():
+    """The study's tables (none when disabled or without the Zeus traces)."""
+    return [f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES] if policy_study_gpus() else []
 
 
 def reference_files():
@@ -256,6 +275,7 @@ def report_inputs(wildcards):
         "own": own_power_files(),
         "reference": reference_files(),
         "figures": figure_files(),
+        "policy": policy_study_files(),
     }
 
 
