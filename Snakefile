@@ -32,6 +32,10 @@ onsuccess:
     warn_if_traces_missing()
 
 
+onerror:
+    explain_failure()
+
+
 rule all:
     default_target: True
     input:

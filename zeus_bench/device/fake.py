@@ -171,6 +171,14 @@ class FakeGPU(GPU):
             return 1.0
         return float(((draw - g["idle_w"]) / (demand - g["idle_w"])) ** g["throughput_exponent"])
 
+    def sm_clock_mhz(self) -> float | None:
+        """A Hopper-like SM clock, MHz: 1980 scaled by the relative throughput at the limit."""
+        return round(1980.0 * self.relative_throughput(), 1)
+
+    def temperature_c(self) -> float | None:
+        """A temperature that follows the draw: 30 C plus 0.05 C per W (steady at once)."""
+        return round(30.0 + 0.05 * _gpu_draw_w(self._get()), 1)
+
     def step_time_s(self, uncapped_step_time_s: float) -> float:
         """Time one step takes at the current limit, given its uncapped time."""
         return uncapped_step_time_s / self.relative_throughput()

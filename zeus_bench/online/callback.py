@@ -62,6 +62,7 @@ class ZeusCallback:
         seed: Seed of the optimizer when its state is created.
         journal_dir: State directory of the power-limit journal and locks.
         sample_interval_s: Background power sampling interval (None: off).
+        policy: Batch-size policy, ``zeus`` or ``zeus-plus`` (see :class:`BatchSizeOptimizer`).
     """
 
     def __init__(
@@ -82,6 +83,7 @@ class ZeusCallback:
         seed: int = 0,
         journal_dir: str | Path | None = None,
         sample_interval_s: float | None = None,
+        policy: str = "zeus",
     ) -> None:
         if max_epochs < 1:
             raise ConfigError(f"max_epochs must be >= 1, got {max_epochs}")
@@ -94,6 +96,7 @@ class ZeusCallback:
             eta=eta,
             beta=beta,
             seed=seed,
+            policy=policy,
         )
         self.batch_size = self.optimizer.next_batch_size()
         self.target_metric = float(target_metric)
@@ -222,7 +225,7 @@ class ZeusCallback:
         self.reached = metric >= self.target_metric if self.higher_is_better else metric <= self.target_metric
         if self.reached:
             self._stop = True
-        elif self.optimizer.should_stop(self.cost_j):
+        elif self.optimizer.should_stop(self.cost_j, self.epoch):
             log.info(
                 "early stop: cost %.4g J > beta %g x best %.4g J",
                 self.cost_j,

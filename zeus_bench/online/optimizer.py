@@ -32,6 +32,9 @@ from zeus_bench.cost import check_beta, check_eta
 from zeus_bench.errors import ConfigError
 from zeus_bench.fsutil import atomic_write_text
 from zeus_bench.sim.policies.bandit import PruningThompsonSampling
+from zeus_bench.sim.policies.zeus_plus import SafeHillClimb
+
+POLICY_NAMES = ("zeus", "zeus-plus")
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +65,10 @@ class BatchSizeOptimizer:
         eta: Weight of energy in the cost.
         beta: Early-stop threshold (multiple of the best cost; ``inf`` turns it off).
         seed: Seed of the policy's generator (used only when the state is created).
-        prune_rounds: Pruning rounds of the policy.
+        prune_rounds: Pruning rounds of the policy (``zeus``).
         window: Observations per arm in the posterior (0: all).
+        policy: ``zeus`` (pruning + Thompson Sampling) or ``zeus-plus`` (:class:`SafeHillClimb`:
+            budgeted neighbour probes, stopped at ``(1 + margin) x`` the incumbent's cost).
 
     Raises:
         ConfigError: the state file belongs to a different job configuration, or is corrupt.
@@ -79,7 +84,10 @@ class BatchSizeOptimizer:
         seed: int = 0,
         prune_rounds: int = 2,
         window: int = 0,
+        policy: str = "zeus",
     ) -> None:
+        if policy not in POLICY_NAMES:
+            raise ConfigError(f"unknown online policy {policy!r}; known: {', '.join(POLICY_NAMES)}")
         self.state_path = Path(state_path)
         self.job: dict[str, Any] = {
             "batch_sizes": sorted({int(b) for b in batch_sizes}),
@@ -89,6 +97,7 @@ class BatchSizeOptimizer:
             "seed": int(seed),
             "prune_rounds": int(prune_rounds),
             "window": int(window),
+            "policy": policy,
         }
         self.runs: list[RunRecord] = []
         self.policy = self._load()
@@ -103,9 +112,11 @@ class BatchSizeOptimizer:
         except (OSError, ValueError, KeyError, TypeError):
             return -1
 
-    def _load(self) -> PruningThompsonSampling:
+    def _load(self) -> PruningThompsonSampling | SafeHillClimb:
         if not self.state_path.exists():
             j = self.job
+            if j["policy"] == "zeus-plus":
+                return SafeHillClimb(j["batch_sizes"], j["default_batch_size"], window=j["window"])
             return PruningThompsonSampling(
                 j["batch_sizes"],
                 j["default_batch_size"],
@@ -120,13 +131,15 @@ class BatchSizeOptimizer:
                     f"{self.state_path}: optimizer state version {data.get('version')!r}, this zeus-bench reads {STATE_VERSION}"
                 )
             saved_job = data["job"]
+            saved_job.setdefault("policy", "zeus")  # states written before zeus-plus existed
             self.runs = [RunRecord(**r) for r in data["runs"]]
-            policy = PruningThompsonSampling.from_state_dict(data["policy"])
+            cls = SafeHillClimb if saved_job["policy"] == "zeus-plus" else PruningThompsonSampling
+            policy: PruningThompsonSampling | SafeHillClimb = cls.from_state_dict(data["policy"])
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"{self.state_path}: corrupt batch-size optimizer state ({exc})") from None
         differ = [
             k
-            for k in ("batch_sizes", "default_batch_size", "eta", "prune_rounds", "window")
+            for k in ("batch_sizes", "default_batch_size", "eta", "prune_rounds", "window", "policy")
             if saved_job.get(k) != self.job[k]
         ]
         if differ:
@@ -178,10 +191,20 @@ class BatchSizeOptimizer:
         costs = [r.cost_j for r in self.runs if r.reached]
         return min(costs) if costs else math.inf
 
-    def should_stop(self, cost_so_far_j: float) -> bool:
-        """Whether a run that has cost ``cost_so_far_j`` should stop early (cost > beta x best)."""
+    def should_stop(self, cost_so_far_j: float, epochs_done: int = 0) -> bool:
+        """Whether a run that has cost ``cost_so_far_j`` should stop early.
+
+        ``zeus``: cost > beta x best. ``zeus-plus`` also stops a probe before the epoch that
+        would pass its cap (:meth:`SafeHillClimb.stop_cost`, with the mean epoch cost so far).
+        """
         best = self.best_cost_j()
-        return math.isfinite(best) and cost_so_far_j > self.beta * best
+        default = self.beta * best if math.isfinite(best) else math.inf
+        if isinstance(self.policy, SafeHillClimb) and epochs_done > 0:
+            epoch_cost = cost_so_far_j / epochs_done
+            cap = self.policy.stop_cost(default, epoch_cost)
+            if cap < default and cost_so_far_j + epoch_cost > cap:
+                return True
+        return math.isfinite(best) and cost_so_far_j > default
 
     def report(
         self,
@@ -216,7 +239,10 @@ class BatchSizeOptimizer:
                     "%s: another recurrence reported meanwhile; adding this run to its state", self.state_path
                 )
                 self.policy = self._load()
-            self.policy.observe(record.batch_size, record.cost_j, record.reached)
+            if isinstance(self.policy, SafeHillClimb):
+                self.policy.observe(record.batch_size, record.cost_j, record.reached, float(record.epochs))
+            else:
+                self.policy.observe(record.batch_size, record.cost_j, record.reached)
             self.runs.append(record)
             self.save()
             self._loaded_runs = len(self.runs)
