@@ -333,13 +333,21 @@ class NVMLGPU(GPU):
     def sm_clock_mhz(self) -> float | None:
         """Current SM clock, MHz (``nvmlDeviceGetClockInfo``; None if the driver refuses)."""
         try:
-            return float(self._nvml.nvmlDeviceGetClockInfo(self.handle, self._nvml.NVML_CLOCK_SM))
-        except self._nvml.NVMLError:
+            return float(
+                self._call("read the SM clock", self._nvml.nvmlDeviceGetClockInfo, self._nvml.NVML_CLOCK_SM)
+            )
+        except DeviceError:
             return None
 
     def temperature_c(self) -> float | None:
         """GPU core temperature, degrees C (``nvmlDeviceGetTemperature``; None if refused)."""
         try:
-            return float(self._nvml.nvmlDeviceGetTemperature(self.handle, self._nvml.NVML_TEMPERATURE_GPU))
-        except self._nvml.NVMLError:
+            return float(
+                self._call(
+                    "read the temperature",
+                    self._nvml.nvmlDeviceGetTemperature,
+                    self._nvml.NVML_TEMPERATURE_GPU,
+                )
+            )
+        except DeviceError:
             return None
