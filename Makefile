@@ -5,11 +5,12 @@ BIN    := $(VENV)/bin
 CORES  ?= $(shell nproc 2>/dev/null || echo 2)
 PIP_FLAGS ?= -q --disable-pip-version-check
 
-.PHONY: help reproduce test lint bench clean venv
+.PHONY: help reproduce test test-slurm lint bench clean venv
 
 help:
 	@echo "make reproduce  - create .venv if missing, install, run the main Snakemake workflow"
 	@echo "make test       - create .venv if missing, install with test extras, run the test suite"
+	@echo "make test-slurm - (root) start a one-node SLURM cluster, run the tests marked slurm, stop it"
 	@echo "make lint       - ruff (format check + lint) and mypy"
 	@echo "make bench      - simulator benchmark (recurrences per second, wall time of the grid)"
 
@@ -33,6 +34,10 @@ reproduce: $(VENV)/.core
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest
+
+# Installs SLURM and munge with apt if missing, so it needs root (CI runs as root).
+test-slurm: $(VENV)/.test
+	tests/slurm/cluster.sh $(BIN)/python
 
 lint: $(VENV)/.test
 	$(BIN)/ruff format --check .
