@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= $(shell nproc 2>/dev/null || echo 2)
 PIP_FLAGS ?= -q --disable-pip-version-check
 
-.PHONY: help reproduce test test-slurm lint bench clean venv
+.PHONY: help reproduce test test-slurm lint bench golden clean venv
 
 help:
 	@echo "make reproduce  - create .venv if missing, install, run the main Snakemake workflow"
@@ -13,6 +13,7 @@ help:
 	@echo "make test-slurm - (root) start a one-node SLURM cluster, run the tests marked slurm, stop it"
 	@echo "make lint       - ruff (format check + lint) and mypy"
 	@echo "make bench      - simulator benchmark (recurrences per second, wall time of the grid)"
+	@echo "make golden     - rerun the original Zeus simulator: benchmarks/golden/ and results/reference/"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +47,16 @@ lint: $(VENV)/.test
 
 bench: $(VENV)/.core
 	$(BIN)/python benchmarks/bench_simulate.py
+
+# The original simulator (PyPI zeus==0.16.0, zeus._legacy) in a throwaway venv outside the repo.
+GOLDEN_VENV ?= /tmp/zeus-golden-venv
+ZEUS_TRACE_DIR ?= ../shared/traces/zeus-nsdi23
+golden:
+	test -x $(GOLDEN_VENV)/bin/python || $(PYTHON) -m venv $(GOLDEN_VENV)
+	$(GOLDEN_VENV)/bin/pip install $(PIP_FLAGS) --no-deps zeus==0.16.0
+	$(GOLDEN_VENV)/bin/pip install $(PIP_FLAGS) -r benchmarks/golden/requirements.txt
+	PYTHONPATH=$(CURDIR) $(GOLDEN_VENV)/bin/python benchmarks/golden/run_original.py \
+		--traces $(ZEUS_TRACE_DIR) --reference results/reference/original_simulator.csv
 
 clean:
 	rm -rf .snakemake logs results/sim

@@ -52,6 +52,10 @@ onsuccess:
     warn_if_traces_missing()
 
 
+onerror:
+    explain_failure()
+
+
 rule all:
     default_target: True
     input:

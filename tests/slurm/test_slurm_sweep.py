@@ -72,7 +72,11 @@ def fake_limits(tmp: Path) -> list[float]:
 
 
 OBSERVE = {"observe": True, "power_limits": "current"}
-FAST = {"warmup_iters": 1, "warmup_s": 0, "measure_iters": 2, "measure_s": 0.2}
+# Short points: one warm-up step, three 0.05 s energy windows (at most 2 s per point).
+FAST = {
+    **{"warmup_iters": 1, "warmup_s": 0, "steady_s": 0, "measure_iters": 2, "measure_s": 0.2},
+    **{"window_s": 0.05, "min_windows": 3, "max_measure_s": 2},
+}
 CELLS = {"movielens-1m": [4, 8], "cifar100": [4]}
 
 
@@ -119,7 +123,7 @@ def test_cancelled_cell_leaves_no_shard_and_rerun_measures_only_it(tmp_path):
         tmp_path,
         {"movielens-1m": [4, 8]},
         {"observe": False, "power_limits": [300, 500]},
-        {"warmup_iters": 1, "warmup_s": 0, "measure_iters": 2, "measure_s": 6},
+        {**FAST, "measure_s": 4, "window_s": 0.5, "max_measure_s": 4},
     )
     env = {**os.environ, **sweep_env(tmp_path)}
     cmd = [
@@ -175,8 +179,8 @@ def test_limit_set_by_a_job_is_restored_when_slurm_kills_it_at_its_time_limit(tm
     out = tmp_path / "never.parquet"
     sweep_cmd = (
         f"'{sys.executable}' -m zeus_bench.cli.main sweep --backend fake --workload movielens-1m --tiny "
-        f"--batch-sizes 4 --power-limits 300 --warmup-iters 1 --warmup-s 0 --measure-iters 1 "
-        f"--measure-s 3600 --gpus 0 --out '{out}'"
+        f"--batch-sizes 4 --power-limits 300 --warmup-iters 1 --warmup-s 0 --steady-s 0 --measure-iters 1 "
+        f"--measure-s 3600 --max-measure-s 3600 --gpus 0 --out '{out}'"
     )
     job = subprocess.run(
         [

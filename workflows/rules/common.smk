@@ -56,16 +56,25 @@ def zeus_local_dir():
     return str(Path(path).expanduser().resolve()) if path else None
 
 
-def fetch_args():
-    """Arguments of `zeus-bench fetch-traces` taken from the config."""
+def zeus_url():
+    """The download URL template: $ZEUS_TRACE_URL (a template or a base URL) if set, else config url."""
+    from zeus_bench.traces.fetch import url_template_from
+
+    return url_template_from(ZEUS["url"])
+
+
+def fetch_args(wildcards=None):
+    """Arguments of `zeus-bench fetch-traces` taken from the config (a params function: the URL's
+    {commit} and {file} must not be read as wildcards)."""
     args = [f"--file {name}={sha}" if sha else f"--file {name}" for name, sha in ZEUS["files"].items()]
     local = zeus_local_dir()
     if local:
         args.append(f"--local-dir '{local}'")
     elif ZEUS["download"]:
-        args += [f"--url '{ZEUS['url']}'", f"--commit {ZEUS['commit']}"]
+        args += [f"--url '{zeus_url()}'", f"--commit {ZEUS['commit']}", f"--timeout {ZEUS['timeout_s']:g}"]
     else:
-        args.append(f"--commit {ZEUS['commit']}")  # no URL: the manifest says how to get the traces
+        # Never download: the manifest records the traces as unavailable and says how to get them.
+        args += [f"--commit {ZEUS['commit']}", "--allow-missing"]
     if ZEUS["allow_unverified"]:
         args.append("--allow-unverified")
     return " ".join(args)
@@ -196,6 +205,12 @@ def figure_files():
     return files
 
 
+def reference_files():
+    """Committed reference numbers (original simulator's outputs, the paper's statements), if present."""
+    folder = Path(workflow.basedir, "results", "reference")
+    return [str(p) for p in (folder / "original_simulator.csv", folder / "paper.csv") if p.is_file()]
+
+
 def report_inputs(wildcards):
     """Named inputs of the report: every table and figure it describes."""
     gpus = all_gpus()
@@ -208,12 +223,22 @@ def report_inputs(wildcards):
         "eta": [p for g in gpus for p in eta_sims(g)],
         "beta": [p for g in gpus for p in beta_sims(g)],
         "own": own_power_files(),
+        "reference": reference_files(),
         "figures": figure_files(),
     }
 
 
+PARTIAL_REPORT = "results/report-partial.md"
+
+
+def report_target():
+    """results/report.md with the Zeus traces; without them a partial report beside it (never the
+    committed one)."""
+    return "results/report.md" if zeus_manifest()["status"] == "ok" else PARTIAL_REPORT
+
+
 def warn_if_traces_missing():
-    """After a run without the Zeus traces, say so on the console (the report says it too)."""
+    """After a run without the Zeus traces, say so on the console (the partial report says it too)."""
     from snakemake.logging import logger
 
     path = Path(ZEUS_CSV_DIR, "MANIFEST.json")
@@ -222,15 +247,32 @@ def warn_if_traces_missing():
         if manifest["status"] != "ok":
             logger.warning(
                 f"Zeus traces unavailable, so only the project's own traces were drawn: {manifest['message']}. "
-                "results/report.md lists what was skipped."
+                f"The partial report is {PARTIAL_REPORT} (lists what was skipped); results/report.md is left as it was."
             )
+
+
+_STARTED = __import__("time").time()
+
+
+def explain_failure():
+    """After a failed run, print the error line of each rule log written by this run (zeus-bench
+    and the analysis scripts end their log with one `...error: ...` line), so that the reason is on
+    the console and not only in logs/."""
+    from snakemake.logging import logger
+
+    for path in sorted(Path("logs").rglob("*.log")):
+        if path.stat().st_mtime < _STARTED:
+            continue
+        errors = [line for line in path.read_text(errors="replace").splitlines() if "error:" in line]
+        if errors:
+            logger.error(f"{errors[-1]}  (log: {path})")
 
 
 def all_targets(wildcards):
     """Targets of the default target `all`: the report, every figure and table, and the results README."""
     gpus = all_gpus()
     return [
-        "results/report.md",
+        report_target(),
         "results/README.md",
         *figure_files(),
         *[f"results/potential/{g}.csv" for g in gpus],

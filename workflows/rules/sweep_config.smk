@@ -5,8 +5,6 @@ import shutil
 import sys
 
 import yaml
-
-
 from snakemake.utils import validate
 
 
@@ -25,6 +23,9 @@ SWEEP = _sweep_config()
 SWEEP_DIR = SWEEP.get("out_dir", "results/sweep")
 # The package's entry point, from the environment that runs Snakemake when it is not on PATH.
 ZEUS_BENCH_CMD = SWEEP.get("command") or shutil.which("zeus-bench") or f"'{sys.executable}' -m zeus_bench.cli.main"
+
+
+CONFIDENCE_KEYS = ("window_s", "min_windows", "rel_ci", "max_measure_s", "warmup_max_s", "steady_s")
 
 
 def _check_sweep_config():
@@ -76,6 +77,8 @@ def sweep_cell_args(wildcards):
         "--observe" if gpu.get("observe", True) else "",
         f"--warmup-iters {m.get('warmup_iters', 5)} --warmup-s {m.get('warmup_s', 2)}",
         f"--measure-iters {m.get('measure_iters', 20)} --measure-s {m.get('measure_s', 10)}",
+        # Confidence settings (zeus_bench.sweep.measure.MeasureSettings), passed when configured.
+        *(f"--{k.replace('_', '-')} {m[k]}" for k in CONFIDENCE_KEYS if k in m),
         "--tiny" if SWEEP.get("tiny", False) else "",
     ]
     return " ".join(a for a in args if a)

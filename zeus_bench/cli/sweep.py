@@ -108,6 +108,36 @@ def register(sub: Any) -> None:
         "--measure-s", type=float, default=10.0, help="measured seconds per point, at least (default 10)"
     )
     p.add_argument(
+        "--window-s", type=float, default=2.0, help="seconds of each energy window, at least (default 2)"
+    )
+    p.add_argument(
+        "--min-windows", type=int, default=3, help="energy windows per point, at least (default 3)"
+    )
+    p.add_argument(
+        "--rel-ci",
+        type=float,
+        default=0.01,
+        help="target relative 95%% half-width of energy per sample (default 0.01 = 1%%)",
+    )
+    p.add_argument(
+        "--max-measure-s",
+        type=float,
+        default=60.0,
+        help="cap on a point's measured seconds; a point still short of --rel-ci is flagged (default 60)",
+    )
+    p.add_argument(
+        "--warmup-max-s",
+        type=float,
+        default=30.0,
+        help="cap on the warm-up, which goes on until SM clock and temperature are steady (default 30)",
+    )
+    p.add_argument(
+        "--steady-s",
+        type=float,
+        default=2.0,
+        help="span over which SM clock and temperature must hold steady to end the warm-up (0: no check)",
+    )
+    p.add_argument(
         "--stop-at-oom",
         action="store_true",
         help="end the sweep at the first batch size that does not fit (default: exit 2)",
@@ -175,7 +205,18 @@ def _sweep(args: argparse.Namespace) -> int:
         power_limits_w=limits,
         gpu_indices=tuple(args.gpus),
         observe=args.observe,
-        settings=MeasureSettings(args.warmup_iters, args.warmup_s, args.measure_iters, args.measure_s),
+        settings=MeasureSettings(
+            args.warmup_iters,
+            args.warmup_s,
+            args.measure_iters,
+            args.measure_s,
+            window_s=args.window_s,
+            min_windows=args.min_windows,
+            rel_ci=args.rel_ci,
+            max_measure_s=args.max_measure_s,
+            warmup_max_s=args.warmup_max_s,
+            steady_s=args.steady_s,
+        ),
         tiny=args.tiny,
         seed=args.seed,
         stop_at_oom=args.stop_at_oom,

@@ -281,3 +281,17 @@ class NVMLGPU(GPU):
                 )
             self._instant_field = False
         return _mw_to_w(self._call("read the power draw", nvml.nvmlDeviceGetPowerUsage))
+
+    def sm_clock_mhz(self) -> float | None:
+        """Current SM clock, MHz (``nvmlDeviceGetClockInfo``; None if the driver refuses)."""
+        try:
+            return float(self._nvml.nvmlDeviceGetClockInfo(self.handle, self._nvml.NVML_CLOCK_SM))
+        except self._nvml.NVMLError:
+            return None
+
+    def temperature_c(self) -> float | None:
+        """GPU core temperature, degrees C (``nvmlDeviceGetTemperature``; None if refused)."""
+        try:
+            return float(self._nvml.nvmlDeviceGetTemperature(self.handle, self._nvml.NVML_TEMPERATURE_GPU))
+        except self._nvml.NVMLError:
+            return None

@@ -67,14 +67,21 @@ class PointLoop:
             "it": self.batches(batch_size),
         }
 
-        def step() -> None:
-            self.workload.train_step(self.model, state["opt"], next(state["it"]))
+        def step() -> object:
+            # May return before the device has finished: the host does not wait after each step.
+            return self.workload.train_step_async(self.model, state["opt"], next(state["it"]))
+
+        def synced_step() -> object:
+            # Fake GPUs stretch a step by the time it took, so it must have finished.
+            return self.workload.train_step(self.model, state["opt"], next(state["it"]))
 
         try:
             for limit in limits:
                 if self.set_limit is not None:
                     self.set_limit(limit)
-                paced = self.fake.paced(step) if self.fake is not None else step
+                paced = (
+                    step if self.fake is None or self.fake.slowdown() == 1.0 else self.fake.paced(synced_step)
+                )
                 self.barrier()
                 m = measure_steps(
                     paced, self.monitor, self.plan.settings, f"bs{batch_size}-pl{limit:g}", self.agree

@@ -130,20 +130,19 @@ def make_emit(
         point = {
             "batch_size": batch_size,
             "power_limit_w": limit,
-            "warmup_iterations": m.warmup_iterations,
-            "warmup_s": round(m.warmup_time_s, 3),
-            "measured_iterations": m.iterations,
-            "measured_s": round(m.time_s, 3),
+            **m.provenance(),
             "measured_utc": utc_now(),
         }
         log.info(
-            "bs %d at %g W: %.1f samples/s, %.1f W, %.4g J/sample (%d iterations in %.1f s)",
+            "bs %d at %g W: %.1f samples/s, %.1f W, %.4g J/sample +-%.2f %% (%d iterations, %d windows, %.1f s)",
             batch_size,
             limit,
             row["samples_per_s"],
             row["avg_power_w"],
             m.avg_power_w / m.samples_per_s(batch_size),
+            100 * m.energy_per_sample_rel_ci,
             m.iterations,
+            m.num_windows,
             m.time_s,
         )
         writer.add(row, point, m.time_s)

@@ -25,7 +25,10 @@ Rules (``docs/policies.md`` and ``zeus-replay-semantics.md`` in the shared folde
   once every arm has 2, it draws one sample per arm and returns the largest. The generator is
   used exactly as the paper's optimizer uses its own (a fresh ``default_rng(seed)``): one
   ``choice(n, n, replace=False)`` visiting order per prediction, then one ``normal`` draw per
-  arm in ascending batch-size order, so a replay seeded like the paper's makes the same draws. When pruning ends, each arm is fit
+  arm in ascending batch-size order, so a replay seeded like the paper's makes the same draws
+  (both computed without NumPy's per-call overhead, draw for draw the same: :mod:`zeus_bench.sim.draws`
+  for the visiting order, ``standard_normal`` scaled per arm for the samples, and the posterior's
+  sums in NumPy's own summation order, :func:`numpy_sum`). When pruning ends, each arm is fit
   to every observation of its batch size so far (those of pruning included), as the paper's
   optimizer does; replaying with fresh arms instead misses the paper's cumulative savings by up
   to 2.3 points (imagenet on the V100).
@@ -40,9 +43,55 @@ from typing import Any
 import numpy as np
 
 from zeus_bench.errors import ConfigError
+from zeus_bench.sim.draws import ChoiceDraws
 
 STATE_VERSION = 1
 MIN_OBSERVATIONS = 2  # per arm, before Thompson Sampling draws from the posteriors
+
+
+_BLOCK = 8  # NumPy's pairwise summation: 8 running sums ...
+_PAIRWISE_LEAF = 128  # ... over blocks of at most 128 values, halved above that
+_PYTHON_SUM_MAX = 24  # arms with more observations use NumPy itself (faster there)
+
+
+def _pairwise(x: Sequence[float], lo: int, n: int) -> float:
+    """Sum of ``x[lo:lo + n]`` in NumPy's pairwise order (``np.add.reduce`` of a float64 array)."""
+    if n < _BLOCK:
+        total = -0.0
+        for i in range(lo, lo + n):
+            total += x[i]
+        return total
+    if n <= _PAIRWISE_LEAF:
+        r = list(x[lo : lo + _BLOCK])
+        end = lo + n - n % _BLOCK
+        for i in range(lo + _BLOCK, end, _BLOCK):
+            for j in range(_BLOCK):
+                r[j] += x[i + j]
+        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for i in range(end, lo + n):
+            total += x[i]
+        return total
+    half = n // 2
+    half -= half % _BLOCK
+    return _pairwise(x, lo, half) + _pairwise(x, lo + half, n - half)
+
+
+def numpy_sum(x: Sequence[float]) -> float:
+    """``float(np.sum(np.asarray(x, dtype=float)))``, bit for bit, in plain Python."""
+    return 0.0 + _pairwise(x, 0, len(x))
+
+
+def sum_and_variance(x: Sequence[float]) -> tuple[float, float]:
+    """Sum and population variance of ``x``, equal bit for bit to ``a.sum()`` and ``a.var()``."""
+    n = len(x)
+    if n > _PYTHON_SUM_MAX:
+        a = np.array(x, dtype=float)
+        total = float(np.add.reduce(a))
+        d = a - total / n
+        return total, float(np.add.reduce(d * d)) / n
+    total = numpy_sum(x)
+    mean = total / n
+    return total, numpy_sum([(v - mean) * (v - mean) for v in x]) / n
 
 
 def rng_state(rng: np.random.Generator) -> dict[str, Any]:
@@ -93,8 +142,10 @@ class PruningThompsonSampling:
         if window < 0:
             raise ConfigError(f"window must be >= 0 (0 = unbounded), got {window}")
         self.batch_sizes: list[int] = bs
+        self._bs_set = frozenset(bs)
         self.default_batch_size = int(default_batch_size)
-        self.rng = rng
+        self._rng = rng
+        self._order_draws = ChoiceDraws(rng)
         self.prune_rounds = int(prune_rounds)
         self.window = int(window)
         # Pruning state.
@@ -114,6 +165,12 @@ class PruningThompsonSampling:
         self._post_cache: dict[int, tuple[float, float]] = {}
         self._explored = False
         self._start_round()
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The optimizer's generator, brought up to date for use outside the optimizer."""
+        self._order_draws.sync()
+        return self._rng
 
     # ----------------------------------------------------------------- pruning state machine
     def _start_round(self) -> None:
@@ -177,16 +234,28 @@ class PruningThompsonSampling:
         assert arms is not None
         # One random visiting order per prediction, drawn even when every arm is explored,
         # then one posterior sample per arm in arm order: the paper's sequence of draws.
-        order = self.rng.choice(len(arms), len(arms), replace=False)
-        if not self._explored:
-            for i in order:
+        n = len(arms)
+        if self._explored:
+            self._order_draws.skip(n)  # the order is not needed, its draws are
+        else:
+            for i in self._order_draws.permutation(n):
                 if len(self._window(arms[i])) < MIN_OBSERVATIONS:
                     return arms[i]
             # Counts never fall again unless the window is shorter than the exploration.
             self._explored = self.window == 0 or self.window >= MIN_OBSERVATIONS
-        means, stds = self._posteriors(arms)
-        samples = self.rng.normal(means, stds)
-        return arms[int(samples.argmax())]
+        # rng.normal(means, stds) is means[i] + stds[i] * (i-th standard normal), in arm order;
+        # the first largest sample wins (a NaN first of all, as argmax has it).
+        z = self._rng.standard_normal(n).tolist()
+        cache = self._post_cache
+        best, best_arm = -math.inf, arms[0]
+        for i, b in enumerate(arms):
+            mean, std = cache.get(b) or self._posterior(b)
+            sample = mean + std * z[i]
+            if sample > best or (i == 0 and sample == best):
+                best, best_arm = sample, b
+            elif math.isnan(sample):
+                return b
+        return best_arm
 
     def observe(self, batch_size: int, cost: float, reached: bool) -> None:
         """Feed back the outcome of one run.
@@ -197,7 +266,7 @@ class PruningThompsonSampling:
             reached: Whether it reached the target metric.
         """
         b, c, r = int(batch_size), float(cost), bool(reached)
-        if b not in self.batch_sizes:
+        if b not in self._bs_set:
             raise ConfigError(f"batch size {b} is not among {self.batch_sizes}")
         self._history.append((b, c, r))
         if self._arms is None:
@@ -236,14 +305,14 @@ class PruningThompsonSampling:
         cached = self._post_cache.get(arm)
         if cached is not None:
             return cached
-        x = np.asarray(self._window(arm), dtype=float)
-        var = float(x.var())
+        x = self._window(arm)
+        total, var = sum_and_variance(x)
         if var == 0.0:
-            post = (float(x.mean()), 0.0)
+            post = (total / len(x), 0.0)
         else:
             reward_precision = 1.0 / var
             precision = len(x) * reward_precision
-            post = (float(reward_precision * x.sum()) / precision, math.sqrt(1.0 / precision))
+            post = (reward_precision * total / precision, math.sqrt(1.0 / precision))
         self._post_cache[arm] = post
         return post
 
