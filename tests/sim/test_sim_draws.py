@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zeus_bench.sim.draws import ChoiceDraws, PathDraws
+from zeus_bench.sim.draws import MASK32, ChoiceDraws, PathDraws, rejected_words
 from zeus_bench.sim.policies.bandit import numpy_sum, sum_and_variance
 
 
@@ -81,3 +81,15 @@ def test_sums_and_variances_follow_numpys_order() -> None:
         assert numpy_sum(x) == float(a.sum()), n
         assert sum_and_variance(x) == (float(a.sum()), float(a.var())), n
     assert sum_and_variance([-5.0, -5.0, -5.0]) == (-15.0, 0.0)
+
+
+@pytest.mark.parametrize("span", [*range(2, 70), 96, 1000, 4097])
+def test_rejected_words_are_exactly_lemires(span: int) -> None:
+    threshold = (1 << 32) % span
+    words = rejected_words(span)
+    assert all(((w * span) & MASK32) < threshold for w in words)
+    assert len(set(words)) == len(words)
+    # Complete: w -> w * span mod 2**32 hits each multiple of gcd(span, 2**32) gcd times, so
+    # these are all the rejected words (skip's check for small n relies on it).
+    g = span & -span
+    assert len(words) == g * -(-threshold // g)

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -27,6 +28,8 @@ FORMATS = config["figures"]["formats"]
 FIG = "results/figures"
 # Software of every rule under `snakemake --use-conda` (`make reproduce` uses the .venv instead).
 ENV = "../envs/zeus-bench.yaml"
+# Runs several zeus-bench command lines in one process (the sweep rules).
+RUN_MANY = str(Path(workflow.basedir, "workflows", "scripts", "zeus_bench_many.py"))
 
 
 def _check_workloads():
@@ -162,6 +165,34 @@ SIM_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/cli/sim.py", "zeus_bench/j
 _ANALYSIS_BASE = ("analysis/__init__.py", "analysis/metrics.py", "analysis/style.py", "analysis/tables.py")
 FIGURE_CODE = code(*_ANALYSIS_BASE, "analysis/figures.py", "analysis/plots.py", "analysis/h200.py")
 REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report.py", "analysis/findings.py", "analysis/policy_findings.py")
+
+
+def sweep_outputs(knob):
+    """The Parquet files of one GPU's eta or beta sweep, one per configured value."""
+    return [f"results/sim/{{gpu}}/{knob}-{num(v)}.parquet" for v in config[f"{knob}_sweep"]["values"]]
+
+
+def sweep_commands(knob):
+    """Params function: one `zeus-bench simulate` command line per sweep value (shell-quoted), run
+    by workflows/scripts/zeus_bench_many.py in one process, so the imports are paid once per GPU."""
+    sweep = config[f"{knob}_sweep"]
+
+    def commands(wildcards, input, output):
+        lines = []
+        for value, out in zip(sweep["values"], output):
+            knobs = {"eta": num(config["eta"]), "beta": num(config["beta"]), knob: num(value)}
+            args = [
+                "simulate", "--traces", input.traces, "--gpu", wildcards.gpu,
+                "--workloads", workloads_arg(wildcards.gpu), "--policies", ",".join(sweep["policies"]),
+                "--seeds", sweep["seeds"], "--eta", knobs["eta"], "--beta", knobs["beta"],
+                "--recurrences", str(config["recurrences"]), "--jobs", "1", "--out", out,
+            ]
+            if config["window"]:
+                args += ["--window", str(config["window"])]
+            lines.append(shlex.join(args))
+        return shlex.join(lines)
+
+    return commands
 
 
 def own_power_files():

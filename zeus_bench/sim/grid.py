@@ -51,12 +51,32 @@ class Task:
         return len(self.betas) * len(self.seeds)
 
 
+def _columns(rows: list[Row]) -> dict[str, np.ndarray]:
+    """The try fields of ``rows`` as one array per field (what ``np.asarray`` of each gives).
+
+    Every field is a number, so the rows go into one float matrix in a single conversion; a
+    field whose first value is a ``bool`` or an ``int`` is cast back (exactly: they are small).
+    """
+    if not rows:
+        return {name: np.asarray([]) for name in RUN_FIELDS}
+    matrix = np.array(rows, dtype=float)
+    columns: dict[str, np.ndarray] = {}
+    for k, (name, first) in enumerate(zip(RUN_FIELDS, rows[0], strict=True)):
+        col = np.ascontiguousarray(matrix[:, k])
+        if isinstance(first, bool):
+            columns[name] = col != 0.0
+        elif isinstance(first, int) and np.array_equal(np.trunc(col), col):
+            columns[name] = col.astype(np.int64)
+        else:
+            columns[name] = col
+    return columns
+
+
 def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -> pd.DataFrame:
     """All rows of a task as one frame with identity columns (built once, not per replay)."""
     rows = [r for *_, block in blocks for r in block]
     n = len(rows)
     sizes = [len(block) for *_, block in blocks]
-    cols: list[Sequence[object]] = list(zip(*rows, strict=True)) if n else [[] for _ in RUN_FIELDS]
     data: dict[str, object] = {
         "gpu": np.full(n, task.job.gpu, dtype=object),
         "workload": np.full(n, task.job.workload.id, dtype=object),
@@ -65,8 +85,7 @@ def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -
         "eta": np.full(n, task.eta),
         "beta": np.repeat(np.array([b[0] for b in blocks], dtype=float), sizes),
     }
-    for name, values in zip(RUN_FIELDS, cols, strict=True):
-        data[name] = np.asarray(values)
+    data.update(_columns(rows))
     data["window"] = np.full(n, task.window, dtype=np.int64)
     data["num_gpus"] = np.full(n, task.job.num_gpus, dtype=np.int64)
     data["max_power_w"] = np.full(n, task.job.max_power_w)
