@@ -20,9 +20,10 @@ target. Rules (``docs/policies.md``):
   recurrence (the probe stopped at its cap, then the incumbent) keeps the job's cumulative cost
   within ``(1 + safety) x`` the cumulative cost of running b0 every recurrence, estimated from
   b0's own observed runs. Savings already made fund later probes; no saving, little probing.
-* **Drift**: when the incumbent's last two runs cost more than ``(1 + margin) x`` its earlier
-  mean, the job has changed: the optimizer forgets every other batch size's costs, keeps the
-  incumbent's last two, and searches again (budget permitting).
+* **Drift**: when a batch size's last 3 runs average more than ``(1 + margin) x`` its earlier
+  mean and 3 standard errors above it, the job has changed: the optimizer keeps only the last
+  run of every other batch size (and the 3 of this one), forgets what it ruled out, and searches
+  again from the new incumbent.
 """
 
 from __future__ import annotations
@@ -293,8 +294,10 @@ class SafeHillClimb:
         if m1 <= (1.0 + self.margin) * m0 or m1 - m0 <= DRIFT_Z * sd / math.sqrt(DRIFT_RUNS):
             return
         self.resets += 1
-        self.costs = {b: c[-DRIFT_RUNS:]}
-        self.epochs = {b: self.epochs[b][-DRIFT_RUNS:]} if b in self.epochs else {}
+        self.costs = {x: v[-1:] for x, v in self.costs.items() if x != b} | {b: c[-DRIFT_RUNS:]}
+        self.epochs = {x: v[-1:] for x, v in self.epochs.items() if x != b} | {
+            b: self.epochs.get(b, [])[-DRIFT_RUNS:]
+        }
         self.tried = {b}
         self.ruled_out = set()
         self.capped = set()
