@@ -217,8 +217,13 @@ def section_items(study: Path, seeds: Sequence[int]) -> list[str | Finding]:
 
 def render_section(study: Path, seeds: Sequence[int]) -> str:
     """The section as Markdown (findings as bullet points)."""
-    lines = [f"- {x.sentence}" if isinstance(x, Finding) else f"\n{x}\n" for x in section_items(study, seeds)]
-    return "\n".join(lines).strip() + "\n"
+    out: list[str] = []
+    for x in section_items(study, seeds):
+        if isinstance(x, Finding):
+            out.append(f"- {x.sentence}")
+        else:
+            out += ["", x, ""]
+    return "\n".join(out).replace("\n\n\n", "\n\n").strip() + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
