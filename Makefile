@@ -5,11 +5,12 @@ BIN    := $(VENV)/bin
 CORES  ?= $(shell nproc 2>/dev/null || echo 2)
 PIP_FLAGS ?= -q --disable-pip-version-check
 
-.PHONY: help reproduce test lint bench bench-peer golden clean venv
+.PHONY: help reproduce test test-slurm lint bench bench-peer golden clean venv
 
 help:
 	@echo "make reproduce  - create .venv if missing, install, run the main Snakemake workflow"
 	@echo "make test       - create .venv if missing, install with test extras, run the test suite"
+	@echo "make test-slurm - (root) start a one-node SLURM cluster, run the tests marked slurm, stop it"
 	@echo "make lint       - ruff (format check + lint) and mypy"
 	@echo "make bench      - simulator benchmark (tries/s and jobs/s per policy, whole-process time and peak memory)"
 	@echo "make bench-peer - the same, plus the original Zeus simulator timed side by side (builds .venv-peer)"
@@ -35,6 +36,10 @@ reproduce: $(VENV)/.core
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest
+
+# Installs SLURM and munge with apt if missing, so it needs root (CI runs as root).
+test-slurm: $(VENV)/.test
+	tests/slurm/cluster.sh $(BIN)/python
 
 lint: $(VENV)/.test
 	$(BIN)/ruff format --check .

@@ -14,8 +14,11 @@ Rules (``docs/policies.md`` and ``zeus-replay-semantics.md`` in the shared folde
   downwards over the candidates ``<= d`` from ``d`` to the smallest, then upwards over those
   ``> d`` from the smallest. In each direction a batch size that does not reach the target ends
   the direction. Batch sizes that reach are *good*; the cheapest good one of the round becomes
-  ``d``. After the round the candidates are the good batch sizes (if a later round finds none
-  good, the previous candidates are kept so the bandit always has an arm). An observation that
+  ``d``. After the round the candidates are the good batch sizes. A round that finds none
+  good (every try early-stopped; the paper's code raises here, with no arm left) leaves one
+  candidate, the default ``d`` it started from: the cheapest batch size that has reached the
+  target so far. Keeping the previous candidates instead lets an arm whose tries are all
+  early-stopped after one epoch look cheapest forever (beta 1.25, movielens-1m). An observation that
   is not the batch size pruning asked for is kept in the history but not fed to pruning.
 * **Thompson Sampling**: one Gaussian arm per surviving candidate, reward ``-cost``, prior mean
   0 and precision 0, so the posterior mean is the sample mean and the posterior precision
@@ -215,8 +218,8 @@ class PruningThompsonSampling:
         if not self._down and not self._up:
             self._round += 1
             self._default = self._round_best
-            if self._good:
-                self._candidates = sorted(self._good)
+            # No good batch size: keep the one pruning has found cheapest so far (see above).
+            self._candidates = sorted(self._good) if self._good else [self._default]
             self._start_round()
 
     # ----------------------------------------------------------------------- public interface

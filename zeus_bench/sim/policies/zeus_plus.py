@@ -9,7 +9,7 @@ target. Rules (``docs/policies.md``):
 * **Incumbent**: the batch size of least mean cost among those that reached the target (the last
   ``window`` runs of each when ``window`` > 0); b0 before any run.
 * **Probes**: the untried neighbours of the incumbent in the sorted batch sizes (the larger one
-  first), one per recurrence; with a prior (:mod:`zeus_bench.sim.warmstart`) the prior's best
+  first), one per try while the budget allows; with a prior (:mod:`zeus_bench.sim.warmstart`) the prior's best
   batch size is probed first, and batch sizes the prior saw fail are never probed. A probe that
   beats the incumbent becomes the incumbent and its own neighbours are probed next, so the
   search walks down the cost curve and stops at a local minimum.
@@ -28,7 +28,7 @@ target. Rules (``docs/policies.md``):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -61,7 +61,10 @@ class SafeHillClimb:
             relative rise of the incumbent's cost signals drift.
         safety: Allowed excess of the cumulative cost over running b0 throughout (0.02 = 2 %).
         window: Latest runs per batch size its mean uses (0 = all).
-        prior_best: Batch size to probe first (warm start), or None.
+        prior_best: Batch size to probe first (warm start), or None; the prior says it
+            converges, so its probe is budgeted as one that cannot fail.
+        prior_rank: Warm start: batch size -> relative cost elsewhere; probes are tried in this
+            order (batch sizes it lacks last).
         ruled_out: Batch sizes never to probe (warm start: they did not converge elsewhere).
         horizon: Recurrences the job is assumed to have at least: the budget projects the
             cost over ``max(t + 1, horizon)`` recurrences.
@@ -77,6 +80,7 @@ class SafeHillClimb:
         window: int = 0,
         prior_best: int | None = None,
         ruled_out: Iterable[int] = (),
+        prior_rank: Mapping[int, float] | None = None,
         horizon: int = DEFAULT_HORIZON,
         up_first: bool = True,
     ) -> None:
@@ -108,6 +112,7 @@ class SafeHillClimb:
         self.epochs: dict[int, list[float]] = {}
         self.tried: set[int] = set()
         self.ruled_out: set[int] = {int(b) for b in ruled_out if int(b) != b0}
+        self.prior_rank = {int(b): float(r) for b, r in (prior_rank or {}).items()}
         self.base_costs: list[float] = []
         self.baseline_ratio = 1.0
         self.spent = 0.0
@@ -197,7 +202,7 @@ class SafeHillClimb:
         c = self._recent(b)
         return not self.second_chance or len(c) != 1 or c[0] > (1.0 + self.margin) * self.mean_cost(inc)
 
-    def _affordable(self, cap: float, inc_cost: float) -> bool:
+    def _affordable(self, cap: float, inc_cost: float, b: int) -> bool:
         """Whether a probe keeps the projected cost within the safety budget.
 
         Projection over ``max(t + 1, horizon)`` recurrences: what was spent, the probe's expected
@@ -211,6 +216,8 @@ class SafeHillClimb:
             return True  # the incumbent (after drift) already costs more than b0: probing can only help
         n = max(self.recurrences + 1, self.horizon)
         p_fail = (self.failed_probes + 1.0) / (self.probes + 2.0)
+        if b == self.prior_best and b not in self.tried:
+            p_fail = 0.0
         projected = self.spent + p_fail * cap + (n - self.recurrences) * inc_cost
         return projected <= (1.0 + self.safety) * n * base
 
@@ -223,7 +230,7 @@ class SafeHillClimb:
         if math.isfinite(inc_cost):
             cap = (1.0 + self.margin) * inc_cost
             for b in self._candidates(inc):
-                if self._affordable(cap, inc_cost):
+                if self._affordable(cap, inc_cost, b):
                     self.probe, self.probe_cap = b, cap
                     return b
                 break
@@ -316,6 +323,7 @@ class SafeHillClimb:
             "horizon": self.horizon,
             "up_first": self.up_first,
             "prior_best": self.prior_best,
+            "prior_rank": [[b, r] for b, r in sorted(self.prior_rank.items())],
             "costs": [[b, list(c)] for b, c in sorted(self.costs.items())],
             "epochs": [[b, list(e)] for b, e in sorted(self.epochs.items())],
             "tried": sorted(self.tried),
@@ -345,6 +353,7 @@ class SafeHillClimb:
             safety=d["safety"],
             window=d["window"],
             prior_best=d["prior_best"],
+            prior_rank={int(b): float(r) for b, r in d["prior_rank"]},
             horizon=d["horizon"],
             up_first=d["up_first"],
         )
@@ -401,7 +410,10 @@ class ZeusPlus(_JitMixin, Policy):
             horizon=self.horizon,
             up_first=self.up_first,
             prior_best=None if prior is None else prior.best_batch_size,
-            ruled_out=() if prior is None else prior.ruled_out,
+            ruled_out=()
+            if prior is None
+            else prior.ruled_out + prior.far_from_best((1.0 + self.margin) ** 2),
+            prior_rank=None if prior is None else dict(prior.relative_cost),
         )
 
     def predict(self) -> Decision:
