@@ -11,11 +11,12 @@ import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.errors import ConfigError, ZeusBenchError
 from zeus_bench.jobs import JobTrace, TraceSet
 from zeus_bench.sim.arrivals import replay_group
 from zeus_bench.sim.policies import get_policy
@@ -79,6 +80,30 @@ def run_task(task: Task, progress: Progress | None = None) -> pd.DataFrame:
     policy_cls = get_policy(task.policy)
     blocks: list[tuple[float, int, str | None, list[Row]]] = []
     groups = [] if task.arrivals is None else list(task.arrivals.groupby("group", sort=True))
+    try:
+        _replay_blocks(task, model, policy_cls, groups, blocks, progress)
+    except ZeusBenchError:
+        raise
+    except Exception as exc:
+        if policy_cls.__module__.startswith("zeus_bench."):
+            raise  # a bug of ours: keep the traceback
+        # A user's policy (--policy-module) may fail in any way: one line naming it, no traceback.
+        raise ConfigError(
+            f"policy {task.policy!r} ({policy_cls.__module__}) raised {type(exc).__name__}: {exc} "
+            f"(replaying {task.job.workload.id} on {task.job.gpu})"
+        ) from None
+    return _frame(task, blocks)
+
+
+def _replay_blocks(
+    task: Task,
+    model: JobModel,
+    policy_cls: Any,
+    groups: list[Any],
+    blocks: list[tuple[float, int, str | None, list[Row]]],
+    progress: Progress | None,
+) -> None:
+    """Replay every (beta, seed) of a task (and every arrival group) into ``blocks``."""
     for beta in task.betas:
         for seed in task.seeds:
             if task.arrivals is None:
@@ -93,7 +118,6 @@ def run_task(task: Task, progress: Progress | None = None) -> pd.DataFrame:
                 blocks.append((beta, seed, str(group), rows))
             if progress is not None:
                 progress(1)
-    return _frame(task, blocks)
 
 
 def _run_task_quiet(task: Task) -> pd.DataFrame:
@@ -120,9 +144,7 @@ def plan(
             workload whose b0 is missing or never converges.
     """
     if gpu not in traces.gpus:
-        raise ConfigError(
-            f"unknown GPU {gpu!r} in {traces.directory}; traces exist for: {', '.join(traces.gpus) or 'none'}"
-        )
+        raise traces.unknown_gpu(gpu)
     if not seeds:
         raise ConfigError("no seeds given")
     if not policies:
