@@ -14,6 +14,7 @@ workload without own sweep rows has no energy per sample here.
 from __future__ import annotations
 
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 
 from analysis.h200 import _log_ticks
@@ -132,7 +133,7 @@ def plot_generations(table: pd.DataFrame, title: str | None = None) -> Figure:
             bottom.set_xlabel("batch size")
         axes[0][0].set_ylabel("energy per sample (J)")
         axes[1][0].set_ylabel("time per epoch (s)")
-        handles: dict[str, object] = {}
+        handles: dict[str, Artist] = {}
         for ax in axes[1]:
             for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
                 handles.setdefault(label, h)
