@@ -2,11 +2,16 @@
 
 Each KIND reads the files the workflow names, aggregates them with :mod:`analysis.metrics`,
 plots with :mod:`analysis.plots` and writes ``STEM.<format>`` for each ``--formats`` entry.
+
+``python -m analysis.figures per-gpu --gpu GPU --out-dir DIR [inputs]`` draws every per-GPU
+figure (:data:`PER_GPU`) in one process, reading each input once: the workflow uses it so that
+pandas and matplotlib are imported once per GPU rather than once per figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -15,10 +20,38 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from analysis import metrics, plots
-from analysis.tables import load, load_all
+from analysis import metrics, plots, tables
+from analysis.style import gpu_label
 
 log = logging.getLogger("analysis.figures")
+
+
+@functools.cache
+def _read(path: Path) -> pd.DataFrame:
+    return tables.load(path)
+
+
+def load(path: str | Path) -> pd.DataFrame:
+    """Read one results file once per process (the per-gpu command draws several figures from it)."""
+    return _read(Path(path)).copy()
+
+
+def load_all(paths: Sequence[str | Path]) -> pd.DataFrame:
+    """Read and concatenate several results files, each read once per process."""
+    if not paths:
+        raise ValueError("no input files")
+    return pd.concat([load(p) for p in paths], ignore_index=True)
+
+
+@functools.cache
+def _summary(paths: tuple[Path, ...]) -> pd.DataFrame:
+    return metrics.summary_of(load_all(paths))
+
+
+def summary(paths: Path | Sequence[Path]) -> pd.DataFrame:
+    """The ``sim_summary`` of one or several simulation files, computed once per process by zeus-bench."""
+    key = (paths,) if isinstance(paths, (str, Path)) else tuple(paths)
+    return _summary(tuple(Path(p) for p in key)).copy()
 
 
 def _potential(args: argparse.Namespace) -> Figure:
@@ -32,37 +65,48 @@ def _pareto(args: argparse.Namespace) -> Figure:
     return plots.plot_pareto(configs, metrics.markers(configs, potential, zeus_at), args.gpu)
 
 
+def _label(sim: pd.DataFrame) -> str:
+    """The GPU(s) of a simulation for a title, with their notes (one power limit, measured by a sweep)."""
+    return ", ".join(gpu_label(g, d["power_limit_w"]) for g, d in sim.groupby("gpu"))
+
+
 def _policies(args: argparse.Namespace) -> Figure:
     sim = load(args.sim)
     pols = [p for p in ("zeus", "grid-search", "max-batch", "baseline", "oracle") if p in set(sim["policy"])]
+    s = summary(args.sim)
     return plots.plot_policies(
-        metrics.normalised(sim, "max-batch"), metrics.normalised(sim, "baseline"), pols
+        metrics.normalised(s, "max-batch"), metrics.normalised(s, "baseline"), pols, _label(sim)
     )
 
 
 def _ablation(args: argparse.Namespace) -> Figure:
-    return plots.plot_ablation(metrics.normalised(load(args.sim), "baseline"))
+    sim = load(args.sim)
+    one_limit = bool(sim["power_limit_w"].nunique() == 1)
+    norm = metrics.normalised(summary(args.sim), "baseline")
+    return plots.plot_ablation(norm, label=_label(sim), one_limit=one_limit)
 
 
 def _convergence(args: argparse.Namespace) -> Figure:
-    return plots.plot_convergence(metrics.convergence(load(args.sim)))
+    sim = load(args.sim)
+    return plots.plot_convergence(metrics.convergence(sim), _label(sim))
 
 
 def _regret(args: argparse.Namespace) -> Figure:
-    return plots.plot_regret(metrics.convergence(load(args.sim)))
+    sim = load(args.sim)
+    return plots.plot_regret(metrics.convergence(sim), _label(sim))
 
 
-def _zeus_only(paths: Sequence[Path]) -> pd.DataFrame:
-    norm = metrics.normalised(load_all(paths), "baseline")
-    return norm[norm["policy"] == "zeus"]
+def _zeus_only(paths: Sequence[Path]) -> tuple[pd.DataFrame, str]:
+    norm = metrics.normalised(summary(paths), "baseline")
+    return norm[norm["policy"] == "zeus"], _label(load_all(paths))
 
 
 def _eta(args: argparse.Namespace) -> Figure:
-    return plots.plot_eta(_zeus_only(args.sim))
+    return plots.plot_eta(*_zeus_only(args.sim))
 
 
 def _beta(args: argparse.Namespace) -> Figure:
-    return plots.plot_beta(_zeus_only(args.sim))
+    return plots.plot_beta(*_zeus_only(args.sim))
 
 
 def _power_profiles(args: argparse.Namespace) -> Figure:
@@ -79,8 +123,12 @@ def _generations(args: argparse.Namespace) -> Figure:
 def _h200(args: argparse.Namespace) -> Figure:
     from analysis.h200 import plot_sweep  # the sweep's own figure (written with the sweep)
 
+    power = load_all(args.power)
+    gpus = ", ".join(str(g).upper() for g in sorted(power["gpu"].unique()))
+    limits = ", ".join(f"{v:g} W" for v in sorted(power["power_limit_w"].unique()))
     return plot_sweep(
-        load_all(args.power), title="H200 measurements at the current power limit (observe mode)"
+        power,
+        title=f"{gpus} measured by zeus-bench sweep: batch size only, at {limits} (observe mode); synthetic data",
     )
 
 
@@ -99,15 +147,53 @@ KINDS: dict[str, tuple[Callable[[argparse.Namespace], Figure], tuple[str, ...]]]
 }
 
 
+#: Figures drawn by ``per-gpu``, each written as ``<kind>-<gpu>.<format>``, and the per-gpu option
+#: that feeds each kind's ``--sim``.
+PER_GPU: dict[str, str] = {
+    "pareto": "sim",
+    "policies": "sim",
+    "ablation": "sim",
+    "convergence": "sim",
+    "regret": "sim",
+    "eta": "eta_sim",
+    "beta": "beta_sim",
+}
+
+
+def _per_gpu(args: argparse.Namespace) -> list[str]:
+    """Draw every :data:`PER_GPU` figure of one GPU; return the files written."""
+    written: list[str] = []
+    for kind, sim in PER_GPU.items():
+        one = argparse.Namespace(
+            gpu=args.gpu, configs=args.configs, potential=args.potential, sim=getattr(args, sim)
+        )
+        fig = KINDS[kind][0](one)
+        written += plots.save(fig, str(args.out_dir / f"{kind}-{args.gpu}"), args.format_list, args.dpi)
+    return written
+
+
+def _common_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--formats", default="png,pdf", help="comma-separated formats (default png,pdf)")
+    p.add_argument("--dpi", type=int, default=200)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``python -m analysis.figures``."""
     parser = argparse.ArgumentParser(prog="python -m analysis.figures", description=__doc__)
     sub = parser.add_subparsers(dest="kind", required=True)
+    many = sub.add_parser("per-gpu", help=f"every per-GPU figure: {', '.join(PER_GPU)}")
+    many.add_argument("--gpu", required=True)
+    many.add_argument("--out-dir", type=Path, required=True, help="folder of <kind>-<gpu>.<format>")
+    many.add_argument("--configs", type=Path, nargs="+", required=True)
+    many.add_argument("--potential", type=Path, nargs="+", required=True)
+    many.add_argument("--sim", type=Path, required=True, help="main simulation Parquet")
+    many.add_argument("--eta-sim", type=Path, nargs="+", required=True, help="eta sweep Parquet files")
+    many.add_argument("--beta-sim", type=Path, nargs="+", required=True, help="beta sweep Parquet files")
+    _common_args(many)
     for kind, (_, inputs) in KINDS.items():
         p = sub.add_parser(kind)
         p.add_argument("--out", required=True, help="output path without extension")
-        p.add_argument("--formats", default="png,pdf", help="comma-separated formats (default png,pdf)")
-        p.add_argument("--dpi", type=int, default=200)
+        _common_args(p)
         for spec in inputs:
             required = not spec.endswith("?")
             name = spec.rstrip("?")
@@ -127,14 +213,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     from zeus_bench.errors import ZeusBenchError
 
     args = build_parser().parse_args(argv)
+    args.format_list = [f for f in args.formats.split(",") if f]
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     log.setLevel(logging.INFO)
     try:
-        fig = KINDS[args.kind][0](args)
+        if args.kind == "per-gpu":
+            written = _per_gpu(args)
+        else:
+            written = plots.save(KINDS[args.kind][0](args), args.out, args.format_list, args.dpi)
     except (ZeusBenchError, ValueError, FileNotFoundError) as exc:
         print(f"analysis.figures {args.kind}: error: {exc}", file=sys.stderr)
         return 2
-    for path in plots.save(fig, args.out, [f for f in args.formats.split(",") if f], args.dpi):
+    for path in written:
         log.info("wrote %s", path)
     return 0
 

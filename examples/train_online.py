@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from zeus_bench.device import get_backend
+from zeus_bench.device import BACKENDS, get_backend
 from zeus_bench.online.callback import ZeusCallback
 from zeus_bench.online.profiler import ProfilerConfig
 
@@ -102,7 +102,7 @@ def one_recurrence(args: argparse.Namespace, backend: object) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--backend", choices=("nvml", "fake"), default=None)
+    ap.add_argument("--backend", choices=BACKENDS, default=None)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument(
         "--state-dir", type=Path, required=True, help="the job's persisted optimizer and profiles"

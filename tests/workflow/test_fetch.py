@@ -160,7 +160,10 @@ def test_cli_ok_and_errors(zeus_csv_dir, tmp_path, capsys):
     assert sorted(p.name for p in (tmp_path / "pq").iterdir()) == ["power-v100.parquet", "train.parquet"]
     assert main([*args, "--url", "file:///nonexistent/{file}", "--commit", COMMIT]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("zeus-bench: error: cannot download the Zeus traces") and "ZEUS_TRACE_DIR" in err
+    assert err.startswith(
+        "zeus-bench: error: cannot download summary_train.csv from file:///nonexistent/summary_train.csv: "
+    )
+    assert "ZEUS_TRACE_DIR" in err and err.count("\n") == 1
     assert (
         main(
             [

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -27,6 +28,8 @@ FORMATS = config["figures"]["formats"]
 FIG = "results/figures"
 # Software of every rule under `snakemake --use-conda` (`make reproduce` uses the .venv instead).
 ENV = "../envs/zeus-bench.yaml"
+# Runs several zeus-bench command lines in one process (the sweep rules).
+RUN_MANY = str(Path(workflow.basedir, "workflows", "scripts", "zeus_bench_many.py"))
 
 
 def _check_workloads():
@@ -56,16 +59,25 @@ def zeus_local_dir():
     return str(Path(path).expanduser().resolve()) if path else None
 
 
-def fetch_args():
-    """Arguments of `zeus-bench fetch-traces` taken from the config."""
+def zeus_url():
+    """The download URL template: $ZEUS_TRACE_URL (a template or a base URL) if set, else config url."""
+    from zeus_bench.traces.fetch import url_template_from
+
+    return url_template_from(ZEUS["url"])
+
+
+def fetch_args(wildcards=None):
+    """Arguments of `zeus-bench fetch-traces` taken from the config (a params function: the URL's
+    {commit} and {file} must not be read as wildcards)."""
     args = [f"--file {name}={sha}" if sha else f"--file {name}" for name, sha in ZEUS["files"].items()]
     local = zeus_local_dir()
     if local:
         args.append(f"--local-dir '{local}'")
     elif ZEUS["download"]:
-        args += [f"--url '{ZEUS['url']}'", f"--commit {ZEUS['commit']}"]
+        args += [f"--url '{zeus_url()}'", f"--commit {ZEUS['commit']}", f"--timeout {ZEUS['timeout_s']:g}"]
     else:
-        args.append(f"--commit {ZEUS['commit']}")  # no URL: the manifest says how to get the traces
+        # Never download: the manifest records the traces as unavailable and says how to get them.
+        args += [f"--commit {ZEUS['commit']}", "--allow-missing"]
     if ZEUS["allow_unverified"]:
         args.append("--allow-unverified")
     return " ".join(args)
@@ -154,7 +166,35 @@ _ANALYSIS_BASE = ("analysis/__init__.py", "analysis/metrics.py", "analysis/style
 FIGURE_CODE = code(
     *_ANALYSIS_BASE, "analysis/figures.py", "analysis/plots.py", "analysis/h200.py", "analysis/generations.py"
 )
-REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report.py")
+REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report.py", "analysis/findings.py", "analysis/policy_findings.py")
+
+
+def sweep_outputs(knob):
+    """The Parquet files of one GPU's eta or beta sweep, one per configured value."""
+    return [f"results/sim/{{gpu}}/{knob}-{num(v)}.parquet" for v in config[f"{knob}_sweep"]["values"]]
+
+
+def sweep_commands(knob):
+    """Params function: one `zeus-bench simulate` command line per sweep value (shell-quoted), run
+    by workflows/scripts/zeus_bench_many.py in one process, so the imports are paid once per GPU."""
+    sweep = config[f"{knob}_sweep"]
+
+    def commands(wildcards, input, output):
+        lines = []
+        for value, out in zip(sweep["values"], output):
+            knobs = {"eta": num(config["eta"]), "beta": num(config["beta"]), knob: num(value)}
+            args = [
+                "simulate", "--traces", input.traces, "--gpu", wildcards.gpu,
+                "--workloads", workloads_arg(wildcards.gpu), "--policies", ",".join(sweep["policies"]),
+                "--seeds", sweep["seeds"], "--eta", knobs["eta"], "--beta", knobs["beta"],
+                "--recurrences", str(config["recurrences"]), "--jobs", "1", "--out", out,
+            ]
+            if config["window"]:
+                args += ["--window", str(config["window"])]
+            lines.append(shlex.join(args))
+        return shlex.join(lines)
+
+    return commands
 
 
 def own_power_files():
@@ -197,7 +237,32 @@ def figure_files():
         files += fig("h200")
         if zeus_gpus():
             files += fig("generations")
+    if policy_study_gpus():
+        for name in POLICY_FIGURES:
+            files += fig(f"policy-{name}")
     return files
+
+
+POLICY_DIR = "results/policy"
+POLICY_TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart")
+POLICY_FIGURES = ("regret", "cost", "drift")
+POLICY_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/jobs.py", "zeus_bench/cost.py")
+
+
+def policy_study_gpus():
+    """GPU kinds of the zeus-plus study (needs the Zeus traces: its drift runs on their GPUs)."""
+    return all_gpus() if config["policy_study"]["enabled"] and zeus_gpus() else []
+
+
+def policy_study_files():
+    """The study's tables (none when disabled or without the Zeus traces)."""
+    return [f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES] if policy_study_gpus() else []
+
+
+def reference_files():
+    """Committed reference numbers (original simulator's outputs, the paper's statements), if present."""
+    folder = Path(workflow.basedir, "results", "reference")
+    return [str(p) for p in (folder / "original_simulator.csv", folder / "paper.csv") if p.is_file()]
 
 
 def report_inputs(wildcards):
@@ -212,12 +277,23 @@ def report_inputs(wildcards):
         "eta": [p for g in gpus for p in eta_sims(g)],
         "beta": [p for g in gpus for p in beta_sims(g)],
         "own": own_power_files(),
+        "reference": reference_files(),
         "figures": figure_files(),
+        "policy": policy_study_files(),
     }
 
 
+PARTIAL_REPORT = "results/report-partial.md"
+
+
+def report_target():
+    """results/report.md with the Zeus traces; without them a partial report beside it (never the
+    committed one)."""
+    return "results/report.md" if zeus_manifest()["status"] == "ok" else PARTIAL_REPORT
+
+
 def warn_if_traces_missing():
-    """After a run without the Zeus traces, say so on the console (the report says it too)."""
+    """After a run without the Zeus traces, say so on the console (the partial report says it too)."""
     from snakemake.logging import logger
 
     path = Path(ZEUS_CSV_DIR, "MANIFEST.json")
@@ -226,15 +302,32 @@ def warn_if_traces_missing():
         if manifest["status"] != "ok":
             logger.warning(
                 f"Zeus traces unavailable, so only the project's own traces were drawn: {manifest['message']}. "
-                "results/report.md lists what was skipped."
+                f"The partial report is {PARTIAL_REPORT} (lists what was skipped); results/report.md is left as it was."
             )
+
+
+_STARTED = __import__("time").time()
+
+
+def explain_failure():
+    """After a failed run, print the error line of each rule log written by this run (zeus-bench
+    and the analysis scripts end their log with one `...error: ...` line), so that the reason is on
+    the console and not only in logs/."""
+    from snakemake.logging import logger
+
+    for path in sorted(Path("logs").rglob("*.log")):
+        if path.stat().st_mtime < _STARTED:
+            continue
+        errors = [line for line in path.read_text(errors="replace").splitlines() if "error:" in line]
+        if errors:
+            logger.error(f"{errors[-1]}  (log: {path})")
 
 
 def all_targets(wildcards):
     """Targets of the default target `all`: the report, every figure and table, and the results README."""
     gpus = all_gpus()
     return [
-        "results/report.md",
+        report_target(),
         "results/README.md",
         *figure_files(),
         *[f"results/potential/{g}.csv" for g in gpus],

@@ -1,4 +1,5 @@
-# Figures (PNG and PDF under results/figures/): `python -m analysis.figures KIND`, from results files.
+# Figures (PNG and PDF under results/figures/): `python -m analysis.figures KIND`, from results files;
+# the per-GPU figures are drawn by one process per GPU (`python -m analysis.figures per-gpu`).
 
 FIG_PARAMS = {
     "stem": lambda wc, output: os.path.splitext(output[0])[0],
@@ -24,24 +25,31 @@ rule figure_potential:
         "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
 
 
-rule figure_pareto:
+rule figures_per_gpu:
+    # Every per-GPU figure in one process (pandas and matplotlib imported once per GPU, each input
+    # read once): pareto, policies, ablation, convergence, regret, eta, beta.
     input:
         code=FIGURE_CODE,
         configs=lambda wc: configs_of(wc.gpu),
         potential="results/potential/{gpu}.csv",
         sim="results/sim/{gpu}/main.parquet",
+        eta=lambda wc: eta_sims(wc.gpu),
+        beta=lambda wc: beta_sims(wc.gpu),
     output:
-        fig("pareto-{gpu}"),
+        [f for name in PER_GPU_FIGURES for f in fig(f"{name}-{{gpu}}")],
     params:
-        **FIG_PARAMS,
+        formats=FIG_PARAMS["formats"],
+        dpi=FIG_PARAMS["dpi"],
+        out_dir=lambda wc, output: os.path.dirname(output[0]),
     conda:
         ENV
     log:
-        "logs/figures/pareto-{gpu}.log",
+        "logs/figures/per-gpu-{gpu}.log",
     shell:
-        "python -m analysis.figures pareto --gpu {wildcards.gpu} --configs {input.configs} "
-        "--potential {input.potential} --sim {input.sim} "
-        "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
+        "python -m analysis.figures per-gpu --gpu {wildcards.gpu} --out-dir {params.out_dir} "
+        "--configs {input.configs} --potential {input.potential} --sim {input.sim} "
+        "--eta-sim {input.eta} --beta-sim {input.beta} "
+        "--formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
 
 
 rule figure_power_profiles:
@@ -60,59 +68,6 @@ rule figure_power_profiles:
     shell:
         "python -m analysis.figures power-profiles --gpu {wildcards.gpu} --configs {input.configs} "
         "--potential {input.potential} "
-        "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
-
-
-rule figure_from_simulation:
-    input:
-        code=FIGURE_CODE,
-        sim="results/sim/{gpu}/main.parquet",
-    output:
-        fig("{kind}-{gpu}"),
-    wildcard_constraints:
-        kind="policies|ablation|convergence|regret",
-    params:
-        **FIG_PARAMS,
-    conda:
-        ENV
-    log:
-        "logs/figures/{kind}-{gpu}.log",
-    shell:
-        "python -m analysis.figures {wildcards.kind} --sim {input.sim} "
-        "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
-
-
-rule figure_eta:
-    input:
-        code=FIGURE_CODE,
-        sim=lambda wc: eta_sims(wc.gpu),
-    output:
-        fig("eta-{gpu}"),
-    params:
-        **FIG_PARAMS,
-    conda:
-        ENV
-    log:
-        "logs/figures/eta-{gpu}.log",
-    shell:
-        "python -m analysis.figures eta --sim {input.sim} "
-        "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
-
-
-rule figure_beta:
-    input:
-        code=FIGURE_CODE,
-        sim=lambda wc: beta_sims(wc.gpu),
-    output:
-        fig("beta-{gpu}"),
-    params:
-        **FIG_PARAMS,
-    conda:
-        ENV
-    log:
-        "logs/figures/beta-{gpu}.log",
-    shell:
-        "python -m analysis.figures beta --sim {input.sim} "
         "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
 
 

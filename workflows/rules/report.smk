@@ -7,19 +7,26 @@ rule report:
         unpack(report_inputs),
         code=REPORT_CODE,
     output:
-        "results/report.md",
+        # report.md with the Zeus traces; without them report-partial.md (git-ignored), so that a
+        # run offline never replaces the committed report with a partial one.
+        "results/{report}.md",
+    wildcard_constraints:
+        report="report|report-partial",
     params:
         gpus=config["gpus"] if config["gpus"] == "all" else ",".join(config["gpus"]),
         formats=",".join(FORMATS),
+        policy=lambda wc, input: (
+            f"--policy-study {POLICY_DIR} --policy-seeds {config['policy_study']['seeds']}" if input.policy else ""
+        ),
     conda:
         ENV
     log:
-        "logs/report.log",
+        "logs/{report}.log",
     shell:
         "python -m analysis.report --out {output} --manifest {input.manifest}/MANIFEST.json "
         "--configured-gpus {params.gpus} --potential {input.potential} --summary {input.summary} "
         "--configs {input.configs} --sim {input.sim} --eta-sim {input.eta} --beta-sim {input.beta} --own {input.own} "
-        "--figures {input.figures} > {log} 2>&1"
+        "--reference {input.reference} --figures {input.figures} {params.policy} > {log} 2>&1"
 
 
 rule results_readme:

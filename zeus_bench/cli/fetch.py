@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,18 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--local-dir", type=Path, default=None, metavar="DIR", help="local copy of the upstream trace/ folder"
     )
-    p.add_argument("--url", default="", help="download URL template with {commit} and {file}")
+    p.add_argument(
+        "--url",
+        default="",
+        help="download URL template with {commit} and {file}, or a base URL the file name is appended to",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=None,
+        metavar="S",
+        help="seconds to wait for the server before giving up (default 30)",
+    )
     p.add_argument("--commit", default="", help="upstream commit pinned by the URL")
     p.add_argument(
         "--allow-unverified", action="store_true", help="accept files whose sha256 is not known (warned)"
@@ -55,9 +67,26 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_fetch)
 
 
+def _seconds(text: str) -> float:
+    """Argparse type: a duration in seconds, > 0 and at most an hour."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"must be in (0, 3600] s, got {text}")
+    return value
+
+
 def _fetch(args: argparse.Namespace) -> int:
     from zeus_bench.errors import ConfigError
-    from zeus_bench.traces.fetch import obtain_zeus_traces, parse_file_spec
+    from zeus_bench.fsutil import check_writable_dir
+    from zeus_bench.traces.fetch import (
+        DOWNLOAD_TIMEOUT_S,
+        obtain_zeus_traces,
+        parse_file_spec,
+        url_template_from,
+    )
 
     files: dict[str, str | None] = {}
     for spec in args.files:
@@ -65,14 +94,18 @@ def _fetch(args: argparse.Namespace) -> int:
         if name in files:
             raise ConfigError(f"trace file {name} given twice")
         files[name] = digest
+    args.out_existed = args.out.exists()
+    if args.import_to is not None:
+        check_writable_dir(args.import_to, "import folder")
     result = obtain_zeus_traces(
         files,
         args.out,
         local_dir=args.local_dir,
-        url_template=args.url,
+        url_template=url_template_from(args.url, {}),
         commit=args.commit,
         allow_unverified=args.allow_unverified,
         allow_missing=args.allow_missing,
+        timeout_s=args.timeout or DOWNLOAD_TIMEOUT_S,
     )
     if result.status != "ok":
         print(f"zeus-bench: warning: Zeus traces unavailable: {result.message}", file=sys.stderr)
@@ -84,8 +117,17 @@ def _fetch(args: argparse.Namespace) -> int:
     for name, why in result.skipped.items():
         print(f"skipped {name}: {why}")
     if args.import_to is not None:
+        from zeus_bench.fsutil import staged_dir
         from zeus_bench.traces.zeus_csv import import_zeus
 
-        for path in import_zeus(args.out, args.import_to):
-            print(f"imported {path}")
+        try:
+            with staged_dir(args.import_to) as tmp:
+                written = import_zeus(args.out, tmp)
+        except BaseException:
+            # The CSVs are useless without their import: take them back too (nothing half-done).
+            if not args.out_existed:
+                shutil.rmtree(args.out, ignore_errors=True)
+            raise
+        for path in written:
+            print(f"imported {args.import_to / path.name}")
     return 0

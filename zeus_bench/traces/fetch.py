@@ -15,9 +15,12 @@ the traces. Downstream steps read the manifest instead of guessing.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import logging
+import os
 import shutil
+import socket
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -26,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from zeus_bench.errors import ConfigError, TraceFormatError, ZeusBenchError
-from zeus_bench.fsutil import atomic_path, atomic_write_text
+from zeus_bench.fsutil import atomic_path, atomic_write_text, check_writable_dir, staged_dir
 from zeus_bench.provenance import sha256_file
 from zeus_bench.traces.zeus_csv import POWER_FILE_RE, TRAIN_FILE
 
@@ -34,6 +37,9 @@ log = logging.getLogger(__name__)
 
 MANIFEST = "MANIFEST.json"
 DOWNLOAD_TIMEOUT_S = 30.0
+#: Environment variable that overrides the download URL (a template, or a base URL to which the
+#: file name is appended), e.g. a mirror or a local test server.
+URL_ENV = "ZEUS_TRACE_URL"
 
 
 class TracesUnavailableError(ZeusBenchError):
@@ -43,11 +49,31 @@ class TracesUnavailableError(ZeusBenchError):
 Fetch = Callable[[str], bytes]
 
 
-def urlopen_fetch(url: str) -> bytes:
+def urlopen_fetch(url: str, timeout_s: float = DOWNLOAD_TIMEOUT_S) -> bytes:
     """Download ``url`` and return its bytes (``http(s)://`` or ``file://``)."""
-    with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
+    with urllib.request.urlopen(url, timeout=timeout_s) as response:
         data: bytes = response.read()
     return data
+
+
+def url_template_from(config_url: str, environ: Mapping[str, str] | None = None) -> str:
+    """The download URL template: ``$ZEUS_TRACE_URL`` when set, else ``config_url``.
+
+    A value without a ``{file}`` placeholder is a base URL: ``/{file}`` is appended.
+    """
+    env = os.environ if environ is None else environ
+    url = env.get(URL_ENV, "").strip() or config_url
+    if url and "{file}" not in url:
+        url = url.rstrip("/") + "/{file}"
+    return url
+
+
+def file_url(template: str, commit: str, name: str) -> str:
+    """The URL of trace file ``name``: ``{commit}`` and ``{file}`` of the template filled in.
+
+    Other braces are left alone (``str.format`` would choke on them).
+    """
+    return template.replace("{commit}", commit).replace("{file}", name)
 
 
 @dataclass
@@ -115,7 +141,8 @@ def obtain_zeus_traces(
     commit: str = "",
     allow_unverified: bool = False,
     allow_missing: bool = False,
-    fetch: Fetch = urlopen_fetch,
+    fetch: Fetch | None = None,
+    timeout_s: float = DOWNLOAD_TIMEOUT_S,
 ) -> FetchResult:
     """Copy (from ``local_dir``) or download the Zeus trace CSVs into ``out_dir``, verified.
 
@@ -130,10 +157,12 @@ def obtain_zeus_traces(
             a known checksum that does not match are always refused.
         allow_missing: When nothing can be obtained (no local copy, download impossible), write a
             manifest with ``status: unavailable`` instead of raising.
-        fetch: Download function (tests inject one).
+        fetch: Download function (tests inject one); default: :func:`urlopen_fetch`.
+        timeout_s: Seconds to wait for a server before giving up (default download only).
 
     Returns:
-        The manifest, also written to ``out_dir/MANIFEST.json``.
+        The manifest, also written to ``out_dir/MANIFEST.json``. ``out_dir`` is replaced as a
+        whole once everything succeeded; on any error it is left as it was (and not created).
 
     Raises:
         TracesUnavailableError: no local copy and the download failed (unless ``allow_missing``).
@@ -141,28 +170,35 @@ def obtain_zeus_traces(
         ConfigError: a bad file list, a missing local folder, or an unverified file refused.
     """
     _check_names(files)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("*.csv"):
-        old.unlink()
-    if local_dir is not None:
-        result = _from_local(files, out, Path(local_dir), allow_unverified)
-    else:
-        try:
-            result = _download(
-                files,
-                out,
-                url_template=url_template,
-                commit=commit,
-                allow_unverified=allow_unverified,
-                fetch=fetch,
-            )
-        except TracesUnavailableError as exc:
-            if not allow_missing:
-                raise
-            log.warning("%s", exc)
-            result = FetchResult(status="unavailable", source="", message=str(exc))
-    atomic_write_text(out / MANIFEST, result.to_json())
+    if timeout_s <= 0:
+        raise ConfigError(f"download timeout must be > 0 s, got {timeout_s:g}")
+    check_writable_dir(out_dir, "trace folder")
+    if fetch is None:
+
+        def fetch(url: str) -> bytes:
+            return urlopen_fetch(url, timeout_s)
+
+    with staged_dir(out_dir) as out:
+        if local_dir is not None:
+            result = _from_local(files, out, Path(local_dir), allow_unverified)
+        else:
+            try:
+                result = _download(
+                    files,
+                    out,
+                    url_template=url_template,
+                    commit=commit,
+                    allow_unverified=allow_unverified,
+                    fetch=fetch,
+                )
+            except TracesUnavailableError as exc:
+                if not allow_missing:
+                    raise
+                log.warning("%s", exc)
+                for partial in out.glob("*.csv"):
+                    partial.unlink()
+                result = FetchResult(status="unavailable", source="", message=str(exc))
+        atomic_write_text(out / MANIFEST, result.to_json())
     return result
 
 
@@ -218,7 +254,7 @@ def _download(
             result.skipped[name] = "no known sha256 (unverified files not allowed)"
             log.warning("%s has no known sha256; not downloaded (allow unverified files to use it)", name)
             continue
-        url = url_template.format(commit=commit, file=name)
+        url = file_url(url_template, commit, name)
         try:
             data = fetch(url)
         except urllib.error.HTTPError as exc:
@@ -227,12 +263,12 @@ def _download(
                 log.warning("%s: not found (HTTP 404); skipped", url)
                 continue
             raise TracesUnavailableError(
-                f"cannot download {url} (HTTP {exc.code}); {how_to_point(commit)}"
+                f"cannot download {name} from {url}: HTTP {exc.code} {exc.reason}; {how_to_point(commit)}"
             ) from None
-        except (urllib.error.URLError, OSError, TimeoutError) as exc:
-            reason = getattr(exc, "reason", exc)
+        except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
+            reason = _reason(exc)
             raise TracesUnavailableError(
-                f"cannot download the Zeus traces ({url}: {reason}); offline? {how_to_point(commit)}"
+                f"cannot download {name} from {url}: {reason}; offline? {how_to_point(commit)}"
             ) from None
         actual = hashlib.sha256(data).hexdigest()
         verified = _verify(name, actual, expected, url)
@@ -241,6 +277,19 @@ def _download(
         result.files[name] = {"sha256": actual, "verified": verified}
     result.gpus = sorted(g for n in result.files if (g := _gpu_of(n)))
     return result
+
+
+def _reason(exc: BaseException) -> str:
+    """A short reason for a failed download: ``timed out after 1 s``, ``connection refused``."""
+    reason = getattr(exc, "reason", exc)
+    if isinstance(reason, socket.timeout | TimeoutError) or "timed out" in str(reason):
+        return "timed out (no answer from the server)"
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(reason, http.client.IncompleteRead):
+        return f"incomplete answer ({len(reason.partial)} bytes received)"
+    text = getattr(reason, "strerror", None) or str(reason)
+    return " ".join(text.split()) or type(reason).__name__
 
 
 def read_manifest(folder: str | Path) -> dict[str, Any]:

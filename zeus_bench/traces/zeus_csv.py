@@ -231,8 +231,10 @@ def import_zeus(src_dir: str | Path, out_dir: str | Path) -> list[Path]:
     Returns:
         The files written.
     """
+    from zeus_bench.fsutil import check_writable_dir
     from zeus_bench.store import write_table
 
+    check_writable_dir(out_dir, "import folder")
     files = find_zeus_files(src_dir)
     tables: list[tuple[str, str, pd.DataFrame, Path]] = [
         ("train.parquet", "train", read_zeus_train_csv(files.train), files.train)
