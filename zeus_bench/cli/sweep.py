@@ -14,7 +14,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cli.common import add_format_arg, emit, eta_arg, render
+from zeus_bench.cli.common import (
+    FORMAT_SUFFIXES,
+    add_format_arg,
+    check_out,
+    emit,
+    eta_arg,
+    render,
+    require_extra,
+)
+from zeus_bench.cli.gpu import add_backend_arg
 
 
 def _int_list(text: str) -> list[int]:
@@ -75,12 +84,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--out", type=Path, required=True, metavar="FILE.parquet", help="output trace")
     p.add_argument("--resume", action="store_true", help="keep the points already in --out, measure the rest")
-    p.add_argument(
-        "--backend",
-        choices=("nvml", "fake"),
-        default=None,
-        help="GPU backend (default: $ZEUS_BENCH_BACKEND, else nvml)",
-    )
+    add_backend_arg(p)
     p.add_argument(
         "--gpu-kind", default=None, help="value of the trace's gpu column (default: from the GPU name)"
     )
@@ -91,6 +95,13 @@ def register(sub: Any) -> None:
         help="where to train (auto: CUDA on real GPUs, CPU on the fake backend)",
     )
     p.add_argument("--tiny", action="store_true", help="the workload's tiny model (CPU tests)")
+    p.add_argument(
+        "--workloads-file",
+        type=Path,
+        default=None,
+        metavar="FILE.yaml",
+        help="YAML file of extra/overriding workloads (registry entries: dataset, network, ...)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--warmup-iters", type=int, default=5, help="warm-up iterations per point, at least (default 5)"
@@ -186,9 +197,11 @@ def register(sub: Any) -> None:
 
 def _sweep(args: argparse.Namespace) -> int:
     os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")  # CUDA ordinals = NVML indices
+    check_out(args.out, (".parquet",))
+    require_extra("torch", "workloads", "zeus-bench sweep (it trains the workloads)")
     from zeus_bench.errors import ConfigError
     from zeus_bench.sweep.measure import MeasureSettings
-    from zeus_bench.sweep.runner import SweepPlan, parse_power_limits
+    from zeus_bench.sweep.plan import SweepPlan, parse_power_limits
 
     batch_sizes = args.batch_sizes
     if not batch_sizes:
@@ -220,10 +233,12 @@ def _sweep(args: argparse.Namespace) -> int:
         gpu_kind=args.gpu_kind,
         backend=args.backend,
         torch_device=args.torch_device,
+        workloads_file=args.workloads_file,
     )
     if args.train_to_target:
         from zeus_bench.sweep.train import run_train_to_target
 
+        plan.check_train_to_target()
         if args.data_root is None:
             raise ConfigError("--train-to-target needs --data-root (the dataset in its published format)")
         df = run_train_to_target(
@@ -260,6 +275,7 @@ def _sweep(args: argparse.Namespace) -> int:
 def _merge(args: argparse.Namespace) -> int:
     from zeus_bench.sweep.merge import merge_shards
 
+    check_out(args.out, (".parquet",))
     df = merge_shards(args.shards, args.out)
     print(f"wrote {args.out}: {len(df)} rows from {len(args.shards)} shard(s)")
     return 0
@@ -268,6 +284,7 @@ def _merge(args: argparse.Namespace) -> int:
 def _project(args: argparse.Namespace) -> int:
     from zeus_bench.sweep.projection import NOTE, project, project_per_batch_size
 
+    check_out(args.out, FORMAT_SUFFIXES[args.format])
     if args.per_batch_size:
         df = project_per_batch_size(args.train, args.power, args.gpu, args.eta, args.workloads_file)
     else:
