@@ -11,11 +11,11 @@ import pytest
 from zeus_bench.cli.main import main
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import TraceSet
-from zeus_bench.sim.grid import iter_simulate, plan, simulate
+from zeus_bench.sim.grid import Task, iter_simulate, plan, simulate
 from zeus_bench.store import TableWriter, read_table
 
 
-def _tasks(traces: Path) -> list:  # type: ignore[type-arg]
+def _tasks(traces: Path) -> list[Task]:
     return plan(
         TraceSet(traces), "v100", None, ["zeus", "baseline"], range(1, 4), [0.5], [2.0], recurrences=6
     )
