@@ -26,6 +26,27 @@ include: "workflows/rules/potential.smk"
 include: "workflows/rules/simulate.smk"
 include: "workflows/rules/figures.smk"
 include: "workflows/rules/report.smk"
+include: "workflows/rules/policy.smk"
+
+
+# Under a cluster executor (profiles/slurm) only the simulations become jobs. Fetching the traces
+# needs the network, which compute nodes often lack; the other steps take seconds, less than one
+# round of the executor's status polling.
+localrules:
+    zeus_traces,
+    own_traces,
+    potential,
+    configurations,
+    summarize,
+    figure_potential,
+    figure_pareto,
+    figure_power_profiles,
+    figure_from_simulation,
+    figure_eta,
+    figure_beta,
+    figure_h200,
+    report,
+    results_readme,
 
 
 onsuccess:

@@ -21,6 +21,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis import metrics, plots, tables
+from analysis.style import gpu_label
 
 log = logging.getLogger("analysis.figures")
 
@@ -42,6 +43,17 @@ def load_all(paths: Sequence[str | Path]) -> pd.DataFrame:
     return pd.concat([load(p) for p in paths], ignore_index=True)
 
 
+@functools.cache
+def _summary(paths: tuple[Path, ...]) -> pd.DataFrame:
+    return metrics.summary_of(load_all(paths))
+
+
+def summary(paths: Path | Sequence[Path]) -> pd.DataFrame:
+    """The ``sim_summary`` of one or several simulation files, computed once per process by zeus-bench."""
+    key = (paths,) if isinstance(paths, (str, Path)) else tuple(paths)
+    return _summary(tuple(Path(p) for p in key)).copy()
+
+
 def _potential(args: argparse.Namespace) -> Figure:
     return plots.plot_potential(load_all(args.potential))
 
@@ -53,37 +65,48 @@ def _pareto(args: argparse.Namespace) -> Figure:
     return plots.plot_pareto(configs, metrics.markers(configs, potential, zeus_at), args.gpu)
 
 
+def _label(sim: pd.DataFrame) -> str:
+    """The GPU(s) of a simulation for a title, with their notes (one power limit, measured by a sweep)."""
+    return ", ".join(gpu_label(g, d["power_limit_w"]) for g, d in sim.groupby("gpu"))
+
+
 def _policies(args: argparse.Namespace) -> Figure:
     sim = load(args.sim)
     pols = [p for p in ("zeus", "grid-search", "max-batch", "baseline", "oracle") if p in set(sim["policy"])]
+    s = summary(args.sim)
     return plots.plot_policies(
-        metrics.normalised(sim, "max-batch"), metrics.normalised(sim, "baseline"), pols
+        metrics.normalised(s, "max-batch"), metrics.normalised(s, "baseline"), pols, _label(sim)
     )
 
 
 def _ablation(args: argparse.Namespace) -> Figure:
-    return plots.plot_ablation(metrics.normalised(load(args.sim), "baseline"))
+    sim = load(args.sim)
+    one_limit = bool(sim["power_limit_w"].nunique() == 1)
+    norm = metrics.normalised(summary(args.sim), "baseline")
+    return plots.plot_ablation(norm, label=_label(sim), one_limit=one_limit)
 
 
 def _convergence(args: argparse.Namespace) -> Figure:
-    return plots.plot_convergence(metrics.convergence(load(args.sim)))
+    sim = load(args.sim)
+    return plots.plot_convergence(metrics.convergence(sim), _label(sim))
 
 
 def _regret(args: argparse.Namespace) -> Figure:
-    return plots.plot_regret(metrics.convergence(load(args.sim)))
+    sim = load(args.sim)
+    return plots.plot_regret(metrics.convergence(sim), _label(sim))
 
 
-def _zeus_only(paths: Sequence[Path]) -> pd.DataFrame:
-    norm = metrics.normalised(load_all(paths), "baseline")
-    return norm[norm["policy"] == "zeus"]
+def _zeus_only(paths: Sequence[Path]) -> tuple[pd.DataFrame, str]:
+    norm = metrics.normalised(summary(paths), "baseline")
+    return norm[norm["policy"] == "zeus"], _label(load_all(paths))
 
 
 def _eta(args: argparse.Namespace) -> Figure:
-    return plots.plot_eta(_zeus_only(args.sim))
+    return plots.plot_eta(*_zeus_only(args.sim))
 
 
 def _beta(args: argparse.Namespace) -> Figure:
-    return plots.plot_beta(_zeus_only(args.sim))
+    return plots.plot_beta(*_zeus_only(args.sim))
 
 
 def _power_profiles(args: argparse.Namespace) -> Figure:
@@ -94,8 +117,12 @@ def _power_profiles(args: argparse.Namespace) -> Figure:
 def _h200(args: argparse.Namespace) -> Figure:
     from analysis.h200 import plot_sweep  # the sweep's own figure (written with the sweep)
 
+    power = load_all(args.power)
+    gpus = ", ".join(str(g).upper() for g in sorted(power["gpu"].unique()))
+    limits = ", ".join(f"{v:g} W" for v in sorted(power["power_limit_w"].unique()))
     return plot_sweep(
-        load_all(args.power), title="H200 measurements at the current power limit (observe mode)"
+        power,
+        title=f"{gpus} measured by zeus-bench sweep: batch size only, at {limits} (observe mode); synthetic data",
     )
 
 

@@ -9,8 +9,9 @@ Input frames have the columns the ``zeus-bench`` commands write:
   expected ``eta_j``, ``tta_s``, ``cost``, ``feasible``, ``on_frontier``;
 * potential savings (``zeus-bench potential --format csv``).
 
-Ratios are per seed (policy total / reference total over the same recurrences and seed), then
-averaged over seeds; a saving in percent is ``100 * (1 - ratio)``.
+Savings, cost ratios and regret are not computed here: they come from the ``sim_summary`` table
+and :mod:`zeus_bench.sim.metrics` (one owner); this module only reshapes them for plots and the
+report, and aggregates what is not a saving (where a policy settles, markers, power profiles).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-RUN_KEYS = ["gpu", "workload", "policy", "eta", "beta", "seed"]
-REC_KEYS = [*RUN_KEYS, "recurrence"]
+SUMMARY_KEYS = ["gpu", "workload", "policy", "eta", "beta"]
+_REFS = {"baseline": "baseline", "max-batch": "max_batch"}
 
 
 def _require(df: pd.DataFrame, columns: list[str], what: str) -> None:
@@ -28,140 +29,74 @@ def _require(df: pd.DataFrame, columns: list[str], what: str) -> None:
         raise ValueError(f"{what}: missing column(s) {', '.join(missing)}")
 
 
-def per_recurrence(sim: pd.DataFrame) -> pd.DataFrame:
-    """Energy, time and cost of each recurrence (sum over its tries) and whether it succeeded."""
-    _require(sim, [*REC_KEYS, "energy_j", "time_s", "cost", "reached"], "simulation rows")
-    out = sim.groupby(REC_KEYS, sort=True, dropna=False).agg(
-        energy_j=("energy_j", "sum"),
-        time_s=("time_s", "sum"),
-        cost=("cost", "sum"),
-        tries=("attempt", "size"),
-        reached=("reached", "any"),
-    )
-    return out.reset_index()
+def summary_of(table: pd.DataFrame) -> pd.DataFrame:
+    """The ``sim_summary`` rows of ``table``: as is if it is one, else summarised by zeus-bench.
+
+    A ``runs`` table (one row per try: it has ``attempt``) goes through
+    :func:`zeus_bench.sim.summarize.summarize`, the only place savings, cost ratios and regret are
+    computed; this module never recomputes them.
+    """
+    if "attempt" not in table.columns:
+        return table
+    from zeus_bench.sim.summarize import summarize
+
+    return summarize(table)
 
 
-def run_totals(sim: pd.DataFrame, last: int | None = None) -> pd.DataFrame:
-    """Cumulative energy, time and cost of each run (policy x seed x eta x beta of a job).
+def normalised(table: pd.DataFrame, reference: str = "baseline", last: int | None = None) -> pd.DataFrame:
+    """Each policy's cumulative energy, time and cost relative to ``reference``, reshaped for plots.
 
     Args:
-        sim: Simulation rows.
-        last: Only the last ``last`` recurrences of each run (None: all).
-    """
-    rec = per_recurrence(sim)
-    if last is not None:
-        top = rec.groupby(RUN_KEYS, dropna=False)["recurrence"].transform("max")
-        rec = rec[rec["recurrence"] > top - last]
-    out = rec.groupby(RUN_KEYS, sort=True, dropna=False).agg(
-        energy_j=("energy_j", "sum"),
-        time_s=("time_s", "sum"),
-        cost=("cost", "sum"),
-        recurrences=("recurrence", "size"),
-    )
-    return out.reset_index()
-
-
-def reference_totals(sim: pd.DataFrame, reference: str, last: int | None = None) -> pd.DataFrame:
-    """Cumulative energy, time and cost of the reference policy, per run.
-
-    When the rows carry ``expected_energy_j`` (the simulator writes it), the reference is its
-    *expected* energy, time and cost per recurrence (mean over training paths), as the paper
-    defines savings; otherwise the simulated totals.
-    """
-    ref = sim[sim["policy"] == reference]
-    if ref.empty:
-        raise ValueError(f"reference policy {reference!r} is not in the simulation rows")
-    expected = ["expected_energy_j", "expected_time_s", "expected_cost"]
-    if all(c in ref.columns for c in expected) and ref[expected].notna().all().all():
-        ref = ref[ref["reached"].astype(bool)].drop(columns=["energy_j", "time_s", "cost"])
-        ref = ref.rename(
-            columns={"expected_energy_j": "energy_j", "expected_time_s": "time_s", "expected_cost": "cost"}
-        )
-    return run_totals(ref, last)
-
-
-def normalised(sim: pd.DataFrame, reference: str = "baseline", last: int | None = None) -> pd.DataFrame:
-    """Each policy's cumulative energy and time relative to ``reference``, mean and std over seeds.
-
-    The reference totals are those of :func:`reference_totals` (expected values when known).
+        table: ``sim_summary`` rows, or a ``runs`` table (summarised first, :func:`summary_of`).
+        reference: ``baseline`` or ``max-batch``.
+        last: None for all recurrences, 10 for the last 10 (the summary's two scopes).
 
     Returns:
-        One row per (gpu, workload, policy, eta, beta) with ``energy_ratio_mean/std``,
-        ``time_ratio_mean/std``, ``cost_ratio_mean/std``, ``energy_saving_pct`` (100 x (1 - mean
-        energy ratio)), ``time_saving_pct`` and ``n_seeds``.
+        One row per (gpu, workload, policy, eta, beta): ``reference``, ``energy_ratio_mean/std``
+        and ``time_ratio_mean/std`` (1 - saving / 100 and saving std / 100 of the summary),
+        ``cost_ratio_mean/std`` (all recurrences only; missing for the last 10),
+        ``energy_saving_pct``, ``time_saving_pct`` (the summary's means) and ``n_seeds``.
 
     Raises:
-        ValueError: the reference policy is not in the rows.
+        ValueError: unknown reference or scope, or the summary has no figures for the reference.
     """
-    totals = run_totals(sim, last)
-    ref = reference_totals(sim, reference, last)
-    keys = ["gpu", "workload", "eta", "beta", "seed"]
-    merged = totals.merge(ref[[*keys, "energy_j", "time_s", "cost"]], on=keys, suffixes=("", "_ref"))
-    for m, col in (("energy", "energy_j"), ("time", "time_s"), ("cost", "cost")):
-        merged[f"{m}_ratio"] = merged[col] / merged[f"{col}_ref"]
-    group = merged.groupby(["gpu", "workload", "policy", "eta", "beta"], sort=True, dropna=False)
-    out = group.agg(
-        energy_ratio_mean=("energy_ratio", "mean"),
-        energy_ratio_std=("energy_ratio", _std),
-        time_ratio_mean=("time_ratio", "mean"),
-        time_ratio_std=("time_ratio", _std),
-        cost_ratio_mean=("cost_ratio", "mean"),
-        cost_ratio_std=("cost_ratio", _std),
-        n_seeds=("seed", "nunique"),
-    ).reset_index()
-    out["energy_saving_pct"] = 100.0 * (1.0 - out["energy_ratio_mean"])
-    out["time_saving_pct"] = 100.0 * (1.0 - out["time_ratio_mean"])
+    if reference not in _REFS:
+        raise ValueError(f"unknown reference {reference!r}: one of {', '.join(_REFS)}")
+    if last not in (None, 10):
+        raise ValueError(f"the summary has all recurrences and the last 10, not the last {last}")
+    summary = summary_of(table)
+    ref, scope = _REFS[reference], "cum" if last is None else "last10"
+    cols = {m: f"{m}_savings_vs_{ref}_{scope}_pct" for m in ("energy", "time")}
+    _require(summary, [*SUMMARY_KEYS, "seeds", *(f"{c}_mean" for c in cols.values())], "summary rows")
+    if summary[f"{cols['energy']}_mean"].isna().all():
+        raise ValueError(f"reference policy {reference!r} is not in the simulation rows")
+    out = summary[SUMMARY_KEYS].copy()
     out.insert(3, "reference", reference)
-    return out
-
-
-def _std(values: pd.Series) -> float:
-    """Sample standard deviation; 0 for a single value."""
-    return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+    for m, c in cols.items():
+        out[f"{m}_ratio_mean"] = 1.0 - summary[f"{c}_mean"] / 100.0
+        out[f"{m}_ratio_std"] = summary[f"{c}_std"] / 100.0
+    cost = f"cost_ratio_vs_{ref}_cum"
+    out["cost_ratio_mean"] = summary[f"{cost}_mean"] if scope == "cum" else np.nan
+    out["cost_ratio_std"] = summary[f"{cost}_std"] if scope == "cum" else np.nan
+    out["n_seeds"] = summary["seeds"]
+    out["energy_saving_pct"] = summary[f"{cols['energy']}_mean"]
+    out["time_saving_pct"] = summary[f"{cols['time']}_mean"]
+    return out.sort_values(SUMMARY_KEYS).reset_index(drop=True)
 
 
 def convergence(
     sim: pd.DataFrame, policies: tuple[str, ...] = ("zeus", "grid-search"), oracle: str = "oracle"
 ) -> pd.DataFrame:
-    """Cost per recurrence and cumulative regret against the oracle, over seeds.
-
-    Regret of a recurrence is its cost minus the oracle's expected recurrence cost (the
-    ``expected_cost`` of its configuration when the rows carry it, else the mean of the oracle's
-    simulated recurrence costs).
+    """Cost per recurrence and cumulative regret against the oracle: :func:`zeus_bench.sim.metrics.convergence`.
 
     Returns:
-        One row per (gpu, workload, eta, beta, policy, recurrence): ``cost_mean``, ``cost_lo``,
-        ``cost_hi`` (mean, minimum and maximum over seeds), ``oracle_cost``, ``regret_mean``,
-        ``regret_lo``, ``regret_hi`` (cumulative; mean, minimum and maximum over seeds),
-        ``n_seeds``.
+        One row per (gpu, workload, eta, beta, window, policy, recurrence): ``cost_mean``,
+        ``cost_lo``, ``cost_hi``, ``oracle_cost``, ``regret_mean``, ``regret_lo``,
+        ``regret_hi``, ``n_seeds``.
     """
-    rec = per_recurrence(sim)
-    job = ["gpu", "workload", "eta", "beta"]
-    orc_rows = sim[sim["policy"] == oracle]
-    if orc_rows.empty:
-        raise ValueError(f"oracle policy {oracle!r} is not in the simulation rows")
-    if "expected_cost" in orc_rows.columns and orc_rows["expected_cost"].notna().all():
-        orc = orc_rows[orc_rows["reached"].astype(bool)].groupby(job, dropna=False)["expected_cost"].mean()
-    else:
-        orc = rec[rec["policy"] == oracle].groupby(job, dropna=False)["cost"].mean()
-    orc = orc.rename("oracle_cost")
-    rec = rec[rec["policy"].isin(policies)].merge(orc.reset_index(), on=job)
-    rec = rec.sort_values([*RUN_KEYS, "recurrence"])
-    rec["regret"] = (
-        (rec["cost"] - rec["oracle_cost"]).groupby([rec[k] for k in RUN_KEYS], dropna=False).cumsum()
-    )
-    g = rec.groupby([*job, "policy", "recurrence"], sort=True, dropna=False)
-    out = g.agg(
-        cost_mean=("cost", "mean"),
-        cost_lo=("cost", "min"),
-        cost_hi=("cost", "max"),
-        oracle_cost=("oracle_cost", "first"),
-        regret_mean=("regret", "mean"),
-        regret_lo=("regret", "min"),
-        regret_hi=("regret", "max"),
-        n_seeds=("seed", "nunique"),
-    ).reset_index()
-    return out
+    from zeus_bench.sim.metrics import convergence as curves
+
+    return curves(sim, policies, oracle)
 
 
 def settled(sim: pd.DataFrame, policy: str = "zeus", last: int = 10) -> pd.DataFrame:

@@ -14,12 +14,15 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import EngFormatter, LogFormatter, PercentFormatter
 
 from analysis.style import (
     FULL_W,
     POLICY_ORDER,
     WORKLOAD_ORDER,
+    gpu_label,
+    gpu_notes,
     ordered,
     paper_style,
     policy_color,
@@ -58,6 +61,26 @@ def _log_scale(ax: Axes, which: str = "xy") -> None:
         (ax.set_xscale if name == "x" else ax.set_yscale)("log")
         axis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1.0, 0.4)))
         axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1.0, 0.4)))
+
+
+def _gpus(df: pd.DataFrame, label: str | None) -> str:
+    """The GPU(s) a figure shows, for its title: ``label`` if given, else the upper-case kinds."""
+    return label if label else ", ".join(str(g).upper() for g in sorted(df["gpu"].unique()))
+
+
+def _suptitle(fig: Figure, text: str) -> None:
+    """The figure's title; a second line (a GPU's notes) gets the figure that much taller."""
+    lines = text.count("\n") + 1
+    if lines > 1:
+        fig.set_figheight(fig.get_figheight() + 0.18 * (lines - 1))
+    fig.suptitle(text, fontsize=9)
+
+
+def _titled(what: str, gpus: str, how: str = "") -> str:
+    """``what, GPU (how)``, and the GPU's notes (:func:`analysis.style.gpu_notes`) on a second line."""
+    name, _, notes = gpus.partition(" (")
+    first = f"{what}, {name}" + (f" ({how})" if how else "")
+    return first + (f"\n({notes}" if notes else "")
 
 
 def _figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, list[Axes]]:
@@ -137,7 +160,11 @@ def plot_potential(potential: pd.DataFrame) -> Figure:
             ax.axhline(0, color="black", linewidth=0.6)
         handles, labels = left.get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside right center", title="GPU")
-        fig.suptitle("Potential energy savings of the least-energy (batch size, power limit)", fontsize=9)
+        measured = [g.upper() for g in gpus if gpu_notes(g)]
+        title = f"Potential energy savings of the least-energy configuration, {_gpus(potential, None)}"
+        if measured:  # GPUs measured by zeus-bench sweep: say what their numbers rest on
+            title += f"\n({', '.join(measured)}: {'; '.join(gpu_notes(measured[0]))})"
+        _suptitle(fig, title)
     return fig
 
 
@@ -153,6 +180,7 @@ def plot_pareto(configs: pd.DataFrame, marks: pd.DataFrame, gpu: str) -> Figure:
     configs = configs[configs["gpu"] == gpu]
     marks = marks[marks["gpu"] == gpu]
     workloads = _workloads(configs)
+    one_limit = configs["power_limit_w"].nunique() == 1
     with paper_style():
         fig, axes = _grid(len(workloads), height=2.1)
         for ax, w in zip(axes, workloads, strict=True):
@@ -219,8 +247,10 @@ def plot_pareto(configs: pd.DataFrame, marks: pd.DataFrame, gpu: str) -> Figure:
             ax.set_ylabel("Energy to accuracy (MJ, log)")
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=3)
-        fig.suptitle(
-            f"Energy vs. time to accuracy of every (batch size, power limit), {gpu.upper()}", fontsize=9
+        what = "batch size" if one_limit else "(batch size, power limit)"
+        _suptitle(
+            fig,
+            _titled(f"Energy vs. time to accuracy of every {what}", gpu_label(gpu, configs["power_limit_w"])),
         )
     return fig
 
@@ -243,7 +273,10 @@ def _policy_bars(ax: Axes, norm: pd.DataFrame, policies: Sequence[str], metric: 
 
 
 def plot_policies(
-    norm_maxbatch: pd.DataFrame, norm_baseline: pd.DataFrame, policies: Sequence[str]
+    norm_maxbatch: pd.DataFrame,
+    norm_baseline: pd.DataFrame,
+    policies: Sequence[str],
+    label: str | None = None,
 ) -> Figure:
     """Cumulative energy and time of each policy, normalised to max-batch and to b0 at max limit.
 
@@ -251,6 +284,7 @@ def plot_policies(
         norm_maxbatch: :func:`analysis.metrics.normalised` rows with reference ``max-batch``.
         norm_baseline: The same with reference ``baseline``.
         policies: Policies to show, in order.
+        label: The GPU for the title (:func:`analysis.style.gpu_label`); default its kind.
     """
     with paper_style():
         fig = Figure(figsize=(FULL_W, 4.4), layout="constrained")
@@ -265,24 +299,52 @@ def plot_policies(
                     ax.set_title(f"Reference: {ref}")
         handles, labels = axes[0][0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=min(5, len(labels)))
-        fig.suptitle("Policies over all recurrences (mean over seeds, error bars: one std.)", fontsize=9)
+        _suptitle(
+            fig,
+            _titled(
+                "Policies over all recurrences",
+                _gpus(norm_baseline, label),
+                "mean over seeds, error bars: one std.",
+            ),
+        )
     return fig
 
 
-def plot_ablation(norm: pd.DataFrame, policies: Sequence[str] = ("bs-only", "pl-only", "zeus")) -> Figure:
-    """Knob ablation: batch size only, power limit only and both, relative to the baseline."""
+def plot_ablation(
+    norm: pd.DataFrame,
+    policies: Sequence[str] = ("bs-only", "pl-only", "zeus"),
+    label: str | None = None,
+    one_limit: bool = False,
+) -> Figure:
+    """Knob ablation: batch size only, power limit only and both, relative to the baseline.
+
+    Args:
+        norm: :func:`analysis.metrics.normalised` rows (reference ``baseline``).
+        policies: Policies to show, in order.
+        label: The GPU for the title (:func:`analysis.style.gpu_label`); default its kind.
+        one_limit: The GPU's traces hold one power limit: the power-limit-only policy has nothing
+            to tune, so its bars are left out and marked n/a.
+    """
+    if one_limit:
+        policies = [p for p in policies if p != "pl-only"]
     with paper_style():
         fig, axes = _figure(FULL_W, 2.5, ncols=2)
         for ax, metric in zip(axes, ("energy", "time"), strict=True):
             _policy_bars(ax, norm, policies, metric)
             ax.set_ylabel(f"Cumulative {metric}\n(× b0 at max. limit)")
         handles, labels = axes[0].get_legend_handles_labels()
+        if one_limit:
+            labels = [*labels, f"{policy_label('pl-only')}: n/a (one power limit)"]
+            handles = [*handles, Line2D([], [], linestyle="none")]
         fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
-        fig.suptitle("Which knob saves what: batch size, power limit or both", fontsize=9)
+        knobs = "batch size (the only knob here)" if one_limit else "batch size, power limit or both"
+        _suptitle(fig, _titled(f"Which knob saves what: {knobs}", _gpus(norm, label)))
     return fig
 
 
-def _band_panels(conv: pd.DataFrame, value: str, ylabel: str, title: str, relative: bool) -> Figure:
+def _band_panels(
+    conv: pd.DataFrame, value: str, ylabel: str, title: str, relative: bool, label: str | None = None
+) -> Figure:
     """One panel per workload: a line per policy (mean over seeds) and a band (min to max).
 
     With ``relative``, values are divided by the oracle's expected cost, drawn on a log axis with
@@ -328,37 +390,42 @@ def _band_panels(conv: pd.DataFrame, value: str, ylabel: str, title: str, relati
             ax.set_ylabel(ylabel)
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
-        fig.suptitle(title, fontsize=9)
+        _suptitle(fig, _titled(title, _gpus(conv, label), "mean over seeds; band: range over seeds"))
     return fig
 
 
-def plot_convergence(conv: pd.DataFrame) -> Figure:
+def plot_convergence(conv: pd.DataFrame, label: str | None = None) -> Figure:
     """Cost per recurrence of Zeus and grid search, relative to the oracle, with a band over seeds.
 
     Args:
         conv: :func:`analysis.metrics.convergence` rows of one GPU, eta and beta.
+        label: The GPU for the title (:func:`analysis.style.gpu_label`); default its kind.
     """
     return _band_panels(
         conv,
         "cost",
         "Cost per recurrence\n(× oracle, log)",
-        "Convergence: cost per recurrence relative to the oracle's expected cost (mean; band: range over seeds)",
+        "Convergence: cost per recurrence relative to the oracle's expected cost",
         relative=True,
+        label=label,
     )
 
 
-def plot_regret(conv: pd.DataFrame) -> Figure:
+def plot_regret(conv: pd.DataFrame, label: str | None = None) -> Figure:
     """Cumulative regret against the oracle's expected cost, with a band over seeds."""
     return _band_panels(
         conv,
         "regret",
         "Cumulative regret",
-        "Cumulative regret vs. the oracle's expected cost (mean; band: range over seeds)",
+        "Cumulative regret vs. the oracle's expected cost",
         relative=False,
+        label=label,
     )
 
 
-def _sweep_lines(norm: pd.DataFrame, x: str, xlabel: str, title: str, categorical: bool = False) -> Figure:
+def _sweep_lines(
+    norm: pd.DataFrame, x: str, xlabel: str, title: str, categorical: bool = False, label: str | None = None
+) -> Figure:
     workloads = _workloads(norm)
     with paper_style():
         fig, axes = _figure(FULL_W, 2.5, ncols=2)
@@ -387,32 +454,31 @@ def _sweep_lines(norm: pd.DataFrame, x: str, xlabel: str, title: str, categorica
                 ax.set_xticks(range(len(xs)), ["off" if math.isinf(v) else f"{v:g}" for v in xs])
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
-        fig.suptitle(title, fontsize=9)
+        _suptitle(fig, _titled(title, _gpus(norm, label), "mean over seeds, error bars: one std."))
     return fig
 
 
-def plot_eta(norm: pd.DataFrame) -> Figure:
+def plot_eta(norm: pd.DataFrame, label: str | None = None) -> Figure:
     """Zeus's energy and time (relative to the baseline) as eta goes from 0 (time) to 1 (energy).
 
     Args:
         norm: :func:`analysis.metrics.normalised` rows of Zeus, one GPU, several eta.
+        label: The GPU for the title (:func:`analysis.style.gpu_label`); default its kind.
     """
     return _sweep_lines(
-        norm,
-        "eta",
-        "η (weight of energy in the cost)",
-        "Energy/time trade-off as η varies (mean over seeds, error bars: one std.)",
+        norm, "eta", "η (weight of energy in the cost)", "Energy/time of Zeus as η varies", label=label
     )
 
 
-def plot_beta(norm: pd.DataFrame) -> Figure:
+def plot_beta(norm: pd.DataFrame, label: str | None = None) -> Figure:
     """Zeus's energy and time (relative to the baseline) for several early-stopping thresholds."""
     return _sweep_lines(
         norm,
         "beta",
         "β (early-stopping threshold; off: never stop early)",
-        "Sensitivity to β (mean over seeds, error bars: one std.)",
+        "Sensitivity of Zeus to β",
         categorical=True,
+        label=label,
     )
 
 

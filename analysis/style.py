@@ -80,6 +80,36 @@ RC: dict[str, Any] = {
 }
 
 
+# GPUs of the published Zeus power traces (several power limits each, real training); any other
+# GPU kind was measured by `zeus-bench sweep` (synthetic batches) and is simulated with the epochs
+# to the target of the Zeus train trace.
+PUBLISHED_GPUS = ("v100", "a40", "p100", "rtx6000")
+SWEEP_NOTE = "per-epoch cost measured on synthetic data; epochs from the Zeus train trace"
+
+
+def gpu_notes(gpu: str, limits: Any = ()) -> list[str]:
+    """What a reader must know about a GPU's results: one power limit, and where its costs come from.
+
+    Args:
+        gpu: GPU kind (``v100``, ``h200x2``...).
+        limits: Power limits (W) present in its data; one distinct value means the batch size
+            is the only knob.
+    """
+    notes = []
+    distinct = sorted({float(v) for v in limits})
+    if len(distinct) == 1:
+        notes.append(f"batch size only, at {distinct[0]:g} W")
+    if str(gpu).lower() not in PUBLISHED_GPUS:
+        notes.append(SWEEP_NOTE)
+    return notes
+
+
+def gpu_label(gpu: str, limits: Any = ()) -> str:
+    """The GPU's name for a title, followed by :func:`gpu_notes` in parentheses when it has any."""
+    notes = gpu_notes(gpu, limits)
+    return str(gpu).upper() + (f" ({'; '.join(notes)})" if notes else "")
+
+
 def policy_color(policy: str) -> str:
     """Colour of a policy (grey for unknown ones)."""
     return POLICY_COLORS.get(policy, "#777777")

@@ -37,7 +37,7 @@ except ImportError:  # the core install has no torch: one line saying which extr
     )
     sys.exit(2)
 
-from zeus_bench.device import get_backend
+from zeus_bench.device import BACKENDS, get_backend
 from zeus_bench.online.callback import ZeusCallback
 from zeus_bench.online.profiler import ProfilerConfig
 
@@ -123,7 +123,7 @@ def recurrences_arg(text: str) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--backend", choices=("nvml", "fake"), default=None)
+    ap.add_argument("--backend", choices=BACKENDS, default=None)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument(
         "--state-dir", type=Path, required=True, help="the job's persisted optimizer and profiles"

@@ -17,13 +17,34 @@ def zeus_trace_dir() -> Path | None:
     return path if (path / "summary_train.csv").is_file() else None
 
 
+def in_ci() -> bool:
+    """Whether the tests run in continuous integration (``CI=true``), where nothing may be skipped for lack of data."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
 @pytest.fixture(scope="session")
 def zeus_csv_dir() -> Path:
-    """Folder with summary_train.csv and summary_power_<gpu>.csv (skip if missing)."""
+    """Folder with summary_train.csv and summary_power_<gpu>.csv.
+
+    Missing: the test is skipped, except in CI (``CI=true``), where it fails with one line naming
+    where the traces were looked for.
+    """
     path = zeus_trace_dir()
     if path is None:
-        pytest.skip("Zeus traces not found: set ZEUS_TRACE_DIR")
+        where = Path(os.environ.get("ZEUS_TRACE_DIR", DEFAULT_TRACE_DIR))
+        message = f"Zeus traces not found: no summary_train.csv in {where} (set ZEUS_TRACE_DIR)"
+        if in_ci():
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny synthetic trace folder (``tests/tiny_traces.py``) for command-line tests that must never skip."""
+    from tiny_traces import write_tiny_traces
+
+    return write_tiny_traces(tmp_path_factory.mktemp("tiny-traces"))
 
 
 @pytest.fixture(scope="session")

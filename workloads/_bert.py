@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from workloads._common import DatasetError, TorchWorkload, require_file, sqrt_scaled_lr
+from workloads._common import DatasetError, TorchWorkload, optimizer_kernels, require_file, sqrt_scaled_lr
 
 if TYPE_CHECKING:
     from transformers import BertConfig, PreTrainedTokenizerFast
@@ -70,7 +70,7 @@ def load_tokenizer(workload_id: str, folder: Path, vocab_size: int) -> PreTraine
 
 
 class BertWorkload(TorchWorkload):
-    """AdamW with the trace's square-root learning-rate scaling; bf16 autocast on CUDA.
+    """AdamW (fused on CUDA) with the trace's square-root learning-rate scaling; bf16 autocast on CUDA.
 
     Subclasses set ``seq_len``, ``base_lr`` and ``base_batch_size``.
     """
@@ -86,11 +86,12 @@ class BertWorkload(TorchWorkload):
         return int(bert_config(self.tiny).vocab_size)
 
     def build_optimizer(self, model: torch.nn.Module, batch_size: int) -> torch.optim.Optimizer:
-        """AdamW, lr = base_lr * sqrt(batch_size / base_batch_size), weight decay 0.01."""
+        """AdamW, lr = base_lr * sqrt(batch_size / base_batch_size), weight decay 0.01 (fused on CUDA)."""
         return torch.optim.AdamW(
             model.parameters(),
             lr=sqrt_scaled_lr(self.base_lr, self.base_batch_size, batch_size),
             weight_decay=0.01,
+            **optimizer_kernels(model, fused=True),
         )
 
     def synthetic_tokens(

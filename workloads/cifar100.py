@@ -64,7 +64,7 @@ class _Cifar(Dataset[tuple[torch.Tensor, int]]):
 
 
 class Cifar100ShuffleNetV2(ImageClassification):
-    """ShuffleNetV2 1.0x on CIFAR-100, Adadelta, bf16 autocast on CUDA."""
+    """ShuffleNetV2 1.0x on CIFAR-100, Adadelta, bf16 autocast on CUDA, channels-last."""
 
     id = "cifar100"
     samples_per_epoch = 50_000
@@ -88,7 +88,7 @@ class Cifar100ShuffleNetV2(ImageClassification):
             nn.ReLU(inplace=True),
         )
         model.maxpool = nn.Identity()
-        return model
+        return self.memory_format(model)
 
     def real_loader(
         self, root: str | Path, split: str, batch_size: int, *, num_workers: int = 0

@@ -39,7 +39,7 @@ def read_rgb(path: str) -> Any:
 
 
 class ImagenetResNet50(ImageClassification):
-    """ResNet-50 on ImageNet-1k, Adadelta, bf16 autocast on CUDA.
+    """ResNet-50 on ImageNet-1k, Adadelta, bf16 autocast on CUDA, channels-last.
 
     ``tiny=True``: a ResNet with one bottleneck per stage, 64x64 images, 10 classes.
     """
@@ -60,8 +60,10 @@ class ImagenetResNet50(ImageClassification):
         from torchvision.models.resnet import Bottleneck, ResNet
 
         if self.tiny:
-            return ResNet(Bottleneck, [1, 1, 1, 1], num_classes=self.num_classes, width_per_group=16)
-        return resnet50(weights=None, num_classes=self.num_classes)
+            model = ResNet(Bottleneck, [1, 1, 1, 1], num_classes=self.num_classes, width_per_group=16)
+        else:
+            model = resnet50(weights=None, num_classes=self.num_classes)
+        return self.memory_format(model)
 
     def real_loader(
         self, root: str | Path, split: str, batch_size: int, *, num_workers: int = 0

@@ -32,6 +32,7 @@ from workloads._common import (
     find_root,
     generator,
     model_device,
+    optimizer_kernels,
     repeat_forever,
     require_file,
     sqrt_scaled_lr,
@@ -146,7 +147,7 @@ class NcfTrainBatches:
 
 
 class Movielens1mNeuMF(TorchWorkload):
-    """NeuMF on MovieLens-1M, Adam, fp32.
+    """NeuMF on MovieLens-1M, Adam (fused on CUDA), bf16 autocast on CUDA.
 
     Training batches: ``users``, ``items`` ``(B,)`` int64 and ``labels`` ``(B,)`` float32 (1 for
     a rating, 0 for a sampled negative). Validation batches: ``users`` ``(U,)`` and ``items``
@@ -158,7 +159,7 @@ class Movielens1mNeuMF(TorchWorkload):
     paper_batch_sizes = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
     metric_name = "validation NDCG@10"
     metric_direction = "max"
-    amp = False
+    amp = True
     # Zeus train trace: lr = 1e-3 * sqrt(b / 256).
     base_lr = 1e-3
     base_batch_size = 256
@@ -172,7 +173,9 @@ class Movielens1mNeuMF(TorchWorkload):
     def build_optimizer(self, model: nn.Module, batch_size: int) -> torch.optim.Optimizer:
         """Adam, lr = 1e-3 * sqrt(batch_size / 256)."""
         return torch.optim.Adam(
-            model.parameters(), lr=sqrt_scaled_lr(self.base_lr, self.base_batch_size, batch_size)
+            model.parameters(),
+            lr=sqrt_scaled_lr(self.base_lr, self.base_batch_size, batch_size),
+            **optimizer_kernels(model, fused=True),
         )
 
     def real_loader(

@@ -65,9 +65,12 @@ def zeus_cost(energy_j, time_s, eta, max_power_w):  # type: ignore[no-untyped-de
 def epoch_cost(time_per_epoch_s: T, avg_power_w: T, eta: float, max_power_w: float | ArrayF) -> T:
     """Cost of one epoch: ``(eta * avg_power_w + (1 - eta) * max_power_w) * time_per_epoch_s``.
 
-    Equal to ``zeus_cost(avg_power_w * time_per_epoch_s, time_per_epoch_s, ...)``, computed in this
-    order (power first, then times the epoch's time), as the paper's replay does: the early-stop
-    budget ``floor(beta * min_cost / epoch_cost)`` sits exactly on an integer whenever the best
-    run used the same configuration, so the last bit decides the epoch count.
+    Equal to ``zeus_cost(avg_power_w * time_per_epoch_s, time_per_epoch_s, ...)`` up to the last
+    bit. This order (power first, then times the epoch's time) is the one of the paper's JIT
+    power-limit profiler, and the profiler's choice uses it. The paper's early-stop budget
+    ``floor(beta * min_cost / epoch cost)`` instead costs the epoch as
+    ``zeus_cost(time x power, time, ...)`` from the trace row, and sits exactly on an integer
+    whenever the best run used the same configuration, so the replay's budget calls
+    :func:`zeus_cost` with that row's energy and time: the last bit decides the epoch count.
     """
     return (eta * avg_power_w + (1.0 - eta) * max_power_w) * time_per_epoch_s  # type: ignore[return-value]

@@ -49,6 +49,17 @@ class JobTrace:
         max_power_by_bs_w: Per batch size, its largest limit times the number of GPUs (the
             replay's per-batch-size MAXPOWER quirk).
         num_gpus: GPUs per job.
+        jit_time_per_epoch_s: Shape (len(B), len(P)): the time per epoch the JIT profiler sees,
+            the mean over the job's trace rows of each (b, p) (one per training path, all equal
+            to the measurement), as the paper's profiler averages them; ``None``: use
+            :attr:`time_per_epoch_s`. The mean of repeated values can differ from the value in
+            the last bit, which decides ties between limits.
+        jit_avg_power_w: The same for the average power.
+        profile_energy_j: Per batch size, the energy of a profiling first epoch: the mean of
+            time x power over all the job's trace rows of that batch size (every path repeats
+            every limit), in trace order as the paper's simulator takes it; ``None``: the mean
+            over its limits.
+        profile_time_s: The same for the time of a profiling first epoch.
     """
 
     workload: WorkloadSpec
@@ -62,6 +73,10 @@ class JobTrace:
     max_power_w: float
     max_power_by_bs_w: ArrayF
     num_gpus: int = 1
+    jit_time_per_epoch_s: ArrayF | None = None
+    jit_avg_power_w: ArrayF | None = None
+    profile_energy_j: ArrayF | None = None
+    profile_time_s: ArrayF | None = None
 
     @property
     def max_epochs(self) -> int:
@@ -232,13 +247,23 @@ def build_job(joined: pd.DataFrame, power: pd.DataFrame, spec: WorkloadSpec, gpu
     n_b, n_p = len(batch_sizes), len(limits)
     tpe = np.full((n_b, n_p), np.nan)
     pw = np.full((n_b, n_p), np.nan)
-    per_config = family.groupby(["batch_size", "power_limit_w"], sort=True)[
-        ["time_per_epoch_s", "avg_power_w"]
-    ].mean()
+    # The power trace has one row per (b, p) (its key): the joined rows only repeat it.
+    measured = ["time_per_epoch_s", "avg_power_w"]
+    per_config = family.groupby(["batch_size", "power_limit_w"], sort=True)[measured].first()
     bi = np.searchsorted(batch_sizes, per_config.index.get_level_values(0).to_numpy())
     pi = np.searchsorted(limits, per_config.index.get_level_values(1).to_numpy())
     tpe[bi, pi] = per_config["time_per_epoch_s"].to_numpy()
     pw[bi, pi] = per_config["avg_power_w"].to_numpy()
+    # What the paper's profiler and first epoch see: means over the job's rows (see JobTrace).
+    jit_t, jit_p = np.full((n_b, n_p), np.nan), np.full((n_b, n_p), np.nan)
+    jit = rows.groupby(["batch_size", "power_limit_w"], sort=True)[measured].mean()
+    ji = np.searchsorted(batch_sizes, jit.index.get_level_values(0).to_numpy())
+    jj = np.searchsorted(limits, jit.index.get_level_values(1).to_numpy())
+    jit_t[ji, jj] = jit["time_per_epoch_s"].to_numpy()
+    jit_p[ji, jj] = jit["avg_power_w"].to_numpy()
+    row_energy = rows["time_per_epoch_s"] * rows["avg_power_w"]
+    prof_e = np.array([row_energy[rows["batch_size"] == b].mean() for b in batch_sizes])
+    prof_t = np.array([rows.loc[rows["batch_size"] == b, "time_per_epoch_s"].mean() for b in batch_sizes])
     # One path per train row (all learning rates and runs); the power rows only repeat them.
     paths = rows.drop_duplicates(["batch_size", "learning_rate", "run"])
     target_epochs = []
@@ -272,4 +297,8 @@ def build_job(joined: pd.DataFrame, power: pd.DataFrame, spec: WorkloadSpec, gpu
         max_power_w=max_power,
         max_power_by_bs_w=max_by_bs,
         num_gpus=num_gpus,
+        jit_time_per_epoch_s=jit_t,
+        jit_avg_power_w=jit_p,
+        profile_energy_j=prof_e,
+        profile_time_s=prof_t,
     )

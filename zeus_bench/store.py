@@ -230,6 +230,99 @@ def write_table(
     return path
 
 
+class TableWriter:
+    """Write a ``kind`` table frame by frame: Parquet row groups, or CSV rows, by the suffix.
+
+    ``with TableWriter(path, "runs", provenance) as out: out.write(frame)`` holds one frame in
+    memory at a time. Each frame is validated as :func:`write_table` validates a table (key
+    duplicates within the frame; frames of a stream must not share keys). The file is written
+    under a temporary name beside ``path`` and renamed onto it when the block ends without an
+    exception: on failure nothing is left, ``path`` included. A ``.parquet`` file carries the
+    same metadata as :func:`write_table`'s and reads back with :func:`read_table`.
+
+    Raises:
+        ConfigError: ``path`` ends in neither ``.parquet`` nor ``.csv``.
+    """
+
+    SUFFIXES = (".parquet", ".csv")
+
+    def __init__(self, path: str | Path, kind: str, provenance: Mapping[str, Any] | None = None) -> None:
+        """Prepare to write ``path`` (nothing is created until the block is entered)."""
+        from zeus_bench.errors import ConfigError
+
+        self.path = Path(path)
+        if self.path.suffix.lower() not in self.SUFFIXES:
+            raise ConfigError(
+                f"{self.path}: unsupported output suffix {self.path.suffix or '(none)'!r} (use .parquet or .csv)"
+            )
+        self.kind = kind
+        self.schema = get_schema(kind)
+        self.meta = {"kind": kind, "schema_version": self.schema.version, **base_provenance()}
+        if provenance:
+            self.meta.update(provenance)
+        self.rows = 0
+        self._atomic: Any = None
+        self._tmp: Path | None = None
+        self._parquet: pq.ParquetWriter | None = None
+        self._arrow_schema: pa.Schema | None = None
+        self._csv: Any = None
+
+    def __enter__(self) -> TableWriter:
+        """Open the temporary file."""
+        self._atomic = atomic_path(self.path)
+        self._tmp = self._atomic.__enter__()
+        return self
+
+    def write(self, df: pd.DataFrame) -> None:
+        """Validate one frame and append it (an empty frame only fixes the columns)."""
+        assert self._tmp is not None, "use TableWriter as a context manager"
+        table_df = validate(df, self.kind, where=str(self.path))
+        if self.path.suffix.lower() == ".csv":
+            if self._csv is None:
+                self._csv = self._tmp.open("w", newline="")
+                table_df.to_csv(self._csv, index=False, lineterminator="\n")
+            elif len(table_df):
+                table_df.to_csv(self._csv, index=False, header=False, lineterminator="\n")
+        else:
+            if self._parquet is None:
+                table = pa.Table.from_pandas(table_df, preserve_index=False)
+                existing = table.schema.metadata or {}
+                meta = {**existing, METADATA_KEY: json.dumps(self.meta, default=str).encode()}
+                self._arrow_schema = table.schema.with_metadata(meta)
+                self._parquet = pq.ParquetWriter(self._tmp, self._arrow_schema)
+                table = table.replace_schema_metadata(meta)
+            else:
+                table = pa.Table.from_pandas(table_df, schema=self._arrow_schema, preserve_index=False)
+            if len(table_df) or self.rows == 0:
+                self._parquet.write_table(table)
+        self.rows += len(table_df)
+
+    def _close(self) -> None:
+        if self._parquet is not None:
+            self._parquet.close()
+            self._parquet = None
+        if self._csv is not None:
+            self._csv.close()
+            self._csv = None
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        """Finish the file and rename it onto ``path``; on an exception remove it."""
+        if exc_type is not None:
+            self._close()
+            self._atomic.__exit__(exc_type, exc, tb)
+            return
+        try:
+            if self.rows == 0 and self._parquet is None and self._csv is None:
+                self.write(pd.DataFrame({c.name: [] for c in self.schema.columns if c.required}))
+            self._close()
+        except BaseException as error:
+            self._close()
+            self._atomic.__exit__(type(error), error, error.__traceback__)
+            raise
+        self._atomic.__exit__(None, None, None)
+        log.debug("wrote %d %s rows to %s", self.rows, self.kind, self.path)
+
+
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """Return the zeus-bench metadata stored in a Parquet file (kind, version, provenance)."""
     path = Path(path)

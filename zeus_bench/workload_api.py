@@ -93,6 +93,15 @@ class TrainingWorkload(abc.ABC):
     def train_step(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: Batch) -> float:
         """Run one optimisation step on ``batch``; return the loss as a float."""
 
+    def train_step_async(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: Batch) -> Any:
+        """Run one optimisation step, possibly returning before the device has finished it.
+
+        Returns the loss as the workload holds it (a device tensor for torch workloads; call
+        ``float()`` on it to read it, which waits for the step). Sweeps call this so that the
+        host does not wait for the device after every step; the default is :meth:`train_step`.
+        """
+        return self.train_step(model, optimizer, batch)
+
     @abc.abstractmethod
     def evaluate(self, model: torch.nn.Module, batches: Iterable[Batch]) -> float:
         """Return the validation metric over ``batches``."""

@@ -64,6 +64,11 @@ def make_sim(
                     "cost": eta * e + (1 - eta) * 250.0 * t,
                     "reached": ok,
                     "profiled": r == 1,
+                    "window": 0,
+                    # Expected figures of the policy's configuration: its unscaled energy and time.
+                    "expected_energy_j": ENERGY[p],
+                    "expected_time_s": TIME[p],
+                    "expected_cost": eta * ENERGY[p] + (1 - eta) * 250.0 * TIME[p],
                 }
             )
     return pd.DataFrame(rows)

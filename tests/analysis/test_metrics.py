@@ -8,35 +8,39 @@ import pytest
 from fake_results import make_sim
 
 from analysis import metrics
+from zeus_bench.sim.metrics import DDOF
+from zeus_bench.sim.summarize import summarize
 
 
-def test_per_recurrence_sums_tries(sim):
-    rec = metrics.per_recurrence(sim)
-    z = rec[(rec["policy"] == "zeus") & (rec["workload"] == "cifar100") & (rec["seed"] == 2)]
-    assert z.loc[z["recurrence"] == 1, "tries"].item() == 2
-    assert z.loc[z["recurrence"] == 1, "energy_j"].item() == pytest.approx(120.0)
-    assert z.loc[z["recurrence"] == 6, "energy_j"].item() == pytest.approx(60.0)
-
-
-def test_normalised_against_simulated_baseline(sim):
+def test_normalised_reshapes_the_summary(sim):
     norm = metrics.normalised(sim, "baseline").set_index(["workload", "policy"])
     z = norm.loc[("cifar100", "zeus")]
-    # 5 recurrences of two tries + 15 of one, 60 J each, seed scale 0.99/1.00/1.01; baseline 20 x 100 J.
+    # 5 recurrences of two tries + 15 of one, 60 J each, seed scale 0.99/1.00/1.01; baseline 20 x 100 J expected.
     assert z["energy_ratio_mean"] == pytest.approx(0.75)
-    assert z["energy_ratio_std"] == pytest.approx(np.std([0.7425, 0.75, 0.7575], ddof=1))
+    assert z["energy_ratio_std"] == pytest.approx(np.std([0.7425, 0.75, 0.7575], ddof=DDOF))
     assert z["energy_saving_pct"] == pytest.approx(25.0)
     assert z["time_ratio_mean"] == pytest.approx(25 * 12 / (20 * 10))
     assert z["n_seeds"] == 3
     assert norm.loc[("cifar100", "baseline"), "energy_ratio_mean"] == pytest.approx(1.0)
     assert norm.loc[("librispeech", "oracle"), "energy_saving_pct"] == pytest.approx(50.0)
+    # The same numbers as the summary table's, whichever of the two it is given.
+    pd.testing.assert_frame_equal(
+        metrics.normalised(summarize(sim), "baseline"),
+        norm.reset_index()[norm.reset_index().columns.intersection(metrics.normalised(sim).columns)][
+            metrics.normalised(sim).columns
+        ],
+    )
 
 
 def test_normalised_last_recurrences(sim):
     norm = metrics.normalised(sim, "baseline", last=10).set_index(["workload", "policy"])
     assert norm.loc[("cifar100", "zeus"), "energy_ratio_mean"] == pytest.approx(0.6)
+    assert norm["cost_ratio_mean"].isna().all()
+    with pytest.raises(ValueError, match="not the last 5"):
+        metrics.normalised(sim, "baseline", last=5)
 
 
-def test_normalised_uses_expected_reference_when_known(sim):
+def test_normalised_uses_expected_reference(sim):
     sim = sim.assign(expected_energy_j=50.0, expected_time_s=5.0, expected_cost=10.0)
     norm = metrics.normalised(sim, "baseline").set_index(["workload", "policy"])
     # Reference = 20 recurrences x 50 J expected, not the simulated 100 J.
@@ -53,11 +57,13 @@ def test_normalised_against_max_batch(sim):
 def test_normalised_without_reference_is_refused(sim):
     with pytest.raises(ValueError, match="reference policy 'max-batch'"):
         metrics.normalised(sim[sim["policy"] != "max-batch"], "max-batch")
+    with pytest.raises(ValueError, match="unknown reference"):
+        metrics.normalised(sim, "oracle")
 
 
 def test_missing_columns_are_named():
     with pytest.raises(ValueError, match="missing column"):
-        metrics.per_recurrence(pd.DataFrame({"gpu": ["v100"]}))
+        metrics.normalised(pd.DataFrame({"gpu": ["v100"]}))
 
 
 def test_convergence_cost_and_regret(sim):

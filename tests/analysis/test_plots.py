@@ -15,7 +15,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from analysis import metrics, plots
-from analysis.style import POLICY_COLORS
+from analysis.style import POLICY_COLORS, gpu_label
 
 
 def _visible_axes(fig: Figure):
@@ -58,6 +58,11 @@ def test_potential_bars_show_savings(potential):
     assert _bars(right) == {"A40": [20.0, 0.0], "V100": [10.0, -5.0]}
     assert [t.get_text() for t in left.get_xticklabels()] == ["cifar100", "librispeech"]
     assert "%" in left.get_ylabel()
+    assert fig.get_suptitle().endswith(", A40, V100")
+    h200 = plots.plot_potential(pd.concat([potential, potential[potential.gpu == "v100"].assign(gpu="h200")]))
+    assert "(H200: per-epoch cost measured on synthetic data; epochs from the Zeus train trace)" in (
+        h200.get_suptitle()
+    )
     _check_quality(fig)
 
 
@@ -104,6 +109,39 @@ def test_ablation_shows_the_three_variants(sim):
     assert energy["Batch size only"] == pytest.approx([0.65, 0.65])
     assert energy["Power limit only"] == pytest.approx([0.9, 0.9])
     _check_quality(fig)
+
+
+def test_one_limit_gpu_has_no_power_limit_bars_and_says_so(sim):
+    h200 = sim.assign(gpu="h200", power_limit_w=700.0)
+    label = gpu_label("h200", h200["power_limit_w"])
+    assert label == (
+        "H200 (batch size only, at 700 W; per-epoch cost measured on synthetic data; "
+        "epochs from the Zeus train trace)"
+    )
+    fig = plots.plot_ablation(metrics.normalised(h200, "baseline"), label=label, one_limit=True)
+    assert list(_bars(_visible_axes(fig)[0])) == ["Batch size only", "Zeus"]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "Power limit only: n/a (one power limit)" in legend
+    title = fig.get_suptitle()
+    assert "H200" in title and "batch size only, at 700 W" in title and "synthetic data" in title
+    assert "power limit or both" not in title
+    _check_quality(fig)
+
+
+@pytest.mark.parametrize("kind", ["policies", "ablation", "convergence", "regret", "eta", "beta"])
+def test_every_title_names_its_gpu(sim, kind):
+    a40 = sim.assign(gpu="a40")
+    norm = metrics.normalised(a40, "baseline")
+    fig = {
+        "policies": lambda: plots.plot_policies(metrics.normalised(a40, "max-batch"), norm, ["zeus"]),
+        "ablation": lambda: plots.plot_ablation(norm),
+        "convergence": lambda: plots.plot_convergence(metrics.convergence(a40)),
+        "regret": lambda: plots.plot_regret(metrics.convergence(a40)),
+        "eta": lambda: plots.plot_eta(norm[norm["policy"] == "zeus"]),
+        "beta": lambda: plots.plot_beta(norm[norm["policy"] == "zeus"]),
+    }[kind]()
+    assert ", A40" in fig.get_suptitle()
+    assert gpu_label("a40", [100.0, 300.0]) == "A40"
 
 
 def test_convergence_and_regret_lines(sim):

@@ -125,9 +125,9 @@ def test_potential_csv_has_required_columns(zeus_traces: Path, tmp_path: Path) -
     ],
 )
 def test_potential_bad_input(
-    zeus_traces: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+    tiny_traces: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
-    assert main(["potential", "--traces", str(zeus_traces), *args]) == 2
+    assert main(["potential", "--traces", str(tiny_traces), *args]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
 
@@ -155,4 +155,9 @@ def test_pareto_cli(zeus_traces: Path, tmp_path: Path) -> None:
     assert front["tta_s"].is_monotonic_increasing and front["eta_j"].is_monotonic_decreasing
     # the least-energy configuration (32 at 100 W on the V100) is the frontier's slowest point
     assert tuple(front.iloc[-1][["batch_size", "power_limit_w"]]) == (32, 100.0)
-    assert main(["pareto", "--traces", str(zeus_traces), "--gpu", "v100", "--workload", "mnist"]) == 2
+
+
+def test_pareto_unknown_workload(tiny_traces: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["pareto", "--traces", str(tiny_traces), "--gpu", "v100", "--workload", "mnist"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown workload 'mnist'" in err and len(err.strip().splitlines()) == 1

@@ -39,7 +39,8 @@ def test_restores_after_exception(fake_backend):
 
 
 @pytest.mark.parametrize(
-    ("signum", "exc"), [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, SystemExit)]
+    ("signum", "exc"),
+    [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, SystemExit), (signal.SIGHUP, SystemExit)],
 )
 def test_restores_on_signal(fake_backend, signum, exc):
     gpu = fake_backend.gpu(0)
@@ -217,3 +218,55 @@ def test_gpu_cli_env_bad_backend(monkeypatch, capsys):
     monkeypatch.setenv("ZEUS_BENCH_BACKEND", "tpu")
     assert main(["gpu", "info"]) == 2
     assert "unknown GPU backend 'tpu'" in capsys.readouterr().err
+
+
+def _journal_entry(folder, gpu, previous_w):
+    folder.mkdir(parents=True, exist_ok=True)
+    entry = {
+        "backend": "fake",
+        "gpu_index": gpu.index,
+        "gpu_uuid": gpu.uuid(),
+        "previous_power_limit_w": previous_w,
+        "pid": 1,
+        "host": "h",
+        "started_utc": "2026-11-30T00:00:00+00:00",
+    }
+    (folder / f"fake-{gpu.uuid()}.json").write_text(json.dumps(entry))
+
+
+def test_stale_recovery_with_corrupt_journal_restores_the_rest(fake_env, fake_backend):
+    g0, g1 = fake_backend.gpus()
+    g1.set_power_limit_w(300.0)  # left capped by a killed run whose entry is intact
+    folder = fake_env / "state" / "journal"
+    _journal_entry(folder, g1, 700.0)
+    (folder / "fake-GPU-fake-0.json").write_text("{not json")
+    with pytest.raises(
+        ConfigError, match=r"fake-GPU-fake-0\.json: unreadable power-limit journal entry"
+    ) as err:
+        PowerLimitSession([g0, g1], observe=False).__enter__()
+    assert "\n" not in str(err.value)
+    assert g1.power_limit_w() == 700.0 and not (folder / "fake-GPU-fake-1.json").exists()
+    g1.set_power_limit_w(300.0)
+    _journal_entry(folder, g1, 700.0)
+    with pytest.raises(ConfigError, match=r"fake-GPU-fake-0\.json"):
+        restore_from_journal(fake_backend)
+    assert g1.power_limit_w() == 700.0
+    (folder / "fake-GPU-fake-0.json").unlink()
+    with PowerLimitSession([g0, g1], observe=False):  # the locks were released
+        pass
+
+
+def test_journal_entry_removed_when_the_setter_raises(fake_env, fake_backend):
+    gpu = fake_backend.gpu(0)
+    fake_backend.configure(allow_set=False)
+    with PowerLimitSession([gpu], observe=False) as s:
+        with pytest.raises(PermissionDeniedError):
+            s.set_power_limit_w(0, 300.0)
+        assert read_journal(fake_env / "state") == [] and s.changed == set()
+    fake_backend.configure(allow_set=True)
+    with PowerLimitSession([gpu], observe=False) as s:
+        s.set_power_limit_w(0, 300.0)
+        with pytest.raises(Exception, match="outside its range"):
+            s.set_power_limit_w(0, 10.0)  # an entry written by an earlier success stays
+        assert len(read_journal(fake_env / "state")) == 1 and s.changed == {0}
+    assert gpu.power_limit_w() == 700.0

@@ -25,6 +25,13 @@ class Clock:
         return self.t
 
 
+def manual(gpus, clock, **kw):
+    """A monitor on a manual clock: counters read on the caller's thread, period given."""
+    return EnergyMonitor(
+        gpus, sync_cuda=False, clock=clock, read_in_background=False, counter_update_period_s=0.1, **kw
+    )
+
+
 @pytest.fixture
 def clocked():
     clock = Clock()
@@ -36,7 +43,7 @@ def test_nested_and_overlapping_windows(clocked):
     clock, b = clocked
     g0, g1 = b.gpus()
     g0.set_load(1.0)  # 600 W; g1 stays idle at 80 W
-    mon = EnergyMonitor([g0, g1], sync_cuda=False, clock=clock)
+    mon = manual([g0, g1], clock)
     mon.begin_window("epoch")
     clock.t += 2.0
     mon.begin_window("iter")
@@ -59,7 +66,7 @@ def test_nested_and_overlapping_windows(clocked):
 
 def test_short_window_flagged(clocked):
     clock, b = clocked
-    mon = EnergyMonitor(b.gpus([0]), sync_cuda=False, clock=clock)
+    mon = manual(b.gpus([0]), clock)
     with mon.window("tiny") as out:
         clock.t += 0.05
     assert out[0].below_counter_period
@@ -89,7 +96,7 @@ def test_no_counter_falls_back_to_sampled_power(clocked):
     b.configure(0, energy_counter=False)
     g = b.gpu(0)
     g.set_load(1.0)
-    mon = EnergyMonitor([g], sync_cuda=False, clock=clock)
+    mon = manual([g], clock)
     assert mon.sample_interval_s == pytest.approx(0.1)
     mon.stop_sampling()  # drive the samples by hand on the manual clock
     mon.begin_window("w")

@@ -91,3 +91,35 @@ def test_invalid_arguments(tmp_path):
         BatchSizeOptimizer(tmp_path / "a.json", BATCH_SIZES, 48)
     with pytest.raises(ConfigError, match="batch size 7"):
         BatchSizeOptimizer(tmp_path / "a.json", BATCH_SIZES, 64).report(7, 1.0, True)
+
+
+def _report_after_barrier(path: str, barrier, batch_size: int, cost: float) -> None:
+    opt = BatchSizeOptimizer(path, [16, 32, 64], 32)  # both recurrences load the state first
+    barrier.wait()
+    opt.report(batch_size, cost, reached=True)
+
+
+def test_two_recurrences_reporting_at_once_keep_both_runs(tmp_path):
+    import multiprocessing as mp
+
+    path = tmp_path / "job.optimizer.json"
+    BatchSizeOptimizer(path, [16, 32, 64], 32).report(32, 100.0, reached=True)
+    ctx = mp.get_context("spawn")
+    barrier = ctx.Barrier(2)
+    procs = [
+        ctx.Process(target=_report_after_barrier, args=(str(path), barrier, bs, cost))
+        for bs, cost in ((16, 90.0), (64, 110.0))
+    ]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    state = json.loads(path.read_text())
+    assert sorted((r["batch_size"], r["cost_j"]) for r in state["runs"]) == [
+        (16, 90.0),
+        (32, 100.0),
+        (64, 110.0),
+    ]
+    resumed = BatchSizeOptimizer(path, [16, 32, 64], 32)
+    assert len(resumed.runs) == 3 and resumed.best_cost_j() == 90.0

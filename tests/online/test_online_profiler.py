@@ -63,7 +63,9 @@ def make(tmp_path, eta=0.5, observe=False, cache=True, **cfg):
     session = PowerLimitSession(
         [gpu], observe=observe, journal_dir=tmp_path / "state", handle_signals=False
     ).__enter__()
-    monitor = EnergyMonitor([gpu], sync_cuda=False, clock=clock)
+    monitor = EnergyMonitor(
+        [gpu], sync_cuda=False, clock=clock, read_in_background=False, counter_update_period_s=0.1
+    )
     config = ProfilerConfig(
         eta=eta, warmup_iters=3, warmup_min_s=0.1, profile_iters=10, profile_min_s=0.5, **cfg
     )
@@ -148,7 +150,9 @@ def test_observe_mode_measures_current_limit_only(tmp_path):
     gpu.set_power_limit_w(500.0)
     calls = gpu.setter_calls()
     with PowerLimitSession([gpu], observe=True, journal_dir=tmp_path, handle_signals=False) as session:
-        monitor = EnergyMonitor([gpu], sync_cuda=False, clock=clock)
+        monitor = EnergyMonitor(
+            [gpu], sync_cuda=False, clock=clock, read_in_background=False, counter_update_period_s=0.1
+        )
         prof = JITPowerLimitProfiler(
             session,
             monitor,

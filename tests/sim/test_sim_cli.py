@@ -37,6 +37,7 @@ def test_simulate_then_summarize(
         "grid-search",
         "bs-only",
         "pl-only",
+        "zeus-plus",
     }
     assert set(runs["workload"]) == {"squad", "sentiment140"}
     assert sorted(runs["seed"].unique()) == [1, 2, 3]
@@ -51,13 +52,13 @@ def test_simulate_then_summarize(
     printed = capsys.readouterr().out
     assert "E-save vs baseline cum %" in printed and "E-save vs max-batch cum %" in printed
     summary = pd.read_csv(csv)
-    assert len(summary) == 2 * 7
+    assert len(summary) == 2 * 8
     zeus = summary[(summary.policy == "zeus") & (summary.workload == "sentiment140")].iloc[0]
     assert zeus["seeds"] == 3 and zeus["recurrences"] == 25
     assert 0 < zeus["energy_savings_vs_baseline_cum_pct_mean"] < 40
     pq = tmp_path / "summary.parquet"
     assert main(["summarize", str(out), "--out", str(pq), "--format", "csv"]) == 0
-    assert len(read_table(pq, "sim_summary")) == 14
+    assert len(read_table(pq, "sim_summary")) == 2 * 8
 
 
 def test_same_command_same_table_and_jobs_agree(zeus_traces: Path, tmp_path: Path) -> None:
@@ -128,10 +129,10 @@ def _fails(args: list[str], capsys: pytest.CaptureFixture[str], message: str, ou
     ],
 )
 def test_bad_input_one_line_exit_2_nothing_written(
-    zeus_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+    tiny_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
 ) -> None:
     out = tmp_path / "runs.parquet"
-    args = sim_args(zeus_traces, "--seeds", "1", "--recurrences", "3", "--out", str(out))
+    args = sim_args(tiny_traces, "--seeds", "1", "--recurrences", "3", "--out", str(out))
     # Later options win in argparse: the bad value overrides the good default above.
     _fails([*args, *extra], capsys, message, out)
 
@@ -158,7 +159,7 @@ workloads:
     ],
 )
 def test_bad_workload_b0(
-    zeus_traces: Path,
+    tiny_traces: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     max_epochs: int,
@@ -168,7 +169,7 @@ def test_bad_workload_b0(
     wf = tmp_path / "w.yaml"
     wf.write_text(WORKLOAD_YAML.format(id="toy100", max_epochs=max_epochs, b0=b0))
     out = tmp_path / "runs.parquet"
-    args = sim_args(zeus_traces, "--workloads-file", str(wf), "--workloads", "toy100")
+    args = sim_args(tiny_traces, "--workloads-file", str(wf), "--workloads", "toy100")
     _fails([*args, "--seeds", "1", "--out", str(out)], capsys, message, out)
 
 
@@ -191,27 +192,27 @@ def test_bad_workload_b0(
     ],
 )
 def test_malformed_arrival_tables(
-    zeus_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+    tiny_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
 ) -> None:
     table = tmp_path / "arrivals.csv"
     table.write_text(content)
     out = tmp_path / "runs.parquet"
-    args = sim_args(zeus_traces, "--arrivals", str(table), "--seeds", "1")
+    args = sim_args(tiny_traces, "--arrivals", str(table), "--seeds", "1")
     _fails([*args, "--out", str(out)], capsys, message, out)
 
 
 def test_missing_arrival_table_and_runs_table(
-    zeus_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "runs.parquet"
-    args = sim_args(zeus_traces, "--arrivals", str(tmp_path / "none.csv"))
+    args = sim_args(tiny_traces, "--arrivals", str(tmp_path / "none.csv"))
     _fails([*args, "--out", str(out)], capsys, "no such arrival table", out)
     summary = tmp_path / "s.csv"
     _fails(
         ["summarize", str(tmp_path / "none.parquet"), "--out", str(summary)], capsys, "no such file", summary
     )
     _fails(
-        ["summarize", str(zeus_traces / "train.parquet"), "--out", str(summary)],
+        ["summarize", str(tiny_traces / "train.parquet"), "--out", str(summary)],
         capsys,
         "expected 'runs'",
         summary,
@@ -249,16 +250,16 @@ class EpsilonGreedy(Policy):
 """
 
 
-def test_user_policy_module(zeus_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_user_policy_module(tiny_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     module = tmp_path / "my_policies.py"
     module.write_text(USER_POLICY)
     out = tmp_path / "runs.parquet"
-    args = sim_args(zeus_traces, "--workloads", "squad", "--seeds", "1-2")
+    args = sim_args(tiny_traces, "--workloads", "squad", "--seeds", "1-2")
     args += ["--policy-module", str(module), "--policies", "test-eps-greedy,baseline", "--jobs", "2"]
     assert main([*args, "--out", str(out)]) == 0
     runs = read_table(out, "runs")
     mine = runs[runs.policy == "test-eps-greedy"]
-    assert mine["recurrence"].max() == 2 * 7 * 7 and mine["batch_size"].nunique() > 1
+    assert mine["recurrence"].max() == 2 * 3 * 2 and mine["batch_size"].nunique() > 1  # 2 x |B| x |P|
     bad = tmp_path / "bad.py"
     bad.write_text("raise RuntimeError('boom')\n")
     other = tmp_path / "other.parquet"
@@ -274,3 +275,21 @@ def test_user_policy_module(zeus_traces: Path, tmp_path: Path, capsys: pytest.Ca
         "No module named",
         other,
     )
+
+
+def test_summarize_prints_the_settings_of_each_row(
+    tiny_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "runs.parquet"
+    args = sim_args(
+        tiny_traces, "--workloads", "squad", "--policies", "zeus,baseline,oracle", "--seeds", "1-2"
+    )
+    assert main([*args, "--eta", "0.25,1", "--beta", "2,inf", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["summarize", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if "E-save vs baseline cum %" in line)
+    assert "eta" in header.split() and "beta" in header.split() and "failed recurrences" in header
+    zeus = [line.split() for line in lines if " zeus " in f" {line} "]
+    settings = {(cells[3], cells[4]) for cells in zeus}
+    assert settings == {("0.25", "2"), ("0.25", "inf"), ("1", "2"), ("1", "inf")}

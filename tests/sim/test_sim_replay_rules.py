@@ -91,7 +91,7 @@ def _runner(decision: Decision, early_stopping: bool = True, beta: float = 2.0) 
     return Runner(JobModel(job, eta=1.0), policy, beta, np.random.default_rng(0)), policy
 
 
-def test_zero_budget_try_is_observed_not_recorded_and_counts_as_a_try() -> None:
+def test_zero_budget_try_is_observed_counts_as_a_try_and_a_recurrence_without_a_run_is_one_row() -> None:
     # min_cost 100 J: beta x min_cost = 200 J buys 200 // 150 = 1 epoch at 100 W ...
     runner, policy = _runner(Decision(16, 100.0))
     runner.min_cost = 100.0
@@ -102,8 +102,21 @@ def test_zero_budget_try_is_observed_not_recorded_and_counts_as_a_try() -> None:
     assert (out.epochs, out.energy_j, out.reached, out.cost) == (0.0, 0.0, False, 100 * 2.0 * 70.0)
     rows: list = []
     assert runner.run_recurrence(2, rows) == math.inf
-    assert rows == []  # nothing recorded ...
-    assert len(policy.seen) == MAX_TRIES  # ... but each of the 20 tries was observed
+    assert len(policy.seen) == MAX_TRIES  # each of the 20 tries was observed ...
+    # ... and the recurrence is one row: nothing ran, nothing consumed, 20 tries attempted, the
+    # last decision's configuration with its expected figures (16 at 100 W: 4 epochs x 150 J).
+    (row,) = rows_as_dicts(rows)
+    assert row == {
+        "recurrence": 2, "attempt": MAX_TRIES, "batch_size": 16, "power_limit_w": 100.0, "epochs": 0.0,
+        "energy_j": 0.0, "time_s": 0.0, "cost": 0.0, "reached": False, "profiled": False, "ran": False,
+        "expected_energy_j": 600.0, "expected_time_s": 6.0, "expected_cost": 600.0,
+    }  # fmt: skip
+    # A recurrence in which one try ran has no such row: only the rows of its tries that ran.
+    runner.min_cost, rows = 100.0, []
+    assert runner.run_recurrence(3, rows) == math.inf
+    assert [(r["attempt"], r["ran"], r["epochs"]) for r in rows_as_dicts(rows)] == [
+        (a, True, 1.0) for a in range(1, MAX_TRIES + 1)
+    ]
 
 
 def test_twenty_try_limit_and_failed_recurrence() -> None:

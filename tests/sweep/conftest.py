@@ -11,7 +11,21 @@ torch = pytest.importorskip("torch")
 
 from zeus_bench.workload_api import TrainingWorkload  # noqa: E402
 
-FAST = ["--warmup-iters", "1", "--warmup-s", "0", "--measure-iters", "3", "--measure-s", "0.25"]
+FAST = [
+    *(
+        "--warmup-iters",
+        "1",
+        "--warmup-s",
+        "0",
+        "--steady-s",
+        "0",
+        "--measure-iters",
+        "3",
+        "--measure-s",
+        "0.25",
+    ),
+    *("--window-s", "0.05", "--min-windows", "3", "--max-measure-s", "2"),
+]
 
 
 class TinyWorkload(TrainingWorkload):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -9,8 +10,20 @@ import pytest
 
 from zeus_bench.cli.main import main
 from zeus_bench.errors import ConfigError, TraceFormatError
+from zeus_bench.registry import get_workload
 from zeus_bench.store import read_table, write_table
-from zeus_bench.sweep.measure import MeasureSettings, gpu_kind_from_name, measure_steps
+from zeus_bench.sweep.measure import (
+    CounterTracker,
+    GPUState,
+    MeasureSettings,
+    ci_halfwidth,
+    gpu_kind_from_name,
+    is_steady,
+    measure_steps,
+    power_row,
+    relative_ci,
+    t_quantile_975,
+)
 from zeus_bench.sweep.merge import merge_shards
 from zeus_bench.sweep.projection import project, project_per_batch_size
 
@@ -131,16 +144,103 @@ class Monitor:
         return type("M", (), {"time_s": dt, "total_energy_j": dt * self.watts})()
 
 
-def test_measure_steps_meets_both_bounds():
+def test_measure_steps_meets_every_bound_in_repeated_windows():
+    clock = Clock()
+
+    def step():
+        clock.t += 0.5
+        return 1.25
+
+    settings = MeasureSettings(2, 3.0, 4, 1.0, window_s=1.0, min_windows=3, steady_s=0)
+    m = measure_steps(step, Monitor(clock, 250.0), settings, "w", clock=clock)
+    # 3 s of warm-up; windows of 2 iterations (1 s) until 3 windows (constant steps: CI 0)
+    assert (m.warmup_iterations, m.iterations, m.num_windows) == (6, 6, 3)
+    assert m.time_s == pytest.approx(3.0) and m.avg_power_w == pytest.approx(250.0)
+    assert m.samples_per_s(64) == pytest.approx(128.0)
+    assert m.energy_per_sample_rel_ci == 0.0 and m.ci_met
+    assert [w.loss for w in m.windows] == [1.25] * 3
+
+
+class NoisyMonitor(Monitor):
+    """Energy of each window scaled by the next factor of a cycle (a noisy counter)."""
+
+    def __init__(self, clock, watts, factors):
+        super().__init__(clock, watts)
+        self.factors, self.k = list(factors), 0
+
+    def end_window(self, name):
+        m = super().end_window(name)
+        f = self.factors[self.k % len(self.factors)]
+        self.k += 1
+        return type("M", (), {"time_s": m.time_s, "total_energy_j": m.total_energy_j * f})()
+
+
+def test_measure_steps_repeats_windows_until_the_confidence_target_then_caps_and_flags():
     clock = Clock()
 
     def step():
         clock.t += 0.5
 
-    m = measure_steps(step, Monitor(clock, 250.0), MeasureSettings(2, 3.0, 4, 1.0), "w", clock=clock)
-    assert (m.warmup_iterations, m.iterations) == (6, 4)  # 3 s of warm-up; 4 iterations > 1 s
-    assert m.time_s == pytest.approx(2.0) and m.avg_power_w == pytest.approx(250.0)
-    assert m.samples_per_s(64) == pytest.approx(128.0)
+    # +-2 % alternating energy: the half-width shrinks as 1/sqrt(n) and reaches 1 % after some windows
+    settings = MeasureSettings(
+        0, 0.0, 1, 1.0, window_s=0.5, min_windows=3, rel_ci=0.01, max_measure_s=100, steady_s=0
+    )
+    m = measure_steps(step, NoisyMonitor(clock, 100.0, [1.02, 0.98]), settings, "w", clock=clock)
+    assert m.ci_met and m.energy_per_sample_rel_ci <= 0.01
+    values = [w.energy_j / w.iterations for w in m.windows[:-1]]
+    assert relative_ci(values) > 0.01  # one window fewer would not have met it
+    assert m.avg_power_ci_w == pytest.approx(ci_halfwidth([w.energy_j / w.time_s for w in m.windows]))
+    # The cap: +-20 % noise cannot reach 1 % within 5 s; the point is flagged.
+    capped = MeasureSettings(0, 0.0, 1, 1.0, window_s=0.5, min_windows=3, max_measure_s=5.0, steady_s=0)
+    m = measure_steps(step, NoisyMonitor(clock, 100.0, [1.2, 0.8]), capped, "w", clock=clock)
+    assert not m.ci_met and m.time_s == pytest.approx(5.0) and m.num_windows == 10
+    row = power_row(get_workload("cifar100"), "h200", 64, 700.0, 1000, m, 1, True)
+    assert row["num_windows"] == 10 and row["ci_met"] is False
+    assert row["energy_per_sample_ci_rel"] == pytest.approx(m.energy_per_sample_rel_ci, rel=1e-4)
+    assert row["time_per_epoch_ci_s"] == pytest.approx(0.0)  # every window had the same step time
+
+
+def test_t_quantiles_and_interval():
+    assert t_quantile_975(1) == 12.706 and t_quantile_975(30) == 2.042
+    assert t_quantile_975(31) == pytest.approx(2.0395, abs=1e-3)
+    assert t_quantile_975(1000) == pytest.approx(1.9623, abs=1e-3)
+    # mean 2, sd 1, n 4: 3.182 * 1 / 2
+    assert ci_halfwidth([1.0, 2.0, 3.0, 2.0]) == pytest.approx(3.182 * (2 / 3) ** 0.5 / 2)
+    assert ci_halfwidth([1.0]) == float("inf")
+
+
+def test_warm_up_runs_on_until_clock_and_temperature_are_steady():
+    clock = Clock()
+
+    def step():
+        clock.t += 0.25
+
+    temps = iter([40.0 + min(t, 20) for t in range(1000)])  # +1 C per read (every 0.5 s) for 20 reads
+
+    def probe():
+        return GPUState(1980.0, next(temps))
+
+    settings = MeasureSettings(1, 1.0, 1, 0.5, window_s=0.5, min_windows=1, warmup_max_s=60, steady_s=2.0)
+    m = measure_steps(step, Monitor(clock, 100.0), settings, "w", clock=clock, probe=probe)
+    assert 10.0 <= m.warmup_time_s <= 13.0 and m.warmup_steady  # ~10 s of rising temperature, then 2 s flat
+    assert m.windows[0].temperature_c == 60.0 and m.windows[0].sm_clock_mhz == 1980.0
+    hot = iter(range(1000))
+    m = measure_steps(
+        step,
+        Monitor(clock, 100.0),
+        MeasureSettings(1, 1.0, 1, 0.5, window_s=0.5, min_windows=1, warmup_max_s=4, steady_s=2.0),
+        "w",
+        clock=clock,
+        probe=lambda: GPUState(1980.0, float(next(hot))),
+    )
+    assert m.warmup_time_s == pytest.approx(4.0) and not m.warmup_steady
+
+
+def test_is_steady():
+    flat = [(t / 2, GPUState(1980.0, 50.0)) for t in range(5)]
+    assert is_steady(flat) and not is_steady(flat[:3])  # 2 s of samples needed
+    assert not is_steady([(t / 2, GPUState(1980.0 - 100 * t, 50.0)) for t in range(5)])
+    assert is_steady([(t / 2, GPUState(None, None)) for t in range(5)])
 
 
 def test_measure_settings_and_gpu_kind_refusals():
@@ -148,7 +248,43 @@ def test_measure_settings_and_gpu_kind_refusals():
         MeasureSettings(measure_iters=0)
     with pytest.raises(ConfigError, match="--warmup-s must be a finite number"):
         MeasureSettings(warmup_s=float("nan"))
+    with pytest.raises(ConfigError, match="--rel-ci must lie in"):
+        MeasureSettings(rel_ci=0)
+    with pytest.raises(ConfigError, match="--max-measure-s"):
+        MeasureSettings(measure_s=20, max_measure_s=10)
+    with pytest.raises(ConfigError, match="--min-windows"):
+        MeasureSettings(min_windows=0)
     assert gpu_kind_from_name("NVIDIA H200") == "h200"
     assert gpu_kind_from_name("Tesla V100-SXM2-32GB") == "v100-sxm2-32gb"
     with pytest.raises(ConfigError):
         gpu_kind_from_name(" --- ")
+
+
+class SteppedCounter:
+    """An energy counter that moves only every 0.1 s (as NVML's does), at a constant 500 W."""
+
+    def __init__(self, clock):
+        self.clock = clock
+
+    def total_energy_j(self):
+        return 500.0 * math.floor(self.clock() / 0.1 + 1e-9) * 0.1
+
+
+def test_counter_tracker_interpolates_between_updates_where_edge_reads_err():
+    clock = Clock()
+    gpu = SteppedCounter(clock)
+    tracker = CounterTracker([gpu], clock)
+    for k in range(0, 301):  # poll every 10 ms for 3 s
+        clock.t = k * 0.01
+        tracker.poll()
+    t0, t1 = 0.555, 2.505  # 1.95 s
+    edges = gpu_at(gpu, clock, t1) - gpu_at(gpu, clock, t0)
+    assert edges == pytest.approx(500 * 2.0)  # the edge reads count 2.0 s of energy: 2.6 % high
+    assert tracker.energy_between(t0, t1) == pytest.approx(500 * 1.95, rel=0.01)
+    assert tracker.passed(2.5) and not tracker.passed(3.0)
+    assert tracker.energy_between(t0, 3.5) is None  # not bracketed by updates
+
+
+def gpu_at(gpu, clock, t):
+    clock.t = t
+    return gpu.total_energy_j()

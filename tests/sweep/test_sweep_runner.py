@@ -44,6 +44,11 @@ def test_sweep_writes_valid_power_trace_and_restores_limits(fake_env, tiny_workl
     for key in ("driver", "torch", "cuda", "measuring_s", "started_utc", "finished_utc", "warmup_iters"):
         assert key in meta
     assert [p["measured_iterations"] >= 3 for p in meta["points"]] == [True] * 4
+    # Repeated windows, energy interpolated at the counter's updates, clock and temperature logged.
+    assert (df["num_windows"] >= 3).all() and df["avg_power_ci_w"].notna().all()
+    windows = [w for p in meta["points"] for w in p["windows"]]
+    assert {w["energy_from"] for w in windows} == {"counter updates"}
+    assert all(w["sm_clock_mhz"] > 0 and w["temperature_c"] > 30 for w in windows)
     gpu = FakeBackend().gpu(0)
     assert gpu.power_limit_w() == 700.0  # restored
     assert gpu.setter_calls() >= 3  # set 300, 700, ..., then restored

@@ -26,7 +26,10 @@ def config(tmp: Path) -> Path:
             "gpus": {
                 "fake-h200": {"backend": "fake", "gpu_index": 0, "observe": True, "power_limits": "current"}
             },
-            "measure": {"warmup_iters": 1, "warmup_s": 0, "measure_iters": 2, "measure_s": 0.2},
+            "measure": {
+                **{"warmup_iters": 1, "warmup_s": 0, "steady_s": 0, "measure_iters": 2, "measure_s": 0.2},
+                **{"window_s": 0.05, "min_windows": 3, "max_measure_s": 2},
+            },
             "workloads": {"movielens-1m": [4, 8], "cifar100": [4]},
         }
     }

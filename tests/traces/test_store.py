@@ -39,7 +39,7 @@ def test_round_trip_keeps_values_types_and_provenance(tmp_path: Path) -> None:
     assert df["num_gpus"].isna().all()
     assert df["observe_mode"].tolist() == [True, True]
     meta = df.attrs["zeus_bench"]
-    assert meta["gpu_name"] == "NVIDIA H200" and meta["kind"] == "power" and meta["schema_version"] == 1
+    assert meta["gpu_name"] == "NVIDIA H200" and meta["kind"] == "power" and meta["schema_version"] == 2
 
 
 def test_train_round_trip_nullable_epochs(tmp_path: Path) -> None:
@@ -92,6 +92,28 @@ def test_read_refuses_wrong_kind_newer_version_and_foreign_files(tmp_path: Path)
     pq.write_table(pa.table({"a": [1]}), foreign)
     with pytest.raises(TraceFormatError, match="not a zeus-bench table"):
         read_metadata(foreign)
+
+
+def test_power_version_1_is_upgraded_with_empty_confidence_columns(tmp_path: Path) -> None:
+    v1 = [c for c in schemas()["power"].names if c not in NEW_IN_POWER_V2]
+    frame = power_frame().assign(measured_s=[5.0, None], samples_per_s=[2000.0, None], num_gpus=[1, 1])
+    table = pa.Table.from_pandas(frame[[c for c in v1 if c in frame.columns]], preserve_index=False)
+    meta = {"kind": "power", "schema_version": 1}
+    path = tmp_path / "v1.parquet"
+    pq.write_table(table.replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()}), path)
+    df = read_table(path, "power")
+    assert df["num_windows"].tolist()[0] == 1 and df["num_windows"].isna().tolist() == [False, True]
+    assert df["avg_power_ci_w"].isna().all() and df["ci_met"].isna().all()
+    assert df["avg_power_w"].tolist() == [612.0, 655.5]
+
+
+NEW_IN_POWER_V2 = (
+    "num_windows",
+    "time_per_epoch_ci_s",
+    "avg_power_ci_w",
+    "energy_per_sample_ci_rel",
+    "ci_met",
+)
 
 
 def test_failed_write_leaves_existing_file(tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ def test_import_writes_train_and_power(tmp_path: Path, capsys: pytest.CaptureFix
     assert power["power_limit_w"].tolist() == [100.0, 250.0, 250.0]
     assert power["avg_power_w"].iloc[1] == pytest.approx(200.5)
     meta = read_metadata(tmp_path / "out" / "power-v100.parquet")
-    assert meta["kind"] == "power" and meta["schema_version"] == 1
+    assert meta["kind"] == "power" and meta["schema_version"] == 2
     assert len(meta["sources"][0]["sha256"]) == 64
     assert meta["package_version"] and meta["created_utc"]
 

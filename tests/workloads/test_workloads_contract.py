@@ -1,4 +1,10 @@
-"""Every workload: builds, steps on synthetic batches of the real shapes, evaluates in range."""
+"""Every registered workload: builds, steps on synthetic batches of the real shapes, evaluates in range.
+
+The contract tests run over every workload installed under the entry-point group
+``zeus_bench.workloads`` (a new workload is tested as soon as it is registered in
+pyproject.toml); the paper-specific checks (shapes, parameter counts, the traces' batch sizes and
+learning rates) run over the paper's six.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +19,9 @@ from zeus_bench.errors import ConfigError, UnknownWorkloadError  # noqa: E402
 from zeus_bench.registry import load_workloads  # noqa: E402
 from zeus_bench.workload_api import TrainingWorkload, available_workloads, load_workload  # noqa: E402
 
-IDS = ["cifar100", "imagenet", "squad", "sentiment140", "librispeech", "movielens-1m"]
+PAPER_IDS = ["cifar100", "imagenet", "squad", "sentiment140", "librispeech", "movielens-1m"]
+#: Every registered workload (entry points), the paper's six included.
+IDS = available_workloads()
 CPU = torch.device("cpu")
 OPTIMIZERS = {"adadelta": torch.optim.Adadelta, "adamw": torch.optim.AdamW, "adam": torch.optim.Adam}
 # Valid range of each metric (registry units: accuracy and NDCG in [0, 1], F1 and WER in percent).
@@ -28,7 +36,7 @@ METRIC_RANGE = {
 
 
 def test_all_six_installed_under_the_trace_names():
-    assert set(IDS) <= set(available_workloads())
+    assert set(PAPER_IDS) <= set(IDS)
 
 
 def test_unknown_workload_is_a_one_line_config_error():
@@ -47,7 +55,9 @@ def built(request):
 
 def test_attributes_agree_with_the_registry(built):
     workload, _ = built
-    spec = load_workloads()[workload.id]
+    registry = load_workloads()
+    assert workload.id in registry, f"{workload.id}: add its entry to zeus_bench/data/workloads.yaml"
+    spec = registry[workload.id]
     assert isinstance(workload, TrainingWorkload)
     assert workload.metric_direction == spec.metric_direction
     assert workload.samples_per_epoch > 0
@@ -76,8 +86,8 @@ def test_evaluate_is_a_float_in_range(built):
     workload, model = built
     it = workload.synthetic_eval_batches(3, CPU, seed=2)
     value = workload.evaluate(model, [next(it), next(it)])
-    lo, hi = METRIC_RANGE[workload.id]
-    assert isinstance(value, float) and lo <= value <= hi
+    lo, hi = METRIC_RANGE.get(workload.id, (-math.inf, math.inf))
+    assert isinstance(value, float) and math.isfinite(value) and lo <= value <= hi
 
 
 def test_synthetic_batches_are_made_once_and_reused(built):
@@ -95,6 +105,8 @@ def test_paper_batch_sizes_are_those_of_the_power_traces(built, zeus_csv_dir):
     import pandas as pd
 
     workload, _ = built
+    if workload.id not in PAPER_IDS:
+        pytest.skip(f"{workload.id} is not one of the paper's workloads (no published trace)")
     spec = load_workloads()[workload.id]
     traced: set[int] = set()
     for gpu in ("v100", "a40"):
@@ -108,6 +120,8 @@ def test_learning_rates_match_the_train_trace(built, zeus_csv_dir):
     import pandas as pd
 
     workload, model = built
+    if workload.id not in PAPER_IDS:
+        pytest.skip(f"{workload.id} is not one of the paper's workloads (no published trace)")
     spec = load_workloads()[workload.id]
     df = pd.read_csv(zeus_csv_dir / "summary_train.csv")
     rows = df[(df.dataset == spec.dataset) & (df.optimizer.str.lower() == spec.optimizer)]
@@ -136,7 +150,7 @@ FLOAT_KEYS = {
 }
 
 
-@pytest.mark.parametrize("wid", IDS)
+@pytest.mark.parametrize("wid", PAPER_IDS)
 def test_full_size_synthetic_shapes(wid):
     batch = next(load_workload(wid).synthetic_batches(2, CPU))
     expected = FULL_SHAPES[wid]

@@ -164,7 +164,7 @@ ANALYSIS_CODE = code("zeus_bench/jobs.py", "zeus_bench/potential.py", "zeus_benc
 SIM_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/cli/sim.py", "zeus_bench/jobs.py", "zeus_bench/cost.py")
 _ANALYSIS_BASE = ("analysis/__init__.py", "analysis/metrics.py", "analysis/style.py", "analysis/tables.py")
 FIGURE_CODE = code(*_ANALYSIS_BASE, "analysis/figures.py", "analysis/plots.py", "analysis/h200.py")
-REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report.py")
+REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report.py", "analysis/findings.py", "analysis/policy_findings.py")
 
 
 def sweep_outputs(knob):
@@ -233,7 +233,32 @@ def figure_files():
             files += fig(f"power-profiles-{gpu}")
     if own_power_files():
         files += fig("h200")
+    if policy_study_gpus():
+        for name in POLICY_FIGURES:
+            files += fig(f"policy-{name}")
     return files
+
+
+POLICY_DIR = "results/policy"
+POLICY_TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart")
+POLICY_FIGURES = ("regret", "cost", "drift")
+POLICY_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/jobs.py", "zeus_bench/cost.py")
+
+
+def policy_study_gpus():
+    """GPU kinds of the zeus-plus study (needs the Zeus traces: its drift runs on their GPUs)."""
+    return all_gpus() if config["policy_study"]["enabled"] and zeus_gpus() else []
+
+
+def policy_study_files():
+    """The study's tables (none when disabled or without the Zeus traces)."""
+    return [f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES] if policy_study_gpus() else []
+
+
+def reference_files():
+    """Committed reference numbers (original simulator's outputs, the paper's statements), if present."""
+    folder = Path(workflow.basedir, "results", "reference")
+    return [str(p) for p in (folder / "original_simulator.csv", folder / "paper.csv") if p.is_file()]
 
 
 def report_inputs(wildcards):
@@ -248,7 +273,9 @@ def report_inputs(wildcards):
         "eta": [p for g in gpus for p in eta_sims(g)],
         "beta": [p for g in gpus for p in beta_sims(g)],
         "own": own_power_files(),
+        "reference": reference_files(),
         "figures": figure_files(),
+        "policy": policy_study_files(),
     }
 
 

@@ -5,14 +5,18 @@ import shutil
 import sys
 
 import yaml
+from snakemake.utils import validate
 
 
 def _sweep_config():
-    """The `sweep` section: from the workflow config, else from config/sweep.yaml."""
+    """The `sweep` section (workflow config, else config/sweep.yaml), validated by its schema."""
     if "sweep" in config:
-        return config["sweep"]
-    with open("config/sweep.yaml") as fh:
-        return yaml.safe_load(fh)["sweep"]
+        data = {"sweep": config["sweep"]}
+    else:
+        with open("config/sweep.yaml") as fh:
+            data = yaml.safe_load(fh)
+    validate(data, schema="../../config/sweep.schema.json")
+    return data["sweep"]
 
 
 SWEEP = _sweep_config()
@@ -21,7 +25,12 @@ SWEEP_DIR = SWEEP.get("out_dir", "results/sweep")
 ZEUS_BENCH_CMD = SWEEP.get("command") or shutil.which("zeus-bench") or f"'{sys.executable}' -m zeus_bench.cli.main"
 
 
+CONFIDENCE_KEYS = ("window_s", "min_windows", "rel_ci", "max_measure_s", "warmup_max_s", "steady_s")
+
+
 def _check_sweep_config():
+    """What the schema cannot know: registered workload ids and backend names, limits vs observe."""
+    from zeus_bench.device import BACKENDS
     from zeus_bench.registry import load_workloads
 
     known = load_workloads()
@@ -29,6 +38,10 @@ def _check_sweep_config():
     if unknown:
         raise ValueError(f"sweep config: unknown workload(s) {', '.join(unknown)}; known: {', '.join(known)}")
     for kind, gpu in SWEEP["gpus"].items():
+        if gpu.get("backend", "nvml") not in BACKENDS:
+            raise ValueError(
+                f"sweep config: GPU kind {kind!r} has unknown backend {gpu['backend']!r}; known: {', '.join(BACKENDS)}"
+            )
         if gpu.get("observe", True) and gpu.get("power_limits", "current") != "current":
             raise ValueError(f"sweep config: GPU kind {kind!r} is in observe mode and cannot set power_limits")
 
@@ -64,6 +77,8 @@ def sweep_cell_args(wildcards):
         "--observe" if gpu.get("observe", True) else "",
         f"--warmup-iters {m.get('warmup_iters', 5)} --warmup-s {m.get('warmup_s', 2)}",
         f"--measure-iters {m.get('measure_iters', 20)} --measure-s {m.get('measure_s', 10)}",
+        # Confidence settings (zeus_bench.sweep.measure.MeasureSettings), passed when configured.
+        *(f"--{k.replace('_', '-')} {m[k]}" for k in CONFIDENCE_KEYS if k in m),
         "--tiny" if SWEEP.get("tiny", False) else "",
     ]
     return " ".join(a for a in args if a)

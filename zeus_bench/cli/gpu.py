@@ -9,10 +9,12 @@ from zeus_bench.cli.common import add_format_arg, emit, render
 
 
 def add_backend_arg(parser: argparse.ArgumentParser) -> None:
-    """Add ``--backend nvml|fake`` (default: ``$ZEUS_BENCH_BACKEND``, else ``nvml``)."""
+    """Add ``--backend`` with the registered backends (default: ``$ZEUS_BENCH_BACKEND``, else ``nvml``)."""
+    from zeus_bench.device import BACKENDS
+
     parser.add_argument(
         "--backend",
-        choices=("nvml", "fake"),
+        choices=BACKENDS,
         default=None,
         help="GPU backend (default: $ZEUS_BENCH_BACKEND, else nvml); 'fake' simulates a GPU whose state "
         "lives in $ZEUS_BENCH_FAKE_STATE",

@@ -105,13 +105,36 @@ def register(sub: Any) -> None:
         help="arrival table (.csv/.parquet) of concurrent submissions",
     )
     p.add_argument(
+        "--drift",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="drift table (.csv/.parquet): epochs-to-target factors per recurrence (zeus_bench.sim.drift)",
+    )
+    p.add_argument(
+        "--prior-traces",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="warm start: folder of another GPU's traces (with --prior-gpu; used by zeus-plus)",
+    )
+    p.add_argument(
+        "--prior-gpu", default=None, metavar="NAME", help="warm start: the GPU kind in --prior-traces"
+    )
+    p.add_argument(
         "--jobs",
         type=bounded_int_arg(1, MAX_JOBS, "--jobs"),
         default=1,
         metavar="N",
         help="worker processes (default 1)",
     )
-    p.add_argument("--out", type=Path, required=True, metavar="FILE.parquet", help="runs table to write")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="FILE.parquet|FILE.csv",
+        help="runs table to write (Parquet or CSV, by the suffix)",
+    )
     p.set_defaults(func=_simulate)
 
     q = sub.add_parser(
@@ -153,20 +176,23 @@ def register(sub: Any) -> None:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    import contextlib
     import logging
+    import sys
     import time
 
-    from tqdm import tqdm
-
+    from zeus_bench.errors import ConfigError
+    from zeus_bench.fsutil import check_writable_file
     from zeus_bench.jobs import TraceSet
     from zeus_bench.sim.arrivals import read_arrivals
-    from zeus_bench.sim.grid import plan, simulate
+    from zeus_bench.sim.drift import read_drift
+    from zeus_bench.sim.grid import iter_simulate, plan
     from zeus_bench.sim.policies import POLICIES
     from zeus_bench.sim.policies.base import load_policy_module
-    from zeus_bench.store import write_table
+    from zeus_bench.store import TableWriter
 
     log = logging.getLogger("zeus_bench.cli.sim")
-    check_out(args.out, TABLE_SUFFIXES)
+    check_writable_file(args.out, TableWriter.SUFFIXES, "--out")
     for module in args.policy_module:
         load_policy_module(module)
     traces = TraceSet(args.traces, args.workloads_file)
@@ -179,6 +205,10 @@ def _simulate(args: argparse.Namespace) -> int:
         None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
     )
     arrivals = read_arrivals(args.arrivals) if args.arrivals is not None else None
+    drift = read_drift(args.drift) if args.drift is not None else None
+    if (args.prior_traces is None) != (args.prior_gpu is None):
+        raise ConfigError("--prior-traces and --prior-gpu go together")
+    prior = None if args.prior_traces is None else (TraceSet(args.prior_traces), args.prior_gpu)
     tasks = []
     for gpu in args.gpu:
         tasks += plan(
@@ -193,13 +223,9 @@ def _simulate(args: argparse.Namespace) -> int:
             args.window,
             arrivals,
             args.policy_module,
+            drift,
+            prior,
         )
-    start = time.perf_counter()
-    with tqdm(
-        total=sum(t.units for t in tasks), unit="replay", desc="simulate", disable=None, leave=False
-    ) as bar:
-        runs = simulate(tasks, jobs=args.jobs, progress=bar.update)
-    elapsed = time.perf_counter() - start
     provenance = {
         "command": "simulate",
         "traces": str(args.traces),
@@ -208,11 +234,23 @@ def _simulate(args: argparse.Namespace) -> int:
         "seeds": args.seeds,
         "arrivals": None if args.arrivals is None else str(args.arrivals),
         "policy_modules": args.policy_module,
+        "drift": None if args.drift is None else str(args.drift),
+        "prior": None if prior is None else f"{args.prior_traces}:{args.prior_gpu}",
     }
-    write_table(runs, args.out, "runs", provenance=provenance)
-    log.info(
-        "%d tries of %d replays in %.2f s -> %s", len(runs), sum(t.units for t in tasks), elapsed, args.out
-    )
+    replays = sum(t.units for t in tasks)
+    start = time.perf_counter()
+    # Rows are written as replays finish (Parquet row groups): memory holds one frame at a time.
+    with TableWriter(args.out, "runs", provenance) as out, contextlib.ExitStack() as stack:
+        progress = None
+        if sys.stderr.isatty():  # a progress bar only for a person watching
+            from tqdm import tqdm
+
+            bar = stack.enter_context(tqdm(total=replays, unit="replay", desc="simulate", leave=False))
+            progress = bar.update
+        for frame in iter_simulate(tasks, jobs=args.jobs, progress=progress):
+            out.write(frame)
+    elapsed = time.perf_counter() - start
+    log.info("%d tries of %d replays in %.2f s -> %s", out.rows, replays, elapsed, args.out)
     return 0
 
 
@@ -220,12 +258,15 @@ _SHOWN = {
     "gpu": "gpu",
     "workload": "workload",
     "policy": "policy",
+    "eta": "eta",
+    "beta": "beta",
     "energy_savings_vs_baseline_cum_pct": "E-save vs baseline cum %",
     "energy_savings_vs_baseline_last10_pct": "E-save vs baseline last10 %",
     "energy_savings_vs_max_batch_cum_pct": "E-save vs max-batch cum %",
     "time_savings_vs_baseline_cum_pct": "T-save vs baseline cum %",
     "regret_vs_oracle_cost_j": "regret vs oracle (J)",
     "settle_recurrence": "settles at recurrence",
+    "failed_recurrences_mean": "failed recurrences",
 }
 
 
@@ -242,7 +283,9 @@ def _summarize(args: argparse.Namespace) -> int:
     if args.format == "table":
         shown = pd.DataFrame(index=summary.index)
         for col, label in _SHOWN.items():
-            if col in summary.columns:
+            if col in ("eta", "beta"):  # settings as on the command line: 0.5, 2, inf
+                shown[label] = [f"{v:g}" for v in summary[col]]
+            elif col in summary.columns:
                 shown[label] = summary[col]
             else:
                 mean, std = summary[f"{col}_mean"], summary[f"{col}_std"]

@@ -23,6 +23,7 @@ from zeus_bench.cli.common import (
     render,
     require_extra,
 )
+from zeus_bench.cli.gpu import add_backend_arg
 
 
 def _int_list(text: str) -> list[int]:
@@ -83,12 +84,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--out", type=Path, required=True, metavar="FILE.parquet", help="output trace")
     p.add_argument("--resume", action="store_true", help="keep the points already in --out, measure the rest")
-    p.add_argument(
-        "--backend",
-        choices=("nvml", "fake"),
-        default=None,
-        help="GPU backend (default: $ZEUS_BENCH_BACKEND, else nvml)",
-    )
+    add_backend_arg(p)
     p.add_argument(
         "--gpu-kind", default=None, help="value of the trace's gpu column (default: from the GPU name)"
     )
@@ -99,6 +95,13 @@ def register(sub: Any) -> None:
         help="where to train (auto: CUDA on real GPUs, CPU on the fake backend)",
     )
     p.add_argument("--tiny", action="store_true", help="the workload's tiny model (CPU tests)")
+    p.add_argument(
+        "--workloads-file",
+        type=Path,
+        default=None,
+        metavar="FILE.yaml",
+        help="YAML file of extra/overriding workloads (registry entries: dataset, network, ...)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--warmup-iters", type=int, default=5, help="warm-up iterations per point, at least (default 5)"
@@ -111,6 +114,36 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--measure-s", type=float, default=10.0, help="measured seconds per point, at least (default 10)"
+    )
+    p.add_argument(
+        "--window-s", type=float, default=2.0, help="seconds of each energy window, at least (default 2)"
+    )
+    p.add_argument(
+        "--min-windows", type=int, default=3, help="energy windows per point, at least (default 3)"
+    )
+    p.add_argument(
+        "--rel-ci",
+        type=float,
+        default=0.01,
+        help="target relative 95%% half-width of energy per sample (default 0.01 = 1%%)",
+    )
+    p.add_argument(
+        "--max-measure-s",
+        type=float,
+        default=60.0,
+        help="cap on a point's measured seconds; a point still short of --rel-ci is flagged (default 60)",
+    )
+    p.add_argument(
+        "--warmup-max-s",
+        type=float,
+        default=30.0,
+        help="cap on the warm-up, which goes on until SM clock and temperature are steady (default 30)",
+    )
+    p.add_argument(
+        "--steady-s",
+        type=float,
+        default=2.0,
+        help="span over which SM clock and temperature must hold steady to end the warm-up (0: no check)",
     )
     p.add_argument(
         "--stop-at-oom",
@@ -168,7 +201,7 @@ def _sweep(args: argparse.Namespace) -> int:
     require_extra("torch", "workloads", "zeus-bench sweep (it trains the workloads)")
     from zeus_bench.errors import ConfigError
     from zeus_bench.sweep.measure import MeasureSettings
-    from zeus_bench.sweep.runner import SweepPlan, parse_power_limits
+    from zeus_bench.sweep.plan import SweepPlan, parse_power_limits
 
     batch_sizes = args.batch_sizes
     if not batch_sizes:
@@ -182,17 +215,30 @@ def _sweep(args: argparse.Namespace) -> int:
         power_limits_w=limits,
         gpu_indices=tuple(args.gpus),
         observe=args.observe,
-        settings=MeasureSettings(args.warmup_iters, args.warmup_s, args.measure_iters, args.measure_s),
+        settings=MeasureSettings(
+            args.warmup_iters,
+            args.warmup_s,
+            args.measure_iters,
+            args.measure_s,
+            window_s=args.window_s,
+            min_windows=args.min_windows,
+            rel_ci=args.rel_ci,
+            max_measure_s=args.max_measure_s,
+            warmup_max_s=args.warmup_max_s,
+            steady_s=args.steady_s,
+        ),
         tiny=args.tiny,
         seed=args.seed,
         stop_at_oom=args.stop_at_oom,
         gpu_kind=args.gpu_kind,
         backend=args.backend,
         torch_device=args.torch_device,
+        workloads_file=args.workloads_file,
     )
     if args.train_to_target:
         from zeus_bench.sweep.train import run_train_to_target
 
+        plan.check_train_to_target()
         if args.data_root is None:
             raise ConfigError("--train-to-target needs --data-root (the dataset in its published format)")
         df = run_train_to_target(

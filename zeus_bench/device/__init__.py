@@ -6,13 +6,20 @@ environment variable ``ZEUS_BENCH_BACKEND``, else ``nvml``.
 
 from __future__ import annotations
 
+import importlib
 import os
 
 from zeus_bench.device.base import GPU, GPUBackend
 from zeus_bench.errors import ConfigError
 
 BACKEND_ENV = "ZEUS_BENCH_BACKEND"
-BACKENDS: tuple[str, ...] = ("nvml", "fake")
+#: The one backend registry: name -> ``module:class``, imported only when chosen. The command
+#: line's ``--backend`` choices, the environment variable and the sweep config all read it.
+BACKEND_CLASSES: dict[str, str] = {
+    "nvml": "zeus_bench.device.nvml:NVMLBackend",
+    "fake": "zeus_bench.device.fake:FakeBackend",
+}
+BACKENDS: tuple[str, ...] = tuple(BACKEND_CLASSES)
 
 __all__ = ["BACKENDS", "BACKEND_ENV", "GPU", "GPUBackend", "backend_name", "get_backend"]
 
@@ -38,11 +45,6 @@ def get_backend(name: str | None = None) -> GPUBackend:
         ConfigError: an unknown backend name.
         NVMLUnavailableError: ``nvml`` chosen but NVML or the driver is missing.
     """
-    chosen = backend_name(name)
-    if chosen == "fake":
-        from zeus_bench.device.fake import FakeBackend
-
-        return FakeBackend()
-    from zeus_bench.device.nvml import NVMLBackend
-
-    return NVMLBackend()
+    module, _, cls = BACKEND_CLASSES[backend_name(name)].partition(":")
+    backend: GPUBackend = getattr(importlib.import_module(module), cls)()
+    return backend

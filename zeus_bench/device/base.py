@@ -56,6 +56,14 @@ class GPU(abc.ABC):
     def instant_power_w(self) -> float:
         """Instantaneous power draw, W (cheap; use for sampling)."""
 
+    def sm_clock_mhz(self) -> float | None:
+        """Current SM (graphics) clock, MHz; None where the backend cannot read it. Read only."""
+        return None
+
+    def temperature_c(self) -> float | None:
+        """Current GPU core temperature, degrees C; None where the backend cannot read it. Read only."""
+        return None
+
 
 class GPUBackend(abc.ABC):
     """Discovers GPUs and reports system facts."""

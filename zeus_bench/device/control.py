@@ -8,7 +8,7 @@
 * **Journal.** Before the first change of a GPU's limit it writes that GPU's *previous* limit
   to ``<state dir>/journal/<backend>-<uuid>.json`` (atomically). The entry is deleted only
   after the previous limit is back.
-* **Restore.** On normal exit, on an exception, on SIGINT and on SIGTERM it sets each changed
+* **Restore.** On normal exit, on an exception, on SIGINT, SIGTERM and SIGHUP it sets each changed
   GPU back to its previous limit (not the maximum, not the default). After a hard kill
   (SIGKILL, power loss) the journal remains: ``zeus-bench gpu restore``
   (:func:`restore_from_journal`) puts the recorded limits back, and so does the next session
@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 STATE_DIR_ENV = "ZEUS_BENCH_STATE_DIR"
 #: Two limits closer than this are the same limit (NVML works in mW; users in W).
 SAME_LIMIT_TOLERANCE_W = 0.5
+#: Signals on which a session restores the limits before the previous handler runs.
+RESTORE_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def default_state_dir() -> Path:
@@ -92,22 +94,50 @@ def _journal_dir(state_dir: Path) -> Path:
     return state_dir / "journal"
 
 
+def load_journal_entry(path: Path) -> JournalEntry:
+    """One journal file's entry.
+
+    Raises:
+        ConfigError: the file is unreadable or not a journal entry (one line naming it).
+    """
+    try:
+        return JournalEntry(**json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError) as exc:
+        reason = " ".join(str(exc).split())
+        raise ConfigError(
+            f"{path}: unreadable power-limit journal entry ({reason}); inspect and delete it"
+        ) from None
+
+
 def read_journal(
-    state_dir: Path | None = None, backend: str | None = None
+    state_dir: Path | None = None, backend: str | None = None, errors: list[ConfigError] | None = None
 ) -> list[tuple[Path, JournalEntry]]:
-    """All journal entries (optionally of one backend), with their files."""
+    """All journal entries (optionally of one backend), with their files.
+
+    Args:
+        state_dir: State directory (default :func:`default_state_dir`).
+        backend: Only this backend's entries.
+        errors: Collects the errors of unreadable files instead of raising the first.
+    """
     folder = _journal_dir(state_dir or default_state_dir())
     out: list[tuple[Path, JournalEntry]] = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            entry = JournalEntry(**json.loads(path.read_text()))
-        except (OSError, ValueError, TypeError) as exc:
-            raise ConfigError(
-                f"{path}: unreadable power-limit journal entry ({exc}); inspect and delete it"
-            ) from None
+            entry = load_journal_entry(path)
+        except ConfigError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
+            continue
         if backend is None or entry.backend == backend:
             out.append((path, entry))
     return out
+
+
+def _raise_first(errors: list[ConfigError]) -> None:
+    if errors:
+        more = f" (and {len(errors) - 1} more unreadable entries)" if len(errors) > 1 else ""
+        raise ConfigError(f"{errors[0]}{more}")
 
 
 class GPULock:
@@ -178,11 +208,13 @@ def restore_from_journal(
 
     Raises:
         PermissionDeniedError: a limit could not be set back (the entry is kept).
+        ConfigError: a journal file is unreadable (named; every readable entry is restored first).
     """
     state_dir = state_dir or default_state_dir()
     by_uuid = {backend.gpu(i).uuid(): i for i in range(backend.device_count())}
     done: list[JournalEntry] = []
-    for path, entry in read_journal(state_dir, backend.name):
+    errors: list[ConfigError] = []
+    for path, entry in read_journal(state_dir, backend.name, errors):
         index = by_uuid.get(entry.gpu_uuid)
         if index is None:
             log.warning("%s: GPU %s is not present; entry kept", path, entry.gpu_uuid)
@@ -199,6 +231,7 @@ def restore_from_journal(
             done.append(entry)
         finally:
             lock.release()
+    _raise_first(errors)
     return done
 
 
@@ -210,7 +243,7 @@ class PowerLimitSession:
         observe: Never write a GPU setting (see module notes).
         journal_dir: State directory for the journal and locks (default
             :func:`default_state_dir`).
-        handle_signals: Install SIGINT/SIGTERM handlers that restore the limits (only possible
+        handle_signals: Install SIGINT/SIGTERM/SIGHUP handlers that restore the limits (only possible
             from the main thread; elsewhere the caller must ensure a clean exit).
 
     Example:
@@ -254,7 +287,7 @@ class PowerLimitSession:
             raise
         self._active = True
         if self.handle_signals and threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
+            for signum in RESTORE_SIGNALS:
                 self._old_handlers[signum] = signal.signal(signum, self._on_signal)
         if self.observe:
             log.info(
@@ -280,13 +313,21 @@ class PowerLimitSession:
         self._locks.clear()
 
     def _recover_stale(self) -> None:
-        """Restore journal entries of this session's GPUs left by a killed run (we hold the locks)."""
+        """Restore journal entries of this session's GPUs left by a killed run (we hold the locks).
+
+        An unreadable entry is reported (one line naming the file) after the readable ones are restored.
+        """
+        errors: list[ConfigError] = []
         for g in self.gpus.values():
             backend = gpu_backend_name(g)
             path = _journal_dir(self.state_dir) / JournalEntry.file_name(backend, g.uuid())
             if not path.exists():
                 continue
-            entry = JournalEntry(**json.loads(path.read_text()))
+            try:
+                entry = load_journal_entry(path)
+            except ConfigError as exc:
+                errors.append(exc)
+                continue
             if self.observe:
                 log.warning(
                     "GPU %d: a killed run left its limit journalled at %g W (now %g W); observe mode "
@@ -297,6 +338,7 @@ class PowerLimitSession:
                 )
                 continue
             _restore_entry(g, path, entry)
+        _raise_first(errors)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         old = self._old_handlers.get(signum, signal.SIG_DFL)
@@ -354,16 +396,22 @@ class PowerLimitSession:
                     )
                 self.requests.append({"gpu_index": gpu_index, "power_limit_w": watts, "applied": False})
                 return
-            self._journal(gpu)
-            gpu.set_power_limit_w(watts)
+            journalled = self._journal(gpu)
+            try:
+                gpu.set_power_limit_w(watts)
+            except BaseException:
+                if journalled is not None and gpu_index not in self.changed:
+                    journalled.unlink(missing_ok=True)  # nothing changed: no entry to restore
+                raise
             self.changed.add(gpu_index)
             self.requests.append({"gpu_index": gpu_index, "power_limit_w": watts, "applied": True})
 
-    def _journal(self, gpu: GPU) -> None:
+    def _journal(self, gpu: GPU) -> Path | None:
+        """Write ``gpu``'s previous limit unless already journalled; returns the new file, if any."""
         backend = gpu_backend_name(gpu)
         path = _journal_dir(self.state_dir) / JournalEntry.file_name(backend, gpu.uuid())
         if path.exists():
-            return
+            return None
         entry = JournalEntry(
             backend=backend,
             gpu_index=gpu.index,
@@ -374,6 +422,7 @@ class PowerLimitSession:
             started_utc=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         )
         atomic_write_text(path, json.dumps(asdict(entry), indent=1) + "\n")
+        return path
 
     def restore(self) -> None:
         """Set every changed GPU back to its previous limit and clear its journal (idempotent).

@@ -5,6 +5,9 @@ The model (all parameters in the state, defaults those of an H200 running a busy
 * The workload asks for ``demand_w = idle_w + load * (busy_w - idle_w)`` where ``load`` in [0, 1]
   is set by the caller (:meth:`FakeGPU.set_load`).
 * The GPU draws ``draw_w = min(demand_w, power_limit_w)``; energy accrues at ``draw_w``.
+* The energy counter can be made to behave like NVML's: ``counter_latency_s`` makes each read
+  block that long (about 0.004 s on an H200) and ``counter_update_period_s`` makes its value move
+  only at multiples of that period (about 0.1 s on an H200; 0 = continuous).
 * Throughput relative to the uncapped GPU is
   ``((draw_w - idle_w) / (demand_w - idle_w)) ** throughput_exponent`` (1 when not capped), so
   capping saves power faster than it costs speed, as on real GPUs.
@@ -20,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
 import threading
 import time
@@ -53,6 +57,8 @@ DEFAULT_GPU: dict[str, Any] = {
     "energy_j": 0.0,
     "energy_t": None,
     "energy_counter": True,
+    "counter_latency_s": 0.0,
+    "counter_update_period_s": 0.0,
     "set_calls": 0,
 }
 
@@ -120,7 +126,15 @@ class FakeGPU(GPU):
         return bool(self._get()["energy_counter"])
 
     def total_energy_j(self) -> float:
-        """Energy since the state was created, J (exact integral of the model's draw)."""
+        """Energy since the state was created, J (exact integral of the model's draw).
+
+        With ``counter_latency_s`` the read blocks that long first; with
+        ``counter_update_period_s`` the value is the integral up to the last multiple of the
+        period (or up to the last change of load or limit, if that came later).
+        """
+        latency = float(self._get().get("counter_latency_s", 0.0))
+        if latency > 0:
+            time.sleep(latency)
         with self._backend._state() as state:
             g = state["gpus"][self.index]
             if not g["energy_counter"]:
@@ -129,6 +143,9 @@ class FakeGPU(GPU):
                     "use sampled power instead"
                 )
             now = self._backend.clock()
+            period = float(g.get("counter_update_period_s", 0.0))
+            if period > 0:
+                now = max(math.floor(now / period) * period, g["energy_t"] or now)
             return float(g["energy_j"] + _gpu_draw_w(g) * (now - (g["energy_t"] or now)))
 
     def instant_power_w(self) -> float:
@@ -153,6 +170,14 @@ class FakeGPU(GPU):
         if draw >= demand or demand <= g["idle_w"]:
             return 1.0
         return float(((draw - g["idle_w"]) / (demand - g["idle_w"])) ** g["throughput_exponent"])
+
+    def sm_clock_mhz(self) -> float | None:
+        """A Hopper-like SM clock, MHz: 1980 scaled by the relative throughput at the limit."""
+        return round(1980.0 * self.relative_throughput(), 1)
+
+    def temperature_c(self) -> float | None:
+        """A temperature that follows the draw: 30 C plus 0.05 C per W (steady at once)."""
+        return round(30.0 + 0.05 * _gpu_draw_w(self._get()), 1)
 
     def step_time_s(self, uncapped_step_time_s: float) -> float:
         """Time one step takes at the current limit, given its uncapped time."""

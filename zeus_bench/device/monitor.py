@@ -1,12 +1,24 @@
 """Energy measurement windows over one or several GPUs, and an optional power timeline.
 
-:class:`EnergyMonitor` reads each GPU's energy counter only at window edges (one read costs
-about 4 ms on an H200), so a training loop pays nothing between edges. Windows are named and
-independent: they may nest and overlap. When torch has been imported and CUDA is initialised,
-the current CUDA device is synchronised at each edge so queued kernels land in the right window.
+:class:`EnergyMonitor` measures named windows that may nest and overlap. A window's energy is the
+difference of each GPU's hardware energy counter at its two edges.
 
-The counter updates about every :data:`COUNTER_UPDATE_PERIOD_S`; a window shorter than that is
-flagged (``Measurement.below_counter_period``) since its energy can be off by a whole update.
+**Off the caller's thread.** One counter read blocks for about 4 ms on an H200. A window edge
+therefore only takes the time and hands the read to a reader thread, which reads every counter
+once for all the edges queued since its last read (NVML releases the GIL while it waits). The
+caller's cost per window is a few tens of microseconds: :meth:`EnergyMonitor.end_window_deferred`
+returns a :class:`PendingMeasurement` at once; :meth:`EnergyMonitor.end_window` waits for the
+end edge's read (up to one read). When torch has been imported and CUDA is initialised, the
+current CUDA device is synchronised at each edge so that queued kernels land in the right window.
+
+**Uncertainty.** The counter only moves every *update period* (about 0.1 s on an H200), so each
+edge can miss up to one update's energy. The reader thread measures that period when the monitor
+starts (it polls the counter until it has seen several updates) and every :class:`Measurement`
+carries ``energy_uncertainty_j``: per GPU, one update period times the window's power (the larger
+of its counter average and the instant power at its edges, so that a window shorter than one
+update, whose counter may not have moved, is still covered). ``high_uncertainty`` flags windows
+whose relative uncertainty exceeds ``uncertainty_threshold`` (default 5 %, i.e. windows shorter
+than about 20 update periods), and ``below_counter_period`` those shorter than one period.
 
 GPUs without a counter (pre-Volta) fall back to integrating sampled instant power; the monitor
 then samples in a background thread even when no timeline was asked for.
@@ -20,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import socket
 import sys
@@ -37,8 +50,16 @@ from zeus_bench.device.errors import MeasurementWindowError
 
 log = logging.getLogger(__name__)
 
-#: Update period of NVML's energy counter (seen on an H200; similar on other recent GPUs), s.
+#: Counter update period assumed where none could be measured (seen on an H200), s.
 COUNTER_UPDATE_PERIOD_S = 0.1
+#: Relative energy uncertainty above which a measurement is flagged (``high_uncertainty``).
+UNCERTAINTY_THRESHOLD = 0.05
+#: Counter updates the start-up probe waits for before it computes the update period.
+PROBE_UPDATES = 6
+#: The probe gives up after this long (then assumes :data:`COUNTER_UPDATE_PERIOD_S`), s.
+PROBE_TIMEOUT_S = 3.0
+#: Pause between the probe's counter reads, s (on top of the read itself).
+PROBE_POLL_S = 0.002
 
 
 @dataclass(frozen=True)
@@ -51,8 +72,13 @@ class Measurement:
         energy_j: Energy per GPU index, J.
         start_unix_s: Unix time of the window's start, s.
         below_counter_period: True when the window was shorter than the energy counter's
-            update period (about 0.1 s): its energy is unreliable.
+            measured update period: its energy may be off by a whole update.
         sampled_gpus: GPU indices whose energy was integrated from sampled power (no counter).
+        energy_uncertainty_j: Per GPU index, +- J: one counter update period (the sampling
+            interval for sampled GPUs) times the window's power.
+        counter_update_period_s: The update period behind the uncertainty (the largest over
+            the GPUs), s.
+        uncertainty_threshold: Relative uncertainty above which :attr:`high_uncertainty` is set.
     """
 
     name: str
@@ -61,6 +87,9 @@ class Measurement:
     start_unix_s: float = 0.0
     below_counter_period: bool = False
     sampled_gpus: tuple[int, ...] = field(default=())
+    energy_uncertainty_j: Mapping[int, float] = field(default_factory=dict)
+    counter_update_period_s: float = COUNTER_UPDATE_PERIOD_S
+    uncertainty_threshold: float = UNCERTAINTY_THRESHOLD
 
     @property
     def total_energy_j(self) -> float:
@@ -72,12 +101,175 @@ class Measurement:
         """Average power summed over the GPUs, W (0 for an empty window)."""
         return self.total_energy_j / self.time_s if self.time_s > 0 else 0.0
 
+    @property
+    def total_energy_uncertainty_j(self) -> float:
+        """Uncertainty of :attr:`total_energy_j`, +- J (the GPUs' uncertainties added)."""
+        return float(sum(self.energy_uncertainty_j.values()))
+
+    @property
+    def relative_uncertainty(self) -> float:
+        """:attr:`total_energy_uncertainty_j` over :attr:`total_energy_j` (``inf`` if no energy)."""
+        unc = self.total_energy_uncertainty_j
+        if self.total_energy_j > 0:
+            return unc / self.total_energy_j
+        return math.inf if unc > 0 else 0.0
+
+    @property
+    def high_uncertainty(self) -> bool:
+        """Whether :attr:`relative_uncertainty` exceeds :attr:`uncertainty_threshold`."""
+        return self.relative_uncertainty > self.uncertainty_threshold
+
+
+class _Edge:
+    """One window edge: the caller's time, and the counters once the reader has read them."""
+
+    __slots__ = ("done", "energy_j", "error", "mono_s", "power_w")
+
+    def __init__(self, mono_s: float) -> None:
+        self.mono_s = mono_s
+        self.energy_j: dict[int, float] = {}
+        self.power_w: dict[int, float] = {}
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+
+    def wait(self) -> None:
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+
+
+class _CounterReader:
+    """A thread that reads the energy counters for queued edges and measures the update period.
+
+    Every read serves all the edges queued before it started. Until the period is known the
+    thread also polls the counters on its own (the probe) and notes when each value changes.
+    """
+
+    def __init__(self, gpus: Sequence[GPU], clock: Callable[[], float], period_s: float | None) -> None:
+        self.gpus = list(gpus)
+        self.clock = clock
+        self._cond = threading.Condition()
+        self._pending: list[_Edge] = []
+        self._stop = False
+        self.period_s: dict[int, float] = {}
+        self.period_measured = False
+        self._period_ready = threading.Event()
+        self._changes: dict[int, list[float]] = {g.index: [] for g in self.gpus}
+        self._last: dict[int, tuple[float, float]] = {}
+        self._probe_errors = 0
+        if period_s is not None:
+            if not period_s > 0:
+                raise MeasurementWindowError(f"counter_update_period_s must be > 0, got {period_s}")
+            self.period_s = {g.index: float(period_s) for g in self.gpus}
+            self._period_ready.set()
+        self._probe_deadline = time.monotonic() + PROBE_TIMEOUT_S  # real time, whatever the clock
+        self._thread = threading.Thread(target=self._run, name="zeus-bench-counter-reader", daemon=True)
+        self._thread.start()
+
+    # Edges ------------------------------------------------------------------------------
+    def submit(self, edge: _Edge) -> None:
+        with self._cond:
+            if self._stop:
+                raise MeasurementWindowError("the energy monitor is closed")
+            self._pending.append(edge)
+            self._cond.notify()
+
+    def read(self, edges: Sequence[_Edge]) -> tuple[float, dict[int, float]] | None:
+        """Read every counter (and instant power when there are edges) for ``edges``."""
+        start = self.clock()
+        try:
+            energy = {g.index: g.total_energy_j() for g in self.gpus}
+            power = {g.index: g.instant_power_w() for g in self.gpus} if edges else {}
+        except Exception as exc:  # handed to whoever waits for these edges
+            for edge in edges:
+                edge.error = exc
+                edge.done.set()
+            if not edges:
+                raise
+            return None
+        mid = (start + self.clock()) / 2.0
+        for edge in edges:
+            edge.energy_j, edge.power_w = energy, power
+            edge.done.set()
+        return mid, energy
+
+    # Update period ----------------------------------------------------------------------
+    def period(self) -> dict[int, float]:
+        """Update period per GPU, s (waits for the probe, at most :data:`PROBE_TIMEOUT_S`)."""
+        if not self._period_ready.wait(PROBE_TIMEOUT_S + 5.0):  # the reader thread is gone
+            return {g.index: COUNTER_UPDATE_PERIOD_S for g in self.gpus}
+        return self.period_s
+
+    def _observe(self, mid: float, energy: dict[int, float]) -> None:
+        for index, value in energy.items():
+            previous = self._last.get(index)
+            if previous is not None and value != previous[1]:
+                self._changes[index].append((previous[0] + mid) / 2.0)
+            self._last[index] = (mid, value)
+        enough = all(len(c) >= PROBE_UPDATES for c in self._changes.values())
+        if enough or time.monotonic() > self._probe_deadline:
+            self._finish_probe()
+
+    def _finish_probe(self) -> None:
+        if self._period_ready.is_set():
+            return
+        for index, changes in self._changes.items():
+            if len(changes) >= 3:
+                self.period_s[index] = (changes[-1] - changes[0]) / (len(changes) - 1)
+            else:
+                log.warning(
+                    "GPU %d: energy counter seen changing %d time(s) in %.1f s; assuming it updates "
+                    "every %g s",
+                    index,
+                    len(changes),
+                    PROBE_TIMEOUT_S,
+                    COUNTER_UPDATE_PERIOD_S,
+                )
+                self.period_s[index] = COUNTER_UPDATE_PERIOD_S
+        self.period_measured = all(len(c) >= 3 for c in self._changes.values())
+        log.debug("energy counter update period(s): %s s", self.period_s)
+        self._period_ready.set()
+
+    # Thread -----------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            probing = not self._period_ready.is_set()
+            with self._cond:
+                self._cond.wait_for(
+                    lambda: bool(self._pending) or self._stop, PROBE_POLL_S if probing else None
+                )
+                batch, self._pending = self._pending, []
+                if self._stop and not batch:
+                    break
+            try:
+                result = self.read(batch)
+            except Exception as exc:
+                self._probe_errors += 1
+                log.debug("energy counter probe read failed: %s", exc)
+                if self._probe_errors > 3:
+                    self._finish_probe()
+                continue
+            if probing and result is not None:
+                self._observe(*result)
+        self._finish_probe()
+
+    def flush(self) -> None:
+        """Wait until every edge submitted so far has been read."""
+        edge = _Edge(self.clock())
+        self.submit(edge)
+        edge.done.wait()
+
+    def close(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify()
+        self._thread.join()
+
 
 @dataclass
 class _Window:
-    start_mono_s: float
+    start: _Edge
     start_unix_s: float
-    energy_j: dict[int, float]
 
 
 def sync_cuda() -> None:
@@ -90,6 +282,31 @@ def sync_cuda() -> None:
         cuda.synchronize()
 
 
+class PendingMeasurement:
+    """A window that has ended and whose counters may still be being read.
+
+    :meth:`result` waits for the reads (up to one counter read after the end edge) and returns
+    the :class:`Measurement`; :meth:`done` says whether that would wait.
+    """
+
+    def __init__(self, monitor: EnergyMonitor, name: str, window: _Window, end: _Edge) -> None:
+        self._monitor = monitor
+        self.name = name
+        self._window = window
+        self._end = end
+        self._result: Measurement | None = None
+
+    def done(self) -> bool:
+        """Whether both edges have been read (so :meth:`result` returns at once)."""
+        return self._window.start.done.is_set() and self._end.done.is_set()
+
+    def result(self) -> Measurement:
+        """The measurement (waits for the counter reads; raises a read's error)."""
+        if self._result is None:
+            self._result = self._monitor._measure(self.name, self._window, self._end)
+        return self._result
+
+
 class EnergyMonitor:
     """Measure energy and time of named windows on a set of GPUs.
 
@@ -99,6 +316,11 @@ class EnergyMonitor:
         sample_interval_s: Sample instant power every this many seconds into a timeline
             (None: no timeline, unless a GPU lacks an energy counter; then 0.1 s).
         clock: Monotonic time source, s (tests inject one).
+        read_in_background: Read counters on the reader thread (default). False reads them on
+            the caller's thread at each edge (about 4 ms a read on an H200; tests with a manual
+            clock use it).
+        counter_update_period_s: The counters' update period, s; None measures it at start-up.
+        uncertainty_threshold: Relative uncertainty above which a measurement is flagged.
     """
 
     def __init__(
@@ -107,15 +329,22 @@ class EnergyMonitor:
         sync_cuda: bool = True,
         sample_interval_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        read_in_background: bool = True,
+        counter_update_period_s: float | None = None,
+        uncertainty_threshold: float = UNCERTAINTY_THRESHOLD,
     ) -> None:
         if not gpus:
             raise MeasurementWindowError("EnergyMonitor needs at least one GPU")
         indices = [g.index for g in gpus]
         if len(set(indices)) != len(indices):
             raise MeasurementWindowError(f"EnergyMonitor: GPU listed twice in {indices}")
+        if not (uncertainty_threshold > 0 and math.isfinite(uncertainty_threshold)):
+            raise MeasurementWindowError(f"uncertainty_threshold must be > 0, got {uncertainty_threshold}")
         self.gpus = list(gpus)
         self.sync_cuda = sync_cuda
         self.clock = clock
+        self.read_in_background = read_in_background
+        self.uncertainty_threshold = float(uncertainty_threshold)
         self._windows: dict[str, _Window] = {}
         self._counter = {g.index: g.supports_energy_counter() for g in self.gpus}
         self._sampled = tuple(i for i, ok in self._counter.items() if not ok)
@@ -133,47 +362,97 @@ class EnergyMonitor:
         self._samples_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        counted = [g for g in self.gpus if self._counter[g.index]]
+        self._reader = _CounterReader(counted, clock, counter_update_period_s) if counted else None
         if sample_interval_s is not None:
             self.start_sampling()
 
     # Windows ------------------------------------------------------------------------------
-    def _edge(self) -> tuple[float, dict[int, float]]:
+    def _edge(self) -> _Edge:
         if self.sync_cuda:
             sync_cuda()
-        now = self.clock()
-        energy: dict[int, float] = {}
-        for g in self.gpus:
-            if self._counter[g.index]:
-                energy[g.index] = g.total_energy_j()
-            else:
-                self._record_sample(g.index, now, g.instant_power_w())
-                energy[g.index] = 0.0
-        return now, energy
+        edge = _Edge(self.clock())
+        for index in self._sampled:
+            gpu = next(g for g in self.gpus if g.index == index)
+            self._record_sample(index, edge.mono_s, gpu.instant_power_w())
+        if self._reader is None:
+            edge.done.set()
+        elif self.read_in_background:
+            self._reader.submit(edge)
+        else:
+            self._reader.read([edge])
+            edge.wait()
+        return edge
 
     def begin_window(self, name: str) -> None:
-        """Start the window ``name`` (names must be unique among open windows)."""
+        """Start the window ``name`` (names must be unique among open windows); does not block."""
         if name in self._windows:
             raise MeasurementWindowError(f"measurement window {name!r} is already open")
-        start, energy = self._edge()
-        self._windows[name] = _Window(start, self._origin_unix_s + (start - self._origin_mono_s), energy)
+        edge = self._edge()
+        self._windows[name] = _Window(edge, self._origin_unix_s + (edge.mono_s - self._origin_mono_s))
 
-    def end_window(self, name: str) -> Measurement:
-        """End the window ``name`` and return its measurement."""
+    def end_window_deferred(self, name: str) -> PendingMeasurement:
+        """End the window ``name`` without waiting for its counter reads.
+
+        Returns:
+            A :class:`PendingMeasurement`; its ``result()`` gives the :class:`Measurement`.
+        """
         window = self._windows.pop(name, None)
         if window is None:
             raise MeasurementWindowError(f"measurement window {name!r} was never begun (or already ended)")
-        end, energy = self._edge()
-        time_s = end - window.start_mono_s
+        return PendingMeasurement(self, name, window, self._edge())
+
+    def end_window(self, name: str) -> Measurement:
+        """End the window ``name`` and return its measurement (waits for the end edge's read)."""
+        return self.end_window_deferred(name).result()
+
+    def flush(self) -> None:
+        """Wait until the counter reads of every edge so far are done (tests; rarely needed)."""
+        if self._reader is not None and self.read_in_background:
+            self._reader.flush()
+
+    def counter_update_period_s(self) -> float:
+        """The counters' update period (largest over the GPUs), s; waits for the start-up probe."""
+        if self._reader is None:
+            return float(self.sample_interval_s or COUNTER_UPDATE_PERIOD_S)
+        return max(self._reader.period().values())
+
+    def _measure(self, name: str, window: _Window, end: _Edge) -> Measurement:
+        window.start.wait()
+        end.wait()
+        time_s = end.mono_s - window.start.mono_s
+        periods = self._reader.period() if self._reader is not None else {}
         per_gpu: dict[int, float] = {}
+        uncertainty: dict[int, float] = {}
         for g in self.gpus:
-            if self._counter[g.index]:
-                per_gpu[g.index] = energy[g.index] - window.energy_j[g.index]
+            i = g.index
+            if self._counter[i]:
+                per_gpu[i] = end.energy_j[i] - window.start.energy_j[i]
+                edge_power = max(window.start.power_w[i], end.power_w[i])
+                period = periods[i]
             else:
-                per_gpu[g.index] = self.sampled_energy_j(g.index, window.start_mono_s, end)
-        short = time_s < COUNTER_UPDATE_PERIOD_S
+                per_gpu[i] = self.sampled_energy_j(i, window.start.mono_s, end.mono_s)
+                edge_power = 0.0
+                period = float(self.sample_interval_s or COUNTER_UPDATE_PERIOD_S)
+            power = max(per_gpu[i] / time_s if time_s > 0 else 0.0, edge_power)
+            uncertainty[i] = period * power
+        period = max([*periods.values(), *([self.sample_interval_s or 0.0] if self._sampled else [])])
+        short = time_s < period
         if short:
-            log.debug("window %r lasted %.3f s, less than the counter update period", name, time_s)
-        return Measurement(name, time_s, per_gpu, window.start_unix_s, short, self._sampled)
+            log.debug(
+                "window %r lasted %.3f s, less than the counter update period %.3f s", name, time_s, period
+            )
+        return Measurement(
+            name,
+            time_s,
+            per_gpu,
+            window.start_unix_s,
+            short,
+            self._sampled,
+            uncertainty,
+            period,
+            self.uncertainty_threshold,
+        )
 
     @contextlib.contextmanager
     def window(self, name: str) -> Iterator[list[Measurement]]:
@@ -227,8 +506,10 @@ class EnergyMonitor:
         self._thread = None
 
     def close(self) -> None:
-        """Stop sampling; open windows are dropped."""
+        """Stop sampling and the counter reader (after its queued reads); open windows are dropped."""
         self.stop_sampling()
+        if self._reader is not None:
+            self._reader.close()
         self._windows.clear()
 
     def __enter__(self) -> EnergyMonitor:
@@ -354,20 +635,21 @@ def merge_measurements(parts: Iterable[tuple[str, Measurement]]) -> Measurement:
             several processes is counted once (the first report).
 
     Returns:
-        A measurement whose ``energy_j`` is keyed by position in the sorted list of distinct
+        A measurement whose ``energy_j`` (and ``energy_uncertainty_j``) is keyed by position in the sorted list of distinct
         (host, GPU index) pairs (equal to the GPU index on a single host with GPUs 0..n-1
         measured), time the longest of the parts.
     """
     parts = list(parts)
     if not parts:
         raise MeasurementWindowError("nothing to merge")
-    seen: dict[tuple[str, int], float] = {}
+    seen: dict[tuple[str, int], tuple[float, float]] = {}
     for host, m in parts:
         for idx, e in m.energy_j.items():
-            seen.setdefault((host, idx), e)
+            seen.setdefault((host, idx), (e, m.energy_uncertainty_j.get(idx, 0.0)))
     keys = sorted(seen)
     single_host = len({h for h, _ in keys}) == 1
-    energy = {(k[1] if single_host else n): seen[k] for n, k in enumerate(keys)}
+    energy = {(k[1] if single_host else n): seen[k][0] for n, k in enumerate(keys)}
+    uncertainty = {(k[1] if single_host else n): seen[k][1] for n, k in enumerate(keys)}
     first = parts[0][1]
     return Measurement(
         name=first.name,
@@ -376,6 +658,9 @@ def merge_measurements(parts: Iterable[tuple[str, Measurement]]) -> Measurement:
         start_unix_s=min(m.start_unix_s for _, m in parts),
         below_counter_period=any(m.below_counter_period for _, m in parts),
         sampled_gpus=tuple(sorted({i for _, m in parts for i in m.sampled_gpus})),
+        energy_uncertainty_j=uncertainty,
+        counter_update_period_s=max(m.counter_update_period_s for _, m in parts),
+        uncertainty_threshold=first.uncertainty_threshold,
     )
 
 

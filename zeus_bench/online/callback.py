@@ -32,7 +32,7 @@ from zeus_bench.cost import zeus_cost
 from zeus_bench.device import get_backend
 from zeus_bench.device.base import GPUBackend
 from zeus_bench.device.control import PowerLimitSession
-from zeus_bench.device.monitor import EnergyMonitor
+from zeus_bench.device.monitor import EnergyMonitor, Measurement
 from zeus_bench.errors import ConfigError
 from zeus_bench.online.optimizer import BatchSizeOptimizer, RunRecord
 from zeus_bench.online.profiler import JITPowerLimitProfiler, ProfileCache, ProfilerConfig
@@ -62,6 +62,7 @@ class ZeusCallback:
         seed: Seed of the optimizer when its state is created.
         journal_dir: State directory of the power-limit journal and locks.
         sample_interval_s: Background power sampling interval (None: off).
+        policy: Batch-size policy, ``zeus`` or ``zeus-plus`` (see :class:`BatchSizeOptimizer`).
     """
 
     def __init__(
@@ -82,6 +83,7 @@ class ZeusCallback:
         seed: int = 0,
         journal_dir: str | Path | None = None,
         sample_interval_s: float | None = None,
+        policy: str = "zeus",
     ) -> None:
         if max_epochs < 1:
             raise ConfigError(f"max_epochs must be >= 1, got {max_epochs}")
@@ -94,6 +96,7 @@ class ZeusCallback:
             eta=eta,
             beta=beta,
             seed=seed,
+            policy=policy,
         )
         self.batch_size = self.optimizer.next_batch_size()
         self.target_metric = float(target_metric)
@@ -118,6 +121,7 @@ class ZeusCallback:
         self.energy_j = 0.0
         self.time_s = 0.0
         self.record: RunRecord | None = None
+        self.epoch_measurements: list[Measurement] = []
         self._stop = False
         log.info("job %s: batch size %d this run", job, self.batch_size)
 
@@ -173,16 +177,34 @@ class ZeusCallback:
         assert self.monitor is not None
         m = self.monitor.end_window(_RUN_WINDOW)
         self.energy_j, self.time_s = self.energy_j + m.total_energy_j, self.time_s + m.time_s
+        self.epoch_measurements.append(m)
         self.monitor.begin_window(_RUN_WINDOW)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run should train no further (target, ``max_epochs`` or early stop)."""
+        return self._stop or self.epoch >= self.max_epochs
+
+    def on_epoch_begin(self) -> int:
+        """Start the next epoch (for loops that own their epochs; :meth:`epochs` calls it).
+
+        Returns:
+            The epoch's number (1, 2, ...).
+        """
+        if self.profiler is None:
+            raise ConfigError("ZeusCallback epochs must run inside 'with zeus:'")
+        if self.finished:
+            raise ConfigError(f"job {self.job}: the run is finished; no epoch {self.epoch + 1}")
+        self.epoch += 1
+        self.profiler.on_epoch_begin(self.batch_size)
+        return self.epoch
 
     def epochs(self) -> Iterator[int]:
         """Yield epoch numbers (1, 2, ...) until the target, ``max_epochs`` or an early stop."""
         if self.profiler is None:
             raise ConfigError("ZeusCallback.epochs() must run inside 'with zeus:'")
-        while not self._stop and self.epoch < self.max_epochs:
-            self.epoch += 1
-            self.profiler.on_epoch_begin(self.batch_size)
-            yield self.epoch
+        while not self.finished:
+            yield self.on_epoch_begin()
 
     def on_step_begin(self) -> None:
         """Call before each training step."""
@@ -203,7 +225,7 @@ class ZeusCallback:
         self.reached = metric >= self.target_metric if self.higher_is_better else metric <= self.target_metric
         if self.reached:
             self._stop = True
-        elif self.optimizer.should_stop(self.cost_j):
+        elif self.optimizer.should_stop(self.cost_j, self.epoch):
             log.info(
                 "early stop: cost %.4g J > beta %g x best %.4g J",
                 self.cost_j,

@@ -32,6 +32,9 @@ from zeus_bench.cost import check_beta, check_eta
 from zeus_bench.errors import ConfigError
 from zeus_bench.fsutil import atomic_write_text
 from zeus_bench.sim.policies.bandit import PruningThompsonSampling
+from zeus_bench.sim.policies.zeus_plus import SafeHillClimb
+
+POLICY_NAMES = ("zeus", "zeus-plus")
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +65,10 @@ class BatchSizeOptimizer:
         eta: Weight of energy in the cost.
         beta: Early-stop threshold (multiple of the best cost; ``inf`` turns it off).
         seed: Seed of the policy's generator (used only when the state is created).
-        prune_rounds: Pruning rounds of the policy.
+        prune_rounds: Pruning rounds of the policy (``zeus``).
         window: Observations per arm in the posterior (0: all).
+        policy: ``zeus`` (pruning + Thompson Sampling) or ``zeus-plus`` (:class:`SafeHillClimb`:
+            budgeted neighbour probes, stopped at ``(1 + margin) x`` the incumbent's cost).
 
     Raises:
         ConfigError: the state file belongs to a different job configuration, or is corrupt.
@@ -79,7 +84,10 @@ class BatchSizeOptimizer:
         seed: int = 0,
         prune_rounds: int = 2,
         window: int = 0,
+        policy: str = "zeus",
     ) -> None:
+        if policy not in POLICY_NAMES:
+            raise ConfigError(f"unknown online policy {policy!r}; known: {', '.join(POLICY_NAMES)}")
         self.state_path = Path(state_path)
         self.job: dict[str, Any] = {
             "batch_sizes": sorted({int(b) for b in batch_sizes}),
@@ -89,13 +97,26 @@ class BatchSizeOptimizer:
             "seed": int(seed),
             "prune_rounds": int(prune_rounds),
             "window": int(window),
+            "policy": policy,
         }
         self.runs: list[RunRecord] = []
         self.policy = self._load()
+        self._loaded_runs = len(self.runs)
 
-    def _load(self) -> PruningThompsonSampling:
+    def _saved_run_count(self) -> int:
+        """Runs in the state file now (0 without one; -1 if unreadable, so that it is re-read)."""
+        if not self.state_path.exists():
+            return 0
+        try:
+            return len(json.loads(self.state_path.read_text())["runs"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return -1
+
+    def _load(self) -> PruningThompsonSampling | SafeHillClimb:
         if not self.state_path.exists():
             j = self.job
+            if j["policy"] == "zeus-plus":
+                return SafeHillClimb(j["batch_sizes"], j["default_batch_size"], window=j["window"])
             return PruningThompsonSampling(
                 j["batch_sizes"],
                 j["default_batch_size"],
@@ -110,13 +131,15 @@ class BatchSizeOptimizer:
                     f"{self.state_path}: optimizer state version {data.get('version')!r}, this zeus-bench reads {STATE_VERSION}"
                 )
             saved_job = data["job"]
+            saved_job.setdefault("policy", "zeus")  # states written before zeus-plus existed
             self.runs = [RunRecord(**r) for r in data["runs"]]
-            policy = PruningThompsonSampling.from_state_dict(data["policy"])
+            cls = SafeHillClimb if saved_job["policy"] == "zeus-plus" else PruningThompsonSampling
+            policy: PruningThompsonSampling | SafeHillClimb = cls.from_state_dict(data["policy"])
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"{self.state_path}: corrupt batch-size optimizer state ({exc})") from None
         differ = [
             k
-            for k in ("batch_sizes", "default_batch_size", "eta", "prune_rounds", "window")
+            for k in ("batch_sizes", "default_batch_size", "eta", "prune_rounds", "window", "policy")
             if saved_job.get(k) != self.job[k]
         ]
         if differ:
@@ -168,10 +191,20 @@ class BatchSizeOptimizer:
         costs = [r.cost_j for r in self.runs if r.reached]
         return min(costs) if costs else math.inf
 
-    def should_stop(self, cost_so_far_j: float) -> bool:
-        """Whether a run that has cost ``cost_so_far_j`` should stop early (cost > beta x best)."""
+    def should_stop(self, cost_so_far_j: float, epochs_done: int = 0) -> bool:
+        """Whether a run that has cost ``cost_so_far_j`` should stop early.
+
+        ``zeus``: cost > beta x best. ``zeus-plus`` also stops a probe before the epoch that
+        would pass its cap (:meth:`SafeHillClimb.stop_cost`, with the mean epoch cost so far).
+        """
         best = self.best_cost_j()
-        return math.isfinite(best) and cost_so_far_j > self.beta * best
+        default = self.beta * best if math.isfinite(best) else math.inf
+        if isinstance(self.policy, SafeHillClimb) and epochs_done > 0:
+            epoch_cost = cost_so_far_j / epochs_done
+            cap = self.policy.stop_cost(default, epoch_cost)
+            if cap < default and cost_so_far_j + epoch_cost > cap:
+                return True
+        return math.isfinite(best) and cost_so_far_j > default
 
     def report(
         self,
@@ -183,7 +216,10 @@ class BatchSizeOptimizer:
         early_stopped: bool = False,
         epochs: int = 0,
     ) -> RunRecord:
-        """Record a finished run, feed it to the policy and save the state."""
+        """Record a finished run, feed it to the policy and save the state.
+
+        The state is re-read under the file lock first, so concurrent reports all land.
+        """
         record = RunRecord(
             batch_size=int(batch_size),
             cost_j=float(cost_j),
@@ -195,9 +231,21 @@ class BatchSizeOptimizer:
             finished_unix_s=time.time(),
         )
         with self._locked():
-            self.policy.observe(record.batch_size, record.cost_j, record.reached)
+            # Another recurrence may have reported since this one loaded the state: then start
+            # from the file, as ProfileCache.put does, so that neither report is lost. (Else keep
+            # the policy in memory: its generator has advanced by this run's prediction.)
+            if self._saved_run_count() != self._loaded_runs:
+                log.info(
+                    "%s: another recurrence reported meanwhile; adding this run to its state", self.state_path
+                )
+                self.policy = self._load()
+            if isinstance(self.policy, SafeHillClimb):
+                self.policy.observe(record.batch_size, record.cost_j, record.reached, float(record.epochs))
+            else:
+                self.policy.observe(record.batch_size, record.cost_j, record.reached)
             self.runs.append(record)
             self.save()
+            self._loaded_runs = len(self.runs)
         log.info(
             "run at batch size %d: cost %.4g J, %s%s",
             batch_size,

@@ -145,6 +145,7 @@ def replay_group(
     runner = Runner(model, policy, beta, env_rng)
     running: list[_Running] = []
     rows: list[Row] = []
+    ran: set[int] = set()  # recurrences with a try that ran
     best: Decision | None = None
 
     def launch(start: float, end: float, ratio: float, recurrence: int, attempt: int) -> None:
@@ -162,6 +163,9 @@ def replay_group(
             policy.observe(out)
             if out.epochs > 0:
                 rows.append(runner.row(job.recurrence, job.attempt, out, job.ratio))
+                ran.add(job.recurrence)
+            elif job.attempt == MAX_TRIES and job.recurrence not in ran:
+                rows.append(runner.missed_row(job.recurrence, job.attempt, out, job.ratio))
             if out.reached:
                 if out.cost < runner.min_cost:
                     runner.min_cost = out.cost

@@ -8,10 +8,9 @@ runs on Python floats. ``jobs > 1`` spreads (workload, eta, policy) tasks over p
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,9 +18,11 @@ import pandas as pd
 from zeus_bench.errors import ConfigError, ZeusBenchError
 from zeus_bench.jobs import JobTrace, TraceSet
 from zeus_bench.sim.arrivals import replay_group
+from zeus_bench.sim.drift import Drift, drift_of
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import load_policy_module
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel, Row, check_job, default_recurrences, replay
+from zeus_bench.sim.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,8 @@ class Task:
     window: int
     arrivals: pd.DataFrame | None = None
     policy_modules: tuple[str, ...] = ()
+    drift: pd.DataFrame | None = None  # the job's drift rows (zeus_bench.sim.drift)
+    prior: Prior | None = None  # cross-GPU warm start (zeus_bench.sim.warmstart)
 
     @property
     def units(self) -> int:
@@ -48,12 +51,32 @@ class Task:
         return len(self.betas) * len(self.seeds)
 
 
+def _columns(rows: list[Row]) -> dict[str, np.ndarray]:
+    """The try fields of ``rows`` as one array per field (what ``np.asarray`` of each gives).
+
+    Every field is a number, so the rows go into one float matrix in a single conversion; a
+    field whose first value is a ``bool`` or an ``int`` is cast back (exactly: they are small).
+    """
+    if not rows:
+        return {name: np.asarray([]) for name in RUN_FIELDS}
+    matrix = np.array(rows, dtype=float)
+    columns: dict[str, np.ndarray] = {}
+    for k, (name, first) in enumerate(zip(RUN_FIELDS, rows[0], strict=True)):
+        col = np.ascontiguousarray(matrix[:, k])
+        if isinstance(first, bool):
+            columns[name] = col != 0.0
+        elif isinstance(first, int) and np.array_equal(np.trunc(col), col):
+            columns[name] = col.astype(np.int64)
+        else:
+            columns[name] = col
+    return columns
+
+
 def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -> pd.DataFrame:
     """All rows of a task as one frame with identity columns (built once, not per replay)."""
     rows = [r for *_, block in blocks for r in block]
     n = len(rows)
     sizes = [len(block) for *_, block in blocks]
-    cols: list[Sequence[object]] = list(zip(*rows, strict=True)) if n else [[] for _ in RUN_FIELDS]
     data: dict[str, object] = {
         "gpu": np.full(n, task.job.gpu, dtype=object),
         "workload": np.full(n, task.job.workload.id, dtype=object),
@@ -62,8 +85,7 @@ def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -
         "eta": np.full(n, task.eta),
         "beta": np.repeat(np.array([b[0] for b in blocks], dtype=float), sizes),
     }
-    for name, values in zip(RUN_FIELDS, cols, strict=True):
-        data[name] = np.asarray(values)
+    data.update(_columns(rows))
     data["window"] = np.full(n, task.window, dtype=np.int64)
     data["num_gpus"] = np.full(n, task.job.num_gpus, dtype=np.int64)
     data["max_power_w"] = np.full(n, task.job.max_power_w)
@@ -72,52 +94,67 @@ def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -
     return pd.DataFrame(data)
 
 
-def run_task(task: Task, progress: Progress | None = None) -> pd.DataFrame:
-    """Replay one task; returns its rows."""
-    for module in task.policy_modules:  # worker processes need the user's policies too
-        load_policy_module(module)
-    model = JobModel(task.job, task.eta)
-    policy_cls = get_policy(task.policy)
-    blocks: list[tuple[float, int, str | None, list[Row]]] = []
-    groups = [] if task.arrivals is None else list(task.arrivals.groupby("group", sort=True))
+CHUNK_ROWS = 1 << 17  # rows per frame a task yields (one Parquet row group each)
+
+
+def iter_task(
+    task: Task, progress: Progress | None = None, chunk_rows: int = CHUNK_ROWS
+) -> Iterator[pd.DataFrame]:
+    """Replay one task; yields its rows in frames of about ``chunk_rows`` (whole replays each).
+
+    Raises:
+        ConfigError: a user's policy (``--policy-module``) raised; the message names the policy
+            and the exception (a policy of this package that raises is a bug: its traceback stays).
+    """
     try:
-        _replay_blocks(task, model, policy_cls, groups, blocks, progress)
+        yield from _iter_task(task, progress, chunk_rows)
     except ZeusBenchError:
         raise
     except Exception as exc:
-        if policy_cls.__module__.startswith("zeus_bench."):
-            raise  # a bug of ours: keep the traceback
-        # A user's policy (--policy-module) may fail in any way: one line naming it, no traceback.
+        policy_module = get_policy(task.policy).__module__
+        if policy_module.startswith("zeus_bench."):
+            raise
         raise ConfigError(
-            f"policy {task.policy!r} ({policy_cls.__module__}) raised {type(exc).__name__}: {exc} "
+            f"policy {task.policy!r} ({policy_module}) raised {type(exc).__name__}: {exc} "
             f"(replaying {task.job.workload.id} on {task.job.gpu})"
         ) from None
-    return _frame(task, blocks)
 
 
-def _replay_blocks(
-    task: Task,
-    model: JobModel,
-    policy_cls: Any,
-    groups: list[Any],
-    blocks: list[tuple[float, int, str | None, list[Row]]],
-    progress: Progress | None,
-) -> None:
-    """Replay every (beta, seed) of a task (and every arrival group) into ``blocks``."""
+def _iter_task(task: Task, progress: Progress | None, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    for module in task.policy_modules:  # worker processes need the user's policies too
+        load_policy_module(module)
+    model = JobModel(task.job, task.eta)
+    policy_cls = bind_prior(get_policy(task.policy), task.prior)
+    drift = None if task.drift is None else Drift(task.drift, task.job)
+    blocks: list[tuple[float, int, str | None, list[Row]]] = []
+    pending, yielded = 0, False
+    groups = [] if task.arrivals is None else list(task.arrivals.groupby("group", sort=True))
     for beta in task.betas:
         for seed in task.seeds:
             if task.arrivals is None:
-                blocks.append(
-                    (beta, seed, None, replay(model, policy_cls, seed, beta, task.recurrences, task.window))
-                )
+                rows = replay(model, policy_cls, seed, beta, task.recurrences, task.window, drift)
+                blocks.append((beta, seed, None, rows))
+                pending += len(rows)
             for group, g in groups:
                 rows = replay_group(
                     model, policy_cls, seed, beta, g["start_time"].to_numpy(), g["end_time"].to_numpy(),
                     g["runtime_ratio"].to_numpy(), task.window,
                 )  # fmt: skip
                 blocks.append((beta, seed, str(group), rows))
+                pending += len(rows)
             if progress is not None:
                 progress(1)
+            if pending >= chunk_rows:
+                yield _frame(task, blocks)
+                blocks, pending, yielded = [], 0, True
+    if blocks or not yielded:
+        yield _frame(task, blocks)
+
+
+def run_task(task: Task, progress: Progress | None = None) -> pd.DataFrame:
+    """Replay one task; returns its rows."""
+    frames = list(iter_task(task, progress))
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
 def _run_task_quiet(task: Task) -> pd.DataFrame:
@@ -136,12 +173,16 @@ def plan(
     window: int = 0,
     arrivals: pd.DataFrame | None = None,
     policy_modules: Sequence[str] = (),
+    drift: pd.DataFrame | None = None,
+    prior: tuple[TraceSet, str] | None = None,
 ) -> list[Task]:
     """Check the inputs and lay out the tasks (no replay yet).
 
     Raises:
         ConfigError: unknown GPU, workload or policy, empty seeds, bad eta/beta/window, a
-            workload whose b0 is missing or never converges.
+            workload whose b0 is missing or never converges; a drift table with arrivals or
+            naming batch sizes the job lacks; a prior (traces, GPU) without the job's workload or
+            without a converging batch size in common.
     """
     if gpu not in traces.gpus:
         raise traces.unknown_gpu(gpu)
@@ -161,6 +202,10 @@ def plan(
 
     etas = [check_eta(e) for e in etas]
     betas = [check_beta(b) for b in betas]
+    if drift is not None and arrivals is not None:
+        raise ConfigError("--drift and --arrivals cannot be combined")
+    if prior is not None:
+        check_prior_gpu(*prior)
     if arrivals is not None:
         in_table = list(dict.fromkeys(arrivals["workload"]))
         if workloads is not None:
@@ -176,26 +221,51 @@ def plan(
         check_job(job)
         n_rec = recurrences if recurrences is not None else default_recurrences(job)
         sub = None if arrivals is None else arrivals[arrivals["workload"] == w]
+        job_drift = None if drift is None else drift_of(drift, job)
         for eta in etas:
+            job_prior = None if prior is None else prior_for(job, prior[0], prior[1], eta)
             for p in policies:
                 tasks.append(
-                    Task(job, eta, p, tuple(betas), tuple(seeds), n_rec, window, sub, tuple(policy_modules))
+                    Task(
+                        job,
+                        eta,
+                        p,
+                        tuple(betas),
+                        tuple(seeds),
+                        n_rec,
+                        window,
+                        sub,
+                        tuple(policy_modules),
+                        job_drift,
+                        job_prior,
+                    )
                 )
     return tasks
 
 
-def simulate(tasks: Sequence[Task], jobs: int = 1, progress: Progress | None = None) -> pd.DataFrame:
-    """Run the tasks (in ``jobs`` processes when > 1); returns the ``runs`` frame."""
+def iter_simulate(
+    tasks: Sequence[Task], jobs: int = 1, progress: Progress | None = None, chunk_rows: int = CHUNK_ROWS
+) -> Iterator[pd.DataFrame]:
+    """Run the tasks (in ``jobs`` processes when > 1); yields the ``runs`` rows frame by frame.
+
+    In one process, a task's frames come as its replays finish (about ``chunk_rows`` rows each),
+    so memory holds one frame at a time however large the grid; with ``jobs > 1`` each task's
+    rows come back whole.
+    """
     if jobs > 1 and len(tasks) > 1:
-        frames = []
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for task, frame in zip(tasks, pool.map(_run_task_quiet, tasks), strict=True):
-                frames.append(frame)
                 if progress is not None:
                     progress(task.units)
+                yield frame
     else:
-        frames = [run_task(t, progress) for t in tasks]
-    df = pd.concat(frames, ignore_index=True)
+        for t in tasks:
+            yield from iter_task(t, progress, chunk_rows)
+
+
+def simulate(tasks: Sequence[Task], jobs: int = 1, progress: Progress | None = None) -> pd.DataFrame:
+    """Run the tasks (in ``jobs`` processes when > 1); returns the ``runs`` frame."""
+    df = pd.concat(list(iter_simulate(tasks, jobs, progress)), ignore_index=True)
     if "group" not in df.columns:
         df["group"] = pd.NA
     return df

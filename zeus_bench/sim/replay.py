@@ -12,7 +12,9 @@ Rules (``docs/policies.md``; the paper's are in ``zeus-replay-semantics.md``):
   infinite, else ``min((beta x min_cost) // epoch cost, max_epochs)`` with the epoch cost's
   MAXPOWER that of the batch size (the paper's quirk). A zero budget means the try never runs:
   the policy observes cost ``100 x beta x min_cost``, not reached; no row is written, and the
-  try counts towards the :data:`MAX_TRIES` of the recurrence.
+  try counts towards the :data:`MAX_TRIES` of the recurrence. A recurrence in which no try ran
+  still gets one row (:meth:`Runner.missed_row`: ``ran`` False, nothing consumed, ``attempt``
+  the tries attempted, the last decision's configuration), so every recurrence is a row.
 * The path reaches the target if its target epoch is within the budget; the try then ran that
   many epochs, else the whole budget. Cost = eta x energy + (1 - eta) x MAXPOWER x time with
   the global MAXPOWER.
@@ -26,14 +28,15 @@ loop works on Python floats, no pandas.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from zeus_bench.cost import epoch_cost, zeus_cost
+from zeus_bench.cost import zeus_cost
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
+from zeus_bench.sim.draws import PathDraws
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.policies.jit import jit_power_limit
 
@@ -51,11 +54,12 @@ RUN_FIELDS = (
     "cost",
     "reached",
     "profiled",
+    "ran",
     "expected_energy_j",
     "expected_time_s",
     "expected_cost",
 )
-Row = tuple[int, int, int, float, float, float, float, float, bool, bool, float, float, float]
+Row = tuple[int, int, int, float, float, float, float, float, bool, bool, bool, float, float, float]
 
 
 def default_recurrences(job: JobTrace) -> int:
@@ -90,17 +94,21 @@ class JobModel:
         energy = tpe * pw
         self.energy_per_epoch_j: list[list[float]] = energy.tolist()
         self.time_per_epoch_s: list[list[float]] = tpe.tolist()
-        # Epoch cost for the early-stop budget uses the per-batch-size MAXPOWER (quirk).
-        cost_b = epoch_cost(tpe, pw, eta, job.max_power_by_bs_w[:, None])
+        # Epoch cost for the early-stop budget: the cost of one epoch's energy (time x power of
+        # the trace row) and time, with the per-batch-size MAXPOWER (quirk), as the paper's code.
+        cost_b = zeus_cost(energy, tpe, eta, job.max_power_by_bs_w[:, None])
         self.budget_epoch_cost: list[list[float]] = cost_b.tolist()
-        self.profile_energy_j = np.nanmean(energy, axis=1).tolist()
-        self.profile_time_s = np.nanmean(tpe, axis=1).tolist()
+        prof_e, prof_t = job.profile_energy_j, job.profile_time_s
+        self.profile_energy_j = (np.nanmean(energy, axis=1) if prof_e is None else prof_e).tolist()
+        self.profile_time_s = (np.nanmean(tpe, axis=1) if prof_t is None else prof_t).tolist()
+        jit_t = tpe if job.jit_time_per_epoch_s is None else job.jit_time_per_epoch_s
+        jit_p = pw if job.jit_avg_power_w is None else job.jit_avg_power_w
         self.jit_limit_w: list[float] = []
         for i in range(len(job.batch_sizes)):
-            ok = ~np.isnan(tpe[i])
+            ok = ~np.isnan(jit_t[i])
             self.jit_limit_w.append(
                 jit_power_limit(
-                    job.power_limits[ok], tpe[i, ok], pw[i, ok], eta, float(job.max_power_by_bs_w[i])
+                    job.power_limits[ok], jit_t[i, ok], jit_p[i, ok], eta, float(job.max_power_by_bs_w[i])
                 )
             )
         # Paths: target epoch (inf = never), per batch size.
@@ -143,6 +151,12 @@ class Runner:
     beta: float
     env: np.random.Generator
     min_cost: float = math.inf
+    drift: Callable[[int, int], float] | None = None  # (recurrence, bs index) -> epoch factor
+    recurrence: int = 0
+
+    def __post_init__(self) -> None:
+        """Draw the paths from ``env`` (owned from now on) without NumPy's per-call overhead."""
+        self._draw_path = PathDraws(self.env)
 
     def run_try(self, decision: Decision) -> Outcome:
         """Run one try of ``decision`` on a sampled training path (``epochs == 0``: zero budget)."""
@@ -159,10 +173,12 @@ class Runner:
             limit = float(decision.power_limit_w)  # type: ignore[arg-type]
         # The path is drawn before the budget is known, as in the paper's simulator.
         paths = m.paths[bi]
-        target = paths[int(self.env.integers(0, len(paths)))]
+        target = paths[self._draw_path(len(paths))]
+        if self.drift is not None:
+            target *= self.drift(self.recurrence, bi)
         budget = float(m.max_epochs)
         if self.policy.early_stopping:
-            cost_ub = self.beta * self.min_cost
+            cost_ub = self.policy.stop_cost(self.beta * self.min_cost, m.budget_epoch_cost[bi][pj])
             if cost_ub != math.inf:
                 budget = min(cost_ub // m.budget_epoch_cost[bi][pj], budget)
         if budget == 0.0:
@@ -188,8 +204,22 @@ class Runner:
         pj = m.limit_index[out.power_limit_w]
         return (
             recurrence, attempt, out.batch_size, out.power_limit_w, out.epochs, out.energy_j * ratio,
-            out.time_s * ratio, out.cost * ratio, out.reached, out.profiled, m.expected_energy_j[bi][pj] * ratio,
-            m.expected_time_s[bi][pj] * ratio, m.expected_cost[bi][pj] * ratio,
+            out.time_s * ratio, out.cost * ratio, out.reached, out.profiled, True,
+            m.expected_energy_j[bi][pj] * ratio, m.expected_time_s[bi][pj] * ratio, m.expected_cost[bi][pj] * ratio,
+        )  # fmt: skip
+
+    def missed_row(self, recurrence: int, attempts: int, last: Outcome, ratio: float = 1.0) -> Row:
+        """The one row of a recurrence in which no try ran (every budget was zero).
+
+        ``ran`` and ``reached`` False, no epochs, energy, time or cost; ``attempt`` is the number
+        of tries attempted; the configuration is the last try's, with its expected figures.
+        """
+        m = self.model
+        bi = m.bs_index[last.batch_size]
+        pj = m.limit_index[last.power_limit_w]
+        return (
+            recurrence, attempts, last.batch_size, last.power_limit_w, 0.0, 0.0, 0.0, 0.0, False, False, False,
+            m.expected_energy_j[bi][pj] * ratio, m.expected_time_s[bi][pj] * ratio, m.expected_cost[bi][pj] * ratio,
         )  # fmt: skip
 
     def run_recurrence(self, recurrence: int, rows: list[Row]) -> float:
@@ -200,11 +230,16 @@ class Runner:
         """
         total = 0.0
         policy = self.policy
+        self.recurrence = recurrence
+        ran = False
         for attempt in range(1, MAX_TRIES + 1):
             out = self.run_try(policy.predict())
             policy.observe(out)
             if out.epochs == 0.0:
+                if attempt == MAX_TRIES and not ran:
+                    rows.append(self.missed_row(recurrence, attempt, out))
                 continue
+            ran = True
             total += out.cost
             rows.append(self.row(recurrence, attempt, out))
             if out.reached:
@@ -226,15 +261,20 @@ def replay(
     beta: float,
     recurrences: int,
     window: int = 0,
+    drift: Callable[[int, int], float] | None = None,
 ) -> list[Row]:
     """Replay one recurring job for ``recurrences`` recurrences under one policy and seed.
 
+    ``drift`` (:mod:`zeus_bench.sim.drift`) scales each sampled path's target epoch by a factor
+    per (recurrence, batch-size index); the rows' expected columns stay the undrifted trace's.
+
     Returns:
-        One row per try that ran, fields as :data:`RUN_FIELDS`.
+        One row per try that ran (and one per recurrence in which none ran), fields as
+        :data:`RUN_FIELDS`.
     """
     env_rng, pol_rng = seed_generators(seed)
     policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng))
-    runner = Runner(model, policy, beta, env_rng)
+    runner = Runner(model, policy, beta, env_rng, drift=drift)
     rows: list[Row] = []
     for r in range(1, recurrences + 1):
         runner.run_recurrence(r, rows)

@@ -5,15 +5,29 @@ Both are documented column by column in ``results/README.md`` and ``docs/policie
 
 from __future__ import annotations
 
+import pandas as pd
+
+from zeus_bench.errors import TraceFormatError
 from zeus_bench.store import Column, TableSchema, register_schema
 
 RUN_ID_COLUMNS = ("gpu", "workload", "policy", "seed", "eta", "beta")
 
+
+def _runs_v1_to_v2(df: pd.DataFrame) -> pd.DataFrame:
+    """Version 1 had a row only for tries that ran: every row gets ``ran`` True."""
+    out = df.copy()
+    out["ran"] = True
+    return out
+
+
 RUNS = register_schema(
     TableSchema(
         kind="runs",
-        version=1,
-        description="Simulated tries of recurring training jobs: one row per try that ran.",
+        version=2,
+        description=(
+            "Simulated tries of recurring training jobs: one row per try that ran, and one row "
+            "(ran False) per recurrence in which no try ran."
+        ),
         columns=(
             Column("gpu", "str", "GPU kind of the power trace replayed", example="v100"),
             Column("workload", "str", "Workload id (registry)", example="imagenet"),
@@ -43,7 +57,7 @@ RUNS = register_schema(
             Column(
                 "attempt",
                 "int",
-                "Try within the recurrence, from 1; tries whose early-stop budget was zero are not rows but keep their number",
+                "Try within the recurrence, from 1; tries whose early-stop budget was zero are not rows but keep their number (on a ran-False row: the tries attempted)",
                 example="1",
                 checks=("positive",),
             ),
@@ -59,10 +73,10 @@ RUNS = register_schema(
             Column(
                 "epochs",
                 "float",
-                "Epochs the try ran (target epoch if reached, else its budget)",
+                "Epochs the try ran (target epoch if reached, else its budget; 0 on a ran-False row)",
                 "epochs",
                 "23",
-                checks=("positive", "finite"),
+                checks=("nonnegative", "finite"),
             ),
             Column(
                 "energy_j",
@@ -94,6 +108,12 @@ RUNS = register_schema(
                 "bool",
                 "Whether the try profiled the batch size's power limits (JIT) in its first epoch",
                 example="False",
+            ),
+            Column(
+                "ran",
+                "bool",
+                "True for a try that ran; False on the one row of a recurrence in which no try ran (every early-stop budget was zero: nothing consumed, not reached, configuration of the last try)",
+                example="True",
             ),
             Column(
                 "window",
@@ -148,6 +168,7 @@ RUNS = register_schema(
             ),
         ),
         key=("gpu", "workload", "policy", "seed", "eta", "beta", "window", "group", "recurrence", "attempt"),
+        upgrades={1: _runs_v1_to_v2},
     )
 )
 
@@ -168,11 +189,50 @@ for _metric, _unit in (("energy", "energy_j"), ("time", "time_s")):
                     )
                 )
 
+_RATIOS: list[Column] = []
+for _name, _words, _example in (
+    (
+        "cost_ratio_vs_baseline_cum",
+        "cumulative cost relative to `baseline`: policy cost / the baseline's expected cost, summed over the same recurrences",
+        "0.71",
+    ),
+    (
+        "cost_ratio_vs_max_batch_cum",
+        "cumulative cost relative to `max-batch`: policy cost / the max-batch baseline's expected cost, summed over the same recurrences",
+        "0.93",
+    ),
+    (
+        "regret_vs_oracle_cum_pct",
+        "cumulative regret in percent of the oracle's expected cumulative cost: 100 x (policy cost / oracle cost - 1)",
+        "12.4",
+    ),
+):
+    for _stat in ("mean", "std"):
+        _RATIOS.append(
+            Column(
+                f"{_name}_{_stat}",
+                "float",
+                f"{_stat.capitalize()} over seeds of the {_words}",
+                "%" if _name.endswith("_pct") else "",
+                _example,
+                nullable=True,
+            )
+        )
+
+
+def _refuse_v1(df: pd.DataFrame) -> pd.DataFrame:
+    """Version 1 dropped recurrences in which no try ran: it cannot be upgraded, only recomputed."""
+    raise TraceFormatError(
+        "sim_summary schema_version 1 left out recurrences in which no try ran; "
+        "run `zeus-bench summarize` again on its runs table"
+    )
+
+
 SUMMARY = register_schema(
     TableSchema(
         kind="sim_summary",
-        version=1,
-        description="Savings, regret and convergence of each policy, per (gpu, workload, policy, eta, beta, window).",
+        version=2,
+        description="Savings, cost ratios, regret, failed recurrences and convergence of each policy, per (gpu, workload, policy, eta, beta, window). Every recurrence counts: a failed one (no try reached the target) is charged what its tries spent plus the baseline's expected energy, time and cost of that recurrence. Standard deviations are over seeds, population (ddof 0).",
         columns=(
             Column("gpu", "str", "GPU kind", example="v100"),
             Column("workload", "str", "Workload id", example="imagenet"),
@@ -188,8 +248,22 @@ SUMMARY = register_schema(
                 example="70",
                 checks=("positive",),
             ),
-            Column("energy_j_mean", "float", "Mean over seeds of the policy's total energy", "J", "1.1e10"),
-            Column("time_s_mean", "float", "Mean over seeds of the policy's total time", "s", "4.2e7"),
+            Column(
+                "energy_j_mean",
+                "float",
+                "Mean over seeds of the policy's total energy (failed recurrences charged as described above)",
+                "J",
+                "1.1e10",
+                nullable=True,
+            ),
+            Column(
+                "time_s_mean",
+                "float",
+                "Mean over seeds of the policy's total time (failed recurrences charged likewise)",
+                "s",
+                "4.2e7",
+                nullable=True,
+            ),
             *_SUMMARY_METRICS,
             Column(
                 "regret_vs_oracle_cost_j_mean",
@@ -215,7 +289,18 @@ SUMMARY = register_schema(
                 "23.4",
             ),
             Column("settle_recurrence_std", "float", "Std over seeds of that recurrence", "", "5.2"),
+            *_RATIOS,
+            Column(
+                "failed_recurrences_mean",
+                "float",
+                "Mean over seeds of the recurrences that never reached the target (every try failed, or none "
+                "ran); each is charged what its tries spent plus the baseline's expected energy, time and cost",
+                "recurrences",
+                "0.0",
+                checks=("nonnegative",),
+            ),
         ),
         key=("gpu", "workload", "policy", "eta", "beta", "window"),
+        upgrades={1: _refuse_v1},
     )
 )

@@ -1,19 +1,26 @@
-"""Summarise a ``runs`` table: savings against two baselines, regret, convergence.
+"""Summarise a ``runs`` table: savings against two baselines, cost ratios, regret, settling.
 
-Per (gpu, workload, policy, eta, beta, window) and per seed:
+Per (gpu, workload, policy, eta, beta, window) and per seed, from the recurrences of
+:func:`zeus_bench.sim.metrics.recurrence_table` (every recurrence counts; a failed one is charged
+what its tries spent plus the baseline's expected figures of that recurrence):
 
 * **Savings** of energy and of time against ``baseline`` and against ``max-batch``:
   ``100 x (1 - policy total / reference total)`` where the reference total is the reference
   policy's *expected* energy (time) per recurrence (mean over converging training paths, the
   paper's convention), summed over the same recurrences of the same seed; cumulative (all
   recurrences) and over the last 10 recurrences (of each group, for arrival tables).
+* **Cost ratios** against ``baseline`` and ``max-batch``: policy cumulative cost / the
+  reference's expected cumulative cost over the same recurrences.
 * **Regret** against ``oracle``: the policy's summed cost minus the oracle's expected cost over
-  the same recurrences (J).
+  the same recurrences (J), and the same in percent of the oracle's
+  (``100 x (cost / oracle - 1)``).
+* **Failed recurrences**: how many recurrences never reached the target.
 * **Settling**: the first recurrence from which every try uses the policy's final (batch size,
   power limit).
 
-Then mean and standard deviation (population) over seeds. A reference policy missing from the
-table leaves its columns empty (with a warning).
+Then mean and standard deviation over seeds (population, ``ddof = 0``:
+:data:`zeus_bench.sim.metrics.DDOF`). A reference policy missing from the table leaves its
+columns empty (with a warning).
 """
 
 from __future__ import annotations
@@ -24,51 +31,23 @@ import numpy as np
 import pandas as pd
 
 from zeus_bench.errors import ConfigError
+from zeus_bench.sim import metrics
+from zeus_bench.sim.metrics import RUN
 from zeus_bench.sim.schema import SUMMARY
 
 log = logging.getLogger(__name__)
 
-GROUP = ["gpu", "workload", "policy", "eta", "beta", "window"]
-SETTING = ["gpu", "workload", "eta", "beta", "window"]
-LAST = 10
+GROUP = RUN
 REFERENCES = {"baseline": "baseline", "max_batch": "max-batch"}
-
-
-def _per_recurrence(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per (setting, policy, seed, group, recurrence): totals and the reference figures."""
-    df = runs.copy()
-    df["group"] = df["group"].astype("string").fillna("")
-    keys = [*GROUP, "seed", "group", "recurrence"]
-    df = df.sort_values([*keys, "attempt"], kind="stable")
-    g = df.groupby(keys, sort=False, dropna=False)
-    rec = g.agg(
-        energy_j=("energy_j", "sum"),
-        time_s=("time_s", "sum"),
-        cost=("cost", "sum"),
-        expected_energy_j=("expected_energy_j", "first"),
-        expected_time_s=("expected_time_s", "first"),
-        expected_cost=("expected_cost", "first"),
-        batch_size=("batch_size", "last"),
-        power_limit_w=("power_limit_w", "last"),
-        bs_min=("batch_size", "min"),
-        bs_max=("batch_size", "max"),
-        pl_min=("power_limit_w", "min"),
-        pl_max=("power_limit_w", "max"),
-    ).reset_index()
-    # A recurrence is "at" a configuration only if every one of its tries used it.
-    rec["uniform"] = (rec["bs_min"] == rec["bs_max"]) & (rec["pl_min"] == rec["pl_max"])
-    last_rec = rec.groupby([*GROUP, "seed", "group"])["recurrence"].transform("max")
-    rec["last10"] = rec["recurrence"] > last_rec - LAST
-    return rec
 
 
 def _settle(rec: pd.DataFrame) -> pd.Series:
     """Per (policy setting, seed): first recurrence from which all tries use the final config.
 
     Averaged over groups for arrival tables. One more than the last recurrence means the policy
-    had not settled (its last recurrence mixed configurations).
+    had not settled (its last recurrence mixed configurations, or failed).
     """
-    keys = [*GROUP, "seed", "group"]
+    keys = [*RUN, "seed", "group"]
     by = rec.groupby(keys, sort=False)
     final_bs = by["batch_size"].transform("last")
     final_pl = by["power_limit_w"].transform("last")
@@ -76,7 +55,49 @@ def _settle(rec: pd.DataFrame) -> pd.Series:
     first = by["recurrence"].transform("min")
     off = rec["recurrence"].where(~at, first - 1)
     settle = off.groupby([rec[k] for k in keys], sort=False).max() + 1
-    return settle.groupby(level=list(range(len(GROUP) + 1))).mean()
+    return settle.groupby(level=list(range(len(RUN) + 1))).mean()
+
+
+def per_seed(runs: pd.DataFrame) -> pd.DataFrame:
+    """Every metric of the summary per (policy setting, seed), before the statistics over seeds.
+
+    Columns: ``energy_j``, ``time_s``, ``cost`` (charged totals), ``recurrences``,
+    ``failed_recurrences``, ``<metric>_savings_vs_<ref>_<scope>_pct``,
+    ``cost_ratio_vs_<ref>_cum``, ``regret`` (J), ``regret_vs_oracle_cum_pct`` and ``settle``.
+    """
+    rec = metrics.recurrence_table(runs)
+    keys = [*RUN, "seed"]
+    g = rec.groupby(keys)
+    out = g.agg(
+        energy_j=("energy_j", _sum),
+        time_s=("time_s", _sum),
+        cost=("cost", _sum),
+        recurrences=("recurrence", "size"),
+        failed_recurrences=("failed", "sum"),
+    )
+    present = set(rec["policy"])
+    for col, policy in REFERENCES.items():
+        if policy not in present:
+            log.warning("no %r runs in the table: its comparison columns stay empty", policy)
+        for metric, unit in (("energy", "energy_j"), ("time", "time_s")):
+            for scope in ("cum", "last10"):
+                part = rec if scope == "cum" else rec[rec["last10"]]
+                sums = part.groupby(keys).agg(own=(unit, _sum), ref=(f"{policy}_{unit}", _sum))
+                out[f"{metric}_savings_vs_{col}_{scope}_pct"] = metrics.savings_pct(sums["own"], sums["ref"])
+        sums = rec.groupby(keys).agg(own=("cost", _sum), ref=(f"{policy}_cost", _sum))
+        out[f"cost_ratio_vs_{col}_cum"] = metrics.cost_ratio(sums["own"], sums["ref"])
+    if "oracle" not in present:
+        log.warning("no 'oracle' runs in the table: its comparison columns stay empty")
+    sums = rec.groupby(keys).agg(own=("cost", _sum), ref=("oracle_cost", _sum))
+    out["regret"] = metrics.regret_j(sums["own"], sums["ref"])
+    out["regret_vs_oracle_cum_pct"] = metrics.regret_pct(sums["own"], sums["ref"])
+    out["settle"] = _settle(rec)
+    return out
+
+
+def _sum(values: pd.Series) -> float:
+    """Sum that stays missing when any value is (a reference without a figure for a recurrence)."""
+    return float(values.sum()) if values.notna().all() else float("nan")
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
@@ -87,50 +108,8 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     """
     if runs.empty:
         raise ConfigError("the runs table has no rows")
-    rec = _per_recurrence(runs)
-    seed_keys = [*GROUP, "seed"]
-    per_seed = rec.groupby(seed_keys).agg(
-        energy_j=("energy_j", "sum"),
-        time_s=("time_s", "sum"),
-        cost=("cost", "sum"),
-        recurrences=("recurrence", "size"),
-    )
-
-    def reference(policy: str) -> pd.DataFrame | None:
-        ref = rec[rec["policy"] == policy]
-        if ref.empty:
-            log.warning("no %r runs in the table: its comparison columns stay empty", policy)
-            return None
-        # Expected per recurrence, matched on (setting, seed, group, recurrence).
-        return ref[
-            [*SETTING, "seed", "group", "recurrence", "expected_energy_j", "expected_time_s", "expected_cost"]
-        ]
-
-    matched_keys = [*SETTING, "seed", "group", "recurrence"]
-    for col, policy in REFERENCES.items():
-        ref = reference(policy)
-        for metric in ("energy", "time"):
-            unit = "energy_j" if metric == "energy" else "time_s"
-            for scope in ("cum", "last10"):
-                name = f"{metric}_savings_vs_{col}_{scope}_pct"
-                if ref is None:
-                    per_seed[name] = np.nan
-                    continue
-                m = rec[[*matched_keys, "policy", "last10", unit]].merge(ref, on=matched_keys, how="left")
-                if scope == "last10":
-                    m = m[m["last10"]]
-                sums = m.groupby(seed_keys).agg(own=(unit, "sum"), ref=(f"expected_{unit}", "sum"))
-                per_seed[name] = 100.0 * (1.0 - sums["own"] / sums["ref"])
-    oracle = reference("oracle")
-    if oracle is None:
-        per_seed["regret"] = np.nan
-    else:
-        m = rec[[*matched_keys, "policy", "cost"]].merge(oracle, on=matched_keys, how="left")
-        sums = m.groupby(seed_keys).agg(own=("cost", "sum"), ref=("expected_cost", "sum"))
-        per_seed["regret"] = sums["own"] - sums["ref"]
-    per_seed["settle"] = _settle(rec)
-
-    agg = per_seed.groupby(GROUP)
+    seeds = per_seed(runs)
+    agg = seeds.groupby(RUN)
     out = pd.DataFrame(
         {
             "seeds": agg.size(),
@@ -139,13 +118,19 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
             "time_s_mean": agg["time_s"].mean(),
         }
     )
-    for col in per_seed.columns:
+
+    def stats(name: str, col: str) -> None:
+        out[f"{name}_mean"] = agg[col].mean()
+        out[f"{name}_std"] = agg[col].std(ddof=metrics.DDOF)
+
+    for col in seeds.columns:
         if "_savings_vs_" in col:
-            out[f"{col}_mean"] = agg[col].mean()
-            out[f"{col}_std"] = agg[col].std(ddof=0)
-    out["regret_vs_oracle_cost_j_mean"] = agg["regret"].mean()
-    out["regret_vs_oracle_cost_j_std"] = agg["regret"].std(ddof=0)
-    out["settle_recurrence_mean"] = agg["settle"].mean()
-    out["settle_recurrence_std"] = agg["settle"].std(ddof=0)
-    out = out.reset_index()
+            stats(col, col)
+    stats("regret_vs_oracle_cost_j", "regret")
+    stats("settle_recurrence", "settle")
+    for ref in REFERENCES:
+        stats(f"cost_ratio_vs_{ref}_cum", f"cost_ratio_vs_{ref}_cum")
+    stats("regret_vs_oracle_cum_pct", "regret_vs_oracle_cum_pct")
+    out["failed_recurrences_mean"] = agg["failed_recurrences"].mean()
+    out = out.replace([np.inf, -np.inf], np.nan).reset_index()  # metrics only: beta may be inf
     return out[SUMMARY.names]

@@ -1,11 +1,16 @@
-"""Multi-GPU sweeps: one process per GPU with DistributedDataParallel, energy summed over GPUs.
+"""The multi-GPU driver: one process per GPU with DistributedDataParallel, energy summed over GPUs.
 
 The parent checks everything a user can get wrong (limits, ``--out``, the GPUs) before it spawns
 one worker per GPU. Every worker builds the model once, wraps it in DDP and trains on its share
 of the global batch (``batch_size / num_gpus``); rank 0 owns the energy monitor over *all* the
 GPUs (their counters are global, so one reader counts each GPU once), the power-limit session
 and the output table. The loop's "keep going" decisions are rank 0's, broadcast to every rank,
-so all ranks run the same number of iterations; window edges sit behind a barrier.
+so all ranks run the same number of iterations; window edges sit behind a barrier. On fake GPUs
+every rank drives its own GPU's load and paces its own steps.
+
+A user error or an out-of-memory error in any worker ends every worker (a rank left waiting in a
+collective would wait forever) and becomes one line in the parent. ``--stop-at-oom`` is refused
+with several GPUs (:class:`~zeus_bench.sweep.plan.SweepPlan`).
 
 The trace's ``gpu`` column defaults to ``<kind>x<n>`` (``h200x2``) so multi-GPU rows never
 collide with single-GPU rows of the same GPU kind; ``num_gpus`` holds ``n``.
@@ -21,27 +26,21 @@ from typing import TYPE_CHECKING, Any
 
 from zeus_bench.device.monitor import Measurement
 from zeus_bench.errors import ConfigError, ZeusBenchError
-from zeus_bench.registry import WorkloadSpec
+from zeus_bench.registry import WorkloadSpec, get_workload
 from zeus_bench.store import read_table
+from zeus_bench.sweep.devices import oom_errors, open_gpus, prepare_torch, resolve_torch_device
 from zeus_bench.sweep.measure import gpu_kind_from_name
-from zeus_bench.sweep.runner import (
-    FakeLoad,
-    PointLoop,
-    SweepOutcome,
-    SweepPlan,
-    SweepWriter,
-    base_sweep_provenance,
-    check_limits,
-    device_indices,
-    load_previous,
-    make_emit,
-    resolve_torch_device,
-)
+from zeus_bench.sweep.plan import BatchSizeDoesNotFitError, SweepOutcome, SweepPlan
+from zeus_bench.sweep.points import PointLoop
+from zeus_bench.sweep.provenance import base_sweep_provenance
+from zeus_bench.sweep.writer import SweepWriter, load_previous, make_emit
 
 if TYPE_CHECKING:
     from zeus_bench.workload_api import TrainingWorkload
 
 log = logging.getLogger(__name__)
+
+_OOM = "oom:"
 
 
 class _NoMonitor:
@@ -61,18 +60,19 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run_ddp_sweep(
+def sweep_ddp(
     plan: SweepPlan, out: Path, resume: bool, spec: WorkloadSpec, workload: TrainingWorkload
 ) -> SweepOutcome:
-    """Run ``plan`` over ``plan.gpu_indices`` with DDP; rank 0 writes ``out``."""
+    """Run ``plan`` over ``plan.gpu_indices`` with DDP; rank 0 writes ``out``.
+
+    Raises:
+        ConfigError: mixed GPU kinds, a limit out of range, ``out`` exists without ``resume``,
+            an error in a worker.
+        BatchSizeDoesNotFitError: a batch size ran out of memory on some rank.
+    """
     import torch.multiprocessing as mp
 
-    from zeus_bench.device import get_backend
-
-    backend = get_backend(plan.backend)
-    gpus = backend.gpus(device_indices(backend, plan.gpu_indices))
-    if plan.power_limits_w is not None:
-        check_limits(gpus, plan.power_limits_w)
+    backend, gpus = open_gpus(plan)
     names = {g.name() for g in gpus}
     if len(names) > 1:
         raise ConfigError(f"--gpus mixes GPU kinds ({', '.join(sorted(names))}); sweep each kind on its own")
@@ -84,9 +84,15 @@ def run_ddp_sweep(
     errors = ctx.SimpleQueue()
     port = _free_port()
     before = 0 if previous is None else len(previous)
-    mp.spawn(_worker, args=(plan, str(out), resume, gpu_kind, port, errors), nprocs=len(gpus), join=True)
-    if not errors.empty():
-        raise ConfigError(errors.get())
+    try:
+        mp.spawn(_worker, args=(plan, str(out), resume, gpu_kind, port, errors), nprocs=len(gpus), join=True)
+    except Exception:
+        if errors.empty():
+            raise
+        message = errors.get()
+        if message.startswith(_OOM):
+            raise BatchSizeDoesNotFitError(message.removeprefix(_OOM)) from None
+        raise ConfigError(message) from None
     df = read_table(out, "power")
     meta = df.attrs.get("zeus_bench", {})
     return SweepOutcome(df, out, len(df) - before, before, list(meta.get("skipped", [])))
@@ -99,10 +105,9 @@ def _worker(
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
 
-    from zeus_bench.device import get_backend
     from zeus_bench.device.control import PowerLimitSession
+    from zeus_bench.device.fake_load import fake_load
     from zeus_bench.device.monitor import EnergyMonitor
-    from zeus_bench.registry import get_workload
     from zeus_bench.workload_api import load_workload
 
     world = len(plan.gpu_indices)
@@ -114,22 +119,19 @@ def _worker(
         LOCAL_RANK=str(rank),
     )
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
-    backend = get_backend(plan.backend)
-    gpus = backend.gpus(device_indices(backend, plan.gpu_indices))
+    backend, gpus = open_gpus(plan)
     device = resolve_torch_device(plan.torch_device, backend.name, plan.gpu_indices[rank])
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-        torch.backends.cudnn.benchmark = True
+    prepare_torch(device, plan.seed)
     dist.init_process_group(
         "nccl" if device.type == "cuda" else "gloo",
         rank=rank,
         world_size=world,
         device_id=device if device.type == "cuda" else None,
     )
+    batch_size = None
     try:
-        torch.manual_seed(plan.seed)
         workload = load_workload(plan.workload, tiny=plan.tiny)
-        spec = get_workload(plan.workload)
+        spec = get_workload(plan.workload, plan.workloads_file)
         model = workload.build_model().to(device)
         model.train()
         ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
@@ -168,7 +170,7 @@ def _worker(
                 dtype=torch.int32,
             ).to(device)
             dist.broadcast(todo_flags, src=0)
-            fake = FakeLoad.wrap(gpus) if leader else None
+            fake = fake_load([gpus[rank]])
             set_limit = None
             if session is not None and not plan.measures_current_limit:
 
@@ -187,7 +189,7 @@ def _worker(
                 barrier,
                 world_size=world,
                 leader=leader,
-                fake=None,
+                fake=fake,
             )
             emit = (
                 make_emit(
@@ -203,6 +205,7 @@ def _worker(
                 for b, row in zip(plan.batch_sizes, flags, strict=True):
                     point_limits = [p for p, f in zip(limits, row, strict=True) if f]
                     if point_limits:
+                        batch_size = b
                         loop.run_batch_size(b, point_limits, emit)
             finally:
                 if fake is not None:
@@ -214,5 +217,12 @@ def _worker(
                 session.__exit__(None, None, None)
     except ZeusBenchError as exc:
         errors.put(f"rank {rank}: {exc}")
+        raise SystemExit(1) from None  # ends the other ranks, which may wait in a collective
+    except oom_errors():
+        errors.put(
+            f"{_OOM}batch size {batch_size} of {plan.workload} does not fit in the memory of "
+            f"{world} GPUs (rank {rank} ran out); completed points are in {out}"
+        )
+        raise SystemExit(1) from None
     finally:
         dist.destroy_process_group()

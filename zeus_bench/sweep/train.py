@@ -16,9 +16,12 @@ from typing import Any
 
 import pandas as pd
 
-from zeus_bench.errors import ConfigError, TraceFormatError
+from zeus_bench.errors import ConfigError
 from zeus_bench.store import read_table, write_table
-from zeus_bench.sweep.runner import SweepPlan, resolve_torch_device, software_provenance, utc_now
+from zeus_bench.sweep.devices import resolve_torch_device
+from zeus_bench.sweep.plan import SweepPlan
+from zeus_bench.sweep.provenance import software_provenance, utc_now
+from zeus_bench.sweep.writer import read_to_resume
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +51,8 @@ def run_train_to_target(
     """Train each batch size ``runs`` times to the target; write and return the ``train`` rows.
 
     Raises:
-        ConfigError: unreadable dataset root, bad ``runs``/``max_epochs``, ``out`` exists without
-            ``resume``; the workload's loader raises its own one-line error for a bad format.
+        ConfigError: options training to the target would ignore (power limits, several GPUs),
+            unreadable dataset root, bad ``runs``/``max_epochs``, ``out`` exists without ``resume``; the workload's loader raises its own one-line error for a bad format.
     """
     import torch
 
@@ -57,23 +60,17 @@ def run_train_to_target(
     from zeus_bench.registry import get_workload
     from zeus_bench.workload_api import load_workload
 
+    plan.check_train_to_target()
     root = check_data_root(Path(data_root))
     if runs < 1:
         raise ConfigError(f"--runs must be >= 1, got {runs}")
-    spec = get_workload(plan.workload)
+    spec = get_workload(plan.workload, plan.workloads_file)
     epochs = spec.max_epochs if max_epochs is None else max_epochs
     if epochs < 1:
         raise ConfigError(f"--max-epochs must be >= 1, got {epochs}")
     workload = load_workload(plan.workload, tiny=plan.tiny)
     out = Path(out)
-    previous: pd.DataFrame | None = None
-    if out.exists():
-        if not resume:
-            raise ConfigError(f"{out} exists; pass --resume to run only its missing runs, or remove it")
-        try:
-            previous = read_table(out, "train")
-        except TraceFormatError as exc:
-            raise ConfigError(f"cannot resume: {exc}") from None
+    previous = read_to_resume(out, "train", resume, "run only its missing runs")
     done = set() if previous is None else set(zip(previous["batch_size"], previous["run"], strict=True))
     device = resolve_torch_device(plan.torch_device, backend_name(plan.backend), plan.gpu_indices[0])
     prov: dict[str, Any] = {

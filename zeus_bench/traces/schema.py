@@ -10,6 +10,8 @@ Both are documented column by column in ``results/README.md``.
 
 from __future__ import annotations
 
+import pandas as pd
+
 from zeus_bench.store import Column, TableSchema, register_schema
 
 _IDENTITY = (
@@ -68,10 +70,25 @@ TRAIN = register_schema(
     )
 )
 
+
+def _power_v1_to_v2(df: pd.DataFrame) -> pd.DataFrame:
+    """Version 1 had no confidence columns: a measured row (``measured_s``) was one window."""
+    out = df.copy()
+    if "measured_s" in out.columns:
+        measured = out["measured_s"].notna()
+        out["num_windows"] = pd.array([1 if m else None for m in measured], dtype="Int64")
+    else:
+        out["num_windows"] = pd.array([None] * len(out), dtype="Int64")
+    for name in ("time_per_epoch_ci_s", "avg_power_ci_w", "energy_per_sample_ci_rel"):
+        out[name] = float("nan")
+    out["ci_met"] = pd.array([None] * len(out), dtype="boolean")
+    return out
+
+
 POWER = register_schema(
     TableSchema(
         kind="power",
-        version=1,
+        version=2,
         description="Time per epoch and average power per (GPU, workload, batch size, power limit).",
         columns=(
             Column(
@@ -145,7 +162,72 @@ POWER = register_schema(
                 nullable=True,
                 required=False,
             ),
+            Column(
+                "num_windows",
+                "int",
+                "Energy windows the point was measured in (sweeps only; version-1 sweeps: 1)",
+                "",
+                "4",
+                nullable=True,
+                required=False,
+                checks=("positive",),
+            ),
+            Column(
+                "time_per_epoch_ci_s",
+                "float",
+                "Half-width of the 95 % confidence interval of time_per_epoch_s over the windows "
+                "(sweeps of 2 or more windows)",
+                "s",
+                "1.9",
+                nullable=True,
+                required=False,
+                checks=("nonnegative", "finite"),
+            ),
+            Column(
+                "avg_power_ci_w",
+                "float",
+                "Half-width of the 95 % confidence interval of avg_power_w over the windows "
+                "(sweeps of 2 or more windows)",
+                "W",
+                "1.2",
+                nullable=True,
+                required=False,
+                checks=("nonnegative", "finite"),
+            ),
+            Column(
+                "energy_per_sample_ci_rel",
+                "float",
+                "Relative half-width of the 95 % confidence interval of energy per sample "
+                "(0.01 = 1 %; sweeps of 2 or more windows)",
+                "",
+                "0.004",
+                nullable=True,
+                required=False,
+                checks=("nonnegative", "finite"),
+            ),
+            Column(
+                "ci_met",
+                "bool",
+                "Whether energy per sample reached the sweep's confidence target before its time cap "
+                "(false: flagged)",
+                "",
+                "True",
+                nullable=True,
+                required=False,
+            ),
+            Column(
+                "avg_power_uncertainty_w",
+                "float",
+                "Uncertainty (+-) of avg_power_w from the energy counter's update period: one update's "
+                "energy at each window's power, root-sum-square over the windows, over measured_s (sweeps only)",
+                "W",
+                "2.9",
+                nullable=True,
+                required=False,
+                checks=("nonnegative", "finite"),
+            ),
         ),
         key=("gpu", "dataset", "network", "optimizer", "batch_size", "power_limit_w"),
+        upgrades={1: _power_v1_to_v2},
     )
 )

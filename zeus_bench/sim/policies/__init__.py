@@ -1,10 +1,11 @@
 """Policies of the simulator, behind one small interface, found in a registry.
 
 Importing this package registers the built-in policies: ``zeus``, ``baseline``, ``max-batch``,
-``oracle``, ``grid-search``, ``bs-only`` and ``pl-only``.
+``oracle``, ``grid-search``, ``bs-only``, ``pl-only`` and ``zeus-plus``.
 """
 
 from zeus_bench.sim.policies import builtin as _builtin  # noqa: F401 - registers the policies
+from zeus_bench.sim.policies import zeus_plus as _zeus_plus  # noqa: F401 - registers zeus-plus
 from zeus_bench.sim.policies.bandit import PruningThompsonSampling
 from zeus_bench.sim.policies.base import (
     POLICIES,

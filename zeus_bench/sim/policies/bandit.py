@@ -14,8 +14,11 @@ Rules (``docs/policies.md`` and ``zeus-replay-semantics.md`` in the shared folde
   downwards over the candidates ``<= d`` from ``d`` to the smallest, then upwards over those
   ``> d`` from the smallest. In each direction a batch size that does not reach the target ends
   the direction. Batch sizes that reach are *good*; the cheapest good one of the round becomes
-  ``d``. After the round the candidates are the good batch sizes (if a later round finds none
-  good, the previous candidates are kept so the bandit always has an arm). An observation that
+  ``d``. After the round the candidates are the good batch sizes. A round that finds none
+  good (every try early-stopped; the paper's code raises here, with no arm left) leaves one
+  candidate, the default ``d`` it started from: the cheapest batch size that has reached the
+  target so far. Keeping the previous candidates instead lets an arm whose tries are all
+  early-stopped after one epoch look cheapest forever (beta 1.25, movielens-1m). An observation that
   is not the batch size pruning asked for is kept in the history but not fed to pruning.
 * **Thompson Sampling**: one Gaussian arm per surviving candidate, reward ``-cost``, prior mean
   0 and precision 0, so the posterior mean is the sample mean and the posterior precision
@@ -25,7 +28,10 @@ Rules (``docs/policies.md`` and ``zeus-replay-semantics.md`` in the shared folde
   once every arm has 2, it draws one sample per arm and returns the largest. The generator is
   used exactly as the paper's optimizer uses its own (a fresh ``default_rng(seed)``): one
   ``choice(n, n, replace=False)`` visiting order per prediction, then one ``normal`` draw per
-  arm in ascending batch-size order, so a replay seeded like the paper's makes the same draws. When pruning ends, each arm is fit
+  arm in ascending batch-size order, so a replay seeded like the paper's makes the same draws
+  (both computed without NumPy's per-call overhead, draw for draw the same: :mod:`zeus_bench.sim.draws`
+  for the visiting order, ``standard_normal`` scaled per arm for the samples, and the posterior's
+  sums in NumPy's own summation order, :func:`numpy_sum`). When pruning ends, each arm is fit
   to every observation of its batch size so far (those of pruning included), as the paper's
   optimizer does; replaying with fresh arms instead misses the paper's cumulative savings by up
   to 2.3 points (imagenet on the V100).
@@ -40,9 +46,57 @@ from typing import Any
 import numpy as np
 
 from zeus_bench.errors import ConfigError
+from zeus_bench.sim.draws import ChoiceDraws
 
 STATE_VERSION = 1
 MIN_OBSERVATIONS = 2  # per arm, before Thompson Sampling draws from the posteriors
+
+
+_BLOCK = 8  # NumPy's pairwise summation: 8 running sums ...
+_PAIRWISE_LEAF = 128  # ... over blocks of at most 128 values, halved above that
+_PYTHON_SUM_MAX = 24  # arms with more observations use NumPy itself (faster there)
+_EPS = 2.0**-52  # twice the unit roundoff of a double
+_SAFETY = 8.0  # margin on the error bounds of the approximate posteriors
+
+
+def _pairwise(x: Sequence[float], lo: int, n: int) -> float:
+    """Sum of ``x[lo:lo + n]`` in NumPy's pairwise order (``np.add.reduce`` of a float64 array)."""
+    if n < _BLOCK:
+        total = -0.0
+        for i in range(lo, lo + n):
+            total += x[i]
+        return total
+    if n <= _PAIRWISE_LEAF:
+        r = list(x[lo : lo + _BLOCK])
+        end = lo + n - n % _BLOCK
+        for i in range(lo + _BLOCK, end, _BLOCK):
+            for j in range(_BLOCK):
+                r[j] += x[i + j]
+        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for i in range(end, lo + n):
+            total += x[i]
+        return total
+    half = n // 2
+    half -= half % _BLOCK
+    return _pairwise(x, lo, half) + _pairwise(x, lo + half, n - half)
+
+
+def numpy_sum(x: Sequence[float]) -> float:
+    """``float(np.sum(np.asarray(x, dtype=float)))``, bit for bit, in plain Python."""
+    return 0.0 + _pairwise(x, 0, len(x))
+
+
+def sum_and_variance(x: Sequence[float]) -> tuple[float, float]:
+    """Sum and population variance of ``x``, equal bit for bit to ``a.sum()`` and ``a.var()``."""
+    n = len(x)
+    if n > _PYTHON_SUM_MAX:
+        a = np.array(x, dtype=float)
+        total = float(np.add.reduce(a))
+        d = a - total / n
+        return total, float(np.add.reduce(d * d)) / n
+    total = numpy_sum(x)
+    mean = total / n
+    return total, numpy_sum([(v - mean) * (v - mean) for v in x]) / n
 
 
 def rng_state(rng: np.random.Generator) -> dict[str, Any]:
@@ -93,8 +147,10 @@ class PruningThompsonSampling:
         if window < 0:
             raise ConfigError(f"window must be >= 0 (0 = unbounded), got {window}")
         self.batch_sizes: list[int] = bs
+        self._bs_set = frozenset(bs)
         self.default_batch_size = int(default_batch_size)
-        self.rng = rng
+        self._rng = rng
+        self._order_draws = ChoiceDraws(rng)
         self.prune_rounds = int(prune_rounds)
         self.window = int(window)
         # Pruning state.
@@ -112,8 +168,17 @@ class PruningThompsonSampling:
         self._rewards: dict[int, list[float]] = {}
         self._history: list[tuple[int, float, bool]] = []
         self._post_cache: dict[int, tuple[float, float]] = {}
+        # Running sums per arm, for the certified approximate posteriors (see _sampled_arm).
+        self._sums: dict[int, list[float]] = {}
+        self._approx_cache: dict[int, tuple[float, float, float, float]] = {}
         self._explored = False
         self._start_round()
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The optimizer's generator, brought up to date for use outside the optimizer."""
+        self._order_draws.sync()
+        return self._rng
 
     # ----------------------------------------------------------------- pruning state machine
     def _start_round(self) -> None:
@@ -153,8 +218,8 @@ class PruningThompsonSampling:
         if not self._down and not self._up:
             self._round += 1
             self._default = self._round_best
-            if self._good:
-                self._candidates = sorted(self._good)
+            # No good batch size: keep the one pruning has found cheapest so far (see above).
+            self._candidates = sorted(self._good) if self._good else [self._default]
             self._start_round()
 
     # ----------------------------------------------------------------------- public interface
@@ -170,23 +235,97 @@ class PruningThompsonSampling:
 
     def predict(self) -> int:
         """Batch size for the next run."""
-        expected = self._expected()
-        if expected is not None:
-            return expected
         arms = self._arms
-        assert arms is not None
+        if arms is None:  # pruning: the batch size it waits for
+            return self._down[0] if self._down else self._up[0]
         # One random visiting order per prediction, drawn even when every arm is explored,
         # then one posterior sample per arm in arm order: the paper's sequence of draws.
-        order = self.rng.choice(len(arms), len(arms), replace=False)
-        if not self._explored:
-            for i in order:
+        n = len(arms)
+        if self._explored:
+            self._order_draws.skip(n)  # the order is not needed, its draws are
+        else:
+            for i in self._order_draws.permutation(n):
                 if len(self._window(arms[i])) < MIN_OBSERVATIONS:
                     return arms[i]
             # Counts never fall again unless the window is shorter than the exploration.
             self._explored = self.window == 0 or self.window >= MIN_OBSERVATIONS
-        means, stds = self._posteriors(arms)
-        samples = self.rng.normal(means, stds)
-        return arms[int(samples.argmax())]
+        # rng.normal(means, stds) is means[i] + stds[i] * (i-th standard normal), in arm order;
+        # the first largest sample wins (a NaN first of all, as argmax has it).
+        z = self._rng.standard_normal(n).tolist()
+        if self.window == 0:
+            arm = self._sampled_arm(arms, z)
+            if arm is not None:
+                return arm
+        cache = self._post_cache
+        best, best_arm = -math.inf, arms[0]
+        for i, b in enumerate(arms):
+            mean, std = cache.get(b) or self._posterior(b)
+            sample = mean + std * z[i]
+            if sample > best or (i == 0 and sample == best):
+                best, best_arm = sample, b
+            elif math.isnan(sample):
+                return b
+        return best_arm
+
+    def _approx_posterior(self, arm: int) -> tuple[float, float, float, float]:
+        """Posterior mean and std of an arm from running sums, with bounds on their errors.
+
+        Returns ``(mean, std, mean_err, std_err)``: the exact posterior (:meth:`_posterior`, NumPy's
+        two-pass sums in its pairwise order) lies within ``mean_err`` and ``std_err`` of ``mean``
+        and ``std``. With u the unit roundoff, any summation order of n terms errs by at most
+        (n - 1) u times the sum of their magnitudes, so both sums of the rewards lie within that of
+        the true sum; the two-pass variance lies within (n + 4) u (var + d^2) + d^2 of the true one
+        (d: the mean's error) and the one-pass ``sum(x^2)/n - mean^2`` within (n + 4) u sum(x^2)/n
+        + 2 |mean| d + d^2; square roots turn a variance error e into a std error of at most
+        sqrt(e / n). The bounds below take twice u per operation and multiply by 8 on top.
+        """
+        approx = self._approx_cache.get(arm)
+        if approx is not None:
+            return approx
+        sums = self._sums.get(arm)
+        if sums is None:
+            sums = [0.0, 0.0, 0.0, 0.0]
+            for r in self._rewards[arm]:
+                sums[0] += 1.0
+                sums[1] += r
+                sums[2] += r * r
+                sums[3] += abs(r)
+            self._sums[arm] = sums
+        n, s1, s2, s_abs = sums
+        mean = s1 / n
+        var = max(s2 / n - mean * mean, 0.0)
+        g = (n + 4.0) * _EPS
+        mean_err = _SAFETY * (g * s_abs / n + 3.0 * _EPS * abs(mean))
+        var_err = _SAFETY * (g * s2 / n + 2.0 * abs(mean) * mean_err + 3.0 * mean_err * mean_err)
+        std = math.sqrt(var / n)
+        std_err = math.sqrt(var_err / n) * (1.0 + 4.0 * _EPS) + _SAFETY * 3.0 * _EPS * std
+        approx = (mean, std, mean_err, std_err)
+        self._approx_cache[arm] = approx
+        return approx
+
+    def _sampled_arm(self, arms: list[int], z: list[float]) -> int | None:
+        """The arm of largest sample when the approximate posteriors decide it beyond doubt.
+
+        Each sample ``mean + std * z`` is bounded from the approximate posteriors and their error
+        bounds; when the largest lower bound exceeds every other arm's upper bound, the exact
+        samples have the same (unique) largest, and that arm is returned. Otherwise (near-ties,
+        non-finite values) None: the caller computes the exact posteriors.
+        """
+        best_i, best_low = -1, -math.inf
+        uppers = []
+        for i, b in enumerate(arms):
+            mean, std, mean_err, std_err = self._approx_posterior(b)
+            sample = mean + std * z[i]
+            bound = mean_err + abs(z[i]) * std_err + 2.0 * _EPS * (abs(mean) + abs(std * z[i]))
+            if not (math.isfinite(sample) and math.isfinite(bound)):
+                return None
+            uppers.append(sample + bound)
+            if sample - bound > best_low:
+                best_i, best_low = i, sample - bound
+        for i, upper in enumerate(uppers):
+            if i != best_i and upper >= best_low:
+                return None
+        return arms[best_i]
 
     def observe(self, batch_size: int, cost: float, reached: bool) -> None:
         """Feed back the outcome of one run.
@@ -197,7 +336,7 @@ class PruningThompsonSampling:
             reached: Whether it reached the target metric.
         """
         b, c, r = int(batch_size), float(cost), bool(reached)
-        if b not in self.batch_sizes:
+        if b not in self._bs_set:
             raise ConfigError(f"batch size {b} is not among {self.batch_sizes}")
         self._history.append((b, c, r))
         if self._arms is None:
@@ -206,6 +345,13 @@ class PruningThompsonSampling:
         elif b in self._rewards:
             self._rewards[b].append(-c)
             self._post_cache.pop(b, None)
+            self._approx_cache.pop(b, None)
+            sums = self._sums.get(b)
+            if sums is not None:  # the order of the additions is the rewards' order
+                sums[0] += 1.0
+                sums[1] -= c
+                sums[2] += c * c
+                sums[3] += abs(c)
 
     def best_batch_size(self) -> int:
         """Best batch size known so far.
@@ -236,14 +382,14 @@ class PruningThompsonSampling:
         cached = self._post_cache.get(arm)
         if cached is not None:
             return cached
-        x = np.asarray(self._window(arm), dtype=float)
-        var = float(x.var())
+        x = self._window(arm)
+        total, var = sum_and_variance(x)
         if var == 0.0:
-            post = (float(x.mean()), 0.0)
+            post = (total / len(x), 0.0)
         else:
             reward_precision = 1.0 / var
             precision = len(x) * reward_precision
-            post = (float(reward_precision * x.sum()) / precision, math.sqrt(1.0 / precision))
+            post = (reward_precision * total / precision, math.sqrt(1.0 / precision))
         self._post_cache[arm] = post
         return post
 

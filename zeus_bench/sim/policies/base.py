@@ -117,6 +117,16 @@ class Policy(ABC):
     def observe(self, outcome: Outcome) -> None:  # noqa: B027 - optional hook
         """Learn from the outcome of a try (default: ignore it)."""
 
+    def stop_cost(self, default: float, epoch_cost: float = float("nan")) -> float:
+        """Cost at which the runner stops the try just predicted (default: ``beta x`` best cost).
+
+        Args:
+            default: ``beta x`` the best recurrence cost so far (``inf`` before any).
+            epoch_cost: Cost of one epoch of the try's configuration (what its first epoch
+                measures).
+        """
+        return default
+
     def best(self) -> Decision:
         """Best configuration known so far (used by jobs submitted while others run).
 

@@ -1,0 +1,362 @@
+"""Golden outputs of the original Zeus simulator, for the replay's exactness test.
+
+Runs the paper's trace-driven simulator (Zeus v0.3.0 code, shipped as ``zeus._legacy.simulate`` in
+PyPI ``zeus==0.16.0``) on the published traces and records every try it makes. This script is our
+own; it imports and calls the original, it does not copy it. It needs a throwaway virtual
+environment with ``zeus==0.16.0`` installed without its dependencies plus numpy, pandas,
+scikit-learn, pyarrow and pyyaml (``make golden`` builds one; see ``benchmarks/golden/README.md``).
+
+Outputs (in ``--out``):
+
+* ``original_tries.parquet``: one row per try the original made, including tries whose early-stop
+  budget was zero (``ran`` False: they never ran, the batch-size optimizer observed a penalty).
+* ``original_runs.csv``: one row per run (gpu, workload, eta, beta, seed): recurrences asked,
+  completed, and the error the original raised, if any (its tries up to the error are kept).
+* ``metadata.json``: provenance (package versions, command, date, trace sha256s, grid).
+
+``--reference`` also writes ``results/reference/original_simulator.csv``: savings of the original's
+runs at eta 0.5, beta 2, seeds 1-10 against b0 and max-batch at the maximum limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import hashlib
+import io
+import json
+import logging
+import math
+import os
+import platform
+import sys
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+log = logging.getLogger("golden")
+
+REPO = Path(__file__).resolve().parents[2]
+ETAS = (0.25, 0.5, 0.75)
+BETAS = (1.25, 1.5, 2.0, 3.0, math.inf)
+GPUS = ("v100", "a40")
+SEEDS = (1, 2, 3)
+REFERENCE_SEEDS = tuple(range(1, 11))  # eta 0.5, beta 2: the seeds of the reference figures
+MAX_TRIES = 20
+LABEL = "original simulator (Zeus v0.3.0 code)"
+TRY_COLUMNS = (
+    "gpu",
+    "workload",
+    "eta",
+    "beta",
+    "seed",
+    "recurrence",
+    "attempt",
+    "batch_size",
+    "power_limit_w",
+    "ran",
+    "reached",
+    "profiled",
+    "energy_j",
+    "time_s",
+    "cost",
+)
+
+
+class GoldenError(Exception):
+    """A problem with the inputs of this script (reported in one line, exit status 2)."""
+
+
+class _SharedLog(list):  # type: ignore[type-arg]
+    """A list that survives the original's ``deepcopy`` of its optimizers (copies are itself)."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _SharedLog:
+        return self
+
+
+def _original() -> Any:
+    """Import the original simulator's modules (one-line error when missing)."""
+    try:
+        from zeus._legacy import simulate
+        from zeus._legacy.job import Job
+        from zeus._legacy.policy.optimizer import JITPowerLimitOptimizer, PruningGTSBatchSizeOptimizer
+    except ImportError as exc:
+        raise GoldenError(
+            f"cannot import the original simulator ({exc}); run in a venv with zeus==0.16.0 (make golden)"
+        ) from None
+    return simulate, Job, JITPowerLimitOptimizer, PruningGTSBatchSizeOptimizer
+
+
+@dataclass(frozen=True)
+class Task:
+    """All (eta, beta) runs of one (gpu, workload, seed)."""
+
+    traces: str
+    gpu: str
+    workload: str
+    seed: int
+    settings: tuple[tuple[float, float], ...]
+
+
+def _workloads() -> dict[str, Any]:
+    sys.path.insert(0, str(REPO))
+    from zeus_bench.registry import load_workloads
+
+    return dict(load_workloads())
+
+
+def _run_task(task: Task) -> tuple[list[tuple[Any, ...]], list[dict[str, Any]]]:
+    """Run the original simulator for one task; returns try rows and run rows."""
+    simulate, Job, JITPowerLimitOptimizer, PruningGTSBatchSizeOptimizer = _original()
+    spec = _workloads()[task.workload]
+    train = pd.read_csv(Path(task.traces) / "summary_train.csv")
+    power = pd.read_csv(Path(task.traces) / f"summary_power_{task.gpu}.csv")
+    # b0 capped at the largest batch size this GPU's power trace holds for the dataset.
+    b0 = min(spec.default_batch_size, int(power.loc[power.dataset == spec.dataset, "batch_size"].max()))
+    job = Job(spec.dataset, spec.network, spec.optimizer, spec.target_metric, spec.max_epochs, b0)
+    # 2 x |B| x |P| as the paper's run script computes it.
+    job_df = job.filter_df(train.merge(power, how="inner"))
+    recurrences = 2 * job_df.batch_size.nunique() * job_df.power_limit.nunique()
+    trace: _SharedLog = _SharedLog()
+
+    class RecordingBSO(PruningGTSBatchSizeOptimizer):  # type: ignore[misc,valid-type]
+        def observe(self, job: Any, batch_size: int, cost: float, converged: bool | None = None) -> None:
+            trace.append(("observe", float(cost)))
+            super().observe(job, batch_size, cost, converged)
+
+    class RecordingSimulator(simulate.Simulator):  # type: ignore[misc,name-defined]
+        def _run_job(self, job: Any, batch_size: int, power_limit: int, *args: Any, **kw: Any) -> Any:
+            out = super()._run_job(job, batch_size, power_limit, *args, **kw)
+            trace.append(("run", int(batch_size), float(power_limit), bool(kw["profile_power"]), out))
+            return out
+
+    rows: list[tuple[Any, ...]] = []
+    runs: list[dict[str, Any]] = []
+    plo = JITPowerLimitOptimizer(verbose=False)
+    bso = RecordingBSO(seed=task.seed, verbose=False)
+    sim = RecordingSimulator(train, power, bso, plo, seed=task.seed, verbose=False)
+    for eta, beta in task.settings:
+        trace.clear()
+        error = ""
+        with contextlib.redirect_stdout(io.StringIO()):  # the original prints zero-budget tries
+            try:
+                sim.simulate_one_job(job, recurrences, beta, eta)
+            except Exception as exc:  # the original's own failures are results, recorded
+                error = f"{type(exc).__name__}: {exc}"
+        ident = (task.gpu, task.workload, eta, beta, task.seed)
+        recurrence, attempt, completed = 1, 0, 0
+        pending = None
+        for entry in trace:
+            if entry[0] == "run":
+                pending = entry
+                continue
+            assert pending is not None, "an observation without a try"
+            _, bs, pl, profiled, (energy, time, reached) = pending
+            pending = None
+            attempt += 1
+            ran = not (energy == 0 and time == 0 and not reached)
+            rows.append(
+                (*ident, recurrence, attempt, bs, pl, ran, bool(reached), profiled, energy, time, entry[1])
+            )
+            if reached:
+                completed += 1
+                recurrence, attempt = recurrence + 1, 0
+        runs.append(
+            dict(
+                zip(("gpu", "workload", "eta", "beta", "seed"), ident, strict=True),
+                b0=b0,
+                recurrences=recurrences,
+                completed=completed,
+                tries=sum(1 for r in rows if r[:5] == ident),
+                error=error,
+            )
+        )
+    return rows, runs
+
+
+def _tasks(traces: Path, gpus: Iterable[str], seeds: Iterable[int]) -> list[Task]:
+    grid = tuple((e, b) for e in ETAS for b in BETAS)
+    tasks = []
+    for gpu in gpus:
+        for workload in _workloads():
+            for seed in sorted(set(seeds) | set(REFERENCE_SEEDS)):
+                settings = grid if seed in seeds else ((0.5, 2.0),)
+                tasks.append(Task(str(traces), gpu, workload, seed, settings))
+    return tasks
+
+
+def _command(gpus: list[str], seeds: list[int]) -> str:
+    """The command that writes these files, without local paths (traces: ``$ZEUS_TRACE_DIR``)."""
+    return (
+        "python benchmarks/golden/run_original.py --traces $ZEUS_TRACE_DIR "
+        f"--gpus {' '.join(gpus)} --seeds {' '.join(map(str, seeds))}"
+    )
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_grid(traces: Path, out: Path, gpus: list[str], seeds: list[int], jobs: int) -> None:
+    """Run the whole grid and write the three golden files into ``out``."""
+    files = ["summary_train.csv", *(f"summary_power_{g}.csv" for g in gpus)]
+    for f in files:
+        if not (traces / f).is_file():
+            raise GoldenError(
+                f"{traces}: no {f} (set --traces or ZEUS_TRACE_DIR to the published Zeus traces)"
+            )
+    tasks = _tasks(traces, gpus, seeds)
+    log.info("running the original simulator: %d tasks with %d process(es)", len(tasks), jobs)
+    rows: list[tuple[Any, ...]] = []
+    runs: list[dict[str, Any]] = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for i, (r, s) in enumerate(pool.map(_run_task, tasks), 1):
+            rows.extend(r)
+            runs.extend(s)
+            log.info(
+                "%d/%d %s %s seed %d",
+                i,
+                len(tasks),
+                tasks[i - 1].gpu,
+                tasks[i - 1].workload,
+                tasks[i - 1].seed,
+            )
+    tries = pd.DataFrame(rows, columns=list(TRY_COLUMNS))
+    tries = tries.astype(
+        {"recurrence": "int32", "attempt": "int8", "batch_size": "int32", "seed": "int16"}
+    ).sort_values(["gpu", "workload", "eta", "beta", "seed", "recurrence", "attempt"], kind="stable")
+    run_table = pd.DataFrame(runs).sort_values(["gpu", "workload", "eta", "beta", "seed"], kind="stable")
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / "original_tries.parquet.tmp"
+    tries.to_parquet(tmp, index=False, compression="zstd", compression_level=19)
+    tmp.replace(out / "original_tries.parquet")
+    run_table.to_csv(out / "original_runs.csv", index=False)
+    meta = {
+        "label": LABEL,
+        "simulator": "zeus._legacy.simulate.Simulator.simulate_one_job (PyPI zeus==0.16.0)",
+        "packages": {p: metadata.version(p) for p in ("zeus", "numpy", "pandas", "scikit-learn", "pyarrow")},
+        "python": platform.python_version(),
+        "command": _command(gpus, seeds),
+        "date_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "traces_sha256": {f: _sha256(traces / f) for f in files},
+        "grid": {
+            "gpus": gpus,
+            "workloads": list(_workloads()),
+            "etas": list(ETAS),
+            "betas": [str(b) for b in BETAS],
+            "seeds": seeds,
+            "reference_seeds_eta_0.5_beta_2": list(REFERENCE_SEEDS),
+        },
+        "tries": len(tries),
+        "runs": len(run_table),
+        "runs_with_error": int((run_table["error"].fillna("") != "").sum()),
+    }
+    (out / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
+    log.info("wrote %d tries of %d runs to %s", len(tries), len(run_table), out)
+
+
+def _baselines(traces: Path, gpu: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """Per workload, the expected (energy, time) per recurrence of b0 and max-batch at max limit.
+
+    Uses the original's own joined frame (``Simulator.df``: its ETA and TTA columns), the mean
+    over the training paths that reach the target within max epochs.
+    """
+    simulate, Job, *_ = _original()
+    train = pd.read_csv(traces / "summary_train.csv")
+    power = pd.read_csv(traces / f"summary_power_{gpu}.csv")
+    sim = simulate.Simulator(train, power, None, None, verbose=False)
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for wid, spec in _workloads().items():
+        b0 = min(spec.default_batch_size, int(power.loc[power.dataset == spec.dataset, "batch_size"].max()))
+        job = Job(spec.dataset, spec.network, spec.optimizer, spec.target_metric, spec.max_epochs, b0)
+        df = job.filter_df(sim.df)
+        ok = df.target_epoch.notna() & (df.target_epoch <= spec.max_epochs)
+        all_reach = ok.groupby(df.batch_size).all()
+        refs = {"b0": b0, "max-batch": int(all_reach[all_reach].index.max())}
+        out[wid] = {}
+        for name, bs in refs.items():
+            rows = df[(df.batch_size == bs) & ok]
+            rows = rows[rows.power_limit == df.loc[df.batch_size == bs, "power_limit"].max()]
+            out[wid][name] = (float(rows.ETA.mean()), float(rows.TTA.mean()))
+    return out
+
+
+def write_reference(golden: Path, traces: Path, path: Path) -> None:
+    """Savings of the original's runs at eta 0.5, beta 2, seeds 1-10 (``original_simulator.csv``)."""
+    tries = pd.read_parquet(golden / "original_tries.parquet")
+    tries = tries[(tries.eta == 0.5) & (tries.beta == 2.0) & tries.seed.isin(REFERENCE_SEEDS)]
+    runs = pd.read_csv(golden / "original_runs.csv")
+    sel = runs[(runs.eta == 0.5) & (runs.beta == 2.0) & runs.seed.isin(REFERENCE_SEEDS)]
+    if (sel["error"].fillna("") != "").any():
+        raise GoldenError("a reference run (eta 0.5, beta 2) raised in the original; no reference written")
+    records = []
+    for gpu in sorted(tries.gpu.unique()):
+        refs = _baselines(traces, gpu)
+        for wid, t in tries[tries.gpu == gpu].groupby("workload", sort=False):
+            per_rec = t.groupby(["seed", "recurrence"])[["energy_j", "time_s"]].sum()
+            for baseline, (ref_e, ref_t) in refs[wid].items():
+                for scope in ("cum", "last10"):
+                    vals: dict[str, list[float]] = {"energy": [], "time": []}
+                    for _, s in per_rec.groupby(level="seed"):
+                        s = s.iloc[-10:] if scope == "last10" else s
+                        vals["energy"].append(100.0 * (1.0 - s.energy_j.sum() / (ref_e * len(s))))
+                        vals["time"].append(100.0 * (1.0 - s.time_s.sum() / (ref_t * len(s))))
+                    for metric, v in vals.items():
+                        records.append(
+                            {
+                                "gpu": gpu,
+                                "workload": wid,
+                                "eta": 0.5,
+                                "beta": 2.0,
+                                "seeds": f"{min(REFERENCE_SEEDS)}-{max(REFERENCE_SEEDS)}",
+                                "baseline": baseline,
+                                "metric": f"{metric}_savings_{scope}",
+                                "value_pct": round(float(np.mean(v)), 6),
+                                "source": LABEL,
+                            }
+                        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(records).to_csv(path, index=False)
+    log.info("wrote %d reference figures to %s", len(records), path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: run the grid (default) and/or write the reference figures."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument(
+        "--traces", type=Path, default=os.environ.get("ZEUS_TRACE_DIR"), help="published Zeus traces"
+    )
+    p.add_argument(
+        "--out", type=Path, default=REPO / "benchmarks" / "golden", help="folder of the golden files"
+    )
+    p.add_argument("--gpus", nargs="+", default=list(GPUS))
+    p.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
+    p.add_argument("--jobs", type=int, default=1, help="processes")
+    p.add_argument("--skip-run", action="store_true", help="reuse the golden files, only write --reference")
+    p.add_argument("--reference", type=Path, help="also write the reference figures (original_simulator.csv)")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        if args.traces is None:
+            raise GoldenError("no traces: pass --traces or set ZEUS_TRACE_DIR")
+        if args.jobs < 1:
+            raise GoldenError(f"--jobs must be >= 1, got {args.jobs}")
+        if not args.skip_run:
+            run_grid(args.traces, args.out, args.gpus, args.seeds, args.jobs)
+        if args.reference is not None:
+            write_reference(args.out, args.traces, args.reference)
+    except GoldenError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""The SLURM cluster the tests marked ``slurm`` need (``make test-slurm`` starts one).
+
+Without a cluster these tests skip; with ``ZEUS_BENCH_SLURM=1`` (set by ``tests/slurm/cluster.sh``)
+a missing or unhealthy cluster fails them instead, so ``make test-slurm`` never skips silently.
+The cluster is expected to offer partitions ``gpu`` and ``cpu`` (those of ``profiles/slurm``) on
+a node with two GPUs (``gres gpu:2``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+EXPECTED_ENV = "ZEUS_BENCH_SLURM"
+
+
+def _cluster_problem() -> str | None:
+    """None when a SLURM controller answers with an idle or busy node, else what is wrong."""
+    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
+        return "SLURM client commands (sinfo, sbatch) are not on PATH"
+    try:
+        out = subprocess.run(
+            ["sinfo", "-h", "-o", "%P %T %G"], capture_output=True, text=True, timeout=20, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return "sinfo did not answer within 20 s"
+    if out.returncode != 0:
+        return f"sinfo failed: {out.stderr.strip()}"
+    states = {line.split()[0].rstrip("*"): line.split()[1:] for line in out.stdout.splitlines() if line}
+    for partition in ("gpu", "cpu"):
+        if partition not in states:
+            return f"no partition {partition!r} (sinfo: {out.stdout.strip()!r})"
+    state, gres = states["gpu"]
+    if state not in ("idle", "mixed", "allocated") or "gpu:2" not in gres:
+        return f"partition gpu is {state} with gres {gres}; expected an idle node with gpu:2"
+    return None
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> None:
+    """Skip (or fail under ``ZEUS_BENCH_SLURM=1``) unless a usable SLURM cluster answers."""
+    problem = _cluster_problem()
+    if problem is None:
+        return
+    if os.environ.get(EXPECTED_ENV) == "1":
+        pytest.fail(f"{EXPECTED_ENV}=1 but the SLURM cluster is unusable: {problem}")
+    pytest.skip(f"no SLURM cluster ({problem}); run `make test-slurm`")

@@ -1,0 +1,237 @@
+"""Exact, cheaper equivalents of the two NumPy ``Generator`` calls the replay makes per try.
+
+The replay's results must equal the paper's simulator bit for bit, so its random draws must come
+from the same streams: the environment's ``integers(0, n)`` (which training path a try samples)
+and the batch-size optimizer's ``choice(n, n, replace=False)`` (its visiting order of the arms).
+NumPy spends microseconds of argument handling on each such call; here the same numbers are
+computed from the generator's raw 64-bit outputs (``bit_generator.random_raw``), fetched in
+blocks, with the published algorithms NumPy documents for these calls:
+
+* bounded integers: Lemire's multiply-and-reject method on 32-bit words (D. Lemire, "Fast Random
+  Integer Generation in an Interval", ACM TOMACS 2019);
+* sampling without replacement: R. Floyd's algorithm, then a Fisher-Yates shuffle of the sample,
+  each step a bounded integer as above.
+
+Only the :class:`numpy.random.PCG64` family is emulated (the bit generator of
+``numpy.random.default_rng``); any other bit generator falls back to the NumPy call itself. The
+equality with NumPy is a test (``tests/sim/test_sim_draws.py``), over many seeds and sizes and
+through the rare rejection branch.
+"""
+
+from __future__ import annotations
+
+import sys
+from itertools import repeat
+from operator import and_, lt, mul
+
+import numpy as np
+
+MASK32 = 0xFFFFFFFF
+_EXACT_BIT_GENERATORS = (np.random.PCG64, np.random.PCG64DXSM)
+# Floyd's algorithm is what Generator.choice uses without replacement up to this population.
+FLOYD_MAX_POPULATION = 10_000
+_LITTLE_ENDIAN = sys.byteorder == "little"  # a 64-bit output viewed as two words: low, then high
+_REJECT_SET_MAX_N = 64  # up to here, a permutation's rejectable words are few enough to list
+
+
+def rejected_words(span: int) -> list[int]:
+    """Every 32-bit word that Lemire's method rejects for a range of ``span`` values.
+
+    A word ``w`` is rejected when ``(w * span) mod 2**32 < 2**32 mod span``: at most ``span``
+    words, the solutions of ``w * span = r (mod 2**32)`` for each such ``r``.
+    """
+    threshold = (1 << 32) % span
+    g = span & -span  # gcd(span, 2**32)
+    modulus = (1 << 32) // g
+    inverse = pow(span // g, -1, modulus) if modulus > 1 else 0
+    words = []
+    for r in range(0, threshold, g):
+        w0 = (r // g) * inverse % modulus
+        words.extend(w0 + k * modulus for k in range(g))
+    return words
+
+
+def emulated(rng: np.random.Generator) -> bool:
+    """Whether this module reproduces ``rng``'s draws (a PCG64-family bit generator)."""
+    return type(rng.bit_generator) in _EXACT_BIT_GENERATORS
+
+
+class PathDraws:
+    """``rng.integers(0, n)`` one call at a time, from raw outputs fetched ``block`` at a time.
+
+    NumPy's scalar ``integers`` takes 32-bit words from the bit generator's buffer: the low word
+    of a 64-bit output, then (at the next call or on a rejection) its high word. The generator
+    must not be used by anyone else afterwards: outputs fetched ahead are consumed only here.
+    ``n == 1`` draws nothing.
+    """
+
+    def __init__(self, rng: np.random.Generator, block: int = 256) -> None:
+        """Wrap ``rng`` (owned from now on; it must not hold a buffered word yet)."""
+        self._rng = rng
+        self._raw = rng.bit_generator.random_raw
+        self._block = block
+        self._buf: list[int] = []
+        self._pos = 0
+        self._high: int | None = None
+        self._exact = emulated(rng) and not rng.bit_generator.state["has_uint32"]
+
+    def _word(self) -> int:
+        high = self._high
+        if high is not None:
+            self._high = None
+            return high
+        if self._pos == len(self._buf):
+            self._buf = self._raw(self._block).tolist()
+            self._pos = 0
+            self._block = min(self._block * 2, 1 << 14)
+        r: int = self._buf[self._pos]
+        self._pos += 1
+        self._high = r >> 32
+        return r & MASK32
+
+    def __call__(self, n: int) -> int:
+        """A uniform integer in ``[0, n)`` (``n`` in ``[1, 2**32]``), as ``rng.integers(0, n)``."""
+        if not self._exact or n > 1 << 32:
+            return int(self._rng.integers(0, n))
+        if n == 1:
+            return 0
+        if n == 1 << 32:
+            return self._word()
+        m = self._word() * n
+        if (m & MASK32) < n:
+            threshold = (1 << 32) % n
+            while (m & MASK32) < threshold:
+                m = self._word() * n
+        return m >> 32
+
+
+class ChoiceDraws:
+    """``rng.choice(n, n, replace=False)`` (a random permutation) drawn as NumPy draws it.
+
+    NumPy takes each 32-bit word from the bit generator's own 32-bit buffer (half of a 64-bit
+    output kept for the next call). That half is kept here between calls and written back by
+    :meth:`sync`, which every outside use of the generator must be preceded by (the owner's
+    ``rng`` property does it). Other draws on the generator that use whole 64-bit outputs (such
+    as ``standard_normal``) leave the buffer alone and may be interleaved freely.
+    """
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        """Wrap ``rng``; its buffered 32-bit word is read at the first draw."""
+        self._rng = rng
+        self._raw = rng.bit_generator.random_raw
+        self._exact = emulated(rng)
+        self._loaded = False
+        self._pending: int | None = None
+        self._spans_cache: dict[int, list[int]] = {}
+        self._rejectable: dict[int, frozenset[int]] = {}
+
+    def sync(self) -> None:
+        """Write the buffered 32-bit word back into the generator (before any outside use)."""
+        if not self._loaded:
+            return
+        bit_gen = self._rng.bit_generator
+        state = bit_gen.state
+        state["has_uint32"] = int(self._pending is not None)
+        state["uinteger"] = 0 if self._pending is None else self._pending
+        bit_gen.state = state
+        self._loaded = False
+
+    def _load(self) -> None:
+        state = self._rng.bit_generator.state
+        self._pending = int(state["uinteger"]) if state["has_uint32"] else None
+        self._loaded = True
+
+    def _words(self, count: int) -> list[int]:
+        """The next ``count`` 32-bit words in the generator's order (low word, then high)."""
+        first: list[int] = []
+        if count and self._pending is not None:
+            first.append(self._pending)
+            self._pending = None
+        outputs = (count - len(first) + 1) // 2
+        if not outputs:
+            return first
+        raw = self._raw(outputs)
+        if _LITTLE_ENDIAN:
+            words = first + raw.view(np.uint32).tolist()
+        else:
+            words = first + [w for r in raw.tolist() for w in (r & MASK32, r >> 32)]
+        if len(words) > count:
+            self._pending = words.pop()
+        return words
+
+    def _spans(self, n: int) -> list[int]:
+        """Range sizes of the bounded draws of a permutation of n: Floyd's 2..n, then n..2."""
+        spans = self._spans_cache.get(n)
+        if spans is None:
+            spans = self._spans_cache[n] = [*range(2, n + 1), *range(n, 1, -1)]
+        return spans
+
+    def skip(self, n: int) -> None:
+        """Draw as :meth:`permutation` does, without computing the permutation."""
+        if not self._exact or n > FLOYD_MAX_POPULATION or n <= 1:
+            self.permutation(n)
+            return
+        if not self._loaded:
+            self._load()
+        words = self._words(2 * n - 2)
+        # Lemire's method rejects a word only if its low product falls below the span (rare):
+        # for small n, only if it is one of a few listed words of some span (rarer still).
+        if n <= _REJECT_SET_MAX_N:
+            rejectable = self._rejectable.get(n)
+            if rejectable is None:
+                rejectable = frozenset(w for span in range(2, n + 1) for w in rejected_words(span))
+                self._rejectable[n] = rejectable
+            if not rejectable.isdisjoint(words):
+                self._permute(n, words)
+            return
+        spans = self._spans(n)
+        if any(map(lt, map(and_, map(mul, words, spans), repeat(MASK32)), spans)):
+            self._permute(n, words)
+
+    def permutation(self, n: int) -> list[int]:
+        """Equal to ``rng.choice(n, n, replace=False).tolist()``, with the same draws."""
+        if not self._exact or n > FLOYD_MAX_POPULATION:
+            self.sync()
+            return [int(i) for i in self._rng.choice(n, n, replace=False)]
+        if n <= 1:
+            return [0] * n
+        if not self._loaded:
+            self._load()
+        return self._permute(n, self._words(2 * n - 2))
+
+    def _permute(self, n: int, words: list[int]) -> list[int]:
+        """Floyd's sample and its shuffle from ``words`` (more are drawn after rejections)."""
+        pos = 0
+
+        def word() -> int:
+            """The next 32-bit word (past the prefetched ones after a rejection)."""
+            nonlocal pos
+            if pos < len(words):
+                pos += 1
+                return words[pos - 1]
+            return self._words(1)[0]
+
+        def bounded(top: int) -> int:
+            """Uniform integer in [0, top] (Lemire), from the next words."""
+            span = top + 1
+            m = word() * span
+            if (m & MASK32) < span:
+                threshold = (MASK32 - top) % span
+                while (m & MASK32) < threshold:
+                    m = word() * span
+            return m >> 32
+
+        # Floyd: for j = 0 .. n-1 take a uniform value in [0, j], or j itself if already taken.
+        taken: set[int] = {0}
+        out = [0]
+        for j in range(1, n):
+            v = bounded(j)
+            if v in taken:
+                v = j
+            taken.add(v)
+            out.append(v)
+        # Fisher-Yates shuffle of the sample, from the last position down.
+        for i in range(n - 1, 0, -1):
+            k = bounded(i)
+            out[i], out[k] = out[k], out[i]
+        return out

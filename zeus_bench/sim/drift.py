@@ -1,0 +1,185 @@
+"""Drift: how a recurring job's epochs to the target change over its recurrences.
+
+A drift table (``.csv`` or ``.parquet``) has one row per point, columns (exactly these names):
+
+============= ===== ===============================================================
+column        type  meaning
+============= ===== ===============================================================
+workload      str   Workload id (registry)
+batch_size    int   Batch size whose training paths drift
+recurrence    int   Recurrence (from 1) at which the factor holds
+epoch_factor  float Multiplier of every path's target epoch (> 0, finite)
+============= ===== ===============================================================
+
+Per (workload, batch size) the factor of a recurrence is interpolated linearly between the
+listed recurrences and held constant before the first and after the last; batch sizes not listed
+keep factor 1. A **step change** at recurrence k is two points, ``(k - 1, 1)`` and ``(k, f)``; a
+**slow morph** from one train curve to another over recurrences k..m is ``(k, 1)`` and
+``(m, f_b)`` per batch size, with ``f_b`` the ratio of the new curve's epochs to the old. A path
+whose scaled target epoch passes the workload's maximum epochs no longer reaches the target.
+
+:func:`optimum_shift` builds the experiment's scenarios from a job's own trace: the epochs of the
+oracle's batch size grow by a factor (a step at k, or a morph over a ramp), so that the optimum
+moves to another batch size. :func:`oracle_cost_by_recurrence` gives the drifted oracle's
+expected cost per recurrence, against which recovery is measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from zeus_bench.cost import epoch_cost
+from zeus_bench.errors import ConfigError, TraceFormatError, UnknownWorkloadError
+from zeus_bench.jobs import JobTrace
+from zeus_bench.registry import load_workloads
+
+DRIFT_COLUMNS = ("workload", "batch_size", "recurrence", "epoch_factor")
+MAX_ROWS = 1_000_000
+
+EpochFactor = Callable[[int, int], float]
+
+
+def read_drift(path: str | Path) -> pd.DataFrame:
+    """Read and validate a drift table.
+
+    Raises:
+        TraceFormatError: unreadable file, missing columns or bad values.
+        UnknownWorkloadError: a workload id that is not in the registry.
+    """
+    path = Path(path)
+    try:
+        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    except FileNotFoundError:
+        raise TraceFormatError(f"{path}: no such drift table") from None
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        raise TraceFormatError(f"{path}: not a readable drift table ({exc})".splitlines()[0]) from None
+    return validate_drift(df, str(path))
+
+
+def validate_drift(df: pd.DataFrame, where: str = "drift table") -> pd.DataFrame:
+    """Check a drift table's columns and values; return it typed and sorted."""
+    missing = [c for c in DRIFT_COLUMNS if c not in df.columns]
+    if missing:
+        raise TraceFormatError(
+            f"{where}: missing column(s) {', '.join(missing)}; needs {', '.join(DRIFT_COLUMNS)}"
+        )
+    if df.empty:
+        raise TraceFormatError(f"{where}: no rows")
+    if len(df) > MAX_ROWS:
+        raise TraceFormatError(f"{where}: {len(df)} rows, more than the {MAX_ROWS} allowed")
+    out = pd.DataFrame({"workload": df["workload"].astype(str)})
+    for col in ("batch_size", "recurrence", "epoch_factor"):
+        values = pd.to_numeric(df[col], errors="coerce")
+        bad = values.isna() | ~np.isfinite(values.to_numpy(dtype=float))
+        if bad.any():
+            raise TraceFormatError(
+                f"{where}: column {col!r} has a non-numeric or non-finite value in row {int(np.argmax(bad.to_numpy()))}"
+            )
+        if col != "epoch_factor" and (values != values.round()).any():
+            raise TraceFormatError(f"{where}: column {col!r} must hold integers")
+        out[col] = values.astype(float if col == "epoch_factor" else np.int64)
+    for col, low in (("batch_size", 1), ("recurrence", 1)):
+        if (out[col] < low).any():
+            raise TraceFormatError(f"{where}: column {col!r} must be >= {low}")
+    if (out["epoch_factor"] <= 0).any():
+        raise TraceFormatError(f"{where}: epoch_factor must be > 0")
+    if out.duplicated(["workload", "batch_size", "recurrence"]).any():
+        raise TraceFormatError(f"{where}: a (workload, batch_size, recurrence) appears twice")
+    known = load_workloads(None)
+    unknown = sorted(set(out["workload"]) - set(known))
+    if unknown:
+        raise UnknownWorkloadError(f"{where}: unknown workload {unknown[0]!r}; known: {', '.join(known)}")
+    return out.sort_values(["workload", "batch_size", "recurrence"], kind="stable").reset_index(drop=True)
+
+
+def drift_of(table: pd.DataFrame, job: JobTrace, where: str = "drift table") -> pd.DataFrame | None:
+    """The rows of ``table`` for ``job`` (None if it has none).
+
+    Raises:
+        ConfigError: the job's rows name no batch size of the job's trace (no overlap).
+    """
+    rows = table[table["workload"] == job.workload.id]
+    if rows.empty:
+        return None
+    known = {int(b) for b in job.batch_sizes}
+    foreign = sorted(set(rows["batch_size"]) - known)
+    if foreign:
+        raise ConfigError(
+            f"{where}: batch size {foreign[0]} of {job.workload.id!r} is not in the {job.gpu!r} trace "
+            f"(batch sizes: {', '.join(map(str, sorted(known)))})"
+        )
+    return rows
+
+
+class Drift:
+    """Epoch factors of one job per (recurrence, batch-size index), from its drift rows."""
+
+    def __init__(self, rows: pd.DataFrame, job: JobTrace) -> None:
+        """Index the rows by the job's batch sizes."""
+        self.points: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for b, g in rows.groupby("batch_size", sort=True):
+            self.points[job.bs_index(int(b))] = (
+                g["recurrence"].to_numpy(dtype=float),
+                g["epoch_factor"].to_numpy(dtype=float),
+            )
+
+    def __call__(self, recurrence: int, bs_index: int) -> float:
+        """Factor of a batch size's target epochs in a recurrence (1 when not drifting)."""
+        pts = self.points.get(bs_index)
+        if pts is None:
+            return 1.0
+        return float(np.interp(recurrence, pts[0], pts[1]))
+
+
+def optimum_shift(
+    job: JobTrace, eta: float, kind: str, at: int, factor: float, ramp: int = 20
+) -> pd.DataFrame:
+    """A drift scenario built from the job's trace: the oracle batch size's epochs grow by ``factor``.
+
+    Args:
+        job: The job.
+        eta: Energy weight (which batch size is the oracle's).
+        kind: ``step`` (at recurrence ``at``) or ``morph`` (linearly from ``at`` to ``at + ramp``).
+        at: First recurrence of the change (>= 2).
+        factor: Epoch multiplier of the oracle batch size after the change (> 1 moves the optimum).
+        ramp: Recurrences of a morph.
+    """
+    from zeus_bench.sim.policies.builtin import oracle_configuration
+
+    if kind not in ("step", "morph"):
+        raise ConfigError(f"drift kind must be 'step' or 'morph', got {kind!r}")
+    if at < 2 or ramp < 1 or not factor > 0:
+        raise ConfigError(f"drift needs at >= 2, ramp >= 1 and factor > 0 (got {at}, {ramp}, {factor})")
+    b, _ = oracle_configuration(job, eta)
+    end = at if kind == "step" else at + ramp
+    return pd.DataFrame(
+        {
+            "workload": job.workload.id,
+            "batch_size": [b, b],
+            "recurrence": [at - 1, end],
+            "epoch_factor": [1.0, factor],
+        }
+    )
+
+
+def oracle_cost_by_recurrence(
+    job: JobTrace, eta: float, drift: EpochFactor | None, recurrences: int
+) -> np.ndarray:
+    """Least expected cost over feasible configurations in each recurrence under a drift (J)."""
+    costs = epoch_cost(job.time_per_epoch_s, job.avg_power_w, eta, job.max_power_w)
+    best_epoch_cost = np.nanmin(np.where(np.isnan(costs), np.inf, costs), axis=1)
+    out = np.empty(recurrences)
+    for r in range(1, recurrences + 1):
+        best = np.inf
+        for i, paths in enumerate(job.target_epochs):
+            f = 1.0 if drift is None else drift(r, i)
+            t = paths * f
+            if np.isnan(t).any() or (t > job.max_epochs).any():
+                continue
+            best = min(best, float(t.mean()) * best_epoch_cost[i])
+        out[r - 1] = best
+    return out

@@ -1,0 +1,219 @@
+"""Savings, cost ratios and regret of simulated policies: the one place they are computed.
+
+Two layers:
+
+* pure functions on totals (:func:`charged`, :func:`savings_pct`, :func:`cost_ratio`,
+  :func:`regret_j`, :func:`regret_pct`, :func:`std`): plain arithmetic on numbers, NumPy arrays
+  or pandas Series, so every caller (the summary table, the figures, the report) gets the same
+  definition;
+* :func:`recurrence_table`: a ``runs`` table to one row per recurrence of every run, with what
+  the recurrence spent, whether it failed and what it is charged, plus the reference policies'
+  expected figures of that recurrence; :func:`convergence` builds the per-recurrence cost and
+  cumulative regret curves of the figures from it.
+
+**Failed recurrences.** A recurrence *fails* when none of its tries reaches the target: all of
+its tries failed, or none ran (their early-stop budget was zero; such a recurrence is one row
+with ``ran = False`` in the runs table, and a recurrence missing from a policy's rows while other
+policies have it is treated the same way). A failed recurrence is charged what its tries spent
+**plus the baseline's expected energy, time and cost of that recurrence**: the user falls back to
+the default configuration (b0 at the maximum limit) to get the job done. The charge enters the
+policy's totals, hence its savings, cost ratios and regret alike. Where no recurrence fails the
+charge is zero and every number equals the plain sum over tries.
+
+**Dispersion.** Standard deviations over seeds are population standard deviations (``ddof = 0``,
+:data:`DDOF`), defined for a single seed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TypeVar
+
+import numpy as np
+import pandas as pd
+
+log = logging.getLogger(__name__)
+
+DDOF = 0
+"""Degrees of freedom of every standard deviation over seeds (0: population)."""
+
+RUN = ["gpu", "workload", "policy", "eta", "beta", "window"]
+"""Columns that identify a simulated setting of one policy (a row of the summary)."""
+SETTING = ["gpu", "workload", "eta", "beta", "window"]
+"""Columns shared by the policies compared with each other."""
+REC_KEYS = [*RUN, "seed", "group", "recurrence"]
+"""Columns that identify one recurrence of one run."""
+MATCH = [*SETTING, "seed", "group", "recurrence"]
+"""Columns on which a policy's recurrence is matched with a reference policy's."""
+FALLBACK = "baseline"
+"""Policy whose expected figures a failed recurrence is charged on top of what it spent."""
+LAST = 10
+"""Recurrences of the ``last10`` scope (the last of each run, per arrival-table group)."""
+
+T = TypeVar("T", float, np.ndarray, pd.Series)
+
+
+def charged(spent: T, failed: T, fallback: T) -> T:
+    """What a recurrence is charged: its tries' ``spent`` plus ``fallback`` when it ``failed``.
+
+    Args:
+        spent: Energy (J), time (s) or cost (J) its tries spent.
+        failed: Whether it failed (bool, or an array/Series of them).
+        fallback: The baseline's expected energy, time or cost of that recurrence.
+    """
+    return spent + np.where(failed, fallback, 0.0)  # type: ignore[return-value]
+
+
+def savings_pct(total: T, reference: T) -> T:
+    """Savings in percent: ``100 x (1 - total / reference)`` (negative: uses more)."""
+    return 100.0 * (1.0 - total / reference)  # type: ignore[return-value]
+
+
+def cost_ratio(total: T, reference: T) -> T:
+    """Cumulative cost relative to a reference's: ``total / reference``."""
+    return total / reference  # type: ignore[return-value]
+
+
+def regret_j(cost: T, oracle: T) -> T:
+    """Regret in J: cumulative cost minus the oracle's expected cumulative cost."""
+    return cost - oracle  # type: ignore[return-value]
+
+
+def regret_pct(cost: T, oracle: T) -> T:
+    """Regret in percent of the oracle's expected cumulative cost: ``100 x (cost / oracle - 1)``."""
+    return 100.0 * (cost / oracle - 1.0)  # type: ignore[return-value]
+
+
+def std(values: pd.Series) -> float:
+    """Standard deviation over seeds with :data:`DDOF` (0 for one value)."""
+    return float(values.astype(float).std(ddof=DDOF)) if len(values) else float("nan")
+
+
+def _complete(rec: pd.DataFrame) -> pd.DataFrame:
+    """Add a row (nothing ran, nothing spent) for each recurrence a run lacks but its setting has."""
+    runs = rec[[*RUN, "seed"]].drop_duplicates()
+    wanted = rec[[*SETTING, "seed", "group", "recurrence"]].drop_duplicates()
+    full = runs.merge(wanted, on=[*SETTING, "seed"], how="inner")
+    out = full.merge(rec, on=REC_KEYS, how="left")
+    missing = out["tries"].isna()
+    if missing.any():
+        log.info("%d recurrence(s) without rows: counted as failed, no try ran", int(missing.sum()))
+    for col in ("energy_j", "time_s", "cost", "tries"):
+        out[col] = out[col].fillna(0.0)
+    out["tries"] = out["tries"].astype(int)
+    for col in ("reached", "uniform"):
+        out[col] = out[col].astype("boolean").fillna(False).astype(bool)
+    return out
+
+
+def recurrence_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per recurrence of every run (policy x setting x seed x group).
+
+    Args:
+        runs: A ``runs`` table (one row per try). A ``ran`` column marks the single row of a
+            recurrence in which no try ran (missing column: every row ran); a ``group`` column
+            (arrival tables) is optional.
+
+    Returns:
+        :data:`REC_KEYS` and: ``tries`` (tries that ran), ``reached``, ``failed``,
+        ``spent_energy_j``/``spent_time_s``/``spent_cost`` (summed over its tries),
+        ``energy_j``/``time_s``/``cost`` (charged, see :func:`charged`), the last try's
+        ``batch_size``/``power_limit_w`` and ``uniform`` (every try used that configuration),
+        ``last10``, and per reference policy ``baseline``, ``max-batch`` and ``oracle`` its expected
+        ``<ref>_energy_j``, ``<ref>_time_s`` and ``<ref>_cost`` of the same recurrence (missing if
+        that policy is not in the table).
+    """
+    df = runs.copy()
+    if "group" not in df.columns:
+        df["group"] = ""
+    df["group"] = df["group"].astype("string").fillna("")
+    ran = df["ran"].astype(bool) if "ran" in df.columns else pd.Series(True, index=df.index)
+    df = df.assign(_ran=ran)
+    df = df.sort_values([*REC_KEYS, "attempt"], kind="stable")
+    done = df[df["_ran"]]
+    g = df.groupby(REC_KEYS, sort=False, dropna=False)
+    rec = g.agg(
+        energy_j=("energy_j", "sum"),
+        time_s=("time_s", "sum"),
+        cost=("cost", "sum"),
+        tries=("_ran", "sum"),
+        reached=("reached", "any"),
+        expected_energy_j=("expected_energy_j", "first"),
+        expected_time_s=("expected_time_s", "first"),
+        expected_cost=("expected_cost", "first"),
+    )
+    cfg = done.groupby(REC_KEYS, sort=False, dropna=False).agg(
+        batch_size=("batch_size", "last"),
+        power_limit_w=("power_limit_w", "last"),
+        bs_min=("batch_size", "min"),
+        bs_max=("batch_size", "max"),
+        pl_min=("power_limit_w", "min"),
+        pl_max=("power_limit_w", "max"),
+    )
+    cfg["uniform"] = (cfg["bs_min"] == cfg["bs_max"]) & (cfg["pl_min"] == cfg["pl_max"])
+    rec = rec.join(cfg[["batch_size", "power_limit_w", "uniform"]]).reset_index()
+    rec = _complete(rec)
+    rec["failed"] = ~rec["reached"]
+    last_rec = rec.groupby([*RUN, "seed", "group"])["recurrence"].transform("max")
+    rec["last10"] = rec["recurrence"] > last_rec - LAST
+    for policy in ("baseline", "max-batch", "oracle"):
+        ref = rec.loc[
+            rec["policy"] == policy, [*MATCH, "expected_energy_j", "expected_time_s", "expected_cost"]
+        ]
+        ref = ref.rename(
+            columns={
+                "expected_energy_j": f"{policy}_energy_j",
+                "expected_time_s": f"{policy}_time_s",
+                "expected_cost": f"{policy}_cost",
+            }
+        )
+        rec = rec.merge(ref, on=MATCH, how="left")
+    rec = rec.rename(columns={"energy_j": "spent_energy_j", "time_s": "spent_time_s", "cost": "spent_cost"})
+    for unit in ("energy_j", "time_s", "cost"):
+        rec[unit] = charged(rec[f"spent_{unit}"], rec["failed"], rec[f"{FALLBACK}_{unit}"])
+    n_failed = int(rec["failed"].sum())
+    if n_failed and rec.loc[rec["failed"], f"{FALLBACK}_cost"].isna().any():
+        log.warning(
+            "failed recurrences but no %r runs to charge them: their runs' totals stay empty", FALLBACK
+        )
+    return rec.sort_values(REC_KEYS, kind="stable").reset_index(drop=True)
+
+
+def convergence(
+    runs: pd.DataFrame, policies: tuple[str, ...] = ("zeus", "grid-search"), oracle: str = "oracle"
+) -> pd.DataFrame:
+    """Cost per recurrence (charged) and cumulative regret against the oracle, over seeds.
+
+    Regret of a recurrence is its charged cost minus the oracle's expected cost of the same
+    recurrence; the cumulative regret sums it over the recurrences of a run (arrival tables:
+    over the groups' recurrences of the same index).
+
+    Returns:
+        One row per (gpu, workload, eta, beta, window, policy, recurrence): ``cost_mean``,
+        ``cost_lo``, ``cost_hi`` (mean, minimum and maximum over seeds), ``oracle_cost`` (mean
+        over seeds), ``regret_mean``, ``regret_lo``, ``regret_hi`` (cumulative), ``n_seeds``.
+
+    Raises:
+        ValueError: the oracle is not in the table.
+    """
+    if oracle not in set(runs["policy"]):
+        raise ValueError(f"oracle policy {oracle!r} is not in the simulation rows")
+    rec = recurrence_table(runs)
+    rec = rec[rec["policy"].isin(policies)]
+    per = rec.groupby([*RUN, "seed", "recurrence"], sort=True, dropna=False).agg(
+        cost=("cost", "sum"), oracle_cost=(f"{oracle}_cost", "sum")
+    )
+    per["regret"] = regret_j(per["cost"], per["oracle_cost"])
+    per["regret"] = per["regret"].groupby(level=[*RUN, "seed"], dropna=False).cumsum()
+    per = per.reset_index()
+    g = per.groupby([*SETTING, "policy", "recurrence"], sort=True, dropna=False)
+    return g.agg(
+        cost_mean=("cost", "mean"),
+        cost_lo=("cost", "min"),
+        cost_hi=("cost", "max"),
+        oracle_cost=("oracle_cost", "mean"),
+        regret_mean=("regret", "mean"),
+        regret_lo=("regret", "min"),
+        regret_hi=("regret", "max"),
+        n_seeds=("seed", "nunique"),
+    ).reset_index()

@@ -1,0 +1,441 @@
+"""``zeus-plus``: safe, budgeted hill climbing over batch sizes, with drift detection and priors.
+
+The batch-size optimizer of ``zeus-plus`` (:class:`SafeHillClimb`) is, like Zeus's
+:class:`~zeus_bench.sim.policies.bandit.PruningThompsonSampling`, a pure algorithm (no I/O, no
+clock) that the simulator replays and :mod:`zeus_bench.online` runs inside a training loop. It
+uses only what a deployment observes: its own runs' batch size, cost and whether they reached the
+target. Rules (``docs/policies.md``):
+
+* **Incumbent**: the batch size of least mean cost among those that reached the target (the last
+  ``window`` runs of each when ``window`` > 0); b0 before any run.
+* **Probes**: the untried neighbours of the incumbent in the sorted batch sizes (the larger one
+  first), one per try while the budget allows; with a prior (:mod:`zeus_bench.sim.warmstart`) the prior's best
+  batch size is probed first, and batch sizes the prior saw fail are never probed. A probe that
+  beats the incumbent becomes the incumbent and its own neighbours are probed next, so the
+  search walks down the cost curve and stops at a local minimum.
+* **Early stop of a probe** at ``(1 + margin) x`` the incumbent's mean cost (or ``beta x`` the
+  best cost, whichever is lower): a probe that cannot beat the incumbent is cut as soon as it is
+  clearly worse, instead of at twice the best cost. A probe stopped there is ruled out.
+* **Safety budget** (a conservative bandit): a probe runs only while the worst case of its
+  recurrence (the probe stopped at its cap, then the incumbent) keeps the job's cumulative cost
+  within ``(1 + safety) x`` the cumulative cost of running b0 every recurrence, estimated from
+  b0's own observed runs. Savings already made fund later probes; no saving, little probing.
+* **Drift**: when the incumbent's last two runs cost more than ``(1 + margin) x`` its earlier
+  mean, the job has changed: the optimizer forgets every other batch size's costs, keeps the
+  incumbent's last two, and searches again (budget permitting).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from zeus_bench.cost import epoch_cost
+from zeus_bench.errors import ConfigError
+from zeus_bench.jobs import JobTrace
+from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
+from zeus_bench.sim.policies.builtin import _JitMixin
+
+STATE_VERSION = 1
+DEFAULT_MARGIN = 0.4
+DEFAULT_SAFETY = 0.02
+DEFAULT_HORIZON = 50
+DRIFT_RUNS = 3  # latest runs of a batch size compared with its earlier ones
+DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return math.fsum(xs) / len(xs)
+
+
+class SafeHillClimb:
+    """Batch-size optimizer of ``zeus-plus``: budgeted neighbour probes with early cut-off.
+
+    Args:
+        batch_sizes: Feasible batch sizes (any order, unique).
+        default_batch_size: The job's default batch size b0; must be one of ``batch_sizes``.
+        margin: A probe is stopped at ``(1 + margin) x`` the incumbent's mean cost; the same
+            relative rise of the incumbent's cost signals drift.
+        safety: Allowed excess of the cumulative cost over running b0 throughout (0.02 = 2 %).
+        window: Latest runs per batch size its mean uses (0 = all).
+        prior_best: Batch size to probe first (warm start), or None; the prior says it
+            converges, so its probe is budgeted as one that cannot fail.
+        prior_rank: Warm start: batch size -> relative cost elsewhere; probes are tried in this
+            order (batch sizes it lacks last).
+        ruled_out: Batch sizes never to probe (warm start: they did not converge elsewhere).
+        horizon: Recurrences the job is assumed to have at least: the budget projects the
+            cost over ``max(t + 1, horizon)`` recurrences.
+        up_first: Probe the larger coarse neighbour before the smaller one.
+    """
+
+    def __init__(
+        self,
+        batch_sizes: Sequence[int],
+        default_batch_size: int,
+        margin: float = DEFAULT_MARGIN,
+        safety: float = DEFAULT_SAFETY,
+        window: int = 0,
+        prior_best: int | None = None,
+        ruled_out: Iterable[int] = (),
+        prior_rank: Mapping[int, float] | None = None,
+        horizon: int = DEFAULT_HORIZON,
+        up_first: bool = True,
+    ) -> None:
+        """Create the optimizer before any run (incumbent b0)."""
+        bs = sorted({int(b) for b in batch_sizes})
+        if not bs:
+            raise ConfigError("the batch-size optimizer needs at least one batch size")
+        b0 = int(default_batch_size)
+        if b0 not in bs:
+            raise ConfigError(f"default batch size {b0} is not among {bs}")
+        if not (margin > 0.0 and math.isfinite(margin)):
+            raise ConfigError(f"margin must be a positive number, got {margin}")
+        if not (safety >= 0.0 and math.isfinite(safety)):
+            raise ConfigError(f"safety must be a number >= 0, got {safety}")
+        if window < 0:
+            raise ConfigError(f"window must be >= 0 (0 = unbounded), got {window}")
+        if horizon < 1:
+            raise ConfigError(f"horizon must be >= 1 recurrence, got {horizon}")
+        self.batch_sizes = bs
+        self.default_batch_size = b0
+        self.margin = float(margin)
+        self.safety = float(safety)
+        self.window = int(window)
+        self.horizon = int(horizon)
+        self.up_first = bool(up_first)
+        self.second_chance = True
+        self.prior_best = None if prior_best is None or int(prior_best) not in bs else int(prior_best)
+        self.costs: dict[int, list[float]] = {}
+        self.epochs: dict[int, list[float]] = {}
+        self.tried: set[int] = set()
+        self.ruled_out: set[int] = {int(b) for b in ruled_out if int(b) != b0}
+        self.prior_rank = {int(b): float(r) for b, r in (prior_rank or {}).items()}
+        self.base_costs: list[float] = []
+        self.baseline_ratio = 1.0
+        self.spent = 0.0
+        self.recurrences = 0
+        self.probe: int | None = None
+        self.probe_cap = math.inf
+        self.one_epoch = False  # the probe under way stops after its first epoch
+        self.capped: set[int] = set()  # larger batch sizes whose probe was cut at the cap
+        self.resets = 0
+        self.probes = 0
+        self.failed_probes = 0
+
+    # ------------------------------------------------------------------------------- estimates
+    def _recent(self, b: int) -> list[float]:
+        c = self.costs.get(b, [])
+        return c[-self.window :] if self.window else c
+
+    def mean_cost(self, b: int) -> float:
+        """Mean cost of a batch size's runs that reached the target (inf: none)."""
+        c = self._recent(b)
+        return _mean(c) if c else math.inf
+
+    def incumbent(self) -> int:
+        """Batch size of least mean cost (b0 before any run reached the target)."""
+        best, best_cost = self.default_batch_size, math.inf
+        for b in self.batch_sizes:
+            m = self.mean_cost(b)
+            if m < best_cost:
+                best, best_cost = b, m
+        return best
+
+    def _neighbours(self, b: int) -> list[int]:
+        """Neighbours of ``b``: coarse (nearest half and twice it, log scale), then adjacent."""
+        bs = self.batch_sizes
+        i = bs.index(b)
+        out = []
+        sides = [(False, i - 1), (True, i + 1)]
+        if self.up_first:
+            sides.reverse()
+        for up, _ in sides:
+            x = self._coarse(b, up)
+            # A larger batch size cut at the cap may only have drawn a slow training path: the
+            # search may step over it (never over one that could not win from its first epoch).
+            while up and x is not None and x in self.capped:
+                x = self._coarse(x, up)
+            if x is not None:
+                out.append(x)
+        return out + [bs[j] for _, j in sides if 0 <= j < len(bs)]
+
+    def _coarse(self, b: int, up: bool) -> int | None:
+        """The batch size nearest twice (``up``) or half ``b`` on a log scale, beyond ``b``."""
+        bs = self.batch_sizes
+        i = bs.index(b)
+        side = bs[i + 1 :] if up else bs[:i]
+        if not side:
+            return None
+        target = b * 2.0 if up else b / 2.0
+        return min(side, key=lambda x: (abs(math.log(x / target)), x))
+
+    def _candidates(self, inc: int) -> list[int]:
+        """Batch sizes to probe next, in order.
+
+        The prior's best (warm start), then the neighbours of the incumbent, then those of every
+        other batch size whose mean cost is within ``(1 + margin) x`` the incumbent's (a noisy
+        plateau does not end the search), cheapest first.
+        """
+        limit = (1.0 + self.margin) * self.mean_cost(inc)
+        near = sorted((b for b in self.costs if b != inc and self.mean_cost(b) <= limit), key=self.mean_cost)
+        order = [self.prior_best] if self.prior_best is not None else []
+        for b in [inc, *near]:
+            order += self._neighbours(b)
+        seen: set[int] = set()
+        return [
+            b for b in order if b is not None and not (b in seen or seen.add(b)) and not self._settled(b, inc)
+        ]
+
+    def _settled(self, b: int, inc: int) -> bool:
+        """Whether probing ``b`` again would teach nothing: ruled out, run twice, or clearly dearer.
+
+        One run within ``(1 + margin) x`` the incumbent's mean may have been an unlucky training
+        path, so such a batch size is probed a second time.
+        """
+        if b in self.ruled_out:
+            return True
+        if b not in self.tried:
+            return False
+        c = self._recent(b)
+        return not self.second_chance or len(c) != 1 or c[0] > (1.0 + self.margin) * self.mean_cost(inc)
+
+    def _affordable(self, cap: float, inc_cost: float, b: int) -> bool:
+        """Whether a probe keeps the projected cost within the safety budget.
+
+        Projection over ``max(t + 1, horizon)`` recurrences: what was spent, the probe's expected
+        excess (failure rate so far, Beta(1, 1) prior, times its cap), then the incumbent for the
+        rest; the budget is ``(1 + safety)`` times b0 at its maximum limit for as many recurrences.
+        """
+        if not self.base_costs:
+            return False
+        base = _mean(self.base_costs) * self.baseline_ratio
+        if inc_cost > (1.0 + self.safety) * base:
+            return True  # the incumbent (after drift) already costs more than b0: probing can only help
+        n = max(self.recurrences + 1, self.horizon)
+        p_fail = (self.failed_probes + 1.0) / (self.probes + 2.0)
+        if b == self.prior_best and b not in self.tried:
+            p_fail = 0.0
+        projected = self.spent + p_fail * cap + (n - self.recurrences) * inc_cost
+        return projected <= (1.0 + self.safety) * n * base
+
+    # --------------------------------------------------------------------------- the interface
+    def predict(self) -> int:
+        """Batch size of the next run: a probe when one is due and affordable, else the incumbent."""
+        inc = self.incumbent()
+        inc_cost = self.mean_cost(inc)
+        self.probe, self.probe_cap = None, math.inf
+        if math.isfinite(inc_cost):
+            cap = (1.0 + self.margin) * inc_cost
+            for b in self._candidates(inc):
+                if self._affordable(cap, inc_cost, b):
+                    self.probe, self.probe_cap = b, cap
+                    return b
+                break
+        return inc
+
+    def stop_cost(self, default: float, epoch_cost: float = math.nan) -> float:
+        """Cost at which the run just predicted stops (``default``: beta x the best cost).
+
+        A probe stops at its cap, ``(1 + margin) x`` the incumbent's mean cost. A probe of a
+        larger batch size stops after its first epoch when that epoch's cost (``epoch_cost``,
+        measured by the JIT profile) times the incumbent's mean epochs passes the incumbent's
+        mean cost: a larger batch rarely needs fewer epochs to the target, so it cannot win.
+        """
+        cap = self.probe_cap
+        inc = self.incumbent()
+        self.one_epoch = False
+        if self.probe is not None and self.probe > inc and math.isfinite(epoch_cost):
+            epochs = self.epochs.get(inc)
+            if epochs and epoch_cost * _mean(epochs) > self.mean_cost(inc):
+                cap, self.one_epoch = epoch_cost, True
+        return min(default, cap)
+
+    def observe(self, batch_size: int, cost: float, reached: bool, epochs: float = math.nan) -> None:
+        """Feed back one run: its batch size, cost (0 if it never ran), whether it reached, epochs."""
+        b, c, r = int(batch_size), float(cost), bool(reached)
+        if b not in self.batch_sizes:
+            raise ConfigError(f"batch size {b} is not among {self.batch_sizes}")
+        probing = b == self.probe
+        if probing and not r and not self.one_epoch and b > self.incumbent():
+            self.capped.add(b)
+        self.probe, self.probe_cap, self.one_epoch = None, math.inf, False
+        self.spent += c
+        self.tried.add(b)
+        if probing:
+            self.probes += 1
+            self.failed_probes += not r
+        if not r:
+            if probing:
+                self.ruled_out.add(b)
+            elif c > 0.0:
+                # The incumbent stopped early: its cost so far is a lower bound of what it costs
+                # now, and keeping it makes a drifted incumbent lose its place.
+                self.costs.setdefault(b, []).append(c)
+                self._check_drift(b)
+            return
+        self.recurrences += 1
+        if b == self.default_batch_size:
+            self.base_costs.append(c)
+        self.costs.setdefault(b, []).append(c)
+        if math.isfinite(epochs):
+            self.epochs.setdefault(b, []).append(float(epochs))
+        self._check_drift(b)
+
+    def _check_drift(self, b: int) -> None:
+        """Restart the search when a batch size's latest runs are clearly dearer than before.
+
+        Clearly: the mean of its last :data:`DRIFT_RUNS` runs exceeds the mean of the earlier
+        ones by more than ``margin / 2`` of it and by more than :data:`DRIFT_Z` standard errors
+        (the earlier runs' spread), so that the paths' own noise does not restart the search.
+        """
+        c = self.costs[b]
+        if len(c) <= DRIFT_RUNS + 1:
+            return
+        before = c[:-DRIFT_RUNS][-self.window :] if self.window else c[:-DRIFT_RUNS]
+        m0, m1 = _mean(before), _mean(c[-DRIFT_RUNS:])
+        sd = math.sqrt(_mean([(x - m0) ** 2 for x in before])) if len(before) > 1 else 0.0
+        if m1 <= (1.0 + self.margin) * m0 or m1 - m0 <= DRIFT_Z * sd / math.sqrt(DRIFT_RUNS):
+            return
+        self.resets += 1
+        self.costs = {b: c[-DRIFT_RUNS:]}
+        self.epochs = {b: self.epochs[b][-DRIFT_RUNS:]} if b in self.epochs else {}
+        self.tried = {b}
+        self.ruled_out = set()
+        self.capped = set()
+
+    def best_batch_size(self) -> int:
+        """Best batch size known so far (the incumbent)."""
+        return self.incumbent()
+
+    # ----------------------------------------------------------------------------- persistence
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-serializable state."""
+        return {
+            "version": STATE_VERSION,
+            "batch_sizes": list(self.batch_sizes),
+            "default_batch_size": self.default_batch_size,
+            "margin": self.margin,
+            "safety": self.safety,
+            "window": self.window,
+            "horizon": self.horizon,
+            "up_first": self.up_first,
+            "prior_best": self.prior_best,
+            "prior_rank": [[b, r] for b, r in sorted(self.prior_rank.items())],
+            "costs": [[b, list(c)] for b, c in sorted(self.costs.items())],
+            "epochs": [[b, list(e)] for b, e in sorted(self.epochs.items())],
+            "tried": sorted(self.tried),
+            "ruled_out": sorted(self.ruled_out),
+            "capped": sorted(self.capped),
+            "base_costs": list(self.base_costs),
+            "baseline_ratio": self.baseline_ratio,
+            "spent": self.spent,
+            "recurrences": self.recurrences,
+            "resets": self.resets,
+            "probes": self.probes,
+            "failed_probes": self.failed_probes,
+        }
+
+    @classmethod
+    def from_state_dict(cls, d: dict[str, Any]) -> SafeHillClimb:
+        """Restore an optimizer saved with :meth:`state_dict`."""
+        if d.get("version") != STATE_VERSION:
+            raise ConfigError(
+                f"unsupported zeus-plus optimizer state version {d.get('version')!r} "
+                f"(this version reads {STATE_VERSION})"
+            )
+        obj = cls(
+            d["batch_sizes"],
+            d["default_batch_size"],
+            margin=d["margin"],
+            safety=d["safety"],
+            window=d["window"],
+            prior_best=d["prior_best"],
+            prior_rank={int(b): float(r) for b, r in d["prior_rank"]},
+            horizon=d["horizon"],
+            up_first=d["up_first"],
+        )
+        obj.costs = {int(b): [float(x) for x in c] for b, c in d["costs"]}
+        obj.epochs = {int(b): [float(x) for x in e] for b, e in d["epochs"]}
+        obj.tried = {int(b) for b in d["tried"]}
+        obj.ruled_out = {int(b) for b in d["ruled_out"]}
+        obj.capped = {int(b) for b in d["capped"]}
+        obj.base_costs = [float(x) for x in d["base_costs"]]
+        obj.baseline_ratio = float(d["baseline_ratio"])
+        obj.spent = float(d["spent"])
+        obj.recurrences = int(d["recurrences"])
+        obj.resets = int(d["resets"])
+        obj.probes = int(d["probes"])
+        obj.failed_probes = int(d["failed_probes"])
+        return obj
+
+
+def baseline_ratio(job: JobTrace, eta: float, limit_w: float) -> float:
+    """Epoch cost of b0 at its maximum limit over that at ``limit_w``: what its JIT profile measured."""
+    i = job.bs_index(job.b0)
+    tpe, pw = job.time_per_epoch_s[i], job.avg_power_w[i]
+    costs = epoch_cost(tpe, pw, eta, job.max_power_w)
+    at = costs[int(np.flatnonzero(job.power_limits == limit_w)[0])]
+    top = costs[int(np.flatnonzero(~np.isnan(tpe))[-1])]
+    return float(top / at)
+
+
+@register_policy
+class ZeusPlus(_JitMixin, Policy):
+    """JIT power limit + :class:`SafeHillClimb` over batch sizes (the recommended successor of Zeus)."""
+
+    name = "zeus-plus"
+    description = (
+        "JIT power limit; budgeted neighbour probes cut at (1+margin) x the incumbent; drift restarts"
+    )
+    margin: float = DEFAULT_MARGIN
+    safety: float = DEFAULT_SAFETY
+    horizon: int = DEFAULT_HORIZON
+    up_first: bool = True
+    accepts_prior = True  # zeus_bench.sim.warmstart binds a Prior as the class attribute `prior`
+
+    def __init__(self, ctx: PolicyContext) -> None:
+        """Create the optimizer over the job's batch sizes, starting at b0 (and a prior, if bound)."""
+        super().__init__(ctx)
+        self._init_jit()
+        prior = getattr(self, "prior", None)
+        self.climber = SafeHillClimb(
+            [int(b) for b in ctx.job.batch_sizes],
+            ctx.job.b0,
+            margin=self.margin,
+            safety=self.safety,
+            window=ctx.window,
+            horizon=self.horizon,
+            up_first=self.up_first,
+            prior_best=None if prior is None else prior.best_batch_size,
+            ruled_out=()
+            if prior is None
+            else prior.ruled_out + prior.far_from_best((1.0 + self.margin) ** 2),
+            prior_rank=None if prior is None else dict(prior.relative_cost),
+        )
+
+    def predict(self) -> Decision:
+        """The optimizer's batch size at its JIT limit (profile if new)."""
+        return self._decide(self.climber.predict())
+
+    def stop_cost(self, default: float, epoch_cost: float = math.nan) -> float:
+        """A probe stops at its cap (or after one epoch, see :meth:`SafeHillClimb.stop_cost`)."""
+        return self.climber.stop_cost(default, epoch_cost)
+
+    def observe(self, outcome: Outcome) -> None:
+        """Feed the optimizer (a try that never ran costs nothing); remember a profiled limit.
+
+        Profiling b0 measured its epoch at every limit, so from then on the optimizer knows what
+        an epoch of b0 costs at the maximum limit (the baseline) against the limit chosen.
+        """
+        self._learn_limit(outcome)
+        if outcome.profiled and outcome.batch_size == self.ctx.job.b0:
+            self.climber.baseline_ratio = baseline_ratio(self.ctx.job, self.ctx.eta, outcome.power_limit_w)
+        cost = outcome.cost if outcome.epochs > 0.0 else 0.0
+        self.climber.observe(outcome.batch_size, cost, outcome.reached, outcome.epochs)
+
+    def best(self) -> Decision:
+        """Incumbent at its JIT limit."""
+        return self._decide(self.climber.best_batch_size())

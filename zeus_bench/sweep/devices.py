@@ -1,0 +1,96 @@
+"""Which GPUs a sweep measures and which torch device it trains on.
+
+``--gpus`` names CUDA ordinals, as torch sees them: inside a SLURM job that is the allocated
+GPUs from 0 (SLURM sets ``CUDA_VISIBLE_DEVICES``). Energy counters and power limits live in the
+backend's own numbering (NVML ignores ``CUDA_VISIBLE_DEVICES``), so every driver resolves the
+ordinals to backend indices here, for the fake backend too, so that two SLURM jobs given
+different GPUs also drive different fake GPUs.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from zeus_bench.errors import ConfigError
+from zeus_bench.sweep.plan import PowerLimitOutOfRangeForSweepError, SweepPlan
+
+if TYPE_CHECKING:
+    import torch
+
+    from zeus_bench.device.base import GPU, GPUBackend
+
+
+def device_indices(backend: GPUBackend, ordinals: Sequence[int]) -> list[int]:
+    """Backend indices of CUDA ordinals (``CUDA_VISIBLE_DEVICES`` renumbers only CUDA)."""
+    from zeus_bench.device.monitor import local_gpu_index
+
+    return [local_gpu_index(backend, i) for i in ordinals]
+
+
+def open_gpus(plan: SweepPlan) -> tuple[GPUBackend, list[GPU]]:
+    """The plan's backend and GPUs, with its power limits checked against their ranges.
+
+    Raises:
+        ConfigError: unknown backend, missing GPU, a limit outside a GPU's range.
+    """
+    from zeus_bench.device import get_backend
+
+    backend = get_backend(plan.backend)
+    gpus = backend.gpus(device_indices(backend, plan.gpu_indices))
+    if plan.power_limits_w is not None:
+        check_limits(gpus, plan.power_limits_w)
+    return backend, gpus
+
+
+def check_limits(gpus: Sequence[GPU], limits: Sequence[float]) -> None:
+    """Raise :class:`PowerLimitOutOfRangeForSweepError` if a limit is outside a GPU's range."""
+    for gpu in gpus:
+        lo, hi = gpu.power_limit_range_w()
+        for limit in limits:
+            if not lo <= limit <= hi:
+                raise PowerLimitOutOfRangeForSweepError(
+                    f"power limit {limit:g} W is outside GPU {gpu.index}'s range [{lo:g}, {hi:g}] W ({gpu.name()})"
+                )
+
+
+def resolve_torch_device(choice: str, backend_name: str, gpu_index: int) -> torch.device:
+    """The torch device a GPU index trains on (CPU under the fake backend unless told otherwise)."""
+    import torch
+
+    if choice == "cpu" or (choice == "auto" and backend_name == "fake"):
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise ConfigError("CUDA is not available to torch; use --backend fake or --torch-device cpu")
+    if gpu_index >= torch.cuda.device_count():
+        raise ConfigError(
+            f"GPU {gpu_index} is not visible to torch ({torch.cuda.device_count()} CUDA devices)"
+        )
+    return torch.device("cuda", gpu_index)
+
+
+def prepare_torch(device: torch.device, seed: int) -> None:
+    """Seed torch and make ``device`` the current CUDA device (autotuned convolutions)."""
+    import torch
+
+    torch.manual_seed(seed)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        torch.backends.cudnn.benchmark = True
+
+
+def oom_errors() -> tuple[type[BaseException], ...]:
+    """Exception types meaning "out of device memory"."""
+    import torch
+
+    return (torch.OutOfMemoryError,)
+
+
+def free_device_memory(device: torch.device) -> None:
+    """Return cached blocks after an out-of-memory error so smaller work can go on."""
+    import torch
+
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()

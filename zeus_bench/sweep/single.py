@@ -1,0 +1,138 @@
+"""The single-process driver: one workload on one GPU, every point in turn.
+
+Power limits are set through :class:`~zeus_bench.device.control.PowerLimitSession`, which puts
+them back on exit, on errors and on SIGINT/SIGTERM (a SLURM job hitting its time limit or
+cancelled with ``scancel`` gets SIGTERM first). A batch size that does not fit in GPU memory is
+a user error (one line, exit 2) unless ``stop_at_oom`` is set, in which case it and every larger
+batch size are recorded as skipped in the provenance and the sweep ends normally.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from zeus_bench.registry import WorkloadSpec
+from zeus_bench.sweep.devices import (
+    free_device_memory,
+    oom_errors,
+    open_gpus,
+    prepare_torch,
+    resolve_torch_device,
+)
+from zeus_bench.sweep.measure import gpu_kind_from_name
+from zeus_bench.sweep.plan import BatchSizeDoesNotFitError, SweepOutcome, SweepPlan
+from zeus_bench.sweep.points import PointLoop, pending_points
+from zeus_bench.sweep.provenance import base_sweep_provenance
+from zeus_bench.sweep.writer import SweepWriter, load_previous, make_emit
+
+if TYPE_CHECKING:
+    from zeus_bench.workload_api import TrainingWorkload
+
+log = logging.getLogger(__name__)
+
+
+def sweep_single_process(
+    plan: SweepPlan, out: Path, resume: bool, spec: WorkloadSpec, workload: TrainingWorkload
+) -> SweepOutcome:
+    """Run ``plan`` on its one GPU in this process and write ``out``."""
+    from tqdm import tqdm
+
+    from zeus_bench.device.control import PowerLimitSession
+    from zeus_bench.device.fake_load import fake_load
+    from zeus_bench.device.monitor import EnergyMonitor
+
+    backend, gpus = open_gpus(plan)
+    gpu_kind = plan.gpu_kind or gpu_kind_from_name(gpus[0].name())
+    previous = load_previous(out, resume, gpu_kind, spec)
+    device = resolve_torch_device(plan.torch_device, backend.name, plan.gpu_indices[0])
+    writer = SweepWriter(out, previous, base_sweep_provenance(plan, backend, gpus, gpu_kind, workload))
+    emit = make_emit(
+        writer, spec, gpu_kind, workload.samples_per_epoch, len(gpus), plan.measures_current_limit
+    )
+    prepare_torch(device, plan.seed)
+    sweep_start = time.monotonic()
+    measured = 0
+    with PowerLimitSession(list(gpus), observe=plan.measures_current_limit) as session:
+        limits = [gpus[0].power_limit_w()] if plan.power_limits_w is None else list(plan.power_limits_w)
+        todo = pending_points(plan.batch_sizes, limits, writer.done())
+        reused = len(plan.batch_sizes) * len(limits) - sum(len(ps) for _, ps in todo)
+        if reused:
+            log.info("resuming %s: %d point(s) already measured", writer.path, reused)
+        set_limit: Callable[[float], None] | None = None
+        if not plan.measures_current_limit:
+
+            def set_limit(watts: float) -> None:
+                for gpu in gpus:
+                    session.set_power_limit_w(gpu.index, watts)
+
+        model = workload.build_model().to(device)
+        model.train()
+        fake = fake_load(gpus)
+        loop = PointLoop(
+            workload,
+            model,
+            device,
+            plan,
+            EnergyMonitor(list(gpus), sync_cuda=device.type == "cuda"),
+            set_limit,
+            agree=lambda d: d,
+            barrier=lambda: None,
+            fake=fake,
+        )
+        total = sum(len(ps) for _, ps in todo)
+        with contextlib.ExitStack() as stack:
+            bar = stack.enter_context(
+                tqdm(total=total, desc=f"sweep {plan.workload}", unit="point", disable=None)
+            )
+            if fake is not None:
+                stack.enter_context(fake)
+            for i, (batch_size, point_limits) in enumerate(todo):
+                oom = False
+                try:
+                    loop.run_batch_size(batch_size, point_limits, emit)
+                except oom_errors():
+                    oom = True  # handled outside: the exception's frames still hold device memory
+                if oom:
+                    free_device_memory(device)
+                    _out_of_memory(plan, writer, gpus[0].index, gpus[0].name(), [b for b, _ in todo[i:]])
+                    break
+                measured += len(point_limits)
+                bar.update(len(point_limits))
+    writer.provenance["sweep_wall_s"] = round(time.monotonic() - sweep_start, 3)
+    df = writer.write(complete=True)
+    if df.empty:
+        raise BatchSizeDoesNotFitError(
+            f"no batch size of {plan.workload} fits on {gpus[0].name()}; nothing written"
+        )
+    return SweepOutcome(df, writer.path, measured, reused, writer.provenance["skipped"])
+
+
+def _out_of_memory(plan: SweepPlan, writer: SweepWriter, index: int, name: str, rest: list[int]) -> None:
+    """Record ``rest[0]`` (and with ``stop_at_oom`` every larger size) as skipped; else raise.
+
+    Raises:
+        BatchSizeDoesNotFitError: ``stop_at_oom`` is off (the points measured so far are kept).
+    """
+    batch_size = rest[0]
+    if not plan.stop_at_oom:
+        writer.skip(batch_size, "out of memory")
+        writer.write(complete=False)
+        raise BatchSizeDoesNotFitError(
+            f"batch size {batch_size} of {plan.workload} does not fit in the memory of GPU "
+            f"{index} ({name}); completed points are in {writer.path}"
+        )
+    for b in rest:
+        writer.skip(
+            b, "out of memory" if b == batch_size else f"larger than {batch_size}, which ran out of memory"
+        )
+    log.warning(
+        "batch size %d does not fit on %s; stopping at it (%d larger skipped)",
+        batch_size,
+        name,
+        len(rest) - 1,
+    )
