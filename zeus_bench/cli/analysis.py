@@ -100,7 +100,6 @@ def _potential_table(df: pd.DataFrame, gpu: str) -> str:
 
 
 def _pareto(args: argparse.Namespace) -> int:
-    import pandas as pd
 
     from zeus_bench.fsutil import atomic_path
     from zeus_bench.jobs import TraceSet
