@@ -163,7 +163,9 @@ TRACE_CODE = code("zeus_bench/traces/*.py", "zeus_bench/registry.py", "zeus_benc
 ANALYSIS_CODE = code("zeus_bench/jobs.py", "zeus_bench/potential.py", "zeus_bench/pareto.py", "zeus_bench/cost.py")
 SIM_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/cli/sim.py", "zeus_bench/jobs.py", "zeus_bench/cost.py")
 _ANALYSIS_BASE = ("analysis/__init__.py", "analysis/metrics.py", "analysis/style.py", "analysis/tables.py")
-FIGURE_CODE = code(*_ANALYSIS_BASE, "analysis/figures.py", "analysis/plots.py", "analysis/h200.py")
+FIGURE_CODE = code(
+    *_ANALYSIS_BASE, "analysis/figures.py", "analysis/plots.py", "analysis/h200.py", "analysis/generations.py"
+)
 REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report.py", "analysis/findings.py", "analysis/policy_findings.py")
 
 
@@ -233,6 +235,8 @@ def figure_files():
             files += fig(f"power-profiles-{gpu}")
     if own_power_files():
         files += fig("h200")
+        if zeus_gpus():
+            files += fig("generations")
     if policy_study_gpus():
         for name in POLICY_FIGURES:
             files += fig(f"policy-{name}")

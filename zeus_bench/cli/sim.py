@@ -182,7 +182,6 @@ def _simulate(args: argparse.Namespace) -> int:
     import time
 
     from zeus_bench.errors import ConfigError
-    from zeus_bench.fsutil import check_writable_file
     from zeus_bench.jobs import TraceSet
     from zeus_bench.sim.arrivals import read_arrivals
     from zeus_bench.sim.drift import read_drift
@@ -192,7 +191,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from zeus_bench.store import TableWriter
 
     log = logging.getLogger("zeus_bench.cli.sim")
-    check_writable_file(args.out, TableWriter.SUFFIXES, "--out")
+    check_out(args.out, TABLE_SUFFIXES)
     for module in args.policy_module:
         load_policy_module(module)
     traces = TraceSet(args.traces, args.workloads_file)

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -103,28 +104,31 @@ def iter_task(
     """Replay one task; yields its rows in frames of about ``chunk_rows`` (whole replays each).
 
     Raises:
-        ConfigError: a user's policy (``--policy-module``) raised; the message names the policy
-            and the exception (a policy of this package that raises is a bug: its traceback stays).
+        ConfigError: a user's policy (``--policy-module``) raised: one line naming it and the
+            exception (a failure of the project's own policies keeps its traceback).
     """
+    for module in task.policy_modules:  # worker processes need the user's policies too
+        load_policy_module(module)
+    policy_cls = bind_prior(get_policy(task.policy), task.prior)
     try:
-        yield from _iter_task(task, progress, chunk_rows)
+        yield from _replay_frames(task, policy_cls, progress, chunk_rows)
     except ZeusBenchError:
         raise
     except Exception as exc:
-        policy_module = get_policy(task.policy).__module__
-        if policy_module.startswith("zeus_bench."):
-            raise
+        if policy_cls.__module__.startswith("zeus_bench."):
+            raise  # a bug of ours: keep the traceback
+        # A user's policy (--policy-module) may fail in any way: one line naming it, no traceback.
         raise ConfigError(
-            f"policy {task.policy!r} ({policy_module}) raised {type(exc).__name__}: {exc} "
+            f"policy {task.policy!r} ({policy_cls.__module__}) raised {type(exc).__name__}: {exc} "
             f"(replaying {task.job.workload.id} on {task.job.gpu})"
         ) from None
 
 
-def _iter_task(task: Task, progress: Progress | None, chunk_rows: int) -> Iterator[pd.DataFrame]:
-    for module in task.policy_modules:  # worker processes need the user's policies too
-        load_policy_module(module)
+def _replay_frames(
+    task: Task, policy_cls: Any, progress: Progress | None, chunk_rows: int
+) -> Iterator[pd.DataFrame]:
+    """Replay every (beta, seed) of a task (and every arrival group), yielding frames of rows."""
     model = JobModel(task.job, task.eta)
-    policy_cls = bind_prior(get_policy(task.policy), task.prior)
     drift = None if task.drift is None else Drift(task.drift, task.job)
     blocks: list[tuple[float, int, str | None, list[Row]]] = []
     pending, yielded = 0, False

@@ -270,9 +270,9 @@ class PruningThompsonSampling:
     def _approx_posterior(self, arm: int) -> tuple[float, float, float, float]:
         """Posterior mean and std of an arm from running sums, with bounds on their errors.
 
-        Returns ``(mean, std, mean_err, std_err)``: the exact posterior (:meth:`_posterior`, NumPy's
-        two-pass sums in its pairwise order) lies within ``mean_err`` and ``std_err`` of ``mean``
-        and ``std``. With u the unit roundoff, any summation order of n terms errs by at most
+        Returns ``(mean, std, c0, c1)``: the exact posterior (:meth:`_posterior`, NumPy's two-pass
+        sums in its pairwise order) and the sample ``mean + std * z`` drawn from it lie within
+        ``c0 + c1 * |z|`` of this one's (``c0`` infinite when the sums are not finite). With u the unit roundoff, any summation order of n terms errs by at most
         (n - 1) u times the sum of their magnitudes, so both sums of the rewards lie within that of
         the true sum; the two-pass variance lies within (n + 4) u (var + d^2) + d^2 of the true one
         (d: the mean's error) and the one-pass ``sum(x^2)/n - mean^2`` within (n + 4) u sum(x^2)/n
@@ -299,7 +299,11 @@ class PruningThompsonSampling:
         var_err = _SAFETY * (g * s2 / n + 2.0 * abs(mean) * mean_err + 3.0 * mean_err * mean_err)
         std = math.sqrt(var / n)
         std_err = math.sqrt(var_err / n) * (1.0 + 4.0 * _EPS) + _SAFETY * 3.0 * _EPS * std
-        approx = (mean, std, mean_err, std_err)
+        # Both samples' rounding (a product and a sum each) and the comparisons' add at most
+        # 4 eps (|mean| + |std z|).
+        approx = (mean, std, mean_err + 4.0 * _EPS * abs(mean), std_err + 4.0 * _EPS * std)
+        if not (math.isfinite(approx[0]) and math.isfinite(approx[1]) and math.isfinite(approx[2])):
+            approx = (0.0, 0.0, math.inf, 0.0)
         self._approx_cache[arm] = approx
         return approx
 
@@ -313,15 +317,17 @@ class PruningThompsonSampling:
         """
         best_i, best_low = -1, -math.inf
         uppers = []
+        cache = self._approx_cache
         for i, b in enumerate(arms):
-            mean, std, mean_err, std_err = self._approx_posterior(b)
-            sample = mean + std * z[i]
-            bound = mean_err + abs(z[i]) * std_err + 2.0 * _EPS * (abs(mean) + abs(std * z[i]))
-            if not (math.isfinite(sample) and math.isfinite(bound)):
-                return None
+            mean, std, c0, c1 = cache.get(b) or self._approx_posterior(b)
+            zi = z[i]
+            sample = mean + std * zi
+            bound = c0 + c1 * (zi if zi >= 0.0 else -zi)
             uppers.append(sample + bound)
             if sample - bound > best_low:
                 best_i, best_low = i, sample - bound
+        if best_i < 0:
+            return None
         for i, upper in enumerate(uppers):
             if i != best_i and upper >= best_low:
                 return None
