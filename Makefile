@@ -5,14 +5,15 @@ BIN    := $(VENV)/bin
 CORES  ?= $(shell nproc 2>/dev/null || echo 2)
 PIP_FLAGS ?= -q --disable-pip-version-check
 
-.PHONY: help reproduce test test-slurm lint bench golden clean venv
+.PHONY: help reproduce test test-slurm lint bench bench-peer golden clean venv
 
 help:
 	@echo "make reproduce  - create .venv if missing, install, run the main Snakemake workflow"
 	@echo "make test       - create .venv if missing, install with test extras, run the test suite"
 	@echo "make test-slurm - (root) start a one-node SLURM cluster, run the tests marked slurm, stop it"
 	@echo "make lint       - ruff (format check + lint) and mypy"
-	@echo "make bench      - simulator benchmark (recurrences per second, wall time of the grid)"
+	@echo "make bench      - simulator benchmark (tries/s and jobs/s per policy, whole-process time and peak memory)"
+	@echo "make bench-peer - the same, plus the original Zeus simulator timed side by side (builds .venv-peer)"
 	@echo "make golden     - rerun the original Zeus simulator: benchmarks/golden/ and results/reference/"
 
 $(BIN)/python:
@@ -47,6 +48,16 @@ lint: $(VENV)/.test
 
 bench: $(VENV)/.core
 	$(BIN)/python benchmarks/bench_simulate.py
+
+# The original simulator (PyPI zeus==0.16.0, its _legacy code) in a side venv, built on request.
+PEER ?= .venv-peer
+$(PEER)/bin/python:
+	$(PYTHON) -m venv $(PEER)
+	$(PEER)/bin/pip install $(PIP_FLAGS) --no-deps zeus==0.16.0
+	$(PEER)/bin/pip install $(PIP_FLAGS) numpy pandas scikit-learn
+
+bench-peer: $(VENV)/.core $(PEER)/bin/python
+	$(BIN)/python benchmarks/bench_simulate.py --peer $(PEER)/bin/python
 
 # The original simulator (PyPI zeus==0.16.0, zeus._legacy) in a throwaway venv outside the repo.
 GOLDEN_VENV ?= /tmp/zeus-golden-venv

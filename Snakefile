@@ -26,6 +26,7 @@ include: "workflows/rules/potential.smk"
 include: "workflows/rules/simulate.smk"
 include: "workflows/rules/figures.smk"
 include: "workflows/rules/report.smk"
+include: "workflows/rules/policy.smk"
 
 
 # Under a cluster executor (profiles/slurm) only the simulations become jobs. Fetching the traces

@@ -114,6 +114,12 @@ def _power_profiles(args: argparse.Namespace) -> Figure:
     return plots.plot_power_profiles(metrics.power_profile(load_all(args.configs), potential), args.gpu)
 
 
+def _generations(args: argparse.Namespace) -> Figure:
+    from analysis.generations import generation_table, plot_generations
+
+    return plot_generations(generation_table(load_all(args.zeus), load_all(args.power)))
+
+
 def _h200(args: argparse.Namespace) -> Figure:
     from analysis.h200 import plot_sweep  # the sweep's own figure (written with the sweep)
 
@@ -137,6 +143,7 @@ KINDS: dict[str, tuple[Callable[[argparse.Namespace], Figure], tuple[str, ...]]]
     "beta": (_beta, ("sims",)),
     "power-profiles": (_power_profiles, ("gpu", "configs", "potential")),
     "h200": (_h200, ("power",)),
+    "generations": (_generations, ("zeus", "power")),
 }
 
 

@@ -22,6 +22,7 @@ from analysis.style import (
     POLICY_ORDER,
     WORKLOAD_ORDER,
     gpu_label,
+    gpu_notes,
     ordered,
     paper_style,
     policy_color,
@@ -159,10 +160,11 @@ def plot_potential(potential: pd.DataFrame) -> Figure:
             ax.axhline(0, color="black", linewidth=0.6)
         handles, labels = left.get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside right center", title="GPU")
-        fig.suptitle(
-            f"Potential energy savings of the least-energy configuration, {_gpus(potential, None)}",
-            fontsize=9,
-        )
+        measured = [g.upper() for g in gpus if gpu_notes(g)]
+        title = f"Potential energy savings of the least-energy configuration, {_gpus(potential, None)}"
+        if measured:  # GPUs measured by zeus-bench sweep: say what their numbers rest on
+            title += f"\n({', '.join(measured)}: {'; '.join(gpu_notes(measured[0]))})"
+        _suptitle(fig, title)
     return fig
 
 

@@ -27,6 +27,7 @@ from analysis import metrics
 from analysis.findings import Finding
 from analysis.style import WORKLOAD_ORDER, gpu_notes, ordered
 from analysis.tables import load_all
+from zeus_bench.cli.common import int_range_arg
 from zeus_bench.fsutil import atomic_write_text
 from zeus_bench.sim.metrics import savings_pct
 
@@ -64,9 +65,14 @@ def _beta(v: float) -> str:
 def portable(text: str) -> str:
     """``text`` without absolute file-system paths (each becomes ``…/<its last part>``).
 
-    The report must be byte-identical wherever the project is checked out; URLs are kept.
+    The report must be byte-identical wherever the project is checked out; URLs and the
+    documentation placeholder ``/path/to/...`` are kept.
     """
-    return re.sub(r"(?<![\w:/.])/(?:[^\s'\"`/,;)]+/)*([^\s'\"`/,;)]+)", r"…/\1", text)
+
+    def short(m: re.Match[str]) -> str:
+        return m.group(0) if m.group(0).startswith("/path/to/") else f"…/{m.group(1)}"
+
+    return re.sub(r"(?<![\w:/.])/(?:[^\s'\"`/,;)]+/)*([^\s'\"`/,;)]+)", short, text)
 
 
 # -- references ------------------------------------------------------------------------------
@@ -291,12 +297,16 @@ def ablation_both(summary: pd.DataFrame, one_limit: Iterable[str] = ()) -> Findi
 
 
 def regret_shape(conv: pd.DataFrame, policy: str = "zeus", window: int = 10) -> Finding:
-    """Whether a policy's cumulative regret grows more slowly at the end than at the start."""
+    """Whether a policy's cumulative regret grows more slowly at the end than at the start.
+
+    Jobs with fewer than ``2 x window`` recurrences are left out (and counted as such).
+    """
     c = conv[conv["policy"] == policy]
-    slows, jobs = [], []
+    slows, jobs, short = [], [], 0
     for (g, w), d in c.groupby(["gpu", "workload"]):
         r = d.sort_values("recurrence")["regret_mean"].to_numpy()
         if len(r) < 2 * window:
+            short += 1
             continue
         first = r[window - 1]
         last = r[-1] - r[-window - 1]
@@ -304,13 +314,21 @@ def regret_shape(conv: pd.DataFrame, policy: str = "zeus", window: int = 10) -> 
         if last < first:
             slows.append((g, w))
     n, m = len(slows), len(jobs)
-    numbers = {"jobs_slower": n, "jobs": m, "window": window}
+    numbers = {
+        "jobs_slower": n,
+        "jobs": m,
+        "window": window,
+        "short_jobs": short,
+        "min_recurrences": 2 * window,
+    }
     if m == 0:
         return Finding("convergence.shape", "", numbers)
     sentence = (
         f"Zeus's cumulative regret grew less over its last {window} recurrences than over its first {window} on "
         f"{n} of {m} jobs"
     )
+    if short:
+        sentence += f" (the {m} with at least {2 * window} recurrences)"
     rest = [j for j in jobs if j not in slows]
     sentence += f"; it did not slow down on {_names(rest)}." if rest else "."
     return Finding("convergence.shape", sentence, numbers)
@@ -943,7 +961,7 @@ class Report:
             "maximum limit"
             + (f" (not drawn for {', '.join(_gpu(g) for g in single)}: one power limit)." if single else "."),
             after="The JIT profiler picks, per batch size, the limit of least eta-weighted cost; the time term of "
-            "the cost favours faster, higher limits. Below: the lowest limit, and the limit of least energy per epoch.",
+            "the cost favours the limits at which an epoch is fastest. Below: the lowest limit, and the limit of least energy per epoch.",
         )
         low = prof.loc[prof.groupby(["gpu", "workload"])["power_limit_w"].idxmin()]
         best = prof.loc[prof.groupby(["gpu", "workload"])["energy_per_epoch_j_rel"].idxmin()].set_index(
@@ -982,8 +1000,8 @@ class Report:
             self.skipped.append("H200 figure: the committed power traces have no throughput (samples_per_s).")
             return
         self.add(_figure("h200", self.figures, "H200"), "")
+        self.say(gpu_caveats({str(g): list(d["power_limit_w"]) for g, d in per.groupby("gpu")}))
         self.say(
-            gpu_caveats({str(g): list(d["power_limit_w"]) for g, d in per.groupby("gpu")}),
             own_batch_finding(per, self.potential_rows),
             before="Energy per sample and throughput against the batch size, measured by `zeus-bench sweep` in observe "
             "mode (the lender does not allow changing the power limit, so there is no power-limit axis); where the "
@@ -1021,25 +1039,30 @@ class Report:
             if summary is not None
             else pd.DataFrame()
         )
+        keys = ["source", "gpu", "workload", "eta", "beta", "seeds", "baseline"]
+        metrics_order = list(dict.fromkeys(refs["metric"]))
         rows = []
-        for r in refs.itertuples(index=False):
-            col = summary_column(r.baseline, r.metric)
-            key = (r.gpu, r.workload, float(r.eta), float(r.beta))
-            ours = (
-                pct(float(zeus.at[key, col])) if col and col in zeus.columns and key in zeus.index else "n/a"
-            )
-            rows.append(
-                {
-                    "source": r.source,
-                    "GPU": _gpu(r.gpu),
-                    "workload": r.workload,
-                    "eta / beta / seeds": f"{float(r.eta):g} / {_beta(float(r.beta))} / {r.seeds}",
-                    "against": r.baseline,
-                    "metric": r.metric,
-                    "reference": pct(float(r.value_pct)),
-                    "zeus-bench": ours,
-                }
-            )
+        for key, d in refs.groupby(keys, sort=False, dropna=False):
+            src, gpu, workload, eta, beta, seeds, baseline = key
+            row = {
+                "source": src,
+                "GPU": _gpu(gpu),
+                "workload": workload,
+                "eta / beta / seeds": f"{float(eta):g} / {_beta(float(beta))} / {'' if pd.isna(seeds) else seeds}",
+                "against": baseline,
+            }
+            values = d.set_index("metric")["value_pct"]
+            for metric in metrics_order:
+                if metric not in values.index:
+                    row[f"{metric}: reference / zeus-bench"] = ""
+                    continue
+                col = summary_column(baseline, metric)
+                k = (gpu, workload, float(eta), float(beta))
+                ours = (
+                    pct(float(zeus.at[k, col])) if col and col in zeus.columns and k in zeus.index else "n/a"
+                )
+                row[f"{metric}: reference / zeus-bench"] = f"{pct(float(values[metric]))} / {ours}"
+            rows.append(row)
         self.add(_md_table(pd.DataFrame(rows)), "")
 
     def skipped_section(self) -> None:
@@ -1049,6 +1072,18 @@ class Report:
             self.add("Nothing.", "")
             return
         self.add(*[f"- {s}" for s in self.skipped], "")
+
+    def policy_study(self) -> None:
+        """The zeus-plus section (:mod:`analysis.policy_findings`), when the study's tables are given."""
+        if self.args.policy_study is None:
+            return
+        from analysis.policy_findings import section_items
+
+        for item in section_items(self.args.policy_study, self.args.policy_seeds):
+            if isinstance(item, Finding):
+                self.say(item)
+            else:
+                self.add(item, "")
 
     def render(self) -> str:
         """Build every section."""
@@ -1063,6 +1098,7 @@ class Report:
             self.power_profiles,
             self.own,
             self.reference,
+            self.policy_study,
         ):
             section()
         self.skipped_section()
@@ -1077,6 +1113,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--configured-gpus", default="all")
     for name in ("potential", "summary", "sim", "eta-sim", "beta-sim", "configs", "own", "figures"):
         p.add_argument(f"--{name}", type=Path, nargs="*", default=[])
+    p.add_argument("--policy-study", type=Path, default=None, help="folder of the zeus-plus study's tables")
+    p.add_argument("--policy-seeds", type=int_range_arg, default=list(range(1, 11)), help="its seeds")
     p.add_argument(
         "--reference",
         type=Path,

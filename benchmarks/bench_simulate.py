@@ -1,9 +1,20 @@
-"""Simulator benchmark: the paper's grid (6 workloads x V100, A40 x 10 seeds x 7 policies).
+"""Simulator benchmark: what a user of ``zeus-bench simulate`` gets, per policy and whole process.
 
-Prints recurrences per second and the wall time of the grid in one process, against the paper's
-simulator (about 14 ms per recurrence on a 2-core machine). Run by ``make bench``, not by tests.
+Run by ``make bench`` (and ``make bench-peer``), not by the tests. It prints:
 
-    python benchmarks/bench_simulate.py [--traces DIR] [--repeat 3]
+1. per policy, tries per second and jobs (replays) per second of the replay in this process, on
+   the V100 trace, every workload, seeds 1-10 (the traces are read and joined before timing);
+2. the whole process ``zeus-bench simulate --gpu v100 --workloads all --policies zeus --seeds
+   1-200`` (1,200 jobs: start-up, trace reading, replay, writing the Parquet runs table): wall
+   time, seconds per job and peak resident memory;
+3. with ``--peer PYTHON`` (an interpreter with PyPI ``zeus==0.16.0``; ``make bench-peer`` builds
+   ``.venv-peer/``), the original simulator (``zeus._legacy.simulate``, Zeus v0.3.0 code) on one
+   job per workload of the same grid, timed in ``simulate_one_job`` only (its start-up not
+   counted), and the ratio of its seconds per job to ours (whole process) per job;
+4. every wall time also in calibration units (wall time / ``calib.py`` seconds, measured before
+   and after; see ``../shared/bench/README.md``), which survive a busier machine.
+
+    python benchmarks/bench_simulate.py [--traces DIR] [--peer PYTHON] [--peer-jobs 6]
 
 ``--traces`` is a folder of imported Parquet traces; by default the published CSV traces
 (``$ZEUS_TRACE_DIR`` or ``../shared/traces/zeus-nsdi23``) are imported to a temporary folder
@@ -13,70 +24,191 @@ first (not timed).
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-PAPER_S_PER_RECURRENCE = 0.014
-TARGET_S = 10.0
+REPO = Path(__file__).resolve().parents[1]
+GRID_GPU = "v100"
+GRID_SEEDS = 200
+POLICY_SEEDS = range(1, 11)
+
+
+def _calibration(calib: Path | None) -> float | None:
+    """Seconds of the shared calibration script (None when it is not available)."""
+    if calib is None or not calib.is_file():
+        return None
+    out = subprocess.run([sys.executable, str(calib)], capture_output=True, text=True, check=True)
+    return float(out.stdout.split()[-1])
+
+
+def _units(seconds: float, calib: float | None) -> str:
+    return f"{seconds / calib:,.1f} units" if calib else "no calibration"
+
+
+def _per_policy(traces: Path) -> list[tuple[str, int, int, float]]:
+    """(policy, jobs, tries, seconds) of the in-process replay per policy."""
+    from zeus_bench.jobs import TraceSet
+    from zeus_bench.sim.grid import plan, simulate
+    from zeus_bench.sim.policies import POLICIES
+
+    ts = TraceSet(traces)
+    results = []
+    for policy in POLICIES:
+        tasks = plan(ts, GRID_GPU, None, [policy], POLICY_SEEDS, [0.5], [2.0])
+        start = time.perf_counter()
+        runs = simulate(tasks)
+        seconds = time.perf_counter() - start
+        results.append((policy, sum(t.units for t in tasks), len(runs), seconds))
+    return results
+
+
+def _whole_process(traces: Path, out_dir: Path) -> tuple[float, float, int, float]:
+    """(wall seconds, CPU seconds, jobs, peak RSS MiB) of the 1,200-job ``zeus-bench simulate``."""
+    out = out_dir / "runs.parquet"
+    cmd = [
+        sys.executable, "-m", "zeus_bench.cli.main", "simulate", "--traces", str(traces), "--gpu", GRID_GPU,
+        "--workloads", "all", "--policies", "zeus", "--seeds", f"1-{GRID_SEEDS}", "--out", str(out),
+    ]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    peak_mib = after.ru_maxrss / 1024  # KiB on Linux; the largest child so far (calib.py is small)
+    from zeus_bench.jobs import TraceSet
+
+    jobs = len(TraceSet(traces).workload_ids(GRID_GPU)) * GRID_SEEDS
+    return wall, cpu, jobs, peak_mib
+
+
+def _peer(python: str, csv_traces: Path, traces: Path, n_jobs: int) -> tuple[list[float], list[float], str]:
+    """Wall and CPU seconds per job of the original simulator on ``n_jobs`` jobs, and its version."""
+    from zeus_bench.jobs import TraceSet
+    from zeus_bench.sim.replay import default_recurrences
+
+    ts = TraceSet(traces)
+    workloads = ts.workload_ids(GRID_GPU)
+    jobs = []
+    for i in range(n_jobs):  # workloads in turn, seeds 1, 2, ...: the grid's mix of jobs
+        job = ts.job(GRID_GPU, workloads[i % len(workloads)])
+        w = job.workload
+        jobs.append(
+            {
+                "dataset": w.dataset,
+                "network": w.network,
+                "optimizer": w.optimizer,
+                "target_metric": w.target_metric,
+                "max_epochs": w.max_epochs,
+                "b0": job.b0,
+                "recurrences": default_recurrences(job),
+                "seed": 1 + i // len(workloads),
+            }
+        )
+    request = {"traces": str(csv_traces), "gpu": GRID_GPU, "eta": 0.5, "beta": 2.0, "jobs": jobs}
+    out = subprocess.run(
+        [python, str(REPO / "benchmarks" / "peer_original.py")],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "peer failed")
+    result = json.loads(out.stdout)
+    return (
+        [float(s) for s in result["seconds"]],
+        [float(s) for s in result["cpu_seconds"]],
+        str(result["zeus_version"]),
+    )
 
 
 def main() -> int:
+    """Run the benchmark and print its report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--traces", type=Path, default=None, help="imported Parquet traces (default: import the CSVs)"
     )
-    parser.add_argument("--gpus", default="v100,a40")
-    parser.add_argument("--repeat", type=int, default=3, help="timed repetitions; the best is reported")
-    args = parser.parse_args()
-
-    from zeus_bench.jobs import TraceSet
-    from zeus_bench.sim.grid import plan, simulate
-    from zeus_bench.sim.policies import POLICIES
-    from zeus_bench.sim.summarize import summarize
-
-    traces = args.traces
-    tmp = None
-    if traces is None:
-        repo = Path(__file__).resolve().parents[1]
-        csv_dir = Path(os.environ.get("ZEUS_TRACE_DIR", repo.parent / "shared" / "traces" / "zeus-nsdi23"))
-        if not (csv_dir / "summary_train.csv").is_file():
-            print(f"no traces at {csv_dir}: pass --traces or set ZEUS_TRACE_DIR", file=sys.stderr)
-            return 2
-        from zeus_bench.traces.zeus_csv import import_zeus
-
-        tmp = tempfile.TemporaryDirectory()
-        traces = Path(tmp.name)
-        import_zeus(csv_dir, traces)
-
-    gpus = args.gpus.split(",")
-    policies = list(POLICIES)
-    best = float("inf")
-    for _ in range(args.repeat):
-        start = time.perf_counter()
-        ts = TraceSet(traces)  # trace loading and joining is part of the timed work
-        tasks = [t for g in gpus for t in plan(ts, g, None, policies, range(1, 11), [0.5], [2.0])]
-        runs = simulate(tasks)
-        wall = time.perf_counter() - start
-        best = min(best, wall)
-    recurrences = sum(t.recurrences * t.units for t in tasks)
-    t0 = time.perf_counter()
-    summarize(runs)
-    summarize_s = time.perf_counter() - t0
-    paper_s = recurrences * PAPER_S_PER_RECURRENCE
-    print(
-        f"grid: {len({t.job.workload.id for t in tasks})} workloads x {len(gpus)} GPUs ({','.join(gpus)}) x 10 seeds x {len(policies)} policies, 1 process"
+    parser.add_argument(
+        "--peer", default=None, metavar="PYTHON", help="interpreter with zeus==0.16.0 (make bench-peer)"
     )
-    print(f"recurrences: {recurrences}  tries (rows): {len(runs)}")
-    print(f"wall time (best of {args.repeat}): {best:.2f} s  (target < {TARGET_S:.0f} s)")
-    print(f"recurrences per second: {recurrences / best:,.0f}")
-    print(f"paper's simulator at 14 ms/recurrence: {paper_s:.0f} s -> speed-up {paper_s / best:.0f}x")
-    print(f"summarize of the grid's runs: {summarize_s:.2f} s")
-    if tmp is not None:
-        tmp.cleanup()
-    return 0 if best < TARGET_S else 1
+    parser.add_argument(
+        "--peer-jobs", type=int, default=6, help="jobs the original simulator runs (default 6)"
+    )
+    parser.add_argument(
+        "--calib",
+        type=Path,
+        default=Path(os.environ.get("ZEUS_BENCH_CALIB", REPO.parent / "shared" / "bench" / "calib.py")),
+        help="calibration script (default $ZEUS_BENCH_CALIB or ../shared/bench/calib.py)",
+    )
+    args = parser.parse_args()
+    if args.peer_jobs < 1:
+        print("--peer-jobs must be >= 1", file=sys.stderr)
+        return 2
+
+    csv_dir = Path(os.environ.get("ZEUS_TRACE_DIR", REPO.parent / "shared" / "traces" / "zeus-nsdi23"))
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        traces = args.traces
+        if traces is None:
+            if not (csv_dir / "summary_train.csv").is_file():
+                print(f"no traces at {csv_dir}: pass --traces or set ZEUS_TRACE_DIR", file=sys.stderr)
+                return 2
+            from zeus_bench.traces.zeus_csv import import_zeus
+
+            traces = tmp / "traces"
+            import_zeus(csv_dir, traces)
+        if args.peer is not None and not (csv_dir / "summary_train.csv").is_file():
+            print(
+                f"the original simulator needs the CSV traces at {csv_dir} (ZEUS_TRACE_DIR)", file=sys.stderr
+            )
+            return 2
+
+        calib_before = _calibration(args.calib)
+        policies = _per_policy(traces)
+        wall, cpu, jobs, peak_mib = _whole_process(traces, tmp)
+        peer = _peer(args.peer, csv_dir, traces, args.peer_jobs) if args.peer else None
+        calib_after = _calibration(args.calib)
+
+    calib = None if calib_before is None or calib_after is None else (calib_before + calib_after) / 2
+    print(
+        f"calibration: {calib_before} s before, {calib_after} s after (mean {calib})"
+        if calib
+        else "calibration: not available"
+    )
+    print(
+        f"\nreplay per policy ({GRID_GPU}, every workload, seeds 1-{POLICY_SEEDS[-1]}, eta 0.5, beta 2; in process):"
+    )
+    print(f"{'policy':<12} {'jobs':>5} {'tries':>7} {'seconds':>8} {'tries/s':>9} {'jobs/s':>8}")
+    for policy, n_jobs, tries, seconds in policies:
+        print(
+            f"{policy:<12} {n_jobs:>5} {tries:>7} {seconds:>8.3f} {tries / seconds:>9,.0f} {n_jobs / seconds:>8,.1f}"
+        )
+    ours, ours_cpu = wall / jobs, cpu / jobs
+    print(
+        f"\nwhole process: zeus-bench simulate --gpu {GRID_GPU} --workloads all --policies zeus "
+        f"--seeds 1-{GRID_SEEDS} ({jobs} jobs)"
+    )
+    print(
+        f"  wall {wall:.2f} s ({_units(wall, calib)}), CPU {cpu:.2f} s; per job {ours * 1e3:.2f} ms wall, "
+        f"{ours_cpu * 1e3:.2f} ms CPU; peak RSS {peak_mib:.0f} MiB"
+    )
+    if peer is not None:
+        seconds, cpu_seconds, version = peer
+        theirs, theirs_cpu = sum(seconds) / len(seconds), sum(cpu_seconds) / len(cpu_seconds)
+        print(
+            f"\noriginal simulator (Zeus v0.3.0 code: zeus=={version} zeus._legacy.simulate, "
+            f"simulate_one_job only, start-up not counted): {len(seconds)} jobs of the same grid"
+        )
+        print(f"  per job {theirs:.3f} s wall ({_units(theirs, calib)}), {theirs_cpu:.3f} s CPU")
+        print(f"  ratio, original per job / ours per job (whole process): {theirs / ours:,.0f}x wall,")
+        print(f"  {theirs_cpu / ours_cpu:,.0f}x CPU (CPU time is the steadier figure on a busy machine)")
+    return 0
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ Usage (on the GPU machine)::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import math
@@ -39,11 +40,11 @@ import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure_monitor import Trainer  # noqa: E402
+from measure_monitor import Trainer
 
-from zeus_bench.device import get_backend  # noqa: E402
-from zeus_bench.device.base import GPU  # noqa: E402
-from zeus_bench.device.monitor import EnergyMonitor, PendingMeasurement  # noqa: E402
+from zeus_bench.device import get_backend
+from zeus_bench.device.base import GPU
+from zeus_bench.device.monitor import EnergyMonitor, PendingMeasurement
 
 log = logging.getLogger("side_by_side")
 
@@ -294,7 +295,7 @@ def nvml_costs(gpu: GPU) -> dict[str, Any]:
         if e != last:
             changes.append(time.monotonic())
             last = e
-    gaps = [b - a for a, b in zip(changes, changes[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(changes)]
     return {
         "counter_read_idle_s": counter_s,
         "counter_update_gap_median_s": statistics.median(gaps) if gaps else None,
@@ -336,7 +337,11 @@ def main() -> int:
     gpu = backend.gpu(0)
     if args.backend == "fake":
         backend.configure(counter_latency_s=0.004, counter_update_period_s=0.1, load=1.0)  # type: ignore[attr-defined]
-    summary: dict[str, Any] = {"gpu": gpu.name(), "power_limit_w": gpu.power_limit_w(), "torch": torch.__version__}
+    summary: dict[str, Any] = {
+        "gpu": gpu.name(),
+        "power_limit_w": gpu.power_limit_w(),
+        "torch": torch.__version__,
+    }
     summary["nvml"] = nvml_costs(gpu)
     for pkg in ("zeus", "codecarbon"):
         try:

@@ -192,10 +192,12 @@ def _tasks(traces: Path, gpus: Iterable[str], seeds: Iterable[int]) -> list[Task
     return tasks
 
 
-def _command(traces: Path) -> str:
-    """This run's command line, the trace folder written as ``$ZEUS_TRACE_DIR`` (no local path)."""
-    args = ["$ZEUS_TRACE_DIR" if a == str(traces) else a for a in sys.argv[1:]]
-    return " ".join(["python benchmarks/golden/run_original.py", *args])
+def _command(gpus: list[str], seeds: list[int]) -> str:
+    """The command that writes these files, without local paths (traces: ``$ZEUS_TRACE_DIR``)."""
+    return (
+        "python benchmarks/golden/run_original.py --traces $ZEUS_TRACE_DIR "
+        f"--gpus {' '.join(gpus)} --seeds {' '.join(map(str, seeds))}"
+    )
 
 
 def _sha256(path: Path) -> str:
@@ -241,7 +243,7 @@ def run_grid(traces: Path, out: Path, gpus: list[str], seeds: list[int], jobs: i
         "simulator": "zeus._legacy.simulate.Simulator.simulate_one_job (PyPI zeus==0.16.0)",
         "packages": {p: metadata.version(p) for p in ("zeus", "numpy", "pandas", "scikit-learn", "pyarrow")},
         "python": platform.python_version(),
-        "command": _command(traces),
+        "command": _command(gpus, seeds),
         "date_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "traces_sha256": {f: _sha256(traces / f) for f in files},
         "grid": {

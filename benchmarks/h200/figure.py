@@ -8,10 +8,11 @@ from analysis.h200 import plot_sweep
 from zeus_bench.store import read_table
 
 HERE = Path(__file__).resolve().parents[2] / "results" / "traces" / "h200"
-df = pd.concat(
-    [read_table(HERE / f, "power") for f in ("power-h200.parquet", "power-h200x2.parquet")], ignore_index=True
+df = pd.concat([read_table(f, "power") for f in sorted(HERE.glob("power-*.parquet"))], ignore_index=True)
+fig = plot_sweep(
+    df,
+    title="Synthetic-data training on NVIDIA H200 at its current 700 W limit (observe mode; README: which rows are v1)",
 )
-fig = plot_sweep(df, title="Synthetic-data training on NVIDIA H200 at its current 700 W limit (observe mode)")
 for ext in ("png", "pdf"):
     fig.savefig(HERE / f"sweep.{ext}", dpi=200)
 print("wrote", HERE / "sweep.png", HERE / "sweep.pdf")

@@ -114,7 +114,11 @@ def main() -> int:
         "--speed", action="store_true", help="GPU 0 first runs the speed benchmark and counter probe"
     )
     p.add_argument("--ddp", action="store_true", help="after the single-GPU queue, run the DDP jobs")
-    p.add_argument("--skip", default="", help="comma-separated single-GPU jobs already complete")
+    p.add_argument(
+        "--jobs", default=",".join(SINGLE), help="single-GPU jobs in the order they are taken (default: all)"
+    )
+    p.add_argument("--ddp-jobs", default=",".join(DDP), help="DDP jobs in order (default: all)")
+    p.add_argument("--max-measure-s", default="30", help="cap on one point's measured seconds (default 30)")
     args = p.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     deadline = Deadline(args.deadline_s)
@@ -126,10 +130,11 @@ def main() -> int:
         for f in args.resume_from.glob("*.parquet"):
             shutil.copy(f, shards / f.name)
     jobs: queue.Queue[str] = queue.Queue()
-    skip = {s for s in args.skip.split(",") if s}
-    for name in SINGLE:
-        if name not in skip:
-            jobs.put(name)
+    for name in (j for j in args.jobs.split(",") if j):
+        if name not in SINGLE:
+            p.error(f"unknown job {name!r}; known: {', '.join(SINGLE)}")
+        jobs.put(name)
+    SETTINGS[SETTINGS.index("--max-measure-s") + 1] = args.max_measure_s
 
     def worker(gpu: int) -> None:
         gpu_log = logs / f"gpu{gpu}.log"
@@ -164,7 +169,8 @@ def main() -> int:
     for t in threads:
         t.join()
     if args.ddp:
-        for name, (workload, sizes) in DDP.items():
+        for name in (j for j in args.ddp_jobs.split(",") if j):
+            workload, sizes = DDP[name]
             cmd = sweep_cmd(workload, sizes, "0,1", "h200x2", shards / f"{name}.parquet")
             run(cmd, logs / "ddp.log", deadline, args.min_start_s, name)
     log.info("done, %.0f s left", deadline.left())

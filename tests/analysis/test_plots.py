@@ -58,6 +58,11 @@ def test_potential_bars_show_savings(potential):
     assert _bars(right) == {"A40": [20.0, 0.0], "V100": [10.0, -5.0]}
     assert [t.get_text() for t in left.get_xticklabels()] == ["cifar100", "librispeech"]
     assert "%" in left.get_ylabel()
+    assert fig.get_suptitle().endswith(", A40, V100")
+    h200 = plots.plot_potential(pd.concat([potential, potential[potential.gpu == "v100"].assign(gpu="h200")]))
+    assert "(H200: per-epoch cost measured on synthetic data; epochs from the Zeus train trace)" in (
+        h200.get_suptitle()
+    )
     _check_quality(fig)
 
 

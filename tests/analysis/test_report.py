@@ -101,7 +101,12 @@ def test_report_numbers(tmp_path, potential, configs):
     assert "Savings against b0: V100 30.0 % (librispeech) to 40.0 % (cifar100)." in text
     assert "- Zeus trace `summary_power_p100.csv`: absent from the local copy …/trace." in text
     assert "H200 figure: no committed sweep traces" in text
-    assert "| paper | V100 | imagenet |" in text and "least_energy_savings | 23.8 % | n/a |" in text
+    paper = next(line for line in text.splitlines() if line.startswith("| paper | V100 | imagenet |"))
+    assert paper.endswith("| b0 |  |  | 23.8 % / n/a |")
+    orig = next(
+        line for line in text.splitlines() if line.startswith("| original simulator (Zeus v0.3.0 code) |")
+    )
+    assert "| 0.5 / 2 / 1-10 | b0 | 71.6 % / 25.0 % | 74.1 % / 40.0 % |  |" in orig
 
 
 def test_no_absolute_path_in_the_report(tmp_path, potential, configs):
@@ -109,6 +114,7 @@ def test_no_absolute_path_in_the_report(tmp_path, potential, configs):
     assert "/home/someone" not in text and str(tmp_path) not in text
     assert "Zeus traces from a local copy:" in text
     assert report.portable("see /a/b/c.csv, and https://x.org/y/z") == "see …/c.csv, and https://x.org/y/z"
+    assert report.portable("export ZEUS_TRACE_DIR=/path/to/trace") == "export ZEUS_TRACE_DIR=/path/to/trace"
 
 
 def test_every_number_of_the_prose_comes_from_a_finding(tmp_path, potential, configs, power_h200):
@@ -262,6 +268,11 @@ def test_regret_shape_does_not_claim_flattening_the_data_lack():
         )  # fmt: skip
 
     assert report.regret_shape(conv([10.0] * 10 + [1.0] * 20)).numbers["jobs_slower"] == 1
+    short = pd.concat([conv([10.0] * 10 + [1.0] * 20), conv([1.0] * 12).assign(workload="imagenet")])
+    f = report.regret_shape(short)
+    assert (
+        f.numbers["short_jobs"] == 1 and "on 1 of 1 jobs (the 1 with at least 20 recurrences)." in f.sentence
+    )
     f = report.regret_shape(conv([1.0] * 10 + [10.0] * 20))
     assert f.numbers["jobs_slower"] == 0 and "did not slow down on squad (V100)" in f.sentence
 

@@ -210,3 +210,59 @@ def test_nvml_other_errors_are_translated():
     g = NVMLBackend(make(set_error=NVML_ERROR_DRIVER_NOT_LOADED)).gpu(0)
     with pytest.raises(NVMLUnavailableError, match="cannot set the power limit: Driver Not Loaded"):
         g.set_power_limit_w(300)
+
+
+def _flaky(fn, failures: list[int]):
+    """``fn``, failing with the listed NVML error codes on its first calls."""
+    from fake_pynvml import NVMLError
+
+    def call(*args):
+        if failures:
+            raise NVMLError(failures.pop(0))
+        return fn(*args)
+
+    return call
+
+
+def test_nvml_transient_error_does_not_drop_instant_power_for_good():
+    nvml = make(instant_mw=498_765, power_mw=512_345)
+    nvml.nvmlDeviceGetFieldValues = _flaky(nvml.nvmlDeviceGetFieldValues, [999])
+    g = NVMLBackend(nvml).gpu(0)
+    assert g.instant_power_w() == pytest.approx(512.345)  # this read falls back to GetPowerUsage
+    assert g.instant_power_w() == pytest.approx(498.765)  # the next reads the instant field again
+
+
+def test_nvml_transient_counter_error_is_not_unsupported():
+    from zeus_bench.device.errors import DeviceError
+
+    nvml = make(energy_mj=1_000)
+    nvml.nvmlDeviceGetTotalEnergyConsumption = _flaky(nvml.nvmlDeviceGetTotalEnergyConsumption, [999])
+    g = NVMLBackend(nvml).gpu(0)
+    with pytest.raises(DeviceError, match="GPU 0: cannot check the energy counter: NVML error 999"):
+        g.supports_energy_counter()
+    assert g.supports_energy_counter() and g.total_energy_j() == 1.0
+
+
+def test_every_nvml_call_goes_through_one_translation():
+    from fake_pynvml import NVML_ERROR_GPU_IS_LOST
+
+    from zeus_bench.device.errors import DeviceError
+
+    nvml = make()
+    b = NVMLBackend(nvml)
+    g = b.gpu(0)
+    for name in dir(nvml):
+        if name.startswith("nvmlDevice"):
+            setattr(nvml, name, _flaky(getattr(nvml, name), [NVML_ERROR_GPU_IS_LOST] * 100))
+    for method, args in (
+        ("name", ()),
+        ("uuid", ()),
+        ("power_limit_range_w", ()),
+        ("default_power_limit_w", ()),
+        ("power_limit_w", ()),
+        ("supports_energy_counter", ()),
+        ("total_energy_j", ()),
+        ("instant_power_w", ()),
+    ):
+        with pytest.raises(DeviceError, match="GPU 0: the GPU fell off the bus"):
+            getattr(g, method)(*args)

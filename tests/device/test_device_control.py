@@ -248,7 +248,7 @@ def test_stale_recovery_with_corrupt_journal_restores_the_rest(fake_env, fake_ba
     assert g1.power_limit_w() == 700.0 and not (folder / "fake-GPU-fake-1.json").exists()
     g1.set_power_limit_w(300.0)
     _journal_entry(folder, g1, 700.0)
-    with pytest.raises(ConfigError, match="fake-GPU-fake-0.json"):
+    with pytest.raises(ConfigError, match=r"fake-GPU-fake-0\.json"):
         restore_from_journal(fake_backend)
     assert g1.power_limit_w() == 700.0
     (folder / "fake-GPU-fake-0.json").unlink()

@@ -126,3 +126,18 @@ def test_bad_arguments() -> None:
         opt.observe(9, 1.0, True)
     with pytest.raises(ConfigError, match="version"):
         PruningThompsonSampling.from_state_dict({"version": 99})
+
+
+def test_a_round_with_no_good_batch_size_keeps_the_cheapest_known() -> None:
+    # Round 1 from b0 = 32: 32, 16, 8 reach (16 cheapest), 64 and 128 too; round 2 from 16:
+    # every try is early-stopped (not reached). The paper's code raises (no arm); the optimizer
+    # keeps 16, the cheapest batch size that has reached the target, as its only arm.
+    opt = PruningThompsonSampling(BS, 32, np.random.default_rng(0))
+    round1 = {8: (3.0, True), 16: (1.0, True), 32: (2.0, True), 64: (4.0, True), 128: (5.0, True)}
+    assert drive(opt, round1, 5) == [32, 16, 8, 64, 128]
+    early_stopped = {b: (0.5, False) for b in BS}
+    assert drive(opt, early_stopped, 2) == [16, 32]  # down from 16 fails; up from 32 fails
+    assert not opt.pruning
+    assert opt.arms == [16]
+    assert drive(opt, early_stopped, 3) == [16, 16, 16]
+    assert opt.best_batch_size() == 16

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -27,6 +28,8 @@ FORMATS = config["figures"]["formats"]
 FIG = "results/figures"
 # Software of every rule under `snakemake --use-conda` (`make reproduce` uses the .venv instead).
 ENV = "../envs/zeus-bench.yaml"
+# Runs several zeus-bench command lines in one process (the sweep rules).
+RUN_MANY = str(Path(workflow.basedir, "workflows", "scripts", "zeus_bench_many.py"))
 
 
 def _check_workloads():
@@ -160,8 +163,38 @@ TRACE_CODE = code("zeus_bench/traces/*.py", "zeus_bench/registry.py", "zeus_benc
 ANALYSIS_CODE = code("zeus_bench/jobs.py", "zeus_bench/potential.py", "zeus_bench/pareto.py", "zeus_bench/cost.py")
 SIM_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/cli/sim.py", "zeus_bench/jobs.py", "zeus_bench/cost.py")
 _ANALYSIS_BASE = ("analysis/__init__.py", "analysis/metrics.py", "analysis/style.py", "analysis/tables.py")
-FIGURE_CODE = code(*_ANALYSIS_BASE, "analysis/figures.py", "analysis/plots.py", "analysis/h200.py")
-REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report.py")
+FIGURE_CODE = code(
+    *_ANALYSIS_BASE, "analysis/figures.py", "analysis/plots.py", "analysis/h200.py", "analysis/generations.py"
+)
+REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report.py", "analysis/findings.py", "analysis/policy_findings.py")
+
+
+def sweep_outputs(knob):
+    """The Parquet files of one GPU's eta or beta sweep, one per configured value."""
+    return [f"results/sim/{{gpu}}/{knob}-{num(v)}.parquet" for v in config[f"{knob}_sweep"]["values"]]
+
+
+def sweep_commands(knob):
+    """Params function: one `zeus-bench simulate` command line per sweep value (shell-quoted), run
+    by workflows/scripts/zeus_bench_many.py in one process, so the imports are paid once per GPU."""
+    sweep = config[f"{knob}_sweep"]
+
+    def commands(wildcards, input, output):
+        lines = []
+        for value, out in zip(sweep["values"], output):
+            knobs = {"eta": num(config["eta"]), "beta": num(config["beta"]), knob: num(value)}
+            args = [
+                "simulate", "--traces", input.traces, "--gpu", wildcards.gpu,
+                "--workloads", workloads_arg(wildcards.gpu), "--policies", ",".join(sweep["policies"]),
+                "--seeds", sweep["seeds"], "--eta", knobs["eta"], "--beta", knobs["beta"],
+                "--recurrences", str(config["recurrences"]), "--jobs", "1", "--out", out,
+            ]
+            if config["window"]:
+                args += ["--window", str(config["window"])]
+            lines.append(shlex.join(args))
+        return shlex.join(lines)
+
+    return commands
 
 
 def own_power_files():
@@ -202,7 +235,28 @@ def figure_files():
             files += fig(f"power-profiles-{gpu}")
     if own_power_files():
         files += fig("h200")
+        if zeus_gpus():
+            files += fig("generations")
+    if policy_study_gpus():
+        for name in POLICY_FIGURES:
+            files += fig(f"policy-{name}")
     return files
+
+
+POLICY_DIR = "results/policy"
+POLICY_TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart")
+POLICY_FIGURES = ("regret", "cost", "drift")
+POLICY_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/jobs.py", "zeus_bench/cost.py")
+
+
+def policy_study_gpus():
+    """GPU kinds of the zeus-plus study (needs the Zeus traces: its drift runs on their GPUs)."""
+    return all_gpus() if config["policy_study"]["enabled"] and zeus_gpus() else []
+
+
+def policy_study_files():
+    """The study's tables (none when disabled or without the Zeus traces)."""
+    return [f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES] if policy_study_gpus() else []
 
 
 def reference_files():
@@ -225,6 +279,7 @@ def report_inputs(wildcards):
         "own": own_power_files(),
         "reference": reference_files(),
         "figures": figure_files(),
+        "policy": policy_study_files(),
     }
 
 

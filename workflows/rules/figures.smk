@@ -86,3 +86,21 @@ rule figure_h200:
     shell:
         "python -m analysis.figures h200 --power {input.power} "
         "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
+
+
+rule figure_generations:
+    input:
+        code=FIGURE_CODE,
+        zeus=lambda wc: [f"{ZEUS_DIR}/power-{g}.parquet" for g in zeus_gpus()],
+        power=own_power_files(),
+    output:
+        fig("generations"),
+    params:
+        **FIG_PARAMS,
+    conda:
+        ENV
+    log:
+        "logs/figures/generations.log",
+    shell:
+        "python -m analysis.figures generations --zeus {input.zeus} --power {input.power} "
+        "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"

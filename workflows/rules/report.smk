@@ -15,6 +15,9 @@ rule report:
     params:
         gpus=config["gpus"] if config["gpus"] == "all" else ",".join(config["gpus"]),
         formats=",".join(FORMATS),
+        policy=lambda wc, input: (
+            f"--policy-study {POLICY_DIR} --policy-seeds {config['policy_study']['seeds']}" if input.policy else ""
+        ),
     conda:
         ENV
     log:
@@ -23,7 +26,7 @@ rule report:
         "python -m analysis.report --out {output} --manifest {input.manifest}/MANIFEST.json "
         "--configured-gpus {params.gpus} --potential {input.potential} --summary {input.summary} "
         "--configs {input.configs} --sim {input.sim} --eta-sim {input.eta} --beta-sim {input.beta} --own {input.own} "
-        "--reference {input.reference} --figures {input.figures} > {log} 2>&1"
+        "--reference {input.reference} --figures {input.figures} {params.policy} > {log} 2>&1"
 
 
 rule results_readme:

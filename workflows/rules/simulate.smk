@@ -33,46 +33,43 @@ rule simulate:
         SIM_COMMON
 
 
+SWEEP_SHELL = "python {params.runner} {params.commands} 2> {log}"
+
+
 rule simulate_eta:
+    # Every eta of the sweep for one GPU, in one process.
     input:
         traces=lambda wc: traces_of(wc.gpu),
         code=SIM_CODE,
     output:
-        "results/sim/{gpu}/eta-{eta}.parquet",
+        sweep_outputs("eta"),
     params:
-        **SIM_PARAMS,
-        policies=",".join(config["eta_sweep"]["policies"]),
-        seeds=config["eta_sweep"]["seeds"],
-        eta=lambda wc: wc.eta,
-        beta=num(config["beta"]),
-    threads: 2
+        commands=sweep_commands("eta"),
+        runner=RUN_MANY,
     conda:
         ENV
     log:
-        "logs/simulate/{gpu}/eta-{eta}.log",
+        "logs/simulate/{gpu}/eta-sweep.log",
     shell:
-        SIM_COMMON
+        SWEEP_SHELL
 
 
 rule simulate_beta:
+    # Every beta of the sweep for one GPU, in one process.
     input:
         traces=lambda wc: traces_of(wc.gpu),
         code=SIM_CODE,
     output:
-        "results/sim/{gpu}/beta-{beta}.parquet",
+        sweep_outputs("beta"),
     params:
-        **SIM_PARAMS,
-        policies=",".join(config["beta_sweep"]["policies"]),
-        seeds=config["beta_sweep"]["seeds"],
-        eta=num(config["eta"]),
-        beta=lambda wc: wc.beta,
-    threads: 2
+        commands=sweep_commands("beta"),
+        runner=RUN_MANY,
     conda:
         ENV
     log:
-        "logs/simulate/{gpu}/beta-{beta}.log",
+        "logs/simulate/{gpu}/beta-sweep.log",
     shell:
-        SIM_COMMON
+        SWEEP_SHELL
 
 
 rule summarize:

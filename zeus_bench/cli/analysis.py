@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cli.common import add_format_arg, emit, eta_arg, render
+from zeus_bench.cli.common import FORMAT_SUFFIXES, add_format_arg, check_out, emit, eta_arg, render
 
 
 def _traces_args(p: argparse.ArgumentParser) -> None:
@@ -48,6 +48,7 @@ def _potential(args: argparse.Namespace) -> int:
     from zeus_bench.jobs import TraceSet
     from zeus_bench.potential import potential_table
 
+    check_out(args.out, FORMAT_SUFFIXES[args.format])
     ts = TraceSet(args.traces, args.workloads_file)
     ts.power(args.gpu)  # unknown GPU -> clear error
     df = potential_table([ts.job(args.gpu, w) for w in ts.workload_ids(args.gpu)], args.eta)
@@ -69,6 +70,7 @@ def _pareto(args: argparse.Namespace) -> int:
     from zeus_bench.jobs import TraceSet
     from zeus_bench.pareto import pareto_mask
 
+    check_out(args.out, (".csv", ".parquet"))
     ts = TraceSet(args.traces, args.workloads_file)
     job = ts.job(args.gpu, args.workload)
     configs = job.configurations(args.eta)

@@ -21,7 +21,11 @@ class NoSuchGPUError(DeviceError):
     """No GPU at the requested index."""
 
 
-class EnergyCounterUnsupportedError(DeviceError):
+class UnsupportedError(DeviceError):
+    """The GPU or its driver does not support the operation (NVML's NOT_SUPPORTED)."""
+
+
+class EnergyCounterUnsupportedError(UnsupportedError):
     """The GPU has no energy counter (pre-Volta); energy must come from sampled power."""
 
 

@@ -196,7 +196,8 @@ class _CounterReader:
     # Update period ----------------------------------------------------------------------
     def period(self) -> dict[int, float]:
         """Update period per GPU, s (waits for the probe, at most :data:`PROBE_TIMEOUT_S`)."""
-        self._period_ready.wait()
+        if not self._period_ready.wait(PROBE_TIMEOUT_S + 5.0):  # the reader thread is gone
+            return {g.index: COUNTER_UPDATE_PERIOD_S for g in self.gpus}
         return self.period_s
 
     def _observe(self, mid: float, energy: dict[int, float]) -> None:

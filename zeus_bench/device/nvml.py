@@ -29,6 +29,7 @@ from zeus_bench.device.errors import (
     ObserveModeError,
     PermissionDeniedError,
     PowerLimitOutOfRangeError,
+    UnsupportedError,
 )
 
 log = logging.getLogger(__name__)
@@ -126,21 +127,49 @@ class NVMLBackend(GPUBackend):
                 "(or use --backend fake)"
             ) from None
 
-    def call(self, what: str, fn: Callable[..., T], *args: Any, index: int | None = None) -> T:
+    def call(
+        self,
+        what: str,
+        fn: Callable[..., T],
+        *args: Any,
+        index: int | None = None,
+        unsupported: Callable[[str], DeviceError] = UnsupportedError,
+    ) -> T:
         """Call an NVML function, translating its errors into the project's types.
+
+        Every NVML call of this module goes through here (or :meth:`check` for a per-field
+        return code); no method catches ``NVMLError`` itself.
 
         Args:
             what: What is being done, in words, for the message.
             fn: The ``pynvml`` function.
             *args: Its arguments.
             index: GPU index, for the message.
+            unsupported: Error type for NVML's NOT_SUPPORTED (default :class:`UnsupportedError`).
         """
         try:
             return fn(*args)
         except self.nvml.NVMLError as exc:
-            raise self.translate(exc, what, index) from None
+            raise self.translate(exc, what, index, unsupported) from None
 
-    def translate(self, exc: Exception, what: str, index: int | None = None) -> DeviceError:
+    def check(
+        self,
+        code: int,
+        what: str,
+        index: int | None = None,
+        unsupported: Callable[[str], DeviceError] = UnsupportedError,
+    ) -> None:
+        """Raise the translated error of a non-success NVML return code (e.g. a field value's)."""
+        if code != self.nvml.NVML_SUCCESS:
+            raise self.translate(self.nvml.NVMLError(code), what, index, unsupported)
+
+    def translate(
+        self,
+        exc: Exception,
+        what: str,
+        index: int | None = None,
+        unsupported: Callable[[str], DeviceError] = UnsupportedError,
+    ) -> DeviceError:
         """The project's exception for an ``NVMLError`` raised while trying to ``what``."""
         nvml = self.nvml
         where = f"GPU {index}: " if index is not None else ""
@@ -148,7 +177,7 @@ class NVMLBackend(GPUBackend):
         if code == nvml.NVML_ERROR_NO_PERMISSION:
             return PermissionDeniedError(f"{where}no permission to {what}: {_PERMISSION_HINT}")
         if code == nvml.NVML_ERROR_NOT_SUPPORTED:
-            return DeviceError(f"{where}{what} is not supported by this GPU or driver")
+            return unsupported(f"{where}cannot {what}: not supported by this GPU or driver")
         if code in (nvml.NVML_ERROR_DRIVER_NOT_LOADED, nvml.NVML_ERROR_LIBRARY_NOT_FOUND):
             return NVMLUnavailableError(f"{where}cannot {what}: {exc} (is the NVIDIA driver loaded?)")
         if code == nvml.NVML_ERROR_GPU_IS_LOST:
@@ -192,8 +221,14 @@ class NVMLGPU(GPU):
         self._energy_supported: bool | None = None
         self._instant_field: bool | None = None
 
-    def _call(self, what: str, fn: Callable[..., T], *args: Any) -> T:
-        return self._b.call(what, fn, self.handle, *args, index=self.index)
+    def _call(
+        self,
+        what: str,
+        fn: Callable[..., T],
+        *args: Any,
+        unsupported: Callable[[str], DeviceError] = UnsupportedError,
+    ) -> T:
+        return self._b.call(what, fn, self.handle, *args, index=self.index, unsupported=unsupported)
 
     def name(self) -> str:
         """The card's name."""
@@ -229,69 +264,90 @@ class NVMLGPU(GPU):
             raise PowerLimitOutOfRangeError(
                 f"GPU {self.index}: power limit {watts:g} W outside its range {lo:g}-{hi:g} W"
             )
-        try:
-            self._nvml.nvmlDeviceSetPowerManagementLimit(self.handle, _w_to_mw(watts))
-        except self._nvml.NVMLError as exc:
-            if getattr(exc, "value", None) == self._nvml.NVML_ERROR_NOT_SUPPORTED:
-                raise PermissionDeniedError(
-                    f"GPU {self.index}: this GPU or driver does not allow setting the power limit"
-                ) from None
-            raise self._b.translate(exc, "set the power limit", self.index) from None
+        self._call(
+            "set the power limit",
+            self._nvml.nvmlDeviceSetPowerManagementLimit,
+            _w_to_mw(watts),
+            unsupported=lambda _msg: PermissionDeniedError(
+                f"GPU {self.index}: this GPU or driver does not allow setting the power limit"
+            ),
+        )
         log.info("GPU %d: power limit set to %g W", self.index, watts)
 
     def supports_energy_counter(self) -> bool:
-        """Whether the total-energy counter answers (probed once)."""
+        """Whether the total-energy counter answers (NOT_SUPPORTED: no; other errors raise)."""
         if self._energy_supported is None:
             try:
-                self._nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)
-                self._energy_supported = True
-            except self._nvml.NVMLError:
+                self._read_energy_mj("check the energy counter")
+            except EnergyCounterUnsupportedError:
                 self._energy_supported = False
+            else:
+                self._energy_supported = True
         return self._energy_supported
+
+    def _read_energy_mj(self, what: str) -> float:
+        def unsupported(_msg: str) -> DeviceError:
+            return EnergyCounterUnsupportedError(
+                f"GPU {self.index} has no energy counter (pre-Volta); use sampled power instead"
+            )
+
+        return float(
+            self._call(what, self._nvml.nvmlDeviceGetTotalEnergyConsumption, unsupported=unsupported)
+        )
 
     def total_energy_j(self) -> float:
         """Energy counter, J (NVML counts mJ)."""
         try:
-            return float(self._nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)) / 1000.0
-        except self._nvml.NVMLError as exc:
-            if getattr(exc, "value", None) == self._nvml.NVML_ERROR_NOT_SUPPORTED:
-                self._energy_supported = False
-                raise EnergyCounterUnsupportedError(
-                    f"GPU {self.index} has no energy counter (pre-Volta); use sampled power instead"
-                ) from None
-            raise self._b.translate(exc, "read the energy counter", self.index) from None
+            return self._read_energy_mj("read the energy counter") / 1000.0
+        except EnergyCounterUnsupportedError:
+            self._energy_supported = False
+            raise
 
     def instant_power_w(self) -> float:
-        """Instant power, W: ``NVML_FI_DEV_POWER_INSTANT`` where present, else ``GetPowerUsage``."""
+        """Instant power, W: ``NVML_FI_DEV_POWER_INSTANT`` where present, else ``GetPowerUsage``.
+
+        The field is given up for good only when NVML says it is not supported; any other error
+        falls back to ``GetPowerUsage`` for that one read.
+        """
         nvml = self._nvml
-        if self._instant_field is not False:
-            field = getattr(nvml, "NVML_FI_DEV_POWER_INSTANT", None)
-            if field is not None:
-                try:
-                    value = nvml.nvmlDeviceGetFieldValues(self.handle, [field])[0]
-                    if value.nvmlReturn == nvml.NVML_SUCCESS:
-                        self._instant_field = True
-                        return _mw_to_w(value.value.uiVal)
-                except nvml.NVMLError:
-                    pass
-            if self._instant_field is None:
+        field = getattr(nvml, "NVML_FI_DEV_POWER_INSTANT", None)
+        if self._instant_field is not False and field is not None:
+            what = "read the instant power"
+            try:
+                value = self._call(what, nvml.nvmlDeviceGetFieldValues, [field])[0]
+                self._b.check(value.nvmlReturn, what, self.index)
+                self._instant_field = True
+                return _mw_to_w(value.value.uiVal)
+            except UnsupportedError:
                 log.info(
                     "GPU %d: no instant power field; sampling nvmlDeviceGetPowerUsage (1 s average on Hopper)",
                     self.index,
                 )
-            self._instant_field = False
+                self._instant_field = False
+            except DeviceError as exc:
+                log.debug(
+                    "GPU %d: instant power field failed this once (%s); using GetPowerUsage", self.index, exc
+                )
         return _mw_to_w(self._call("read the power draw", nvml.nvmlDeviceGetPowerUsage))
 
     def sm_clock_mhz(self) -> float | None:
         """Current SM clock, MHz (``nvmlDeviceGetClockInfo``; None if the driver refuses)."""
         try:
-            return float(self._nvml.nvmlDeviceGetClockInfo(self.handle, self._nvml.NVML_CLOCK_SM))
-        except self._nvml.NVMLError:
+            return float(
+                self._call("read the SM clock", self._nvml.nvmlDeviceGetClockInfo, self._nvml.NVML_CLOCK_SM)
+            )
+        except DeviceError:
             return None
 
     def temperature_c(self) -> float | None:
         """GPU core temperature, degrees C (``nvmlDeviceGetTemperature``; None if refused)."""
         try:
-            return float(self._nvml.nvmlDeviceGetTemperature(self.handle, self._nvml.NVML_TEMPERATURE_GPU))
-        except self._nvml.NVMLError:
+            return float(
+                self._call(
+                    "read the temperature",
+                    self._nvml.nvmlDeviceGetTemperature,
+                    self._nvml.NVML_TEMPERATURE_GPU,
+                )
+            )
+        except DeviceError:
             return None

@@ -20,12 +20,35 @@ through the rare rejection branch.
 
 from __future__ import annotations
 
+import sys
+from itertools import repeat
+from operator import and_, lt, mul
+
 import numpy as np
 
 MASK32 = 0xFFFFFFFF
 _EXACT_BIT_GENERATORS = (np.random.PCG64, np.random.PCG64DXSM)
 # Floyd's algorithm is what Generator.choice uses without replacement up to this population.
 FLOYD_MAX_POPULATION = 10_000
+_LITTLE_ENDIAN = sys.byteorder == "little"  # a 64-bit output viewed as two words: low, then high
+_REJECT_SET_MAX_N = 64  # up to here, a permutation's rejectable words are few enough to list
+
+
+def rejected_words(span: int) -> list[int]:
+    """Every 32-bit word that Lemire's method rejects for a range of ``span`` values.
+
+    A word ``w`` is rejected when ``(w * span) mod 2**32 < 2**32 mod span``: at most ``span``
+    words, the solutions of ``w * span = r (mod 2**32)`` for each such ``r``.
+    """
+    threshold = (1 << 32) % span
+    g = span & -span  # gcd(span, 2**32)
+    modulus = (1 << 32) // g
+    inverse = pow(span // g, -1, modulus) if modulus > 1 else 0
+    words: list[int] = []
+    for r in range(0, threshold, g):
+        w0 = (r // g) * inverse % modulus
+        words.extend(w0 + k * modulus for k in range(g))
+    return words
 
 
 def emulated(rng: np.random.Generator) -> bool:
@@ -100,13 +123,14 @@ class ChoiceDraws:
         self._loaded = False
         self._pending: int | None = None
         self._spans_cache: dict[int, list[int]] = {}
+        self._rejectable: dict[int, frozenset[int]] = {}
 
     def sync(self) -> None:
         """Write the buffered 32-bit word back into the generator (before any outside use)."""
         if not self._loaded:
             return
         bit_gen = self._rng.bit_generator
-        state = bit_gen.state
+        state = dict(bit_gen.state)
         state["has_uint32"] = int(self._pending is not None)
         state["uinteger"] = 0 if self._pending is None else self._pending
         bit_gen.state = state
@@ -126,7 +150,11 @@ class ChoiceDraws:
         outputs = (count - len(first) + 1) // 2
         if not outputs:
             return first
-        words = first + [w for r in self._raw(outputs).tolist() for w in (r & MASK32, r >> 32)]
+        raw = self._raw(outputs)
+        if _LITTLE_ENDIAN:
+            words = first + raw.view(np.uint32).tolist()
+        else:
+            words = first + [w for r in raw.tolist() for w in (r & MASK32, r >> 32)]
         if len(words) > count:
             self._pending = words.pop()
         return words
@@ -146,8 +174,18 @@ class ChoiceDraws:
         if not self._loaded:
             self._load()
         words = self._words(2 * n - 2)
-        # A word can only be rejected if its low product falls below the span (rare).
-        if any((w * span) & MASK32 < span for w, span in zip(words, self._spans(n), strict=True)):
+        # Lemire's method rejects a word only if its low product falls below the span (rare):
+        # for small n, only if it is one of a few listed words of some span (rarer still).
+        if n <= _REJECT_SET_MAX_N:
+            rejectable = self._rejectable.get(n)
+            if rejectable is None:
+                rejectable = frozenset(w for span in range(2, n + 1) for w in rejected_words(span))
+                self._rejectable[n] = rejectable
+            if not rejectable.isdisjoint(words):
+                self._permute(n, words)
+            return
+        spans = self._spans(n)
+        if any(map(lt, map(and_, map(mul, words, spans), repeat(MASK32)), spans)):
             self._permute(n, words)
 
     def permutation(self, n: int) -> list[int]:

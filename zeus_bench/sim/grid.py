@@ -11,11 +11,12 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.errors import ConfigError, ZeusBenchError
 from zeus_bench.jobs import JobTrace, TraceSet
 from zeus_bench.sim.arrivals import replay_group
 from zeus_bench.sim.drift import Drift, drift_of
@@ -51,12 +52,32 @@ class Task:
         return len(self.betas) * len(self.seeds)
 
 
+def _columns(rows: list[Row]) -> dict[str, np.ndarray]:
+    """The try fields of ``rows`` as one array per field (what ``np.asarray`` of each gives).
+
+    Every field is a number, so the rows go into one float matrix in a single conversion; a
+    field whose first value is a ``bool`` or an ``int`` is cast back (exactly: they are small).
+    """
+    if not rows:
+        return {name: np.asarray([]) for name in RUN_FIELDS}
+    matrix = np.array(rows, dtype=float)
+    columns: dict[str, np.ndarray] = {}
+    for k, (name, first) in enumerate(zip(RUN_FIELDS, rows[0], strict=True)):
+        col = np.ascontiguousarray(matrix[:, k])
+        if isinstance(first, bool):
+            columns[name] = col != 0.0
+        elif isinstance(first, int) and np.array_equal(np.trunc(col), col):
+            columns[name] = col.astype(np.int64)
+        else:
+            columns[name] = col
+    return columns
+
+
 def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -> pd.DataFrame:
     """All rows of a task as one frame with identity columns (built once, not per replay)."""
     rows = [r for *_, block in blocks for r in block]
     n = len(rows)
     sizes = [len(block) for *_, block in blocks]
-    cols: list[Sequence[object]] = list(zip(*rows, strict=True)) if n else [[] for _ in RUN_FIELDS]
     data: dict[str, object] = {
         "gpu": np.full(n, task.job.gpu, dtype=object),
         "workload": np.full(n, task.job.workload.id, dtype=object),
@@ -65,8 +86,7 @@ def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -
         "eta": np.full(n, task.eta),
         "beta": np.repeat(np.array([b[0] for b in blocks], dtype=float), sizes),
     }
-    for name, values in zip(RUN_FIELDS, cols, strict=True):
-        data[name] = np.asarray(values)
+    data.update(_columns(rows))
     data["window"] = np.full(n, task.window, dtype=np.int64)
     data["num_gpus"] = np.full(n, task.job.num_gpus, dtype=np.int64)
     data["max_power_w"] = np.full(n, task.job.max_power_w)
@@ -81,11 +101,34 @@ CHUNK_ROWS = 1 << 17  # rows per frame a task yields (one Parquet row group each
 def iter_task(
     task: Task, progress: Progress | None = None, chunk_rows: int = CHUNK_ROWS
 ) -> Iterator[pd.DataFrame]:
-    """Replay one task; yields its rows in frames of about ``chunk_rows`` (whole replays each)."""
+    """Replay one task; yields its rows in frames of about ``chunk_rows`` (whole replays each).
+
+    Raises:
+        ConfigError: a user's policy (``--policy-module``) raised: one line naming it and the
+            exception (a failure of the project's own policies keeps its traceback).
+    """
     for module in task.policy_modules:  # worker processes need the user's policies too
         load_policy_module(module)
-    model = JobModel(task.job, task.eta)
     policy_cls = bind_prior(get_policy(task.policy), task.prior)
+    try:
+        yield from _replay_frames(task, policy_cls, progress, chunk_rows)
+    except ZeusBenchError:
+        raise
+    except Exception as exc:
+        if policy_cls.__module__.startswith("zeus_bench."):
+            raise  # a bug of ours: keep the traceback
+        # A user's policy (--policy-module) may fail in any way: one line naming it, no traceback.
+        raise ConfigError(
+            f"policy {task.policy!r} ({policy_cls.__module__}) raised {type(exc).__name__}: {exc} "
+            f"(replaying {task.job.workload.id} on {task.job.gpu})"
+        ) from None
+
+
+def _replay_frames(
+    task: Task, policy_cls: Any, progress: Progress | None, chunk_rows: int
+) -> Iterator[pd.DataFrame]:
+    """Replay every (beta, seed) of a task (and every arrival group), yielding frames of rows."""
+    model = JobModel(task.job, task.eta)
     drift = None if task.drift is None else Drift(task.drift, task.job)
     blocks: list[tuple[float, int, str | None, list[Row]]] = []
     pending, yielded = 0, False
@@ -146,9 +189,7 @@ def plan(
             without a converging batch size in common.
     """
     if gpu not in traces.gpus:
-        raise ConfigError(
-            f"unknown GPU {gpu!r} in {traces.directory}; traces exist for: {', '.join(traces.gpus) or 'none'}"
-        )
+        raise traces.unknown_gpu(gpu)
     if not seeds:
         raise ConfigError("no seeds given")
     if not policies:

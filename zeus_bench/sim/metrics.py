@@ -86,7 +86,7 @@ def regret_pct(cost: T, oracle: T) -> T:
 
 def std(values: pd.Series) -> float:
     """Standard deviation over seeds with :data:`DDOF` (0 for one value)."""
-    return float(np.std(values.to_numpy(dtype=float), ddof=DDOF)) if len(values) else float("nan")
+    return float(values.astype(float).std(ddof=DDOF)) if len(values) else float("nan")
 
 
 def _complete(rec: pd.DataFrame) -> pd.DataFrame:

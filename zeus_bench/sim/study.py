@@ -1,7 +1,7 @@
 """The zeus-plus study: Zeus against zeus-plus per job, drift recovery, cross-GPU warm start.
 
 ``python -m zeus_bench.sim.study --traces GPU=DIR ... --seeds 1-10 --out-dir results/policy``
-writes four tables (CSV, documented in ``results/README.md``'s policy section):
+writes five tables (CSV, documented in ``results/README.md``'s policy section):
 
 * ``comparison.csv``, per (gpu, workload, policy): cumulative cost over the baseline's (b0 at the
   maximum limit) and over max-batch's, regret against the oracle (cumulative cost over the
@@ -14,11 +14,14 @@ writes four tables (CSV, documented in ``results/README.md``'s policy section):
   recurrences, is back within 5 % of the new oracle's (empty: not within the horizon), and the
   cost after the change over the drifted oracle's. Scenarios (:func:`optimum_shift`): the oracle
   batch size's epochs grow 1.5x or 2x at mid-horizon (step) or over 20 recurrences (morph).
+* ``drift_curves.csv``, per (gpu, workload, scenario, epoch factor, policy, ``since_change``: recurrences
+  from the change): mean cost over seeds over the drifted oracle's.
 * ``warmstart.csv``, per (prior gpu, gpu, workload): zeus-plus's regret over the first 20
   recurrences and its mean cost over the last 20 (steady state), cold and warm.
 
 Every replay is the simulator's own (:func:`zeus_bench.sim.replay.replay`), eta 0.5, beta 2 by
-default, recurrences ``2 x |B| x |P|``.
+default, recurrences ``2 x |B| x |P|``; ratios, regret and the charge of a failed recurrence come
+from :mod:`zeus_bench.sim.metrics`, as in the summary table.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import pandas as pd
 from zeus_bench.errors import ZeusBenchError
 from zeus_bench.jobs import JobTrace, TraceSet
 from zeus_bench.sim.drift import Drift, optimum_shift, oracle_cost_by_recurrence
+from zeus_bench.sim.metrics import charged, cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import Policy
 from zeus_bench.sim.policies.builtin import max_limit_w, oracle_configuration
@@ -83,16 +87,20 @@ def recurrence_costs(
     n: int,
     window: int = 0,
     drift: Drift | None = None,
-) -> np.ndarray:
-    """Cost of every recurrence (rows: seeds, columns: recurrences; inf: failed)."""
-    out = np.full((len(seeds), n), np.inf)
+) -> tuple[np.ndarray, np.ndarray]:
+    """What every recurrence is charged, and whether it failed (rows: seeds, columns: recurrences).
+
+    A failed recurrence (no try reached the target) is charged what its tries spent plus the
+    baseline's expected cost (:func:`zeus_bench.sim.metrics.charged`, the summary's rule).
+    """
+    spent = np.zeros((len(seeds), n))
+    reached = np.zeros((len(seeds), n), dtype=bool)
     for i, s in enumerate(seeds):
-        sums = np.zeros(n)
         for r in replay(model, cls, s, beta, n, window, drift):
-            sums[r[0] - 1] += r[7]
-        ok = sums > 0
-        out[i, ok] = sums[ok]
-    return out
+            spent[i, r[0] - 1] += r[7]
+            reached[i, r[0] - 1] |= r[8]
+    failed = ~reached
+    return charged(spent, failed.astype(float), references(model).baseline), failed
 
 
 def compare(
@@ -106,9 +114,7 @@ def compare(
             refs = references(model)
             n = default_recurrences(job)
             for name in POLICIES:
-                costs = recurrence_costs(model, get_policy(name), seeds, beta, n)
-                failed = ~np.isfinite(costs)
-                costs = np.where(failed, 0.0, costs)
+                costs, failed = recurrence_costs(model, get_policy(name), seeds, beta, n)
                 total = costs.sum(axis=1)
                 row = {
                     "gpu": gpu,
@@ -118,16 +124,16 @@ def compare(
                     "recurrences": n,
                 }
                 for col, ref in (("baseline", refs.baseline), ("max_batch", refs.max_batch)):
-                    ratio = total / (n * ref)
+                    ratio = cost_ratio(total, n * ref)
                     row[f"cost_ratio_vs_{col}_cum_mean"] = ratio.mean()
                     row[f"cost_ratio_vs_{col}_cum_std"] = ratio.std()
-                regret = 100.0 * (total / (n * refs.oracle) - 1.0)
+                regret = regret_pct(total, n * refs.oracle)
                 row["regret_vs_oracle_cum_pct_mean"] = regret.mean()
                 row["regret_vs_oracle_cum_pct_std"] = regret.std()
                 row["failed_recurrences_mean"] = failed.sum(axis=1).mean()
                 rows.append(row)
                 t = np.arange(1, n + 1)
-                cum = 100.0 * (np.cumsum(costs, axis=1) / (t * refs.oracle) - 1.0)
+                cum = regret_pct(np.cumsum(costs, axis=1), t * refs.oracle)
                 curves.append(
                     pd.DataFrame(
                         {
@@ -167,7 +173,7 @@ def drift_study(
         (f"zeus-window{DRIFT_WINDOW}", "zeus", DRIFT_WINDOW),
         ("zeus-plus", "zeus-plus", 0),
     )
-    rows = []
+    rows, curves = [], []
     for gpu, js in jobs.items():
         for job in js:
             model = JobModel(job, eta)
@@ -177,9 +183,8 @@ def drift_study(
                 drift = Drift(optimum_shift(job, eta, kind, at, factor, MORPH_RAMP), job)
                 oracle = oracle_cost_by_recurrence(job, eta, drift, n)
                 for label, name, window in runs:
-                    costs = recurrence_costs(model, get_policy(name), seeds, beta, n, window, drift)
-                    mean_cost = np.where(np.isfinite(costs), costs, np.nan)
-                    mean = np.nanmean(mean_cost, axis=0)
+                    costs, _ = recurrence_costs(model, get_policy(name), seeds, beta, n, window, drift)
+                    mean = costs.mean(axis=0)
                     after = slice(at - 1, n)
                     rows.append(
                         {
@@ -196,7 +201,20 @@ def drift_study(
                             "cost_after_change_vs_oracle": float(mean[after].sum() / oracle[after].sum()),
                         }
                     )
-    return pd.DataFrame(rows)
+                    curves.append(
+                        pd.DataFrame(
+                            {
+                                "gpu": gpu,
+                                "workload": job.workload.id,
+                                "scenario": kind,
+                                "epoch_factor": factor,
+                                "policy": label,
+                                "since_change": np.arange(1, n + 1) - at,
+                                "cost_vs_oracle_mean": mean / oracle,
+                            }
+                        )
+                    )
+    return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
 
 
 def warmstart_study(
@@ -216,11 +234,10 @@ def warmstart_study(
             warm = bind_prior(cold, prior_for(job, sets[src], src, eta))
             row: dict[str, object] = {"prior_gpu": src, "gpu": dst, "workload": w, "recurrences": n}
             for label, cls in (("cold", cold), ("warm", warm)):
-                costs = recurrence_costs(model, cls, seeds, beta, n)
-                costs = np.where(np.isfinite(costs), costs, 0.0)
+                costs, _ = recurrence_costs(model, cls, seeds, beta, n)
                 k = min(EARLY, n)
-                row[f"regret_first{EARLY}_pct_{label}"] = 100.0 * (
-                    costs[:, :k].sum(axis=1).mean() / (k * oracle) - 1.0
+                row[f"regret_first{EARLY}_pct_{label}"] = regret_pct(
+                    costs[:, :k].sum(axis=1).mean(), k * oracle
                 )
                 row[f"cost_last{EARLY}_vs_oracle_{label}"] = costs[:, -k:].sum(axis=1).mean() / (k * oracle)
             rows.append(row)
@@ -253,13 +270,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         pairs = [tuple(p.split(":", 1)) for p in args.warm_pairs.split(",") if p]
         pairs = [(a, b) for a, b in pairs if a in sets and b in sets]
         drift_gpus = [g for g in args.drift_gpus.split(",") if g in jobs]
-        tables = {
-            "comparison": None,
-            "curves": None,
-            "drift": drift_study({g: jobs[g] for g in drift_gpus}, args.seeds, 0.5, 2.0),
-            "warmstart": warmstart_study(sets, pairs, args.seeds, 0.5, 2.0),
-        }
+        tables: dict[str, pd.DataFrame] = {}
         tables["comparison"], tables["curves"] = compare(jobs, args.seeds, 0.5, 2.0)
+        tables["drift"], tables["drift_curves"] = drift_study(
+            {g: jobs[g] for g in drift_gpus}, args.seeds, 0.5, 2.0
+        )
+        tables["warmstart"] = warmstart_study(sets, pairs, args.seeds, 0.5, 2.0)
     except ZeusBenchError as exc:
         print(f"study: error: {exc}", file=sys.stderr)
         return 2

@@ -121,7 +121,7 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
 
     def stats(name: str, col: str) -> None:
         out[f"{name}_mean"] = agg[col].mean()
-        out[f"{name}_std"] = agg[col].agg(metrics.std)
+        out[f"{name}_std"] = agg[col].std(ddof=metrics.DDOF)
 
     for col in seeds.columns:
         if "_savings_vs_" in col:

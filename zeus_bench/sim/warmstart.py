@@ -3,9 +3,11 @@
 The train trace (epochs to the target per batch size) does not depend on the GPU, so which batch
 sizes converge carries over exactly; the cost of an epoch does depend on it. A :class:`Prior`
 therefore holds, for the target job, the batch sizes that did not always converge on the prior
-GPU (never probed) and the prior GPU's cheapest converging batch size among those the target GPU
-has (probed first). The target's own measurements then decide: the prior only orders and prunes
-the search, it never replaces an observed cost, so a wrong prior costs one probe.
+GPU (never probed), the prior GPU's cheapest converging batch size among those the target GPU has
+(probed first) and the shape of its cost curve (each shared batch size's cost over the best's).
+zeus-plus never probes a batch size that cost more than ``(1 + margin)`` x the best on the prior
+GPU, the same margin by which it cuts a probe that cannot beat its incumbent. The target's own measurements then decide: the prior
+orders and prunes the search, it never replaces an observed cost.
 
 Only policies that declare ``accepts_prior = True`` (``zeus-plus``) use a prior; the others run
 cold.
@@ -31,11 +33,18 @@ class Prior:
         gpu: The prior GPU kind.
         best_batch_size: Its least expected-cost converging batch size that the target GPU has.
         ruled_out: Target batch sizes that did not always converge on the prior GPU.
+        relative_cost: Per shared converging batch size, its least expected cost on the prior
+            GPU over the best's (the shape of the cost curve).
     """
 
     gpu: str
     best_batch_size: int
     ruled_out: tuple[int, ...]
+    relative_cost: tuple[tuple[int, float], ...] = ()
+
+    def far_from_best(self, factor: float) -> tuple[int, ...]:
+        """Batch sizes that cost more than ``factor`` x the best on the prior GPU."""
+        return tuple(b for b, r in self.relative_cost if r > factor and b != self.best_batch_size)
 
 
 def check_prior_gpu(prior_traces: TraceSet, prior_gpu: str) -> None:
@@ -67,10 +76,12 @@ def prior_for(job: JobTrace, prior_traces: TraceSet, prior_gpu: str, eta: float)
         raise ConfigError(
             f"prior {prior_gpu!r} and target {job.gpu!r} share no converging batch size for {w!r}"
         )
-    best = int(feasible.sort_values(["cost", "batch_size"], kind="stable").iloc[0]["batch_size"])
+    per_bs = feasible.groupby("batch_size")["cost"].min()
+    best = int(per_bs.idxmin())
+    relative = tuple((int(b), float(c / per_bs[best])) for b, c in per_bs.items())
     reach = dict(zip(prior.batch_sizes.tolist(), prior.reach_fraction().tolist(), strict=True))
     ruled_out = tuple(sorted(b for b in target if b in reach and reach[b] < 1.0 and b != job.b0))
-    return Prior(prior_gpu, best, ruled_out)
+    return Prior(prior_gpu, best, ruled_out, relative)
 
 
 def bind_prior(policy_cls: type[Policy], prior: Prior | None) -> type[Policy]:

@@ -281,6 +281,8 @@ class WindowRecord:
     temperature_c: float | None = None
     loss: float | None = None
     energy_from: str = "edges"
+    #: +- J from the counter's update period (:attr:`Measurement.total_energy_uncertainty_j`).
+    energy_uncertainty_j: float = math.nan
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready values, rounded for the provenance."""
@@ -292,6 +294,7 @@ class WindowRecord:
             "temperature_c": self.temperature_c,
             "loss": self.loss,
             "energy_from": self.energy_from,
+            "energy_uncertainty_j": _finite_or_none(round(self.energy_uncertainty_j, 3)),
         }
 
 
@@ -331,6 +334,17 @@ class PointMeasurement:
     def time_rel_ci(self) -> float:
         """Relative 95 % half-width of time per iteration (hence per epoch)."""
         return relative_ci([w.time_s / w.iterations for w in self.windows])
+
+    @property
+    def avg_power_uncertainty_w(self) -> float:
+        """+- W of :attr:`avg_power_w` from the energy counter's update period.
+
+        The windows' energy uncertainties in root-sum-square, over the measured time; nan when
+        there are no window records or a window has no uncertainty.
+        """
+        if not self.windows:
+            return math.nan
+        return math.sqrt(sum(w.energy_uncertainty_j**2 for w in self.windows)) / self.time_s
 
     @property
     def avg_power_ci_w(self) -> float:
@@ -537,7 +551,16 @@ def _windows(
             )
         state = probe()
         windows.append(
-            WindowRecord(done, time_s, energy_j, state.sm_clock_mhz, state.temperature_c, loss, source)
+            WindowRecord(
+                done,
+                time_s,
+                energy_j,
+                state.sm_clock_mhz,
+                state.temperature_c,
+                loss,
+                source,
+                float(getattr(m, "total_energy_uncertainty_j", math.nan)),
+            )
         )
         total_s += time_s
         total_iters += done
@@ -582,6 +605,7 @@ def power_row(
         "avg_power_ci_w": _finite_or_none(measurement.avg_power_ci_w),
         "energy_per_sample_ci_rel": _finite_or_none(measurement.energy_per_sample_rel_ci),
         "ci_met": measurement.ci_met,
+        "avg_power_uncertainty_w": _finite_or_none(measurement.avg_power_uncertainty_w),
     }
 
 

@@ -215,6 +215,17 @@ POWER = register_schema(
                 nullable=True,
                 required=False,
             ),
+            Column(
+                "avg_power_uncertainty_w",
+                "float",
+                "Uncertainty (+-) of avg_power_w from the energy counter's update period: one update's "
+                "energy at each window's power, root-sum-square over the windows, over measured_s (sweeps only)",
+                "W",
+                "2.9",
+                nullable=True,
+                required=False,
+                checks=("nonnegative", "finite"),
+            ),
         ),
         key=("gpu", "dataset", "network", "optimizer", "batch_size", "power_limit_w"),
         upgrades={1: _power_v1_to_v2},

@@ -14,8 +14,11 @@ Rules (``docs/policies.md`` and ``zeus-replay-semantics.md`` in the shared folde
   downwards over the candidates ``<= d`` from ``d`` to the smallest, then upwards over those
   ``> d`` from the smallest. In each direction a batch size that does not reach the target ends
   the direction. Batch sizes that reach are *good*; the cheapest good one of the round becomes
-  ``d``. After the round the candidates are the good batch sizes (if a later round finds none
-  good, the previous candidates are kept so the bandit always has an arm). An observation that
+  ``d``. After the round the candidates are the good batch sizes. A round that finds none
+  good (every try early-stopped; the paper's code raises here, with no arm left) leaves one
+  candidate, the default ``d`` it started from: the cheapest batch size that has reached the
+  target so far. Keeping the previous candidates instead lets an arm whose tries are all
+  early-stopped after one epoch look cheapest forever (beta 1.25, movielens-1m). An observation that
   is not the batch size pruning asked for is kept in the history but not fed to pruning.
 * **Thompson Sampling**: one Gaussian arm per surviving candidate, reward ``-cost``, prior mean
   0 and precision 0, so the posterior mean is the sample mean and the posterior precision
@@ -52,6 +55,8 @@ MIN_OBSERVATIONS = 2  # per arm, before Thompson Sampling draws from the posteri
 _BLOCK = 8  # NumPy's pairwise summation: 8 running sums ...
 _PAIRWISE_LEAF = 128  # ... over blocks of at most 128 values, halved above that
 _PYTHON_SUM_MAX = 24  # arms with more observations use NumPy itself (faster there)
+_EPS = 2.0**-52  # twice the unit roundoff of a double
+_SAFETY = 8.0  # margin on the error bounds of the approximate posteriors
 
 
 def _pairwise(x: Sequence[float], lo: int, n: int) -> float:
@@ -163,6 +168,9 @@ class PruningThompsonSampling:
         self._rewards: dict[int, list[float]] = {}
         self._history: list[tuple[int, float, bool]] = []
         self._post_cache: dict[int, tuple[float, float]] = {}
+        # Running sums per arm, for the certified approximate posteriors (see _sampled_arm).
+        self._sums: dict[int, list[float]] = {}
+        self._approx_cache: dict[int, tuple[float, float, float, float]] = {}
         self._explored = False
         self._start_round()
 
@@ -210,8 +218,8 @@ class PruningThompsonSampling:
         if not self._down and not self._up:
             self._round += 1
             self._default = self._round_best
-            if self._good:
-                self._candidates = sorted(self._good)
+            # No good batch size: keep the one pruning has found cheapest so far (see above).
+            self._candidates = sorted(self._good) if self._good else [self._default]
             self._start_round()
 
     # ----------------------------------------------------------------------- public interface
@@ -227,11 +235,9 @@ class PruningThompsonSampling:
 
     def predict(self) -> int:
         """Batch size for the next run."""
-        expected = self._expected()
-        if expected is not None:
-            return expected
         arms = self._arms
-        assert arms is not None
+        if arms is None:  # pruning: the batch size it waits for
+            return self._down[0] if self._down else self._up[0]
         # One random visiting order per prediction, drawn even when every arm is explored,
         # then one posterior sample per arm in arm order: the paper's sequence of draws.
         n = len(arms)
@@ -246,6 +252,10 @@ class PruningThompsonSampling:
         # rng.normal(means, stds) is means[i] + stds[i] * (i-th standard normal), in arm order;
         # the first largest sample wins (a NaN first of all, as argmax has it).
         z = self._rng.standard_normal(n).tolist()
+        if self.window == 0:
+            arm = self._sampled_arm(arms, z)
+            if arm is not None:
+                return arm
         cache = self._post_cache
         best, best_arm = -math.inf, arms[0]
         for i, b in enumerate(arms):
@@ -256,6 +266,72 @@ class PruningThompsonSampling:
             elif math.isnan(sample):
                 return b
         return best_arm
+
+    def _approx_posterior(self, arm: int) -> tuple[float, float, float, float]:
+        """Posterior mean and std of an arm from running sums, with bounds on their errors.
+
+        Returns ``(mean, std, c0, c1)``: the exact posterior (:meth:`_posterior`, NumPy's two-pass
+        sums in its pairwise order) and the sample ``mean + std * z`` drawn from it lie within
+        ``c0 + c1 * |z|`` of this one's (``c0`` infinite when the sums are not finite). With u the unit roundoff, any summation order of n terms errs by at most
+        (n - 1) u times the sum of their magnitudes, so both sums of the rewards lie within that of
+        the true sum; the two-pass variance lies within (n + 4) u (var + d^2) + d^2 of the true one
+        (d: the mean's error) and the one-pass ``sum(x^2)/n - mean^2`` within (n + 4) u sum(x^2)/n
+        + 2 |mean| d + d^2; square roots turn a variance error e into a std error of at most
+        sqrt(e / n). The bounds below take twice u per operation and multiply by 8 on top.
+        """
+        approx = self._approx_cache.get(arm)
+        if approx is not None:
+            return approx
+        sums = self._sums.get(arm)
+        if sums is None:
+            sums = [0.0, 0.0, 0.0, 0.0]
+            for r in self._rewards[arm]:
+                sums[0] += 1.0
+                sums[1] += r
+                sums[2] += r * r
+                sums[3] += abs(r)
+            self._sums[arm] = sums
+        n, s1, s2, s_abs = sums
+        mean = s1 / n
+        var = max(s2 / n - mean * mean, 0.0)
+        g = (n + 4.0) * _EPS
+        mean_err = _SAFETY * (g * s_abs / n + 3.0 * _EPS * abs(mean))
+        var_err = _SAFETY * (g * s2 / n + 2.0 * abs(mean) * mean_err + 3.0 * mean_err * mean_err)
+        std = math.sqrt(var / n)
+        std_err = math.sqrt(var_err / n) * (1.0 + 4.0 * _EPS) + _SAFETY * 3.0 * _EPS * std
+        # Both samples' rounding (a product and a sum each) and the comparisons' add at most
+        # 4 eps (|mean| + |std z|).
+        approx = (mean, std, mean_err + 4.0 * _EPS * abs(mean), std_err + 4.0 * _EPS * std)
+        if not (math.isfinite(approx[0]) and math.isfinite(approx[1]) and math.isfinite(approx[2])):
+            approx = (0.0, 0.0, math.inf, 0.0)
+        self._approx_cache[arm] = approx
+        return approx
+
+    def _sampled_arm(self, arms: list[int], z: list[float]) -> int | None:
+        """The arm of largest sample when the approximate posteriors decide it beyond doubt.
+
+        Each sample ``mean + std * z`` is bounded from the approximate posteriors and their error
+        bounds; when the largest lower bound exceeds every other arm's upper bound, the exact
+        samples have the same (unique) largest, and that arm is returned. Otherwise (near-ties,
+        non-finite values) None: the caller computes the exact posteriors.
+        """
+        best_i, best_low = -1, -math.inf
+        uppers = []
+        cache = self._approx_cache
+        for i, b in enumerate(arms):
+            mean, std, c0, c1 = cache.get(b) or self._approx_posterior(b)
+            zi = z[i]
+            sample = mean + std * zi
+            bound = c0 + c1 * (zi if zi >= 0.0 else -zi)
+            uppers.append(sample + bound)
+            if sample - bound > best_low:
+                best_i, best_low = i, sample - bound
+        if best_i < 0:
+            return None
+        for i, upper in enumerate(uppers):
+            if i != best_i and upper >= best_low:
+                return None
+        return arms[best_i]
 
     def observe(self, batch_size: int, cost: float, reached: bool) -> None:
         """Feed back the outcome of one run.
@@ -275,6 +351,13 @@ class PruningThompsonSampling:
         elif b in self._rewards:
             self._rewards[b].append(-c)
             self._post_cache.pop(b, None)
+            self._approx_cache.pop(b, None)
+            sums = self._sums.get(b)
+            if sums is not None:  # the order of the additions is the rewards' order
+                sums[0] += 1.0
+                sums[1] -= c
+                sums[2] += c * c
+                sums[3] += abs(c)
 
     def best_batch_size(self) -> int:
         """Best batch size known so far.

@@ -9,7 +9,7 @@ target. Rules (``docs/policies.md``):
 * **Incumbent**: the batch size of least mean cost among those that reached the target (the last
   ``window`` runs of each when ``window`` > 0); b0 before any run.
 * **Probes**: the untried neighbours of the incumbent in the sorted batch sizes (the larger one
-  first), one per recurrence; with a prior (:mod:`zeus_bench.sim.warmstart`) the prior's best
+  first), one per try while the budget allows; with a prior (:mod:`zeus_bench.sim.warmstart`) the prior's best
   batch size is probed first, and batch sizes the prior saw fail are never probed. A probe that
   beats the incumbent becomes the incumbent and its own neighbours are probed next, so the
   search walks down the cost curve and stops at a local minimum.
@@ -20,9 +20,10 @@ target. Rules (``docs/policies.md``):
   recurrence (the probe stopped at its cap, then the incumbent) keeps the job's cumulative cost
   within ``(1 + safety) x`` the cumulative cost of running b0 every recurrence, estimated from
   b0's own observed runs. Savings already made fund later probes; no saving, little probing.
-* **Drift**: when the incumbent's last two runs cost more than ``(1 + margin) x`` its earlier
-  mean, the job has changed: the optimizer forgets every other batch size's costs, keeps the
-  incumbent's last two, and searches again (budget permitting).
+* **Drift**: when a batch size's last 3 runs average more than ``(1 + margin) x`` its earlier
+  mean and 3 standard errors above it, the job has changed: the optimizer keeps only the last
+  run of every other batch size (and the 3 of this one), forgets what it ruled out, and searches
+  again from the new incumbent.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ class SafeHillClimb:
             relative rise of the incumbent's cost signals drift.
         safety: Allowed excess of the cumulative cost over running b0 throughout (0.02 = 2 %).
         window: Latest runs per batch size its mean uses (0 = all).
-        prior_best: Batch size to probe first (warm start), or None.
+        prior_best: Batch size to probe first (warm start), or None; the prior says it
+            converges, so its probe is budgeted as one that cannot fail.
         ruled_out: Batch sizes never to probe (warm start: they did not converge elsewhere).
         horizon: Recurrences the job is assumed to have at least: the budget projects the
             cost over ``max(t + 1, horizon)`` recurrences.
@@ -179,10 +181,7 @@ class SafeHillClimb:
         order = [self.prior_best] if self.prior_best is not None else []
         for b in [inc, *near]:
             order += self._neighbours(b)
-        seen: set[int] = set()
-        return [
-            b for b in order if b is not None and not (b in seen or seen.add(b)) and not self._settled(b, inc)
-        ]
+        return [b for b in dict.fromkeys(order) if b is not None and not self._settled(b, inc)]
 
     def _settled(self, b: int, inc: int) -> bool:
         """Whether probing ``b`` again would teach nothing: ruled out, run twice, or clearly dearer.
@@ -197,7 +196,7 @@ class SafeHillClimb:
         c = self._recent(b)
         return not self.second_chance or len(c) != 1 or c[0] > (1.0 + self.margin) * self.mean_cost(inc)
 
-    def _affordable(self, cap: float, inc_cost: float) -> bool:
+    def _affordable(self, cap: float, inc_cost: float, b: int) -> bool:
         """Whether a probe keeps the projected cost within the safety budget.
 
         Projection over ``max(t + 1, horizon)`` recurrences: what was spent, the probe's expected
@@ -211,6 +210,8 @@ class SafeHillClimb:
             return True  # the incumbent (after drift) already costs more than b0: probing can only help
         n = max(self.recurrences + 1, self.horizon)
         p_fail = (self.failed_probes + 1.0) / (self.probes + 2.0)
+        if b == self.prior_best and b not in self.tried:
+            p_fail = 0.0
         projected = self.spent + p_fail * cap + (n - self.recurrences) * inc_cost
         return projected <= (1.0 + self.safety) * n * base
 
@@ -223,7 +224,7 @@ class SafeHillClimb:
         if math.isfinite(inc_cost):
             cap = (1.0 + self.margin) * inc_cost
             for b in self._candidates(inc):
-                if self._affordable(cap, inc_cost):
+                if self._affordable(cap, inc_cost, b):
                     self.probe, self.probe_cap = b, cap
                     return b
                 break
@@ -293,8 +294,10 @@ class SafeHillClimb:
         if m1 <= (1.0 + self.margin) * m0 or m1 - m0 <= DRIFT_Z * sd / math.sqrt(DRIFT_RUNS):
             return
         self.resets += 1
-        self.costs = {b: c[-DRIFT_RUNS:]}
-        self.epochs = {b: self.epochs[b][-DRIFT_RUNS:]} if b in self.epochs else {}
+        self.costs = {x: v[-1:] for x, v in self.costs.items() if x != b} | {b: c[-DRIFT_RUNS:]}
+        self.epochs = {x: v[-1:] for x, v in self.epochs.items() if x != b} | {
+            b: self.epochs.get(b, [])[-DRIFT_RUNS:]
+        }
         self.tried = {b}
         self.ruled_out = set()
         self.capped = set()
@@ -401,7 +404,7 @@ class ZeusPlus(_JitMixin, Policy):
             horizon=self.horizon,
             up_first=self.up_first,
             prior_best=None if prior is None else prior.best_batch_size,
-            ruled_out=() if prior is None else prior.ruled_out,
+            ruled_out=() if prior is None else prior.ruled_out + prior.far_from_best(1.0 + self.margin),
         )
 
     def predict(self) -> Decision:

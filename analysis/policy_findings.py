@@ -1,0 +1,246 @@
+"""The report's zeus-plus section: findings computed from the study's tables, and their Markdown.
+
+Each function takes one table of ``python -m zeus_bench.sim.study`` (``results/policy/``) and
+returns :class:`~analysis.findings.Finding` objects whose sentences are built from their numbers,
+so that the sentence follows the data (a goal that is missed reads as missed).
+:func:`render_section` assembles the section; ``python -m analysis.policy_findings --study DIR
+--out FILE`` writes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.findings import Finding
+
+SAFE = 1.02  # goal: cumulative cost at most 1.02 x the baseline's on every job
+BETTER = 0.6  # goal: per GPU, mean regret at most 0.6 x Zeus's
+WARM_CUT = 30.0  # goal: first-20 regret cut by at least 30 % by the warm start
+FIRST = 20  # recurrences of the warm-start comparison (the study's columns ..._first20_...)
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1f} %"
+
+
+def _jobs(n: int) -> str:
+    return f"{n} job" if n == 1 else f"{n} jobs"
+
+
+def setup(comparison: pd.DataFrame, seeds: Sequence[int]) -> Finding:
+    """What the comparison ran: seeds, eta, beta (one sentence)."""
+    nums = {"first_seed": float(min(seeds)), "last_seed": float(max(seeds)), "eta": 0.5, "beta": 2.0}
+    nums["jobs"] = float(len(comparison[["gpu", "workload"]].drop_duplicates()))
+    sentence = (
+        f"zeus-plus (docs/policies.md) against Zeus on {int(nums['jobs'])} jobs, eta {nums['eta']:g}, "
+        f"beta {nums['beta']:g}, seeds {int(nums['first_seed'])}-{int(nums['last_seed'])}, as many recurrences "
+        "as the simulator's default; costs are cumulative over the references' expected costs (baseline: b0 at "
+        "the maximum limit; max-batch at the maximum limit) and regret is cumulative cost over the oracle's, "
+        "in percent above it."
+    )
+    return Finding("policy.setup", sentence, nums)
+
+
+def safety(comparison: pd.DataFrame) -> list[Finding]:
+    """Per GPU: zeus-plus's (and Zeus's) largest cumulative cost over the baseline's, jobs above 1.02."""
+    out = []
+    for gpu, g in comparison.groupby("gpu", sort=False):
+        nums: dict[str, float] = {}
+        worst: dict[str, str] = {}
+        for p in ("zeus-plus", "zeus"):
+            r = g[g["policy"] == p].set_index("workload")["cost_ratio_vs_baseline_cum_mean"]
+            nums[f"{p}_max_ratio"] = float(r.max())
+            nums[f"{p}_jobs_over"] = float((r > SAFE).sum())
+            worst[p] = str(r.idxmax())
+        jobs = int((g["policy"] == "zeus-plus").sum())
+        over = int(nums["zeus-plus_jobs_over"])
+        nums["jobs"] = float(jobs)
+        nums["goal"] = SAFE
+        verdict = (
+            f"meets the safety goal on all {jobs} jobs"
+            if over == 0
+            else f"misses the safety goal on {over} of {jobs} jobs"
+        )
+        sentence = (
+            f"On {gpu}, zeus-plus {verdict} (largest cumulative cost {nums['zeus-plus_max_ratio']:.3f} x "
+            f"the baseline's, {worst['zeus-plus']}; Zeus: {nums['zeus_max_ratio']:.3f}, "
+            f"{worst['zeus']}, {_jobs(int(nums['zeus_jobs_over']))} above {SAFE})."
+        )
+        out.append(Finding(f"policy.safety.{gpu}", sentence, nums))
+    return out
+
+
+def regret(comparison: pd.DataFrame) -> list[Finding]:
+    """Per GPU: mean regret of zeus-plus against Zeus's and the 0.6 x goal."""
+    out = []
+    for gpu, g in comparison.groupby("gpu", sort=False):
+        means = g.groupby("policy")["regret_vs_oracle_cum_pct_mean"].mean()
+        zeus, plus = float(means["zeus"]), float(means["zeus-plus"])
+        ratio = plus / zeus if zeus > 0 else float("nan")
+        verdict = "meets" if ratio <= BETTER else "misses"
+        sentence = (
+            f"On {gpu}, zeus-plus's mean cumulative regret is {_pct(plus)} against Zeus's {_pct(zeus)} "
+            f"({ratio:.2f} x; it {verdict} the {BETTER} x goal)."
+        )
+        out.append(
+            Finding(
+                f"policy.regret.{gpu}",
+                sentence,
+                {"zeus": zeus, "zeus-plus": plus, "ratio": ratio, "goal": BETTER},
+            )
+        )
+    return out
+
+
+def max_batch(comparison: pd.DataFrame) -> list[Finding]:
+    """Per GPU: jobs where each policy costs more than max-batch."""
+    out = []
+    for gpu, g in comparison.groupby("gpu", sort=False):
+        nums = {}
+        for p in ("zeus", "zeus-plus"):
+            r = g[g["policy"] == p]["cost_ratio_vs_max_batch_cum_mean"]
+            nums[f"{p}_jobs_over"] = float((r > 1.0).sum())
+            nums[f"{p}_max_ratio"] = float(r.max())
+        sentence = (
+            f"Against max-batch on {gpu}: zeus-plus costs more on {_jobs(int(nums['zeus-plus_jobs_over']))} "
+            f"(largest ratio {nums['zeus-plus_max_ratio']:.3f}), Zeus on {_jobs(int(nums['zeus_jobs_over']))} "
+            f"(largest ratio {nums['zeus_max_ratio']:.3f})."
+        )
+        out.append(Finding(f"policy.max_batch.{gpu}", sentence, nums))
+    return out
+
+
+def drift(table: pd.DataFrame) -> list[Finding]:
+    """Per scenario and factor: jobs where zeus-plus is back within 5 % sooner than windowed Zeus."""
+    out = []
+    for (scenario, factor), g in table.groupby(["scenario", "epoch_factor"], sort=True):
+        wide = g.pivot_table(
+            index=["gpu", "workload"], columns="policy", values="recovery_recurrences", dropna=False
+        )
+        plus = wide["zeus-plus"].fillna(np.inf)
+        window = wide[next(c for c in wide.columns if c.startswith("zeus-window"))].fillna(np.inf)
+        n = len(wide)
+        nums = {
+            "jobs": float(n),
+            "plus_sooner": float((plus < window).sum()),
+            "plus_later": float((plus > window).sum()),
+            "plus_never": float(np.isinf(plus).sum()),
+            "window_never": float(np.isinf(window).sum()),
+            "plus_median": float(np.median(plus)),
+            "window_median": float(np.median(window)),
+            "factor": float(factor),
+            "within_pct": 5.0,
+        }
+        sentence = (
+            f"{scenario.capitalize()} change (epochs of the optimum x{factor:g}): zeus-plus is back within "
+            f"{nums['within_pct']:g} % of the new oracle sooner than windowed Zeus on {int(nums['plus_sooner'])} of {n} jobs, "
+            f"later on {int(nums['plus_later'])} (median {nums['plus_median']:g} vs {nums['window_median']:g} "
+            f"recurrences; never within the horizon: zeus-plus {int(nums['plus_never'])}, windowed Zeus "
+            f"{int(nums['window_never'])})."
+        )
+        out.append(Finding(f"policy.drift.{scenario}.{factor:g}", sentence, nums))
+    return out
+
+
+def warm_start(table: pd.DataFrame) -> list[Finding]:
+    """Per (prior, target) pair: cut of the first-20 regret and the steady-state change."""
+    out = []
+    for (src, dst), g in table.groupby(["prior_gpu", "gpu"], sort=False):
+        cold, warm = g["regret_first20_pct_cold"].mean(), g["regret_first20_pct_warm"].mean()
+        cut = 100.0 * (1.0 - warm / cold) if cold > 0 else float("nan")
+        steady = 100.0 * (
+            g["cost_last20_vs_oracle_warm"].mean() / g["cost_last20_vs_oracle_cold"].mean() - 1.0
+        )
+        verdict = "meets" if cut >= WARM_CUT else "misses"
+        k = FIRST
+        sentence = (
+            f"Warm start {src} -> {dst}: mean regret over the first {k} recurrences {_pct(warm)} against "
+            f"{_pct(cold)} cold, a {cut:.0f} % cut (it {verdict} the {WARM_CUT:.0f} % goal); steady-state "
+            f"cost {steady:+.1f} %."
+        )
+        out.append(
+            Finding(
+                f"policy.warm.{src}.{dst}",
+                sentence,
+                {
+                    "cold": cold,
+                    "warm": warm,
+                    "cut_pct": cut,
+                    "steady_pct": steady,
+                    "goal": WARM_CUT,
+                    "first": float(k),
+                },
+            )
+        )
+    return out
+
+
+def job_table(comparison: pd.DataFrame) -> str:
+    """Markdown table: per GPU and job, cost over the baseline's and max-batch's, regret, both policies."""
+    head = "| GPU | job | Zeus cost/baseline | zeus-plus cost/baseline | Zeus cost/max-batch | zeus-plus cost/max-batch | Zeus regret % | zeus-plus regret % |"
+    lines = [head, "|" + "---|" * 8]
+    for (gpu, w), g in comparison.groupby(["gpu", "workload"], sort=False):
+        r = g.set_index("policy")
+        cells = [
+            f"{r.loc[p, c]:.3f}"
+            for c in ("cost_ratio_vs_baseline_cum_mean", "cost_ratio_vs_max_batch_cum_mean")
+            for p in ("zeus", "zeus-plus")
+        ]
+        cells += [f"{r.loc[p, 'regret_vs_oracle_cum_pct_mean']:.2f}" for p in ("zeus", "zeus-plus")]
+        lines.append(f"| {gpu} | {w} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def section_items(study: Path, seeds: Sequence[int]) -> list[str | Finding]:
+    """The section as fixed lines (headings, table, figures) and findings, in order."""
+    comparison = pd.read_csv(study / "comparison.csv")
+    items: list[str | Finding] = [
+        "## zeus-plus: safe exploration, drift, cross-GPU warm start",
+        setup(comparison, seeds),
+    ]
+    items += [*safety(comparison), *regret(comparison), *max_batch(comparison)]
+    items += [
+        job_table(comparison),
+        "![cost vs baseline](figures/policy-cost.png)",
+        "![regret](figures/policy-regret.png)",
+    ]
+    items += ["### Drift", *drift(pd.read_csv(study / "drift.csv")), "![drift](figures/policy-drift.png)"]
+    items += ["### Cross-GPU warm start", *warm_start(pd.read_csv(study / "warmstart.csv"))]
+    return items
+
+
+def render_section(study: Path, seeds: Sequence[int]) -> str:
+    """The section as Markdown (findings as bullet points)."""
+    lines = [f"- {x.sentence}" if isinstance(x, Finding) else f"\n{x}\n" for x in section_items(study, seeds)]
+    return "\n".join(lines).strip() + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the section."""
+    from zeus_bench.cli.common import int_range_arg
+    from zeus_bench.fsutil import atomic_write_text
+
+    ap = argparse.ArgumentParser(
+        prog="python -m analysis.policy_findings", description=__doc__.splitlines()[0]
+    )
+    ap.add_argument("--study", type=Path, required=True)
+    ap.add_argument("--seeds", type=int_range_arg, default=list(range(1, 11)), help="seeds the study used")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+    try:
+        text = render_section(args.study, args.seeds)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"policy_findings: error: {exc}".splitlines()[0], file=sys.stderr)
+        return 2
+    atomic_write_text(args.out, text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

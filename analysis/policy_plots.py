@@ -1,0 +1,156 @@
+"""Figures of the zeus-plus study (``results/policy/*.csv`` from ``python -m zeus_bench.sim.study``).
+
+``python -m analysis.policy_plots KIND --study DIR --out STEM [--formats png,pdf] [--dpi 200]``
+with KIND one of ``regret`` (cumulative regret over recurrences, mean and 10-90 % band over seeds,
+per GPU and job), ``cost`` (cumulative cost over the baseline's per job: Zeus and zeus-plus, with
+the 1.02 safety line) and ``drift`` (cost over the drifted oracle's around a step change).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from analysis.plots import save
+from analysis.style import paper_style, series_color
+
+log = logging.getLogger("analysis.policy_plots")
+
+POLICY_STYLE = {
+    "zeus": ("Zeus", "#4477AA", "-"),
+    "zeus-window10": ("Zeus, window 10", "#66CCEE", "--"),
+    "zeus-plus": ("zeus-plus", "#EE6677", "-"),
+}
+SAFE = 1.02
+WIDTH = 7.0
+
+
+def _style(policy: str) -> tuple[str, str, str]:
+    return POLICY_STYLE.get(policy, (policy, "#777777", ":"))
+
+
+def plot_regret(curves: pd.DataFrame) -> Figure:
+    """One panel per GPU and job: cumulative regret (%) per recurrence, band over seeds."""
+    keys = list(curves[["gpu", "workload"]].drop_duplicates().itertuples(index=False, name=None))
+    ncols = 6
+    nrows = int(np.ceil(len(keys) / ncols))
+    with paper_style():
+        fig = Figure(figsize=(WIDTH * 1.4, 1.6 * nrows + 0.4))
+        axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+        for ax, (gpu, w) in zip(axes, keys, strict=False):
+            c = curves[(curves["gpu"] == gpu) & (curves["workload"] == w)]
+            for p in ("zeus", "zeus-plus"):
+                s = c[c["policy"] == p].sort_values("recurrence")
+                label, color, ls = _style(p)
+                ax.plot(s["recurrence"], s["regret_pct_mean"], color=color, linestyle=ls, label=label)
+                ax.fill_between(
+                    s["recurrence"],
+                    s["regret_pct_p10"],
+                    s["regret_pct_p90"],
+                    color=color,
+                    alpha=0.2,
+                    linewidth=0,
+                )
+            ax.set_title(f"{gpu} {w}")
+            ax.set_yscale("symlog", linthresh=10.0)
+            ax.set_xlabel("Recurrence")
+            ax.set_ylabel("Regret (%)")
+        for ax in axes[len(keys) :]:
+            ax.set_visible(False)
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=2)
+        fig.suptitle(
+            "Cumulative regret vs. the oracle (mean over seeds; band: 10th-90th percentile)", fontsize=9
+        )
+    return fig
+
+
+def plot_cost(comparison: pd.DataFrame) -> Figure:
+    """Cumulative cost over the baseline's per job and GPU, Zeus and zeus-plus, with std bars."""
+    gpus = list(dict.fromkeys(comparison["gpu"]))
+    with paper_style():
+        fig = Figure(figsize=(WIDTH, 1.9 * len(gpus) + 0.3))
+        axes = fig.subplots(len(gpus), 1, squeeze=False).ravel()
+        for ax, gpu in zip(axes, gpus, strict=True):
+            c = comparison[comparison["gpu"] == gpu]
+            jobs = list(dict.fromkeys(c["workload"]))
+            x = np.arange(len(jobs))
+            for k, p in enumerate(("zeus", "zeus-plus")):
+                s = c[c["policy"] == p].set_index("workload").loc[jobs]
+                label, color, _ = _style(p)
+                ax.bar(
+                    x + (k - 0.5) * 0.38,
+                    s["cost_ratio_vs_baseline_cum_mean"],
+                    0.36,
+                    yerr=s["cost_ratio_vs_baseline_cum_std"],
+                    color=color,
+                    label=label,
+                    error_kw={"linewidth": 0.6},
+                )
+            ax.axhline(1.0, color="black", linewidth=0.8)
+            ax.axhline(SAFE, color=series_color(3), linestyle="--", linewidth=0.8, label="1.02 x baseline")
+            ax.set_xticks(x, jobs)
+            ax.set_xlim(-0.6, max(len(jobs), 6) - 0.4)  # same bar width in every panel
+            ax.set_ylabel("Cost / baseline's")
+            ax.set_title(f"{gpu}: cumulative cost over b0 at the max limit (mean ± std over seeds)")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=3)
+    return fig
+
+
+def plot_drift(curves: pd.DataFrame, scenario: str = "step") -> Figure:
+    """Cost over the drifted oracle's around the change, mean over jobs, per GPU and factor."""
+    c = curves[curves["scenario"] == scenario]
+    panels = list(c[["gpu", "epoch_factor"]].drop_duplicates().itertuples(index=False, name=None))
+    with paper_style():
+        fig = Figure(figsize=(WIDTH, 2.0 * int(np.ceil(len(panels) / 2)) + 0.3))
+        axes = fig.subplots(int(np.ceil(len(panels) / 2)), 2, squeeze=False).ravel()
+        for ax, (gpu, factor) in zip(axes, panels, strict=False):
+            s = c[(c["gpu"] == gpu) & (c["epoch_factor"] == factor) & (c["since_change"].between(-10, 40))]
+            for p in ("zeus", "zeus-window10", "zeus-plus"):
+                m = s[s["policy"] == p].groupby("since_change")["cost_vs_oracle_mean"].mean()
+                label, color, ls = _style(p)
+                ax.plot(m.index, m.to_numpy(), color=color, linestyle=ls, label=label)
+            ax.axhline(1.05, color="black", linestyle=":", linewidth=0.8, label="1.05 x new oracle")
+            ax.axvline(0, color="grey", linewidth=0.6)
+            ax.set_title(f"{gpu}: epochs of the optimum x{factor:g} ({scenario})")
+            ax.set_xlabel("Recurrences since the change")
+            ax.set_ylabel("Cost / oracle's (mean over jobs)")
+        for ax in axes[len(panels) :]:
+            ax.set_visible(False)
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=4)
+    return fig
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Draw one figure of the study."""
+    ap = argparse.ArgumentParser(prog="python -m analysis.policy_plots", description=__doc__.splitlines()[0])
+    ap.add_argument("kind", choices=("regret", "cost", "drift"))
+    ap.add_argument("--study", type=Path, required=True, help="folder of the study's CSV tables")
+    ap.add_argument("--out", required=True, help="output path without extension")
+    ap.add_argument("--formats", default="png,pdf")
+    ap.add_argument("--dpi", type=int, default=200)
+    args = ap.parse_args(argv)
+    name = {"regret": "curves", "cost": "comparison", "drift": "drift_curves"}[args.kind]
+    path = args.study / f"{name}.csv"
+    try:
+        table = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        print(f"policy_plots: error: {path}: {exc}".splitlines()[0], file=sys.stderr)
+        return 2
+    fig = {"regret": plot_regret, "cost": plot_cost, "drift": plot_drift}[args.kind](table)
+    for p in save(fig, args.out, [f for f in args.formats.split(",") if f], args.dpi):
+        log.info("wrote %s", p)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

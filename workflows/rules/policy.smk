@@ -1,0 +1,43 @@
+# The zeus-plus study (docs/policies.md): Zeus vs zeus-plus on every job, drift recovery and
+# cross-GPU warm start (python -m zeus_bench.sim.study), and its three figures.
+
+
+def _study_traces(wildcards):
+    """--traces GPU=DIR of every GPU of the study: the Zeus folder, or the GPU's own folder."""
+    return " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus())
+
+
+rule policy_study:
+    input:
+        traces=lambda wc: sorted({traces_of(g) for g in policy_study_gpus()}),
+        code=POLICY_CODE,
+    output:
+        [f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES],
+    params:
+        traces=_study_traces,
+        seeds=config["policy_study"]["seeds"],
+    conda:
+        ENV
+    log:
+        "logs/policy/study.log",
+    shell:
+        "python -m zeus_bench.sim.study {params.traces} --seeds {params.seeds} --out-dir {POLICY_DIR} > {log} 2>&1"
+
+
+rule figure_policy:
+    input:
+        code=code(*_ANALYSIS_BASE, "analysis/policy_plots.py", "analysis/plots.py"),
+        tables=[f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES],
+    output:
+        fig("policy-{kind}"),
+    wildcard_constraints:
+        kind="|".join(POLICY_FIGURES),
+    params:
+        **FIG_PARAMS,
+    conda:
+        ENV
+    log:
+        "logs/figures/policy-{kind}.log",
+    shell:
+        "python -m analysis.policy_plots {wildcards.kind} --study {POLICY_DIR} "
+        "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
