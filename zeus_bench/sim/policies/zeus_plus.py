@@ -20,6 +20,12 @@ target. Rules (``docs/policies.md``):
   recurrence (the probe stopped at its cap, then the incumbent) keeps the job's cumulative cost
   within ``(1 + safety) x`` the cumulative cost of running b0 every recurrence, estimated from
   b0's own observed runs. Savings already made fund later probes; no saving, little probing.
+* **Anytime budget** (``horizon`` 0, the variant ``zeus-plus-safe``): no number of recurrences
+  is assumed. A probe may spend what keeps the cumulative cost within ``(1 + safety) x`` the
+  baseline's so far (the incumbent's run of this recurrence in reserve), plus the incumbent's
+  saving credited ``lookahead x t`` recurrences ahead, plus a loan against the saving its
+  measured epoch cost promises; it is capped there rather than refused, and a probe cut by that
+  cap is retried later instead of ruled out. Unmeasured batch sizes are first run one epoch.
 * **Drift**: when a batch size's last 4 runs average more than ``(1 + margin) x`` its earlier
   mean and 3 standard errors above it, the job has changed: the optimizer keeps only the last
   run of every other batch size (and the 4 of this one), forgets what it ruled out, and searches
@@ -40,10 +46,13 @@ from zeus_bench.jobs import JobTrace
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
 from zeus_bench.sim.policies.builtin import _JitMixin
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 DEFAULT_MARGIN = 0.4
 DEFAULT_SAFETY = 0.02
 DEFAULT_HORIZON = 50
+DEFAULT_LOAN = 1.0  # anytime budget: baseline recurrences lent per unit of measured promised saving
+DEFAULT_LOOKAHEAD = 4.0  # anytime budget: recurrences ahead, per one past, credited at the saving
+ANYTIME_MARGIN = 0.2  # zeus-plus-safe's margin (leave-one-GPU-out, benchmarks/zeus_plus_tuning.py)
 DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
 DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
 
@@ -66,7 +75,12 @@ class SafeHillClimb:
             converges, so its probe is budgeted as one that cannot fail.
         ruled_out: Batch sizes never to probe (warm start: they did not converge elsewhere).
         horizon: Recurrences the job is assumed to have at least: the budget projects the
-            cost over ``max(t + 1, horizon)`` recurrences.
+            cost over ``max(t + 1, horizon)`` recurrences. 0: the anytime budget
+            (:meth:`budget`), which assumes nothing about the number of recurrences.
+        loan: Anytime budget: baseline costs a probe may borrow per unit of the saving its
+            measured epoch cost promises (:meth:`promise`).
+        lookahead: Anytime budget: the incumbent's saving over the baseline is credited for
+            ``lookahead x`` as many recurrences as have run.
         up_first: Probe the larger coarse neighbour before the smaller one.
     """
 
@@ -81,6 +95,8 @@ class SafeHillClimb:
         ruled_out: Iterable[int] = (),
         horizon: int = DEFAULT_HORIZON,
         up_first: bool = True,
+        loan: float = DEFAULT_LOAN,
+        lookahead: float = DEFAULT_LOOKAHEAD,
     ) -> None:
         """Create the optimizer before any run (incumbent b0)."""
         bs = sorted({int(b) for b in batch_sizes})
@@ -95,8 +111,10 @@ class SafeHillClimb:
             raise ConfigError(f"safety must be a number >= 0, got {safety}")
         if window < 0:
             raise ConfigError(f"window must be >= 0 (0 = unbounded), got {window}")
-        if horizon < 1:
-            raise ConfigError(f"horizon must be >= 1 recurrence, got {horizon}")
+        if horizon < 0:
+            raise ConfigError(f"horizon must be >= 0 recurrences (0 = anytime budget), got {horizon}")
+        if not (loan >= 0.0 and math.isfinite(loan)) or not (lookahead >= 0.0 and math.isfinite(lookahead)):
+            raise ConfigError(f"loan and lookahead must be numbers >= 0, got {loan} and {lookahead}")
         self.batch_sizes = bs
         self.default_batch_size = b0
         self.margin = float(margin)
@@ -104,6 +122,8 @@ class SafeHillClimb:
         self.window = int(window)
         self.horizon = int(horizon)
         self.up_first = bool(up_first)
+        self.loan = float(loan)
+        self.lookahead = float(lookahead)
         self.second_chance = True
         self.prior_best = None if prior_best is None or int(prior_best) not in bs else int(prior_best)
         self.costs: dict[int, list[float]] = {}
@@ -117,6 +137,10 @@ class SafeHillClimb:
         self.probe: int | None = None
         self.probe_cap = math.inf
         self.one_epoch = False  # the probe under way stops after its first epoch
+        self.probe_funds = math.inf  # anytime budget: what the probe under way may spend
+        self.scouting = False  # anytime budget: the probe under way was cut to one epoch by its funds
+        self.epoch_costs: dict[int, float] = {}  # cost of one epoch per batch size (its JIT profile)
+        self.short: dict[int, float] = {}  # cost at which an inconclusive probe was cut (a lower bound)
         self.capped: set[int] = set()  # larger batch sizes whose probe was cut at the cap
         self.resets = 0
         self.probes = 0
@@ -220,7 +244,9 @@ class SafeHillClimb:
         """Batch size of the next run: a probe when one is due and affordable, else the incumbent."""
         inc = self.incumbent()
         inc_cost = self.mean_cost(inc)
-        self.probe, self.probe_cap = None, math.inf
+        self.probe, self.probe_cap, self.probe_funds = None, math.inf, math.inf
+        if math.isfinite(inc_cost) and self.horizon == 0:
+            return self._predict_anytime(inc, inc_cost)
         if math.isfinite(inc_cost):
             cap = (1.0 + self.margin) * inc_cost
             for b in self._candidates(inc):
@@ -229,6 +255,107 @@ class SafeHillClimb:
                     return b
                 break
         return inc
+
+    def _predict_anytime(self, inc: int, inc_cost: float) -> int:
+        """Anytime budget: the first due probe its funds pay for, capped at them; else the incumbent.
+
+        Unmeasured batch sizes (cost of one epoch unknown) go first, in neighbour order, then
+        measured ones, the most promising first; one that cannot beat ``(1 + margin) x`` the
+        incumbent even at the incumbent's epochs ends the list.
+        """
+        if not self.base_costs:
+            return inc  # no run of b0 yet: no estimate of the baseline, no budget
+        full = (1.0 + self.margin) * inc_cost
+        budget = self.budget(inc_cost)
+        for b in sorted(self._candidates(inc), key=lambda x: self._expected(x, inc)):
+            if self._expected(b, inc) > full:
+                break
+            funds = budget + self.loan * self.promise(b, inc) * self._base()
+            if funds >= self._need(b, inc):
+                self.probe, self.probe_cap, self.probe_funds = b, min(full, funds), funds
+                return b
+        return inc
+
+    def _base(self) -> float:
+        """Cost of the baseline's recurrence (b0 at its maximum limit), estimated from b0's runs.
+
+        Their mean less one standard error: a lower bound, so that noise does not fund probes.
+        """
+        c = self.base_costs
+        m = _mean(c)
+        se = math.sqrt(math.fsum((x - m) ** 2 for x in c) / (len(c) - 1) / len(c)) if len(c) > 1 else 0.0
+        return (m - se) * self.baseline_ratio
+
+    def _mean_epochs(self, b: int) -> float:
+        e = self.epochs.get(b)
+        return _mean(e) if e else math.nan
+
+    def budget(self, inc_cost: float) -> float:
+        """Anytime safety budget: what a probe may spend now, the incumbent's run kept in reserve.
+
+        ``(1 + safety) x`` the baseline's cumulative cost up to and including this recurrence,
+        plus the incumbent's saving over the baseline credited for ``lookahead x t`` recurrences
+        (a job that recurred ``t`` times is expected to recur about as many again), minus what
+        was spent, minus the incumbent's run this recurrence still needs should the probe fail.
+        Unbounded once the incumbent costs more than the baseline (after drift: probing can only
+        help); 0 before b0 has run.
+        """
+        if not self.base_costs:
+            return 0.0
+        base, t = self._base(), self.recurrences + 1
+        if inc_cost > (1.0 + self.safety) * _mean(self.base_costs) * self.baseline_ratio:
+            return math.inf
+        credit = self.lookahead * t * max(0.0, base - inc_cost)
+        return (1.0 + self.safety) * t * base + credit - self.spent - inc_cost
+
+    def _expected(self, b: int, inc: int) -> float:
+        """Expected cost of a run of ``b``: its measured epoch cost x the incumbent's mean epochs.
+
+        -inf while unmeasured (measuring comes first).
+        """
+        e_inc = self._mean_epochs(inc)
+        if b in self.epoch_costs and math.isfinite(e_inc):
+            return self.epoch_costs[b] * e_inc
+        return -math.inf
+
+    def promise(self, b: int, inc: int) -> float:
+        """Saving per recurrence that ``b``'s measured epoch cost promises, in baseline costs.
+
+        Against the incumbent's mean cost; 0 while unmeasured or when it promises none.
+        """
+        e = self._expected(b, inc)
+        if not self.base_costs or not math.isfinite(e):
+            return 0.0
+        return max(0.0, self.mean_cost(inc) - e) / self._base()
+
+    def _need(self, b: int, inc: int) -> float:
+        """Least funds worth a probe of ``b``.
+
+        Its expected run once measured, else what one epoch of it costs at most (enough to
+        measure it): the incumbent's epoch cost, times ``inc / b`` for a smaller batch size (as
+        many more steps per epoch). A probe once cut by its funds at some cost needs
+        ``(1 + margin) x`` that cost.
+        """
+        e_inc = self._mean_epochs(inc)
+        if not math.isfinite(e_inc) or e_inc <= 0.0:
+            return 0.0
+        if b in self.epoch_costs:
+            need = self._expected(b, inc)
+        else:
+            need = self.mean_cost(inc) / e_inc * max(1.0, inc / b)
+        return max(need, (1.0 + self.margin) * self.short.get(b, 0.0))
+
+    def _cut_by_funds(self, b: int, c: float) -> bool:
+        """Whether a probe that did not reach the target was stopped by its funds.
+
+        That is: capped below ``(1 + margin) x`` the incumbent's mean cost, stopped within one
+        epoch of that cap, and below the incumbent's mean cost. Otherwise it ran out of epochs or
+        was clearly dearer: conclusive.
+        """
+        inc_cost = self.mean_cost(self.incumbent())
+        epoch = self.epoch_costs.get(b, math.inf)
+        funded_cap = self.probe_cap < (1.0 + self.margin) * inc_cost
+        return funded_cap and c < inc_cost and c >= self.probe_cap - epoch
 
     def stop_cost(self, default: float, epoch_cost: float = math.nan) -> float:
         """Cost at which the run just predicted stops (``default``: beta x the best cost).
@@ -245,6 +372,13 @@ class SafeHillClimb:
             epochs = self.epochs.get(inc)
             if epochs and epoch_cost * _mean(epochs) > self.mean_cost(inc):
                 cap, self.one_epoch = epoch_cost, True
+        if self.probe is not None and self.horizon == 0 and math.isfinite(epoch_cost):
+            # Anytime budget: the first epoch measured the probe's epoch cost; if its expected run
+            # does not fit its funds it stops after that epoch and is tried again later.
+            self.epoch_costs[self.probe] = float(epoch_cost)
+            expected = self._expected(self.probe, inc)
+            if not self.one_epoch and (expected > self.probe_funds or cap < epoch_cost):
+                cap, self.one_epoch, self.scouting = epoch_cost, True, True
         return min(default, cap)
 
     def observe(self, batch_size: int, cost: float, reached: bool, epochs: float = math.nan) -> None:
@@ -253,17 +387,31 @@ class SafeHillClimb:
         if b not in self.batch_sizes:
             raise ConfigError(f"batch size {b} is not among {self.batch_sizes}")
         probing = b == self.probe
-        if probing and not r and not self.one_epoch and b > self.incumbent():
+        # Anytime budget: a probe cut by its funds before it cost the incumbent's mean (not
+        # because it was clearly dearer) is inconclusive: it is tried again once funds allow.
+        inconclusive = (
+            probing
+            and not r
+            and self.horizon == 0
+            and (self.scouting or (not self.one_epoch and self._cut_by_funds(b, c)))
+        )
+        scouted = self.scouting
+        if probing and not r and not self.one_epoch and not inconclusive and b > self.incumbent():
             self.capped.add(b)
         self.probe, self.probe_cap, self.one_epoch = None, math.inf, False
+        self.probe_funds, self.scouting = math.inf, False
         self.spent += c
-        self.tried.add(b)
+        if not inconclusive:
+            self.tried.add(b)
+        elif not scouted:
+            self.short[b] = max(self.short.get(b, 0.0), c)
         if probing:
             self.probes += 1
             self.failed_probes += not r
         if not r:
             if probing:
-                self.ruled_out.add(b)
+                if not inconclusive:
+                    self.ruled_out.add(b)
             elif c > 0.0:
                 # The incumbent stopped early: its cost so far is a lower bound of what it costs
                 # now, and keeping it makes a drifted incumbent lose its place.
@@ -318,6 +466,8 @@ class SafeHillClimb:
             "window": self.window,
             "horizon": self.horizon,
             "up_first": self.up_first,
+            "loan": self.loan,
+            "lookahead": self.lookahead,
             "prior_best": self.prior_best,
             "costs": [[b, list(c)] for b, c in sorted(self.costs.items())],
             "epochs": [[b, list(e)] for b, e in sorted(self.epochs.items())],
@@ -331,15 +481,17 @@ class SafeHillClimb:
             "resets": self.resets,
             "probes": self.probes,
             "failed_probes": self.failed_probes,
+            "epoch_costs": [[b, e] for b, e in sorted(self.epoch_costs.items())],
+            "short": [[b, c] for b, c in sorted(self.short.items())],
         }
 
     @classmethod
     def from_state_dict(cls, d: dict[str, Any]) -> SafeHillClimb:
         """Restore an optimizer saved with :meth:`state_dict`."""
-        if d.get("version") != STATE_VERSION:
+        if d.get("version") not in (1, STATE_VERSION):
             raise ConfigError(
                 f"unsupported zeus-plus optimizer state version {d.get('version')!r} "
-                f"(this version reads {STATE_VERSION})"
+                f"(this version reads 1 and {STATE_VERSION})"
             )
         obj = cls(
             d["batch_sizes"],
@@ -350,6 +502,8 @@ class SafeHillClimb:
             prior_best=d["prior_best"],
             horizon=d["horizon"],
             up_first=d["up_first"],
+            loan=d.get("loan", DEFAULT_LOAN),  # version 1 (projected budget only) had no loan
+            lookahead=d.get("lookahead", DEFAULT_LOOKAHEAD),
         )
         obj.costs = {int(b): [float(x) for x in c] for b, c in d["costs"]}
         obj.epochs = {int(b): [float(x) for x in e] for b, e in d["epochs"]}
@@ -363,6 +517,8 @@ class SafeHillClimb:
         obj.resets = int(d["resets"])
         obj.probes = int(d["probes"])
         obj.failed_probes = int(d["failed_probes"])
+        obj.epoch_costs = {int(b): float(e) for b, e in d.get("epoch_costs", [])}
+        obj.short = {int(b): float(c) for b, c in d.get("short", [])}
         return obj
 
 
@@ -388,6 +544,8 @@ class ZeusPlus(_JitMixin, Policy):
     safety: float = DEFAULT_SAFETY
     horizon: int = DEFAULT_HORIZON
     up_first: bool = True
+    loan: float = DEFAULT_LOAN
+    lookahead: float = DEFAULT_LOOKAHEAD
     accepts_prior = True  # zeus_bench.sim.warmstart binds a Prior as the class attribute `prior`
 
     def __init__(self, ctx: PolicyContext) -> None:
@@ -403,6 +561,8 @@ class ZeusPlus(_JitMixin, Policy):
             window=ctx.window,
             horizon=self.horizon,
             up_first=self.up_first,
+            loan=self.loan,
+            lookahead=self.lookahead,
             prior_best=None if prior is None else prior.best_batch_size,
             ruled_out=() if prior is None else prior.ruled_out + prior.far_from_best(1.0 + self.margin),
         )
@@ -430,3 +590,16 @@ class ZeusPlus(_JitMixin, Policy):
     def best(self) -> Decision:
         """Incumbent at its JIT limit."""
         return self._decide(self.climber.best_batch_size())
+
+
+@register_policy
+class ZeusPlusSafe(ZeusPlus):
+    """``zeus-plus`` with the anytime budget: safe whatever the number of recurrences, slower to explore."""
+
+    name = "zeus-plus-safe"
+    description = (
+        "zeus-plus with the anytime budget (no assumed horizon): probes paid from savings made, "
+        "2 % of the baseline, and loans against measured epoch-cost savings"
+    )
+    horizon = 0
+    margin = ANYTIME_MARGIN
