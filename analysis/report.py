@@ -1080,8 +1080,8 @@ class Report:
         from analysis.policy_findings import section_items
 
         for item in section_items(self.args.policy_study, self.args.policy_seeds):
-            if isinstance(item, Finding):
-                self.say(item)
+            if isinstance(item, list):
+                self.say(*item)
             else:
                 self.add(item, "")
 
