@@ -3,7 +3,8 @@ PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 CORES  ?= $(shell nproc 2>/dev/null || echo 2)
-PIP_FLAGS ?= -q --disable-pip-version-check
+# Not -q: pip shows what it collects and a progress bar while it downloads (installs take minutes).
+PIP_FLAGS ?= --disable-pip-version-check --progress-bar on
 
 .PHONY: help reproduce test test-slurm lint bench bench-peer golden clean venv
 
@@ -32,7 +33,7 @@ $(VENV)/.test: $(BIN)/python pyproject.toml
 venv: $(VENV)/.core
 
 reproduce: $(VENV)/.core
-	$(BIN)/snakemake --cores $(CORES) --printshellcmds
+	$(BIN)/snakemake --cores $(CORES)
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest

@@ -65,9 +65,14 @@ def _beta(v: float) -> str:
 def portable(text: str) -> str:
     """``text`` without absolute file-system paths (each becomes ``…/<its last part>``).
 
-    The report must be byte-identical wherever the project is checked out; URLs are kept.
+    The report must be byte-identical wherever the project is checked out; URLs and the
+    documentation placeholder ``/path/to/...`` are kept.
     """
-    return re.sub(r"(?<![\w:/.])/(?:[^\s'\"`/,;)]+/)*([^\s'\"`/,;)]+)", r"…/\1", text)
+
+    def short(m: re.Match[str]) -> str:
+        return m.group(0) if m.group(0).startswith("/path/to/") else f"…/{m.group(1)}"
+
+    return re.sub(r"(?<![\w:/.])/(?:[^\s'\"`/,;)]+/)*([^\s'\"`/,;)]+)", short, text)
 
 
 # -- references ------------------------------------------------------------------------------
@@ -1075,8 +1080,8 @@ class Report:
         from analysis.policy_findings import section_items
 
         for item in section_items(self.args.policy_study, self.args.policy_seeds):
-            if isinstance(item, Finding):
-                self.say(item)
+            if isinstance(item, list):
+                self.say(*item)
             else:
                 self.add(item, "")
 

@@ -27,8 +27,15 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-from torch import nn
+try:
+    import torch
+    from torch import nn
+except ImportError:  # the core install has no torch: one line saying which extra brings it
+    print(
+        "train_online.py: error: needs PyTorch, which is not installed: pip install -e '.[workloads]'",
+        file=sys.stderr,
+    )
+    sys.exit(2)
 
 from zeus_bench.device import BACKENDS, get_backend
 from zeus_bench.online.callback import ZeusCallback
@@ -100,6 +107,20 @@ def one_recurrence(args: argparse.Namespace, backend: object) -> dict:
     return zeus.summary()
 
 
+MAX_RECURRENCES = 10_000  # each recurrence trains a model: far more than an example needs
+
+
+def recurrences_arg(text: str) -> int:
+    """Argparse type of --recurrences: an integer in [1, MAX_RECURRENCES], checked before any work."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 1 <= n <= MAX_RECURRENCES:
+        raise argparse.ArgumentTypeError(f"must be in [1, {MAX_RECURRENCES}], got {n}")
+    return n
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--backend", choices=BACKENDS, default=None)
@@ -107,7 +128,12 @@ def main() -> int:
     ap.add_argument(
         "--state-dir", type=Path, required=True, help="the job's persisted optimizer and profiles"
     )
-    ap.add_argument("--recurrences", type=int, default=1)
+    ap.add_argument(
+        "--recurrences",
+        type=recurrences_arg,
+        default=1,
+        help=f"recurrences of the job to run (at most {MAX_RECURRENCES})",
+    )
     ap.add_argument(
         "--observe", action="store_true", help="never set power limits (measure at the current one)"
     )

@@ -176,6 +176,8 @@ class TraceSet:
         """The train trace."""
         path = self.directory / "train.parquet"
         if not path.exists():
+            if (self.directory / "summary_train.csv").exists():
+                raise self.unknown_gpu("")
             raise TraceFormatError(
                 f"{self.directory}: no train.parquet (run 'zeus-bench traces import-zeus')"
             )
@@ -186,9 +188,18 @@ class TraceSet:
         """The power trace of one GPU kind."""
         path = self.directory / f"power-{gpu}.parquet"
         if not path.exists():
-            known = ", ".join(self.gpus) or "none"
-            raise ConfigError(f"unknown GPU {gpu!r} in {self.directory}; traces exist for: {known}")
+            raise self.unknown_gpu(gpu)
         return read_table(path, "power")
+
+    def unknown_gpu(self, gpu: str) -> ConfigError:
+        """The error for a GPU kind without a power trace here; it recognises a folder of raw Zeus CSVs."""
+        if (self.directory / "summary_train.csv").exists() or any(self.directory.glob("summary_power_*.csv")):
+            return ConfigError(
+                f"{self.directory} holds the raw Zeus CSV traces, not imported ones; import them first: "
+                f"zeus-bench traces import-zeus {self.directory} --out DIR, then pass --traces DIR"
+            )
+        known = ", ".join(self.gpus) or "none"
+        return ConfigError(f"unknown GPU {gpu!r} in {self.directory}; traces exist for: {known}")
 
     @functools.cache  # noqa: B019
     def joined(self, gpu: str) -> pd.DataFrame:

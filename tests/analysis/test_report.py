@@ -114,6 +114,7 @@ def test_no_absolute_path_in_the_report(tmp_path, potential, configs):
     assert "/home/someone" not in text and str(tmp_path) not in text
     assert "Zeus traces from a local copy:" in text
     assert report.portable("see /a/b/c.csv, and https://x.org/y/z") == "see …/c.csv, and https://x.org/y/z"
+    assert report.portable("export ZEUS_TRACE_DIR=/path/to/trace") == "export ZEUS_TRACE_DIR=/path/to/trace"
 
 
 def test_every_number_of_the_prose_comes_from_a_finding(tmp_path, potential, configs, power_h200):

@@ -161,3 +161,12 @@ def test_pareto_unknown_workload(tiny_traces: Path, capsys: pytest.CaptureFixtur
     assert main(["pareto", "--traces", str(tiny_traces), "--gpu", "v100", "--workload", "mnist"]) == 2
     err = capsys.readouterr().err
     assert "unknown workload 'mnist'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_table_fits_a_terminal(zeus_traces, capsys):
+    assert main(["potential", "--traces", str(zeus_traces), "--gpu", "v100"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    row = next(line.split() for line in lines if line.split()[:1] == ["cifar100"])
+    # cifar100 on V100: least energy at 128 @ 100 W, 74.7 % less energy than b0 at the max limit (paper).
+    assert row[:4] == ["cifar100", "1024", "128@100", "74.7"]

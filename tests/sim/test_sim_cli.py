@@ -124,8 +124,8 @@ def _fails(args: list[str], capsys: pytest.CaptureFixture[str], message: str, ou
         (["--beta", "-2"], "beta must be > 0"),
         (["--seeds", "5-3"], "empty range"),
         (["--seeds", ","], "empty range"),
-        (["--recurrences", "0"], "recurrences must be >= 1"),
-        (["--window", "-1"], "must be >= 0"),
+        (["--recurrences", "0"], "recurrences must be in [1, 100000], got 0"),
+        (["--window", "-1"], "window must be in [0, 100000], got -1"),
     ],
 )
 def test_bad_input_one_line_exit_2_nothing_written(

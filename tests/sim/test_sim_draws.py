@@ -1,4 +1,4 @@
-"""The replay's own draws equal NumPy's, value for value and stream position for position."""
+"""The replay's fast paths equal what they replace: NumPy's draws, sums and the exact posteriors."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from zeus_bench.sim.draws import MASK32, ChoiceDraws, PathDraws, rejected_words
-from zeus_bench.sim.policies.bandit import numpy_sum, sum_and_variance
+from zeus_bench.sim.policies.bandit import PruningThompsonSampling, numpy_sum, sum_and_variance
 
 
 def _position(rng: np.random.Generator) -> tuple[int, int, int]:
@@ -93,3 +93,38 @@ def test_rejected_words_are_exactly_lemires(span: int) -> None:
     # these are all the rejected words (skip's check for small n relies on it).
     g = span & -span
     assert len(words) == g * -(-threshold // g)
+
+
+def _drive(opt: PruningThompsonSampling, costs: dict[int, list[float]], steps: int) -> list[int]:
+    asked, seen = [], {b: 0 for b in costs}
+    for _ in range(steps):
+        b = opt.predict()
+        asked.append(b)
+        opt.observe(b, costs[b][seen[b] % len(costs[b])], True)
+        seen[b] += 1
+    return asked
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_certified_samples_decide_as_the_exact_posteriors(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(100 + seed)
+    sizes = [8, 16, 32, 64, 128]
+    # Costs close between arms (near-ties), repeated values (zero variance) and spread ones.
+    costs = {b: (1e7 * (1 + 0.01 * rng.random(rng.integers(1, 6)))).tolist() for b in sizes}
+    costs[16] = [costs[8][0]] * 3  # an arm with no variance, at another arm's first cost
+    fast = PruningThompsonSampling(sizes, 32, np.random.default_rng(seed), prune_rounds=0)
+    asked_fast = _drive(fast, costs, 300)
+    exact = PruningThompsonSampling(sizes, 32, np.random.default_rng(seed), prune_rounds=0)
+    monkeypatch.setattr(exact, "_sampled_arm", lambda arms, z: None)  # always the exact path
+    assert _drive(exact, costs, 300) == asked_fast
+    assert fast.state_dict() == exact.state_dict()
+
+
+def test_near_tie_falls_back_to_the_exact_posteriors() -> None:
+    opt = PruningThompsonSampling([8, 16], 8, np.random.default_rng(0), prune_rounds=0)
+    for b in (8, 8, 16, 16):
+        opt.observe(b, 5.0, True)  # identical arms: the samples tie exactly
+    assert opt._sampled_arm([8, 16], [0.3, 0.3]) is None
+    assert opt.predict() == 8  # exact path: equal samples, the first arm wins (argmax)
+    opt.observe(16, 50.0, True)
+    assert opt._sampled_arm([8, 16], [0.0, 0.0]) == 8

@@ -139,3 +139,33 @@ def test_less_regret_than_zeus_where_b0_is_far(zeus_traces: Path) -> None:
         model = JobModel(ts.job(gpu, workload), 0.5)
         plus, zeus = _totals(model, "zeus-plus").mean(), _totals(model, "zeus").mean()
         assert plus < zeus, (gpu, workload, plus / zeus)
+
+
+def test_study_agrees_with_the_summary(zeus_traces: Path) -> None:
+    """The study's ratios and regret are the summary table's (one definition, zeus_bench.sim.metrics)."""
+    from zeus_bench.sim.grid import plan, simulate
+    from zeus_bench.sim.study import compare
+    from zeus_bench.sim.summarize import summarize
+
+    ts = TraceSet(zeus_traces)
+    tasks = plan(
+        ts,
+        "a40",
+        ["sentiment140"],
+        ["zeus", "zeus-plus", "baseline", "max-batch", "oracle"],
+        [1, 2],
+        [0.5],
+        [2.0],
+    )
+    summary = summarize(simulate(tasks)).set_index("policy")
+    study, _ = compare({"a40": [ts.job("a40", "sentiment140")]}, [1, 2], 0.5, 2.0)
+    for row in study.itertuples():
+        for col in (
+            "cost_ratio_vs_baseline_cum_mean",
+            "cost_ratio_vs_max_batch_cum_mean",
+            "regret_vs_oracle_cum_pct_mean",
+        ):
+            assert getattr(row, col) == pytest.approx(summary.loc[row.policy, col], rel=1e-9), (
+                row.policy,
+                col,
+            )

@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
+from slurm_helpers import submit_time_limited_sweep
 
 EXPECTED_ENV = "ZEUS_BENCH_SLURM"
 
@@ -48,3 +50,14 @@ def slurm_cluster() -> None:
     if os.environ.get(EXPECTED_ENV) == "1":
         pytest.fail(f"{EXPECTED_ENV}=1 but the SLURM cluster is unusable: {problem}")
     pytest.skip(f"no SLURM cluster ({problem}); run `make test-slurm`")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def time_limited_sweep(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """A fake-GPU sweep with a 1-minute time limit, submitted when the SLURM tests start.
+
+    SLURM can end a job no sooner than a minute after it starts, so the job runs while the
+    other tests use the cluster (it holds one GPU and one CPU) and its test only checks the end.
+    """
+    folder = tmp_path_factory.mktemp("time-limit")
+    return submit_time_limited_sweep(folder), folder

@@ -149,3 +149,12 @@ def test_config_url_and_env_override(tmp_path):
         == "https://x/abc/t/summary_train.csv"
     )
     assert "ZEUS_TRACE_URL" in (REPO / "config" / "config.yaml").read_text()
+
+
+def test_make_shows_install_progress_and_reproduce_fits_a_terminal():
+    makefile = (REPO / "Makefile").read_text()
+    flags = next(line for line in makefile.splitlines() if line.startswith("PIP_FLAGS"))
+    assert "-q" not in flags.split() and "--progress-bar on" in flags
+    assert "--printshellcmds" not in makefile  # command lines are thousands of characters long
+    profile = (REPO / "profiles" / "default" / "config.yaml").read_text()
+    assert "quiet:\n  - rules" in profile

@@ -2,11 +2,6 @@
 # cross-GPU warm start (python -m zeus_bench.sim.study), and its three figures.
 
 
-def _study_traces(wildcards):
-    """--traces GPU=DIR of every GPU of the study: the Zeus folder, or the GPU's own folder."""
-    return " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus())
-
-
 rule policy_study:
     input:
         traces=lambda wc: sorted({traces_of(g) for g in policy_study_gpus()}),
@@ -14,14 +9,15 @@ rule policy_study:
     output:
         [f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES],
     params:
-        traces=_study_traces,
+        traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
         seeds=config["policy_study"]["seeds"],
+        out_dir=lambda wc, output: os.path.dirname(output[0]),
     conda:
         ENV
     log:
         "logs/policy/study.log",
     shell:
-        "python -m zeus_bench.sim.study {params.traces} --seeds {params.seeds} --out-dir {POLICY_DIR} > {log} 2>&1"
+        "python -m zeus_bench.sim.study {params.traces} --seeds {params.seeds} --out-dir {params.out_dir} > {log} 2>&1"
 
 
 rule figure_policy:
@@ -34,10 +30,11 @@ rule figure_policy:
         kind="|".join(POLICY_FIGURES),
     params:
         **FIG_PARAMS,
+        study=lambda wc, input: os.path.dirname(input.tables[0]),
     conda:
         ENV
     log:
         "logs/figures/policy-{kind}.log",
     shell:
-        "python -m analysis.policy_plots {wildcards.kind} --study {POLICY_DIR} "
+        "python -m analysis.policy_plots {wildcards.kind} --study {params.study} "
         "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"

@@ -15,9 +15,12 @@ from collections.abc import Sequence
 
 def run_many(command_lines: Sequence[str]) -> int:
     """Run each command line through ``zeus_bench.cli.main.main``; return the first non-zero status."""
+    from tqdm import tqdm
+
     from zeus_bench.cli.main import main
 
-    for line in command_lines:
+    # A bar on a terminal only (disable=None): under Snakemake stderr is the rule's log file.
+    for line in tqdm(command_lines, desc="zeus-bench commands", unit="command", disable=None, leave=False):
         status = main(shlex.split(line))
         if status:
             return status

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zeus_bench.cli.common import add_format_arg, emit, eta_arg, render
+if TYPE_CHECKING:  # pandas is imported by the handlers, not at start-up
+    import pandas as pd
+
+from zeus_bench.cli.common import FORMAT_SUFFIXES, add_format_arg, check_out, emit, eta_arg, render
 
 
 def _traces_args(p: argparse.ArgumentParser) -> None:
@@ -48,27 +51,61 @@ def _potential(args: argparse.Namespace) -> int:
     from zeus_bench.jobs import TraceSet
     from zeus_bench.potential import potential_table
 
+    check_out(args.out, FORMAT_SUFFIXES[args.format])
     ts = TraceSet(args.traces, args.workloads_file)
     ts.power(args.gpu)  # unknown GPU -> clear error
     df = potential_table([ts.job(args.gpu, w) for w in ts.workload_ids(args.gpu)], args.eta)
     if args.format == "table":
-        emit(
-            "baseline = b0 at the maximum power limit; maxbatch = largest converging batch size at the maximum limit\n"
-            + render(df, "table"),
-            args.out,
-        )
+        emit(_potential_table(df, args.gpu), args.out)
     else:
         emit(render(df, args.format), args.out)
     return 0
 
 
-def _pareto(args: argparse.Namespace) -> int:
+def _potential_table(df: pd.DataFrame, gpu: str) -> str:
+    """The potential as a table that fits ~100 columns: the key numbers, configurations as bs@W.
+
+    Every column is in ``--format csv`` / ``json``; this view keeps the savings of the least-energy
+    and least-cost configurations against both baselines.
+    """
     import pandas as pd
+
+    def config(prefix: str) -> pd.Series:
+        return df[f"{prefix}_bs"].astype(int).astype(str) + "@" + df[f"{prefix}_pl_w"].map("{:g}".format)
+
+    pct = "{:.1f}".format
+    shown = pd.DataFrame(
+        {
+            "workload": df["workload"],
+            "b0": df["b0"],
+            "least energy": config("min_energy"),
+            "E%": df["min_energy_saving_pct"].map(pct),
+            "T%": df["min_energy_time_saving_pct"].map(pct),
+            "E% vs mb": df["min_energy_saving_vs_maxbatch_pct"].map(pct),
+            "least cost": config("min_cost"),
+            "its E%": df["min_cost_energy_saving_pct"].map(pct),
+            "its T%": df["min_cost_time_saving_pct"].map(pct),
+            "its E% vs mb": df["min_cost_energy_saving_vs_maxbatch_pct"].map(pct),
+            "max-batch": df["maxbatch_bs"],
+        }
+    )
+    eta = ", ".join(f"{e:g}" for e in sorted(df["eta"].unique()))
+    return (
+        f"Potential savings on {gpu} (eta {eta}); configurations as batch size@power limit W.\n"
+        "E%/T%: energy/time saved vs baseline (b0 at the maximum limit); vs mb: energy saved vs max-batch\n"
+        "(largest converging batch size at the maximum limit). Every column: --format csv.\n"
+        + shown.to_string(index=False)
+        + "\n"
+    )
+
+
+def _pareto(args: argparse.Namespace) -> int:
 
     from zeus_bench.fsutil import atomic_path
     from zeus_bench.jobs import TraceSet
     from zeus_bench.pareto import pareto_mask
 
+    check_out(args.out, (".csv", ".parquet"))
     ts = TraceSet(args.traces, args.workloads_file)
     job = ts.job(args.gpu, args.workload)
     configs = job.configurations(args.eta)

@@ -6,12 +6,13 @@ import argparse
 import io
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zeus_bench.cost import check_beta, check_eta
 from zeus_bench.errors import ConfigError
-from zeus_bench.fsutil import atomic_write_text
+from zeus_bench.fsutil import atomic_write_text, check_writable_file
 
 if TYPE_CHECKING:  # pandas is imported by the handlers that render tables, not at start-up
     import pandas as pd
@@ -37,12 +38,20 @@ def beta_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def int_range_arg(text: str) -> list[int]:
+#: The most seeds one command accepts (each seed replays every job): far beyond any useful study,
+#: well below what would exhaust memory.
+MAX_SEEDS = 10_000
+#: The most recurrences per job a replay accepts (the paper's jobs recur 2 x |B| x |P| <= ~100 times).
+MAX_RECURRENCES = 100_000
+
+
+def int_range_arg(text: str, limit: int = MAX_SEEDS) -> list[int]:
     """Parse as argparse type: ``1-10``, ``3`` or ``1,4,7-9`` -> sorted unique non-negative ints.
 
-    An empty range (``""``, ``5-3``) is refused.
+    An empty range (``""``, ``5-3``) is refused, and so is a range of more than ``limit`` values
+    (checked from the bounds, before any list is built).
     """
-    out: set[int] = set()
+    bounds: list[tuple[int, int]] = []
     for raw in text.split(","):
         part = raw.strip()
         if not part:
@@ -55,10 +64,62 @@ def int_range_arg(text: str) -> list[int]:
             raise argparse.ArgumentTypeError(f"not an integer range: {text!r}") from None
         if b < a:
             raise argparse.ArgumentTypeError(f"empty range {part!r}")
-        out.update(range(a, b + 1))
-    if not out:
+        bounds.append((a, b))
+    if not bounds:
         raise argparse.ArgumentTypeError(f"empty range {text!r}")
-    return sorted(out)
+    count = sum(b - a + 1 for a, b in bounds)
+    if count > limit:
+        raise argparse.ArgumentTypeError(f"{text!r} is {count} values; at most {limit} are allowed")
+    return sorted({v for a, b in bounds for v in range(a, b + 1)})
+
+
+def bounded_int_arg(minimum: int, maximum: int, what: str, auto: bool = False) -> Callable[[str], int | None]:
+    """Build an argparse type: an integer in [minimum, maximum] (``auto`` -> None when allowed)."""
+
+    def parse(text: str) -> int | None:
+        if auto and text == "auto":
+            return None
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"not {'auto or ' if auto else ''}an integer: {text!r}"
+            ) from None
+        if not minimum <= n <= maximum:
+            raise argparse.ArgumentTypeError(f"{what} must be in [{minimum}, {maximum}], got {n}")
+        return n
+
+    return parse
+
+
+#: Output suffixes of each --format.
+FORMAT_SUFFIXES: dict[str, tuple[str, ...]] = {"csv": (".csv",), "json": (".json",), "table": (".txt", ".md")}
+
+
+def check_out(path: Path | None, suffixes: tuple[str, ...] = (), what: str = "--out") -> None:
+    """Refuse, before any work, an output that cannot be written or has the wrong suffix.
+
+    Raises:
+        ConfigError: one line naming the output and the problem.
+    """
+    if path is not None:
+        check_writable_file(path, suffixes, what)
+
+
+def require_extra(module: str, extra: str, purpose: str) -> None:
+    """Refuse a command whose optional dependency is missing, naming the extra that installs it.
+
+    Raises:
+        ConfigError: ``module`` cannot be imported.
+    """
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise ConfigError(
+            f"{purpose} needs {module}, which is not installed: pip install -e '.[{extra}]'"
+        ) from None
 
 
 def add_format_arg(parser: argparse.ArgumentParser, default: str = "table") -> None:

@@ -75,6 +75,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        if exc.filename is None:
+            raise  # not a path the user gave: a bug, keep the traceback
+        # A path the user named that cannot be read or written (read-only place, a folder where a
+        # file belongs, ...), met past the up-front checks: one line, like any bad input.
+        where = exc.filename if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
+        print(f"zeus-bench: error: {where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     return int(status or 0)
 
 

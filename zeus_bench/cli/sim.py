@@ -6,7 +6,23 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cli.common import beta_arg, emit, eta_arg, int_range_arg, render
+from zeus_bench.cli.common import (
+    MAX_RECURRENCES,
+    beta_arg,
+    bounded_int_arg,
+    check_out,
+    emit,
+    eta_arg,
+    int_range_arg,
+    render,
+)
+
+#: Output suffixes of the tables simulate, summarize and synth-arrivals write.
+TABLE_SUFFIXES = (".parquet", ".csv")
+#: Bound of --jobs (worker processes).
+MAX_JOBS = 1024
+#: Bound of synth-arrivals' --groups and --jobs-per-group.
+MAX_SUBMISSIONS = 1_000_000
 
 
 def _list_of(item: Any) -> Any:
@@ -17,25 +33,6 @@ def _list_of(item: Any) -> Any:
         if not parts:
             raise argparse.ArgumentTypeError(f"empty list {text!r}")
         return [item(p) for p in parts]
-
-    return parse
-
-
-def _int_at_least(minimum: int, what: str = "value", auto: bool = False) -> Any:
-    """Build an argparse type: an integer >= ``minimum`` (``auto`` -> None when allowed)."""
-
-    def parse(text: str) -> int | None:
-        if auto and text == "auto":
-            return None
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"not {'auto or ' if auto else ''}an integer: {text!r}"
-            ) from None
-        if n < minimum:
-            raise argparse.ArgumentTypeError(f"{what} must be >= {minimum}, got {n}")
-        return n
 
     return parse
 
@@ -88,14 +85,14 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--recurrences",
-        type=_int_at_least(1, "recurrences", auto=True),
+        type=bounded_int_arg(1, MAX_RECURRENCES, "recurrences", auto=True),
         default=None,
         metavar="auto|N",
         help="recurrences per job (default auto: 2 x |B| x |P|)",
     )
     p.add_argument(
         "--window",
-        type=_int_at_least(0, "window"),
+        type=bounded_int_arg(0, MAX_RECURRENCES, "window"),
         default=0,
         metavar="N",
         help="bandit observation window for drift (0 = unbounded, default)",
@@ -125,7 +122,11 @@ def register(sub: Any) -> None:
         "--prior-gpu", default=None, metavar="NAME", help="warm start: the GPU kind in --prior-traces"
     )
     p.add_argument(
-        "--jobs", type=_int_at_least(1, "--jobs"), default=1, metavar="N", help="worker processes (default 1)"
+        "--jobs",
+        type=bounded_int_arg(1, MAX_JOBS, "--jobs"),
+        default=1,
+        metavar="N",
+        help="worker processes (default 1)",
     )
     p.add_argument(
         "--out",
@@ -152,11 +153,14 @@ def register(sub: Any) -> None:
     r = sub.add_parser("synth-arrivals", help="write a synthetic arrival table (for tests and examples)")
     r.add_argument("--workloads", type=_list_of(str), required=True, help="comma-separated workload ids")
     r.add_argument(
-        "--groups", type=_int_at_least(1, "--groups"), default=2, help="groups per workload (default 2)"
+        "--groups",
+        type=bounded_int_arg(1, MAX_SUBMISSIONS, "--groups"),
+        default=2,
+        help="groups per workload (default 2)",
     )
     r.add_argument(
         "--jobs-per-group",
-        type=_int_at_least(1, "--jobs-per-group"),
+        type=bounded_int_arg(1, MAX_SUBMISSIONS, "--jobs-per-group"),
         default=50,
         help="submissions per group (default 50)",
     )
@@ -178,7 +182,6 @@ def _simulate(args: argparse.Namespace) -> int:
     import time
 
     from zeus_bench.errors import ConfigError
-    from zeus_bench.fsutil import check_writable_file
     from zeus_bench.jobs import TraceSet
     from zeus_bench.sim.arrivals import read_arrivals
     from zeus_bench.sim.drift import read_drift
@@ -188,7 +191,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from zeus_bench.store import TableWriter
 
     log = logging.getLogger("zeus_bench.cli.sim")
-    check_writable_file(args.out, TableWriter.SUFFIXES, "--out")
+    check_out(args.out, TABLE_SUFFIXES)
     for module in args.policy_module:
         load_policy_module(module)
     traces = TraceSet(args.traces, args.workloads_file)
@@ -274,10 +277,7 @@ def _summarize(args: argparse.Namespace) -> int:
     from zeus_bench.store import read_table, write_table
 
     out = args.out
-    if out is not None and out.suffix not in (".csv", ".parquet"):
-        from zeus_bench.errors import ConfigError
-
-        raise ConfigError(f"--out must end in .csv or .parquet, got {out}")
+    check_out(out, TABLE_SUFFIXES)
     summary = summarize(read_table(args.runs, "runs"))
     if args.format == "table":
         shown = pd.DataFrame(index=summary.index)
@@ -319,6 +319,7 @@ def _synth(args: argparse.Namespace) -> int:
     from zeus_bench.registry import load_workloads
     from zeus_bench.sim.arrivals import synthetic_arrivals
 
+    check_out(args.out, TABLE_SUFFIXES)
     known = load_workloads(None)
     unknown = [w for w in args.workloads if w not in known]
     if unknown:

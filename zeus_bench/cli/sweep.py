@@ -14,7 +14,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cli.common import add_format_arg, emit, eta_arg, render
+from zeus_bench.cli.common import (
+    FORMAT_SUFFIXES,
+    add_format_arg,
+    check_out,
+    emit,
+    eta_arg,
+    render,
+    require_extra,
+)
 from zeus_bench.cli.gpu import add_backend_arg
 
 
@@ -189,6 +197,8 @@ def register(sub: Any) -> None:
 
 def _sweep(args: argparse.Namespace) -> int:
     os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")  # CUDA ordinals = NVML indices
+    check_out(args.out, (".parquet",))
+    require_extra("torch", "workloads", "zeus-bench sweep (it trains the workloads)")
     from zeus_bench.errors import ConfigError
     from zeus_bench.sweep.measure import MeasureSettings
     from zeus_bench.sweep.plan import SweepPlan, parse_power_limits
@@ -265,6 +275,7 @@ def _sweep(args: argparse.Namespace) -> int:
 def _merge(args: argparse.Namespace) -> int:
     from zeus_bench.sweep.merge import merge_shards
 
+    check_out(args.out, (".parquet",))
     df = merge_shards(args.shards, args.out)
     print(f"wrote {args.out}: {len(df)} rows from {len(args.shards)} shard(s)")
     return 0
@@ -273,6 +284,7 @@ def _merge(args: argparse.Namespace) -> int:
 def _project(args: argparse.Namespace) -> int:
     from zeus_bench.sweep.projection import NOTE, project, project_per_batch_size
 
+    check_out(args.out, FORMAT_SUFFIXES[args.format])
     if args.per_batch_size:
         df = project_per_batch_size(args.train, args.power, args.gpu, args.eta, args.workloads_file)
     else:

@@ -44,7 +44,7 @@ def rejected_words(span: int) -> list[int]:
     g = span & -span  # gcd(span, 2**32)
     modulus = (1 << 32) // g
     inverse = pow(span // g, -1, modulus) if modulus > 1 else 0
-    words = []
+    words: list[int] = []
     for r in range(0, threshold, g):
         w0 = (r // g) * inverse % modulus
         words.extend(w0 + k * modulus for k in range(g))
@@ -130,7 +130,7 @@ class ChoiceDraws:
         if not self._loaded:
             return
         bit_gen = self._rng.bit_generator
-        state = bit_gen.state
+        state = dict(bit_gen.state)
         state["has_uint32"] = int(self._pending is not None)
         state["uinteger"] = 0 if self._pending is None else self._pending
         bit_gen.state = state

@@ -11,11 +11,12 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.errors import ConfigError, ZeusBenchError
 from zeus_bench.jobs import JobTrace, TraceSet
 from zeus_bench.sim.arrivals import replay_group
 from zeus_bench.sim.drift import Drift, drift_of
@@ -100,11 +101,34 @@ CHUNK_ROWS = 1 << 17  # rows per frame a task yields (one Parquet row group each
 def iter_task(
     task: Task, progress: Progress | None = None, chunk_rows: int = CHUNK_ROWS
 ) -> Iterator[pd.DataFrame]:
-    """Replay one task; yields its rows in frames of about ``chunk_rows`` (whole replays each)."""
+    """Replay one task; yields its rows in frames of about ``chunk_rows`` (whole replays each).
+
+    Raises:
+        ConfigError: a user's policy (``--policy-module``) raised: one line naming it and the
+            exception (a failure of the project's own policies keeps its traceback).
+    """
     for module in task.policy_modules:  # worker processes need the user's policies too
         load_policy_module(module)
-    model = JobModel(task.job, task.eta)
     policy_cls = bind_prior(get_policy(task.policy), task.prior)
+    try:
+        yield from _replay_frames(task, policy_cls, progress, chunk_rows)
+    except ZeusBenchError:
+        raise
+    except Exception as exc:
+        if policy_cls.__module__.startswith("zeus_bench."):
+            raise  # a bug of ours: keep the traceback
+        # A user's policy (--policy-module) may fail in any way: one line naming it, no traceback.
+        raise ConfigError(
+            f"policy {task.policy!r} ({policy_cls.__module__}) raised {type(exc).__name__}: {exc} "
+            f"(replaying {task.job.workload.id} on {task.job.gpu})"
+        ) from None
+
+
+def _replay_frames(
+    task: Task, policy_cls: Any, progress: Progress | None, chunk_rows: int
+) -> Iterator[pd.DataFrame]:
+    """Replay every (beta, seed) of a task (and every arrival group), yielding frames of rows."""
+    model = JobModel(task.job, task.eta)
     drift = None if task.drift is None else Drift(task.drift, task.job)
     blocks: list[tuple[float, int, str | None, list[Row]]] = []
     pending, yielded = 0, False
@@ -165,9 +189,7 @@ def plan(
             without a converging batch size in common.
     """
     if gpu not in traces.gpus:
-        raise ConfigError(
-            f"unknown GPU {gpu!r} in {traces.directory}; traces exist for: {', '.join(traces.gpus) or 'none'}"
-        )
+        raise traces.unknown_gpu(gpu)
     if not seeds:
         raise ConfigError("no seeds given")
     if not policies:

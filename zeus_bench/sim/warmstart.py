@@ -5,9 +5,8 @@ sizes converge carries over exactly; the cost of an epoch does depend on it. A :
 therefore holds, for the target job, the batch sizes that did not always converge on the prior
 GPU (never probed), the prior GPU's cheapest converging batch size among those the target GPU has
 (probed first) and the shape of its cost curve (each shared batch size's cost over the best's).
-zeus-plus probes in the order of that shape and never probes a batch size that cost more than
-``(1 + margin)^2`` x the best on the prior GPU: the GPUs differ in the cost of an epoch, so only
-the clearly bad end of the curve is cut. The target's own measurements then decide: the prior
+zeus-plus never probes a batch size that cost more than ``(1 + margin)`` x the best on the prior
+GPU, the same margin by which it cuts a probe that cannot beat its incumbent. The target's own measurements then decide: the prior
 orders and prunes the search, it never replaces an observed cost.
 
 Only policies that declare ``accepts_prior = True`` (``zeus-plus``) use a prior; the others run

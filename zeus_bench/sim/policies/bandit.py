@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from operator import add, mul
 from typing import Any
 
 import numpy as np
@@ -171,6 +172,9 @@ class PruningThompsonSampling:
         # Running sums per arm, for the certified approximate posteriors (see _sampled_arm).
         self._sums: dict[int, list[float]] = {}
         self._approx_cache: dict[int, tuple[float, float, float, float]] = {}
+        self._approx_lists: list[list[float]] | None = None  # means, stds, c0s, c1s in arm order
+        self._arm_pos: dict[int, int] = {}
+        self._dirty: set[int] = set()
         self._explored = False
         self._start_round()
 
@@ -270,9 +274,9 @@ class PruningThompsonSampling:
     def _approx_posterior(self, arm: int) -> tuple[float, float, float, float]:
         """Posterior mean and std of an arm from running sums, with bounds on their errors.
 
-        Returns ``(mean, std, mean_err, std_err)``: the exact posterior (:meth:`_posterior`, NumPy's
-        two-pass sums in its pairwise order) lies within ``mean_err`` and ``std_err`` of ``mean``
-        and ``std``. With u the unit roundoff, any summation order of n terms errs by at most
+        Returns ``(mean, std, c0, c1)``: the exact posterior (:meth:`_posterior`, NumPy's two-pass
+        sums in its pairwise order) and the sample ``mean + std * z`` drawn from it lie within
+        ``c0 + c1 * |z|`` of this one's (``c0`` infinite when the sums are not finite). With u the unit roundoff, any summation order of n terms errs by at most
         (n - 1) u times the sum of their magnitudes, so both sums of the rewards lie within that of
         the true sum; the two-pass variance lies within (n + 4) u (var + d^2) + d^2 of the true one
         (d: the mean's error) and the one-pass ``sum(x^2)/n - mean^2`` within (n + 4) u sum(x^2)/n
@@ -299,33 +303,44 @@ class PruningThompsonSampling:
         var_err = _SAFETY * (g * s2 / n + 2.0 * abs(mean) * mean_err + 3.0 * mean_err * mean_err)
         std = math.sqrt(var / n)
         std_err = math.sqrt(var_err / n) * (1.0 + 4.0 * _EPS) + _SAFETY * 3.0 * _EPS * std
-        approx = (mean, std, mean_err, std_err)
+        # Both samples' rounding (a product and a sum each) and the comparisons' add at most
+        # 4 eps (|mean| + |std z|).
+        approx = (mean, std, mean_err + 4.0 * _EPS * abs(mean), std_err + 4.0 * _EPS * std)
+        if not (math.isfinite(approx[0]) and math.isfinite(approx[1]) and math.isfinite(approx[2])):
+            approx = (0.0, 0.0, math.inf, 0.0)
         self._approx_cache[arm] = approx
         return approx
 
     def _sampled_arm(self, arms: list[int], z: list[float]) -> int | None:
         """The arm of largest sample when the approximate posteriors decide it beyond doubt.
 
-        Each sample ``mean + std * z`` is bounded from the approximate posteriors and their error
-        bounds; when the largest lower bound exceeds every other arm's upper bound, the exact
-        samples have the same (unique) largest, and that arm is returned. Otherwise (near-ties,
-        non-finite values) None: the caller computes the exact posteriors.
+        Every sample ``mean + std * z`` lies within ``B = max c0 + max c1 * max |z|`` of the
+        exact one (:meth:`_approx_posterior`); when the largest approximate sample exceeds the
+        second largest by more than ``2 B``, the exact samples have the same, unique, largest and
+        that arm is returned. Otherwise (near-ties, non-finite values) None: the caller computes
+        the exact posteriors.
         """
-        best_i, best_low = -1, -math.inf
-        uppers = []
-        for i, b in enumerate(arms):
-            mean, std, mean_err, std_err = self._approx_posterior(b)
-            sample = mean + std * z[i]
-            bound = mean_err + abs(z[i]) * std_err + 2.0 * _EPS * (abs(mean) + abs(std * z[i]))
-            if not (math.isfinite(sample) and math.isfinite(bound)):
-                return None
-            uppers.append(sample + bound)
-            if sample - bound > best_low:
-                best_i, best_low = i, sample - bound
-        for i, upper in enumerate(uppers):
-            if i != best_i and upper >= best_low:
-                return None
-        return arms[best_i]
+        lists = self._approx_lists
+        if lists is None:
+            self._arm_pos = {b: i for i, b in enumerate(arms)}
+            approx = [self._approx_posterior(b) for b in arms]
+            lists = self._approx_lists = [[a[k] for a in approx] for k in range(4)]
+            self._dirty.clear()
+        elif self._dirty:
+            for b in self._dirty:
+                i = self._arm_pos[b]
+                lists[0][i], lists[1][i], lists[2][i], lists[3][i] = self._approx_posterior(b)
+            self._dirty.clear()
+        means, stds, c0s, c1s = lists
+        samples = list(map(add, means, map(mul, stds, z)))
+        best = max(samples)
+        winner = samples.index(best)
+        samples[winner] = -math.inf
+        second = max(samples)
+        bound = max(c0s) + max(c1s) * max(map(abs, z))
+        if best - bound > second + bound:
+            return arms[winner]
+        return None
 
     def observe(self, batch_size: int, cost: float, reached: bool) -> None:
         """Feed back the outcome of one run.
@@ -346,6 +361,7 @@ class PruningThompsonSampling:
             self._rewards[b].append(-c)
             self._post_cache.pop(b, None)
             self._approx_cache.pop(b, None)
+            self._dirty.add(b)
             sums = self._sums.get(b)
             if sums is not None:  # the order of the additions is the rewards' order
                 sums[0] += 1.0

@@ -20,15 +20,16 @@ target. Rules (``docs/policies.md``):
   recurrence (the probe stopped at its cap, then the incumbent) keeps the job's cumulative cost
   within ``(1 + safety) x`` the cumulative cost of running b0 every recurrence, estimated from
   b0's own observed runs. Savings already made fund later probes; no saving, little probing.
-* **Drift**: when the incumbent's last two runs cost more than ``(1 + margin) x`` its earlier
-  mean, the job has changed: the optimizer forgets every other batch size's costs, keeps the
-  incumbent's last two, and searches again (budget permitting).
+* **Drift**: when a batch size's last 4 runs average more than ``(1 + margin) x`` its earlier
+  mean and 3 standard errors above it, the job has changed: the optimizer keeps only the last
+  run of every other batch size (and the 4 of this one), forgets what it ruled out, and searches
+  again from the new incumbent.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,7 @@ STATE_VERSION = 1
 DEFAULT_MARGIN = 0.4
 DEFAULT_SAFETY = 0.02
 DEFAULT_HORIZON = 50
-DRIFT_RUNS = 3  # latest runs of a batch size compared with its earlier ones
+DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
 DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
 
 
@@ -63,8 +64,6 @@ class SafeHillClimb:
         window: Latest runs per batch size its mean uses (0 = all).
         prior_best: Batch size to probe first (warm start), or None; the prior says it
             converges, so its probe is budgeted as one that cannot fail.
-        prior_rank: Warm start: batch size -> relative cost elsewhere; probes are tried in this
-            order (batch sizes it lacks last).
         ruled_out: Batch sizes never to probe (warm start: they did not converge elsewhere).
         horizon: Recurrences the job is assumed to have at least: the budget projects the
             cost over ``max(t + 1, horizon)`` recurrences.
@@ -80,7 +79,6 @@ class SafeHillClimb:
         window: int = 0,
         prior_best: int | None = None,
         ruled_out: Iterable[int] = (),
-        prior_rank: Mapping[int, float] | None = None,
         horizon: int = DEFAULT_HORIZON,
         up_first: bool = True,
     ) -> None:
@@ -112,7 +110,6 @@ class SafeHillClimb:
         self.epochs: dict[int, list[float]] = {}
         self.tried: set[int] = set()
         self.ruled_out: set[int] = {int(b) for b in ruled_out if int(b) != b0}
-        self.prior_rank = {int(b): float(r) for b, r in (prior_rank or {}).items()}
         self.base_costs: list[float] = []
         self.baseline_ratio = 1.0
         self.spent = 0.0
@@ -184,10 +181,7 @@ class SafeHillClimb:
         order = [self.prior_best] if self.prior_best is not None else []
         for b in [inc, *near]:
             order += self._neighbours(b)
-        seen: set[int] = set()
-        return [
-            b for b in order if b is not None and not (b in seen or seen.add(b)) and not self._settled(b, inc)
-        ]
+        return [b for b in dict.fromkeys(order) if b is not None and not self._settled(b, inc)]
 
     def _settled(self, b: int, inc: int) -> bool:
         """Whether probing ``b`` again would teach nothing: ruled out, run twice, or clearly dearer.
@@ -300,8 +294,10 @@ class SafeHillClimb:
         if m1 <= (1.0 + self.margin) * m0 or m1 - m0 <= DRIFT_Z * sd / math.sqrt(DRIFT_RUNS):
             return
         self.resets += 1
-        self.costs = {b: c[-DRIFT_RUNS:]}
-        self.epochs = {b: self.epochs[b][-DRIFT_RUNS:]} if b in self.epochs else {}
+        self.costs = {x: v[-1:] for x, v in self.costs.items() if x != b} | {b: c[-DRIFT_RUNS:]}
+        self.epochs = {x: v[-1:] for x, v in self.epochs.items() if x != b} | {
+            b: self.epochs.get(b, [])[-DRIFT_RUNS:]
+        }
         self.tried = {b}
         self.ruled_out = set()
         self.capped = set()
@@ -323,7 +319,6 @@ class SafeHillClimb:
             "horizon": self.horizon,
             "up_first": self.up_first,
             "prior_best": self.prior_best,
-            "prior_rank": [[b, r] for b, r in sorted(self.prior_rank.items())],
             "costs": [[b, list(c)] for b, c in sorted(self.costs.items())],
             "epochs": [[b, list(e)] for b, e in sorted(self.epochs.items())],
             "tried": sorted(self.tried),
@@ -353,7 +348,6 @@ class SafeHillClimb:
             safety=d["safety"],
             window=d["window"],
             prior_best=d["prior_best"],
-            prior_rank={int(b): float(r) for b, r in d["prior_rank"]},
             horizon=d["horizon"],
             up_first=d["up_first"],
         )
@@ -410,10 +404,7 @@ class ZeusPlus(_JitMixin, Policy):
             horizon=self.horizon,
             up_first=self.up_first,
             prior_best=None if prior is None else prior.best_batch_size,
-            ruled_out=()
-            if prior is None
-            else prior.ruled_out + prior.far_from_best((1.0 + self.margin) ** 2),
-            prior_rank=None if prior is None else dict(prior.relative_cost),
+            ruled_out=() if prior is None else prior.ruled_out + prior.far_from_best(1.0 + self.margin),
         )
 
     def predict(self) -> Decision:
