@@ -29,9 +29,9 @@ include: "workflows/rules/report.smk"
 include: "workflows/rules/policy.smk"
 
 
-# Under a cluster executor (profiles/slurm) only the simulations become jobs. Fetching the traces
-# needs the network, which compute nodes often lack; the other steps take seconds, less than one
-# round of the executor's status polling.
+# Under a cluster executor (profiles/slurm) only the simulations (simulate*, policy_study) become
+# jobs. Fetching the traces needs the network, which compute nodes often lack; the other steps
+# take seconds, less than one round of the executor's status polling.
 localrules:
     zeus_traces,
     own_traces,
@@ -42,6 +42,8 @@ localrules:
     figures_per_gpu,
     figure_power_profiles,
     figure_h200,
+    figure_generations,
+    figure_policy,
     report,
     results_readme,
 

@@ -197,28 +197,35 @@ def job_table(comparison: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def section_items(study: Path, seeds: Sequence[int]) -> list[str | Finding]:
-    """The section as fixed lines (headings, table, figures) and findings, in order."""
+def section_items(study: Path, seeds: Sequence[int]) -> list[str | list[Finding]]:
+    """The section in order: fixed lines (headings, the table, figures) and paragraphs of findings."""
     comparison = pd.read_csv(study / "comparison.csv")
-    items: list[str | Finding] = [
+    return [
         "## zeus-plus: safe exploration, drift, cross-GPU warm start",
-        setup(comparison, seeds),
-    ]
-    items += [*safety(comparison), *regret(comparison), *max_batch(comparison)]
-    items += [
+        [setup(comparison, seeds)],
+        safety(comparison),
+        regret(comparison),
+        max_batch(comparison),
         job_table(comparison),
         "![cost vs baseline](figures/policy-cost.png)",
         "![regret](figures/policy-regret.png)",
+        "### Drift",
+        drift(pd.read_csv(study / "drift.csv")),
+        "![drift](figures/policy-drift.png)",
+        "### Cross-GPU warm start",
+        warm_start(pd.read_csv(study / "warmstart.csv")),
     ]
-    items += ["### Drift", *drift(pd.read_csv(study / "drift.csv")), "![drift](figures/policy-drift.png)"]
-    items += ["### Cross-GPU warm start", *warm_start(pd.read_csv(study / "warmstart.csv"))]
-    return items
 
 
 def render_section(study: Path, seeds: Sequence[int]) -> str:
     """The section as Markdown (findings as bullet points)."""
-    lines = [f"- {x.sentence}" if isinstance(x, Finding) else f"\n{x}\n" for x in section_items(study, seeds)]
-    return "\n".join(lines).strip() + "\n"
+    out: list[str] = []
+    for x in section_items(study, seeds):
+        if isinstance(x, list):
+            out += [*(f"- {f.sentence}" for f in x), ""]
+        else:
+            out += [x, ""]
+    return "\n".join(out).strip() + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -199,11 +199,11 @@ def main() -> int:
         f"{ours_cpu * 1e3:.2f} ms CPU; peak RSS {peak_mib:.0f} MiB"
     )
     if peer is not None:
-        seconds, cpu_seconds, version = peer
-        theirs, theirs_cpu = sum(seconds) / len(seconds), sum(cpu_seconds) / len(cpu_seconds)
+        peer_wall, peer_cpu, version = peer
+        theirs, theirs_cpu = sum(peer_wall) / len(peer_wall), sum(peer_cpu) / len(peer_cpu)
         print(
             f"\noriginal simulator (Zeus v0.3.0 code: zeus=={version} zeus._legacy.simulate, "
-            f"simulate_one_job only, start-up not counted): {len(seconds)} jobs of the same grid"
+            f"simulate_one_job only, start-up not counted): {len(peer_wall)} jobs of the same grid"
         )
         print(f"  per job {theirs:.3f} s wall ({_units(theirs, calib)}), {theirs_cpu:.3f} s CPU")
         print(f"  ratio, original per job / ours per job (whole process): {theirs / ours:,.0f}x wall,")

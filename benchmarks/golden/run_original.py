@@ -212,6 +212,7 @@ def run_grid(traces: Path, out: Path, gpus: list[str], seeds: list[int], jobs: i
             raise GoldenError(
                 f"{traces}: no {f} (set --traces or ZEUS_TRACE_DIR to the published Zeus traces)"
             )
+    _original()  # one line now, not one per worker, when the original is not installed
     tasks = _tasks(traces, gpus, seeds)
     log.info("running the original simulator: %d tasks with %d process(es)", len(tasks), jobs)
     rows: list[tuple[Any, ...]] = []

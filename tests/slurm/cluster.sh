@@ -85,6 +85,9 @@ trap 'exit 130' INT TERM
 # (task/none, no cgroups): on a 2-core machine the declaration only changes what is scheduled.
 CPUS=$(nproc)
 [ "$CPUS" -ge 4 ] || CPUS=4
+# Without accounting, squeue and scontrol know a finished job for MinJobAge seconds only: an
+# hour, so that the tests can read every job's final state (and the executor, polling squeue,
+# never loses one). KillWait: 5 s between SIGTERM and SIGKILL at a time limit (default 30 s).
 MEM_MB=$(awk '/^MemTotal:/ {print int($2 / 1024)}' /proc/meminfo)
 mkdir -p "$DIR/state" "$DIR/spool" "$DIR/dev"
 for i in 0 1; do mknod "$DIR/dev/gpu$i" c 1 3; done # same major/minor as /dev/null
@@ -114,7 +117,7 @@ JobCompType=jobcomp/none
 SlurmdParameters=config_overrides
 ReturnToService=2
 KillWait=5
-MinJobAge=300
+MinJobAge=3600
 GresTypes=gpu
 NodeName=localhost CPUs=$CPUS Sockets=1 CoresPerSocket=$CPUS ThreadsPerCore=1 RealMemory=$MEM_MB Gres=gpu:2 State=UNKNOWN
 PartitionName=gpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP

@@ -19,6 +19,36 @@ CLUSTER_OPTIONS = (
     "2",
 )
 
+#: squeue states of a job that has not ended.
+ACTIVE = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED")
+
+
+def sweep_env(folder: Path) -> dict[str, str]:
+    """Two fake GPUs in one state file (jobs pick theirs through CUDA_VISIBLE_DEVICES)."""
+    return {
+        "ZEUS_BENCH_FAKE_STATE": str(folder / "fake-gpus.json"),
+        "ZEUS_BENCH_FAKE_GPUS": "2",
+        "ZEUS_BENCH_STATE_DIR": str(folder / "zb-state"),
+        "OMP_NUM_THREADS": "1",
+    }
+
+
+def submit_time_limited_sweep(folder: Path) -> str:
+    """Submit a one-GPU fake sweep that sets 300 W and would measure for an hour; 1-minute limit.
+
+    SLURM ends it between 60 and 90 s after it starts (slurmctld checks time limits every 30 s),
+    with SIGTERM, then SIGKILL after KillWait. Returns the job id; its log is ``folder/job.log``.
+    """
+    sweep = (
+        f"'{sys.executable}' -m zeus_bench.cli.main sweep --backend fake --workload movielens-1m --tiny "
+        "--batch-sizes 4 --power-limits 300 --warmup-iters 1 --warmup-s 0 --steady-s 0 --measure-iters 1 "
+        f"--measure-s 3600 --max-measure-s 3600 --gpus 0 --out '{folder / 'never.parquet'}'"
+    )
+    cmd = ["sbatch", "--parsable", "--partition=gpu", "--gpus=1", "--cpus-per-task=1"]
+    cmd += ["--time=1", f"--output={folder / 'job.log'}", "--export=ALL", f"--wrap={sweep}"]
+    env = {**os.environ, **sweep_env(folder)}
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+
 
 def snakemake(
     workdir: Path, args: list[str], env: dict[str, str] | None = None, timeout: float = 400
@@ -41,7 +71,7 @@ def slurm_profile_args() -> list[str]:
 
 
 def squeue(fmt: str, *args: str) -> list[list[str]]:
-    """Rows of ``squeue --states=all`` (finished jobs stay listed for MinJobAge, 300 s)."""
+    """Rows of ``squeue --states=all`` (finished jobs stay listed for MinJobAge: an hour on the test cluster)."""
     out = subprocess.run(
         ["squeue", "--states=all", "-h", "-o", fmt, *args],
         capture_output=True,

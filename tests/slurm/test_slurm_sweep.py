@@ -5,7 +5,6 @@ Run by ``make test-slurm``; skipped without a cluster (see conftest.py).
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import subprocess
@@ -14,27 +13,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-from slurm_helpers import REPO, job_fields, slurm_profile_args, snakemake, squeue, wait_for
+from slurm_helpers import ACTIVE, REPO, job_fields, slurm_profile_args, snakemake, squeue, sweep_env, wait_for
 
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.store import read_table
 
 pytestmark = [pytest.mark.slurm, pytest.mark.usefixtures("slurm_cluster")]
-pytest.importorskip("torch")
 
 KIND = "fake-h200"
 MERGED = f"results/sweep/{KIND}/power-{KIND}.parquet"
 KEY = ["gpu", "dataset", "network", "optimizer", "batch_size", "power_limit_w"]
-
-
-def sweep_env(tmp: Path) -> dict[str, str]:
-    """Two fake GPUs in one state file (jobs pick theirs through CUDA_VISIBLE_DEVICES)."""
-    return {
-        "ZEUS_BENCH_FAKE_STATE": str(tmp / "fake-gpus.json"),
-        "ZEUS_BENCH_FAKE_GPUS": "2",
-        "ZEUS_BENCH_STATE_DIR": str(tmp / "zb-state"),
-        "OMP_NUM_THREADS": "1",
-    }
 
 
 def write_config(tmp: Path, workloads: dict[str, list[int]], gpu: dict, measure: dict) -> Path:
@@ -174,46 +162,22 @@ def test_cancelled_cell_leaves_no_shard_and_rerun_measures_only_it(tmp_path):
     ]
 
 
-def test_limit_set_by_a_job_is_restored_when_slurm_kills_it_at_its_time_limit(tmp_path):
-    env = {**os.environ, **sweep_env(tmp_path)}
-    out = tmp_path / "never.parquet"
-    sweep_cmd = (
-        f"'{sys.executable}' -m zeus_bench.cli.main sweep --backend fake --workload movielens-1m --tiny "
-        f"--batch-sizes 4 --power-limits 300 --warmup-iters 1 --warmup-s 0 --steady-s 0 --measure-iters 1 "
-        f"--measure-s 3600 --max-measure-s 3600 --gpus 0 --out '{out}'"
-    )
-    job = subprocess.run(
-        [
-            "sbatch",
-            "--parsable",
-            "--partition=gpu",
-            "--gpus=1",
-            "--time=1",  # minutes: SLURM's smallest time limit
-            f"--output={tmp_path / 'job.log'}",
-            "--export=ALL",
-            f"--wrap={sweep_cmd}",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    backend = FakeBackend(state_path=tmp_path / "fake-gpus.json", n_gpus=2)
-    wait_for(lambda: 300.0 in fake_limits(tmp_path), 60, "the job to set 300 W")
+def test_limit_set_by_a_job_is_restored_when_slurm_kills_it_at_its_time_limit(time_limited_sweep):
+    # Submitted when the SLURM tests started (conftest.py): its 1-minute limit ran out while the
+    # tests above used the cluster.
+    job, folder = time_limited_sweep
     state = wait_for(
-        lambda: next(
-            (r[1] for r in squeue("%i|%T", "-j", job) if r[1] not in ("PENDING", "RUNNING", "COMPLETING")),
-            None,
-        ),
+        lambda: next((r[1] for r in squeue("%i|%T", "-j", job) if r[1] not in ACTIVE), None),
         150,
         "SLURM to end the job at its time limit",
         interval=2,
     )
     assert state == "TIMEOUT"
-    assert fake_limits(tmp_path) == [700.0, 700.0]
-    assert sum(backend.gpu(i).setter_calls() for i in range(2)) == 2  # set 300 W, restore 700 W
-    assert not list((tmp_path / "zb-state/journal").glob("*.json"))
-    log = (tmp_path / "job.log").read_text()
+    log = (folder / "job.log").read_text()
     assert "DUE TO TIME LIMIT" in log and "restoring power limits" in log, log[-2000:]
-    assert not out.exists()
-    json.loads((tmp_path / "fake-gpus.json").read_text())  # the state file is intact
+    # A fresh fake GPU (700 W) saw two settings, the job's 300 W and the restore, and is at 700 W.
+    backend = FakeBackend(state_path=folder / "fake-gpus.json", n_gpus=2)
+    assert [backend.gpu(i).power_limit_w() for i in range(2)] == [700.0, 700.0]
+    assert sum(backend.gpu(i).setter_calls() for i in range(2)) == 2
+    assert not list((folder / "zb-state/journal").glob("*.json"))
+    assert not (folder / "never.parquet").exists()  # its one point never finished

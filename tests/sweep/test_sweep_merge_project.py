@@ -16,6 +16,7 @@ from zeus_bench.sweep.measure import (
     CounterTracker,
     GPUState,
     MeasureSettings,
+    _poll_near_edges,
     ci_halfwidth,
     gpu_kind_from_name,
     is_steady,
@@ -288,3 +289,48 @@ def test_counter_tracker_interpolates_between_updates_where_edge_reads_err():
 def gpu_at(gpu, clock, t):
     clock.t = t
     return gpu.total_energy_j()
+
+
+def test_counter_tracker_never_dates_an_update_by_a_read_after_a_pause():
+    clock = Clock()
+    gpu = SteppedCounter(clock)
+    tracker = CounterTracker([gpu], clock)
+    for k in range(0, 31):  # 0-0.3 s, polled
+        clock.t = k * 0.01
+        tracker.poll()
+    tracker.pause()
+    assert not tracker.active
+    clock.t = 0.75  # several updates happen unobserved
+    tracker.activate()
+    tracker.poll()  # only sets the reference value
+    assert tracker._ticks[0][0][-1] == pytest.approx(0.3)
+    for k in range(76, 121):
+        clock.t = k * 0.01
+        tracker.poll()
+    assert tracker._ticks[0][0][-3:] == pytest.approx([0.8, 0.9, 1.0, 1.1, 1.2][-3:])
+    assert tracker.energy_between(0.85, 1.15) == pytest.approx(500 * 0.3)
+
+
+def test_polling_pauses_mid_window_and_resumes_near_its_end():
+    clock = Clock()
+    tracker = CounterTracker([SteppedCounter(clock)], clock)
+    for k in range(0, 31):
+        clock.t = k * 0.01
+        tracker.poll()
+    _poll_near_edges(tracker, w_start=0.25, elapsed_s=0.05, window_s=2.0)
+    assert not tracker.active  # the counter moved past the start (at 0.3 s)
+    _poll_near_edges(tracker, w_start=0.25, elapsed_s=1.0, window_s=2.0)
+    assert not tracker.active
+    _poll_near_edges(tracker, w_start=0.25, elapsed_s=1.9, window_s=2.0)
+    assert tracker.active
+
+
+def test_the_cap_never_cuts_a_point_below_the_minimum_windows():
+    clock = Clock()
+
+    def step():
+        clock.t += 0.5
+
+    settings = MeasureSettings(0, 0.0, 1, 1.0, window_s=0.5, min_windows=3, max_measure_s=1.0, steady_s=0)
+    m = measure_steps(step, NoisyMonitor(clock, 100.0, [1.2, 0.8]), settings, "w", clock=clock)
+    assert m.num_windows == 3 and m.time_s == pytest.approx(1.5) and not m.ci_met

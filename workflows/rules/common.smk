@@ -333,8 +333,3 @@ def all_targets(wildcards):
         *[f"results/potential/{g}.csv" for g in gpus],
         *[f"results/summary/{g}.csv" for g in gpus],
     ]
-
-
-def _study_traces(wildcards):
-    """--traces GPU=DIR of every GPU of the study: the Zeus folder, or the GPU's own folder."""
-    return " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus())

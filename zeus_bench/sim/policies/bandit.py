@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from operator import add, mul
 from typing import Any
 
 import numpy as np
@@ -171,6 +172,9 @@ class PruningThompsonSampling:
         # Running sums per arm, for the certified approximate posteriors (see _sampled_arm).
         self._sums: dict[int, list[float]] = {}
         self._approx_cache: dict[int, tuple[float, float, float, float]] = {}
+        self._approx_lists: list[list[float]] | None = None  # means, stds, c0s, c1s in arm order
+        self._arm_pos: dict[int, int] = {}
+        self._dirty: set[int] = set()
         self._explored = False
         self._start_round()
 
@@ -256,6 +260,10 @@ class PruningThompsonSampling:
             arm = self._sampled_arm(arms, z)
             if arm is not None:
                 return arm
+        return self._exact_sample(arms, z)
+
+    def _exact_sample(self, arms: list[int], z: list[float]) -> int:
+        """The arm of largest sample ``mean + std * z[i]`` from the exact posteriors."""
         cache = self._post_cache
         best, best_arm = -math.inf, arms[0]
         for i, b in enumerate(arms):
@@ -310,28 +318,33 @@ class PruningThompsonSampling:
     def _sampled_arm(self, arms: list[int], z: list[float]) -> int | None:
         """The arm of largest sample when the approximate posteriors decide it beyond doubt.
 
-        Each sample ``mean + std * z`` is bounded from the approximate posteriors and their error
-        bounds; when the largest lower bound exceeds every other arm's upper bound, the exact
-        samples have the same (unique) largest, and that arm is returned. Otherwise (near-ties,
-        non-finite values) None: the caller computes the exact posteriors.
+        Every sample ``mean + std * z`` lies within ``B = max c0 + max c1 * max |z|`` of the
+        exact one (:meth:`_approx_posterior`); when the largest approximate sample exceeds the
+        second largest by more than ``2 B``, the exact samples have the same, unique, largest and
+        that arm is returned. Otherwise (near-ties, non-finite values) None: the caller computes
+        the exact posteriors.
         """
-        best_i, best_low = -1, -math.inf
-        uppers = []
-        cache = self._approx_cache
-        for i, b in enumerate(arms):
-            mean, std, c0, c1 = cache.get(b) or self._approx_posterior(b)
-            zi = z[i]
-            sample = mean + std * zi
-            bound = c0 + c1 * (zi if zi >= 0.0 else -zi)
-            uppers.append(sample + bound)
-            if sample - bound > best_low:
-                best_i, best_low = i, sample - bound
-        if best_i < 0:
-            return None
-        for i, upper in enumerate(uppers):
-            if i != best_i and upper >= best_low:
-                return None
-        return arms[best_i]
+        lists = self._approx_lists
+        if lists is None:
+            self._arm_pos = {b: i for i, b in enumerate(arms)}
+            approx = [self._approx_posterior(b) for b in arms]
+            lists = self._approx_lists = [[a[k] for a in approx] for k in range(4)]
+            self._dirty.clear()
+        elif self._dirty:
+            for b in self._dirty:
+                i = self._arm_pos[b]
+                lists[0][i], lists[1][i], lists[2][i], lists[3][i] = self._approx_posterior(b)
+            self._dirty.clear()
+        means, stds, c0s, c1s = lists
+        samples = list(map(add, means, map(mul, stds, z)))
+        best = max(samples)
+        winner = samples.index(best)
+        samples[winner] = -math.inf
+        second = max(samples)
+        bound = max(c0s) + max(c1s) * max(map(abs, z))
+        if best - bound > second + bound:
+            return arms[winner]
+        return None
 
     def observe(self, batch_size: int, cost: float, reached: bool) -> None:
         """Feed back the outcome of one run.
@@ -352,6 +365,7 @@ class PruningThompsonSampling:
             self._rewards[b].append(-c)
             self._post_cache.pop(b, None)
             self._approx_cache.pop(b, None)
+            self._dirty.add(b)
             sums = self._sums.get(b)
             if sums is not None:  # the order of the additions is the rewards' order
                 sums[0] += 1.0

@@ -20,9 +20,9 @@ target. Rules (``docs/policies.md``):
   recurrence (the probe stopped at its cap, then the incumbent) keeps the job's cumulative cost
   within ``(1 + safety) x`` the cumulative cost of running b0 every recurrence, estimated from
   b0's own observed runs. Savings already made fund later probes; no saving, little probing.
-* **Drift**: when a batch size's last 3 runs average more than ``(1 + margin) x`` its earlier
+* **Drift**: when a batch size's last 4 runs average more than ``(1 + margin) x`` its earlier
   mean and 3 standard errors above it, the job has changed: the optimizer keeps only the last
-  run of every other batch size (and the 3 of this one), forgets what it ruled out, and searches
+  run of every other batch size (and the 4 of this one), forgets what it ruled out, and searches
   again from the new incumbent.
 """
 
@@ -44,7 +44,7 @@ STATE_VERSION = 1
 DEFAULT_MARGIN = 0.4
 DEFAULT_SAFETY = 0.02
 DEFAULT_HORIZON = 50
-DRIFT_RUNS = 3  # latest runs of a batch size compared with its earlier ones
+DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
 DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
 
 
