@@ -46,6 +46,8 @@ rule simulate_eta:
     params:
         commands=sweep_commands("eta"),
         runner=RUN_MANY,
+        # The settings the commands use, as plain values: a change reruns the sweep.
+        settings=lambda wc: f"eta {config['eta_sweep']} beta {num(config['beta'])} {workloads_arg(wc.gpu)}",
     conda:
         ENV
     log:
@@ -64,6 +66,8 @@ rule simulate_beta:
     params:
         commands=sweep_commands("beta"),
         runner=RUN_MANY,
+        # The settings the commands use, as plain values: a change reruns the sweep.
+        settings=lambda wc: f"beta {config['beta_sweep']} eta {num(config['eta'])} {workloads_arg(wc.gpu)}",
     conda:
         ENV
     log:

@@ -38,6 +38,7 @@ from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
 from zeus_bench.sim.draws import PathDraws
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
+from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.policies.jit import jit_power_limit
 
 MAX_TRIES = 20
@@ -272,6 +273,12 @@ def replay(
         One row per try that ran (and one per recurrence in which none ran), fields as
         :data:`RUN_FIELDS`.
     """
+    if policy_cls is Zeus and window == 0 and drift is None:
+        from zeus_bench.sim.fastzeus import replay_zeus  # imports this module
+
+        fast = replay_zeus(model, seed, beta, recurrences)
+        if fast is not None:
+            return fast
     env_rng, pol_rng = seed_generators(seed)
     policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng))
     runner = Runner(model, policy, beta, env_rng, drift=drift)

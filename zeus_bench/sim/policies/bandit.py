@@ -260,6 +260,10 @@ class PruningThompsonSampling:
             arm = self._sampled_arm(arms, z)
             if arm is not None:
                 return arm
+        return self._exact_sample(arms, z)
+
+    def _exact_sample(self, arms: list[int], z: list[float]) -> int:
+        """The arm of largest sample ``mean + std * z[i]`` from the exact posteriors."""
         cache = self._post_cache
         best, best_arm = -math.inf, arms[0]
         for i, b in enumerate(arms):

@@ -1,0 +1,219 @@
+"""The ``zeus`` policy's replay as one fused loop: the same rows as :func:`replay.replay`, faster.
+
+:func:`zeus_bench.sim.replay.replay` runs any policy through :class:`~zeus_bench.sim.replay.Runner`:
+per try a :class:`~zeus_bench.sim.policies.Decision`, an :class:`~zeus_bench.sim.policies.Outcome`,
+and a few layers of method calls (policy, bandit, runner). For the faithful ``zeus`` policy
+(no window, no drift, no prior) this module runs the same algorithm with those layers inlined:
+
+* the policy's limit for a batch size is always the JIT profile's (:attr:`JobModel.jit_limit_w`),
+  so each batch size's figures at that limit are looked up once per job, not per try;
+* the batch-size optimizer (:class:`~zeus_bench.sim.policies.bandit.PruningThompsonSampling`) is
+  the real object, driven through its state: pruning and the exploration of the arms call its
+  own methods; Thompson Sampling after exploration draws the same visiting order and samples and
+  decides through its certified approximate posteriors, which are updated at each observation;
+* the arithmetic is the Runner's, operation for operation (costs, budgets, penalties).
+
+The golden and fidelity tests replay through :func:`replay.replay`, which takes this path for
+``zeus``; ``tests/sim/test_sim_fastzeus.py`` compares it with the generic loop.
+"""
+
+from __future__ import annotations
+
+import math
+from operator import add, mul
+
+from zeus_bench.errors import ConfigError
+from zeus_bench.sim.draws import PathDraws, emulated
+from zeus_bench.sim.policies.bandit import PruningThompsonSampling
+from zeus_bench.sim.replay import MAX_TRIES, ZERO_BUDGET_PENALTY, JobModel, Row, seed_generators
+
+# Per batch-size index: paths, number of paths, budget epoch cost, energy and time per epoch,
+# profile epoch's energy and time, limit, expected energy, time and cost (at the JIT limit).
+_Config = tuple[list[float], int, float, float, float, float, float, float, float, float, float]
+
+
+def _configs(model: JobModel) -> list[_Config] | None:
+    """Per batch size, its figures at its JIT limit (cached on the model); None if one is unmeasured."""
+    cached = model.__dict__.get("_fastzeus_configs", False)
+    if cached is not False:
+        return cached  # type: ignore[no-any-return]
+    configs: list[_Config] | None = []
+    for bi, limit in enumerate(model.jit_limit_w):
+        pj = model.limit_index.get(limit)
+        if pj is None or math.isnan(model.time_per_epoch_s[bi][pj]) or configs is None:
+            configs = None  # the generic loop reports it (or never needs it)
+            continue
+        paths = model.paths[bi]
+        configs.append(
+            (
+                paths, len(paths), model.budget_epoch_cost[bi][pj], model.energy_per_epoch_j[bi][pj],
+                model.time_per_epoch_s[bi][pj], model.profile_energy_j[bi], model.profile_time_s[bi],
+                limit, model.expected_energy_j[bi][pj], model.expected_time_s[bi][pj],
+                model.expected_cost[bi][pj],
+            )
+        )  # fmt: skip
+    model.__dict__["_fastzeus_configs"] = configs
+    return configs
+
+
+def supported(model: JobModel) -> bool:
+    """Whether :func:`replay_zeus` can replay this job (every JIT limit measured)."""
+    return _configs(model) is not None
+
+
+def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> list[Row] | None:
+    """Rows of ``replay(model, Zeus, seed, beta, recurrences)``; None when this path does not apply.
+
+    It does not apply (the caller runs the generic loop) when a JIT limit is unmeasured or the
+    generators are not of the PCG64 family whose draws :mod:`zeus_bench.sim.draws` reproduces.
+
+    Raises:
+        ConfigError: a try of the first recurrence does not reach the target.
+    """
+    configs = _configs(model)
+    env_rng, pol_rng = seed_generators(seed)
+    if configs is None or not emulated(env_rng):
+        return None
+    job = model.job
+    bandit = PruningThompsonSampling([int(b) for b in job.batch_sizes], job.b0, pol_rng)
+    bs_index = model.bs_index
+    draw = PathDraws(env_rng)
+    normal = pol_rng.standard_normal
+    skip = bandit._order_draws.skip
+    history = bandit._history
+    rewards = bandit._rewards
+    eta = model.eta
+    k_time = (1.0 - eta) * model.max_power_w  # zeus_cost's (1 - eta) * MAXPOWER, then x time
+    max_epochs = float(model.max_epochs)
+    penalty = ZERO_BUDGET_PENALTY * beta
+    inf = math.inf
+    profiled_bs: set[int] = set()
+    arms: list[int] | None = None
+    n_arms = 0
+    min_cost = inf
+    rows: list[Row] = []
+    append = rows.append
+    for recurrence in range(1, recurrences + 1):
+        total = 0.0
+        ran = False
+        for attempt in range(1, MAX_TRIES + 1):
+            # --- the policy's prediction (PruningThompsonSampling.predict)
+            if arms is None:
+                arms = bandit._arms
+                if arms is not None:
+                    rewards = bandit._rewards
+                    n_arms = len(arms)
+            if arms is None:
+                b = bandit._down[0] if bandit._down else bandit._up[0]
+            elif bandit._explored:
+                skip(n_arms)
+                z = normal(n_arms).tolist()
+                lists = bandit._approx_lists
+                if lists is None or bandit._dirty:
+                    chosen = bandit._sampled_arm(arms, z)
+                else:
+                    means, stds, c0s, c1s = lists
+                    samples = list(map(add, means, map(mul, stds, z)))
+                    best = max(samples)
+                    winner = samples.index(best)
+                    samples[winner] = -inf
+                    bound = max(c0s) + max(c1s) * max(map(abs, z))
+                    chosen = arms[winner] if best - bound > max(samples) + bound else None
+                b = bandit._exact_sample(arms, z) if chosen is None else chosen
+            else:
+                b = bandit.predict()
+            # --- the try (Runner.run_try at the JIT limit)
+            bi = bs_index[b]
+            paths, n_paths, epoch_cost, e_ep, t_ep, prof_e, prof_t, limit, exp_e, exp_t, exp_c = configs[bi]
+            profiled = b not in profiled_bs
+            target = paths[draw(n_paths)]
+            budget = max_epochs
+            cost_ub = beta * min_cost
+            if cost_ub != inf:
+                budget = min(cost_ub // epoch_cost, budget)
+            if budget == 0.0:
+                cost = penalty * min_cost
+                reached = False
+                epochs = 0.0
+            else:
+                reached = target <= budget
+                epochs = target if reached else budget
+                if profiled:
+                    energy = prof_e + (epochs - 1.0) * e_ep
+                    time = prof_t + (epochs - 1.0) * t_ep
+                else:
+                    energy = epochs * e_ep
+                    time = epochs * t_ep
+                cost = eta * energy + k_time * time
+            profiled_bs.add(b)
+            # --- the optimizer's observation (PruningThompsonSampling.observe)
+            history.append((b, cost, reached))
+            if arms is None:
+                bandit._prune_observe(b, cost, reached)
+            else:
+                rewards[b].append(-cost)
+                bandit._post_cache.pop(b, None)
+                bandit._approx_cache.pop(b, None)
+                sums = bandit._sums.get(b)
+                if sums is not None:  # the order of the additions is the rewards' order
+                    sums[0] += 1.0
+                    sums[1] -= cost
+                    sums[2] += cost * cost
+                    sums[3] += abs(cost)
+                lists = bandit._approx_lists
+                if lists is None:
+                    bandit._dirty.add(b)
+                else:
+                    i = bandit._arm_pos[b]
+                    lists[0][i], lists[1][i], lists[2][i], lists[3][i] = bandit._approx_posterior(b)
+            # --- the row (Runner.run_recurrence)
+            if epochs == 0.0:
+                if attempt == MAX_TRIES and not ran:
+                    append(
+                        (
+                            recurrence,
+                            attempt,
+                            b,
+                            limit,
+                            0.0,
+                            0.0,
+                            0.0,
+                            0.0,
+                            False,
+                            False,
+                            False,
+                            exp_e,
+                            exp_t,
+                            exp_c,
+                        )
+                    )
+                continue
+            ran = True
+            total += cost
+            append(
+                (
+                    recurrence,
+                    attempt,
+                    b,
+                    limit,
+                    epochs,
+                    energy,
+                    time,
+                    cost,
+                    reached,
+                    profiled,
+                    True,
+                    exp_e,
+                    exp_t,
+                    exp_c,
+                )
+            )
+            if reached:
+                min_cost = min(min_cost, total)
+                break
+            if recurrence == 1:
+                raise ConfigError(
+                    f"workload {job.workload.id!r} on {job.gpu!r}: batch size {b} did "
+                    f"not reach the target in the first recurrence (the default must converge)"
+                )
+    return rows
