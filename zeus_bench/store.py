@@ -130,7 +130,7 @@ def _coerce(series: pd.Series, col: Column, where: str) -> pd.Series:
         return series.astype("string") if col.nullable else series.astype(str)
     if col.dtype == "bool":
         present_values = series[~missing]
-        if not all(isinstance(v, (bool, np.bool_)) for v in present_values):
+        if series.dtype != bool and not all(isinstance(v, (bool, np.bool_)) for v in present_values):
             raise TraceFormatError(f"{where}: column {name!r} must be boolean, got {series.dtype}")
         return series.astype("boolean") if col.nullable else series.astype(bool)
     values = pd.to_numeric(series, errors="coerce")

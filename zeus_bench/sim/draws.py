@@ -21,6 +21,7 @@ through the rare rejection branch.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from itertools import repeat
 from operator import and_, lt, mul
 
@@ -105,6 +106,21 @@ class PathDraws:
         return m >> 32
 
 
+def word_stream(rng: np.random.Generator) -> Iterator[int]:
+    """The 32-bit words ``rng.integers`` takes, in its order: each 64-bit output's low, then high.
+
+    Outputs are fetched in blocks; ``rng`` is owned from then on (like :class:`PathDraws`, whose
+    words these are: ``rng`` must not hold a buffered word yet).
+    """
+    raw = rng.bit_generator.random_raw
+    block = 64
+    while True:
+        for r in raw(block).tolist():
+            yield r & MASK32
+            yield r >> 32
+        block = min(block * 4, 1 << 14)
+
+
 class ChoiceDraws:
     """``rng.choice(n, n, replace=False)`` (a random permutation) drawn as NumPy draws it.
 
@@ -173,7 +189,11 @@ class ChoiceDraws:
             return
         if not self._loaded:
             self._load()
-        words = self._words(2 * n - 2)
+        pending = self._pending
+        if pending is None and _LITTLE_ENDIAN:  # n - 1 outputs are the 2n - 2 words, in order
+            words = self._raw(n - 1).view(np.uint32).tolist()
+        else:
+            words = self._words(2 * n - 2)
         # Lemire's method rejects a word only if its low product falls below the span (rare):
         # for small n, only if it is one of a few listed words of some span (rarer still).
         if n <= _REJECT_SET_MAX_N:

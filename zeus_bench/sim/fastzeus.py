@@ -23,8 +23,8 @@ import math
 from operator import add, mul
 
 from zeus_bench.errors import ConfigError
-from zeus_bench.sim.draws import PathDraws, emulated
-from zeus_bench.sim.policies.bandit import PruningThompsonSampling
+from zeus_bench.sim.draws import MASK32, emulated, word_stream
+from zeus_bench.sim.policies.bandit import PruningThompsonSampling, approx_from_sums
 from zeus_bench.sim.replay import MAX_TRIES, ZERO_BUDGET_PENALTY, JobModel, Row, seed_generators
 
 # Per batch-size index: paths, number of paths, budget epoch cost, energy and time per epoch,
@@ -77,11 +77,17 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
     job = model.job
     bandit = PruningThompsonSampling([int(b) for b in job.batch_sizes], job.b0, pol_rng)
     bs_index = model.bs_index
-    draw = PathDraws(env_rng)
+    next_word = word_stream(env_rng).__next__
     normal = pol_rng.standard_normal
     skip = bandit._order_draws.skip
     history = bandit._history
+    post_cache = bandit._post_cache
+    approx_cache = bandit._approx_cache
+    sums_of = bandit._sums
     rewards = bandit._rewards
+    post_cache = bandit._post_cache
+    approx_cache = bandit._approx_cache
+    sums_of = bandit._sums
     eta = model.eta
     k_time = (1.0 - eta) * model.max_power_w  # zeus_cost's (1 - eta) * MAXPOWER, then x time
     max_epochs = float(model.max_epochs)
@@ -126,7 +132,15 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
             bi = bs_index[b]
             paths, n_paths, epoch_cost, e_ep, t_ep, prof_e, prof_t, limit, exp_e, exp_t, exp_c = configs[bi]
             profiled = b not in profiled_bs
-            target = paths[draw(n_paths)]
+            if n_paths == 1:  # rng.integers(0, 1) draws nothing
+                target = paths[0]
+            else:  # rng.integers(0, n_paths): Lemire's method, as PathDraws
+                m = next_word() * n_paths
+                if (m & MASK32) < n_paths:
+                    threshold = (1 << 32) % n_paths
+                    while (m & MASK32) < threshold:
+                        m = next_word() * n_paths
+                target = paths[m >> 32]
             budget = max_epochs
             cost_ub = beta * min_cost
             if cost_ub != inf:
@@ -152,20 +166,21 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
                 bandit._prune_observe(b, cost, reached)
             else:
                 rewards[b].append(-cost)
-                bandit._post_cache.pop(b, None)
-                bandit._approx_cache.pop(b, None)
-                sums = bandit._sums.get(b)
+                post_cache.pop(b, None)
+                sums = sums_of.get(b)
                 if sums is not None:  # the order of the additions is the rewards' order
                     sums[0] += 1.0
                     sums[1] -= cost
                     sums[2] += cost * cost
                     sums[3] += abs(cost)
                 lists = bandit._approx_lists
-                if lists is None:
+                if lists is None or sums is None:
+                    approx_cache.pop(b, None)
                     bandit._dirty.add(b)
-                else:
+                else:  # keep the approximate posteriors current (what _sampled_arm would do)
                     i = bandit._arm_pos[b]
-                    lists[0][i], lists[1][i], lists[2][i], lists[3][i] = bandit._approx_posterior(b)
+                    approx = approx_cache[b] = approx_from_sums(*sums)
+                    lists[0][i], lists[1][i], lists[2][i], lists[3][i] = approx
             # --- the row (Runner.run_recurrence)
             if epochs == 0.0:
                 if attempt == MAX_TRIES and not ran:

@@ -116,6 +116,26 @@ def rng_from_state(state: dict[str, Any]) -> np.random.Generator:
     return np.random.Generator(bit_gen)
 
 
+def approx_from_sums(n: float, s1: float, s2: float, s_abs: float) -> tuple[float, float, float, float]:
+    """``(mean, std, c0, c1)`` of an arm from its running sums (see ``_approx_posterior``).
+
+    ``n`` observations, their sum ``s1``, sum of squares ``s2`` and sum of magnitudes ``s_abs``.
+    """
+    mean = s1 / n
+    var = max(s2 / n - mean * mean, 0.0)
+    g = (n + 4.0) * _EPS
+    mean_err = _SAFETY * (g * s_abs / n + 3.0 * _EPS * abs(mean))
+    var_err = _SAFETY * (g * s2 / n + 2.0 * abs(mean) * mean_err + 3.0 * mean_err * mean_err)
+    std = math.sqrt(var / n)
+    std_err = math.sqrt(var_err / n) * (1.0 + 4.0 * _EPS) + _SAFETY * 3.0 * _EPS * std
+    # Both samples' rounding (a product and a sum each) and the comparisons' add at most
+    # 4 eps (|mean| + |std z|).
+    approx = (mean, std, mean_err + 4.0 * _EPS * abs(mean), std_err + 4.0 * _EPS * std)
+    if not (math.isfinite(approx[0]) and math.isfinite(approx[1]) and math.isfinite(approx[2])):
+        approx = (0.0, 0.0, math.inf, 0.0)
+    return approx
+
+
 class PruningThompsonSampling:
     """Batch-size optimizer of Zeus: pruning exploration, then Gaussian Thompson Sampling.
 
@@ -299,19 +319,7 @@ class PruningThompsonSampling:
                 sums[2] += r * r
                 sums[3] += abs(r)
             self._sums[arm] = sums
-        n, s1, s2, s_abs = sums
-        mean = s1 / n
-        var = max(s2 / n - mean * mean, 0.0)
-        g = (n + 4.0) * _EPS
-        mean_err = _SAFETY * (g * s_abs / n + 3.0 * _EPS * abs(mean))
-        var_err = _SAFETY * (g * s2 / n + 2.0 * abs(mean) * mean_err + 3.0 * mean_err * mean_err)
-        std = math.sqrt(var / n)
-        std_err = math.sqrt(var_err / n) * (1.0 + 4.0 * _EPS) + _SAFETY * 3.0 * _EPS * std
-        # Both samples' rounding (a product and a sum each) and the comparisons' add at most
-        # 4 eps (|mean| + |std z|).
-        approx = (mean, std, mean_err + 4.0 * _EPS * abs(mean), std_err + 4.0 * _EPS * std)
-        if not (math.isfinite(approx[0]) and math.isfinite(approx[1]) and math.isfinite(approx[2])):
-            approx = (0.0, 0.0, math.inf, 0.0)
+        approx = approx_from_sums(*sums)
         self._approx_cache[arm] = approx
         return approx
 
