@@ -22,8 +22,17 @@ from __future__ import annotations
 import math
 from operator import add, mul
 
+import numpy as np
+
 from zeus_bench.errors import ConfigError
-from zeus_bench.sim.draws import MASK32, emulated, word_stream
+from zeus_bench.sim.draws import (
+    LITTLE_ENDIAN,
+    MASK32,
+    REJECT_SET_MAX_N,
+    emulated,
+    rejectable_words,
+    word_stream,
+)
 from zeus_bench.sim.policies.bandit import PruningThompsonSampling, approx_from_sums
 from zeus_bench.sim.replay import MAX_TRIES, ZERO_BUDGET_PENALTY, JobModel, Row, seed_generators
 
@@ -79,7 +88,10 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
     bs_index = model.bs_index
     next_word = word_stream(env_rng).__next__
     normal = pol_rng.standard_normal
-    skip = bandit._order_draws.skip
+    order = bandit._order_draws
+    skip = order.skip
+    raw_policy = pol_rng.bit_generator.random_raw
+    rejectable: frozenset[int] | None = None
     history = bandit._history
     post_cache = bandit._post_cache
     approx_cache = bandit._approx_cache
@@ -109,10 +121,18 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
                 if arms is not None:
                     rewards = bandit._rewards
                     n_arms = len(arms)
+                    if 1 < n_arms <= REJECT_SET_MAX_N and LITTLE_ENDIAN:
+                        rejectable = rejectable_words(n_arms)
             if arms is None:
                 b = bandit._down[0] if bandit._down else bandit._up[0]
             elif bandit._explored:
-                skip(n_arms)
+                if order._pending is None and order._loaded and rejectable is not None:
+                    # ChoiceDraws.skip without its checks: n - 1 whole outputs are its words
+                    words = raw_policy(n_arms - 1).view(np.uint32).tolist()
+                    if not rejectable.isdisjoint(words):
+                        order._permute(n_arms, words)
+                else:
+                    skip(n_arms)
                 z = normal(n_arms).tolist()
                 lists = bandit._approx_lists
                 if lists is None or bandit._dirty:
@@ -161,10 +181,10 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
                 cost = eta * energy + k_time * time
             profiled_bs.add(b)
             # --- the optimizer's observation (PruningThompsonSampling.observe)
-            history.append((b, cost, reached))
             if arms is None:
+                history.append((b, cost, reached))  # the arms start from it when pruning ends
                 bandit._prune_observe(b, cost, reached)
-            else:
+            else:  # (the history is not read again: not kept)
                 rewards[b].append(-cost)
                 post_cache.pop(b, None)
                 sums = sums_of.get(b)
