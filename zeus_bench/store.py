@@ -363,7 +363,7 @@ def read_table(path: str | Path, kind: str) -> pd.DataFrame:
             f"({schema.version}); upgrade zeus-bench"
         )
     try:
-        df = pq.read_table(path).to_pandas()
+        df = pq.ParquetFile(path).read().to_pandas()  # one file: no pyarrow.dataset (slow import)
     except (pa.ArrowInvalid, OSError) as exc:
         raise TraceFormatError(f"{path}: not a readable Parquet file ({exc})") from None
     while version < schema.version:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from operator import add, mul
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,7 +35,10 @@ from zeus_bench.sim.draws import (
     word_stream,
 )
 from zeus_bench.sim.policies.bandit import PruningThompsonSampling, approx_from_sums
-from zeus_bench.sim.replay import MAX_TRIES, ZERO_BUDGET_PENALTY, JobModel, Row, seed_generators
+from zeus_bench.sim.rules import MAX_TRIES, ZERO_BUDGET_PENALTY, seed_generators
+
+if TYPE_CHECKING:
+    from zeus_bench.sim.replay import JobModel, Row
 
 # Per batch-size index: paths, number of paths, budget epoch cost, energy and time per epoch,
 # profile epoch's energy and time, limit, expected energy, time and cost (at the JIT limit).
@@ -106,7 +110,10 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
     n_arms = 0
     # Thompson Sampling's steady state: every arm explored, approximate posteriors built.
     steady = False
-    means = stds = c0s = c1s = []
+    means: list[float] = []
+    stds: list[float] = []
+    c0s: list[float] = []
+    c1s: list[float] = []
     arm_pos: dict[int, int] = {}
     c0_max = c1_max = 0.0  # never below max(c0s), max(c1s): a larger bound is as certain
     min_cost = inf
