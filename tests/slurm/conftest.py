@@ -1,7 +1,9 @@
 """The SLURM cluster the tests marked ``slurm`` need (``make test-slurm`` starts one).
 
-Without a cluster these tests skip; with ``ZEUS_BENCH_SLURM=1`` (set by ``tests/slurm/cluster.sh``)
-a missing or unhealthy cluster fails them instead, so ``make test-slurm`` never skips silently.
+They run only with ``ZEUS_BENCH_SLURM=1`` (set by ``tests/slurm/cluster.sh``, i.e. ``make test-slurm``):
+then a missing or unhealthy cluster fails them, so ``make test-slurm`` never skips silently. Without
+it they skip, even where a SLURM cluster answers, so that a plain ``make test`` on a cluster's
+login node never submits jobs to that cluster.
 The cluster is expected to offer partitions ``gpu`` and ``cpu`` (those of ``profiles/slurm``) on
 a node with two GPUs (``gres gpu:2``).
 """
@@ -43,13 +45,13 @@ def _cluster_problem() -> str | None:
 
 @pytest.fixture(scope="session")
 def slurm_cluster() -> None:
-    """Skip (or fail under ``ZEUS_BENCH_SLURM=1``) unless a usable SLURM cluster answers."""
+    """Skip unless ``ZEUS_BENCH_SLURM=1``; then fail unless a usable SLURM cluster answers."""
+    if os.environ.get(EXPECTED_ENV) != "1":
+        pytest.skip(f"SLURM tests run with {EXPECTED_ENV}=1 against a test cluster: `make test-slurm`")
     problem = _cluster_problem()
     if problem is None:
         return
-    if os.environ.get(EXPECTED_ENV) == "1":
-        pytest.fail(f"{EXPECTED_ENV}=1 but the SLURM cluster is unusable: {problem}")
-    pytest.skip(f"no SLURM cluster ({problem}); run `make test-slurm`")
+    pytest.fail(f"{EXPECTED_ENV}=1 but the SLURM cluster is unusable: {problem}")
 
 
 @pytest.fixture(scope="session", autouse=True)

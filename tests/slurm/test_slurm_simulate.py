@@ -110,11 +110,16 @@ def test_simulation_grid_as_slurm_jobs_equals_the_local_run(tmp_path):
     for sim in SIMS:
         a, b = read_table(local / sim, "runs"), read_table(cluster / sim, "runs")
         pd.testing.assert_frame_equal(b, a)
-    # Each simulation was a SLURM job on the CPU partition with the rule's two threads; fetching
-    # the traces and summarising stayed on the submitting host (localrules).
+    # Each simulation rule was one SLURM job of this run (its working directory) on the CPU
+    # partition, with the rule's threads as CPUs; fetching the traces and summarising stayed on
+    # the submitting host (localrules).
     jobs = [job_fields(job) for job in {row[0] for row in squeue("%i")} - before]
-    rules = sorted(job["Comment"].split("_wildcards")[0].removeprefix("rule_") for job in jobs)
-    assert rules == ["simulate", "simulate_beta", "simulate_eta"]
-    assert {(job["Partition"], job["NumCPUs"], job["JobState"]) for job in jobs} == {
-        ("cpu", "2", "COMPLETED")
+    mine = {
+        job["Comment"].split("_wildcards")[0].removeprefix("rule_"): job
+        for job in jobs
+        if job["WorkDir"] == str(cluster)
     }
+    assert sorted(mine) == ["simulate", "simulate_beta", "simulate_eta"]
+    assert len([job for job in jobs if job["WorkDir"] == str(cluster)]) == 3  # one job each
+    assert {(job["Partition"], job["JobState"]) for job in mine.values()} == {("cpu", "COMPLETED")}
+    assert mine["simulate"]["NumCPUs"] == "2"  # threads: 2

@@ -47,7 +47,10 @@ def test_sweep_writes_valid_power_trace_and_restores_limits(fake_env, tiny_workl
     # Repeated windows, energy interpolated at the counter's updates, clock and temperature logged.
     assert (df["num_windows"] >= 3).all() and df["avg_power_ci_w"].notna().all()
     windows = [w for p in meta["points"] for w in p["windows"]]
-    assert {w["energy_from"] for w in windows} == {"counter updates"}
+    # (a window falls back to the edge reads when the counter did not move within 1 s of its end,
+    # which a loaded test machine can cause)
+    sources = [w["energy_from"] for w in windows]
+    assert set(sources) <= {"counter updates", "edges"} and "counter updates" in sources
     assert all(w["sm_clock_mhz"] > 0 and w["temperature_c"] > 30 for w in windows)
     gpu = FakeBackend().gpu(0)
     assert gpu.power_limit_w() == 700.0  # restored

@@ -158,3 +158,13 @@ def test_make_shows_install_progress_and_reproduce_fits_a_terminal():
     assert "--printshellcmds" not in makefile  # command lines are thousands of characters long
     profile = (REPO / "profiles" / "default" / "config.yaml").read_text()
     assert "quiet:\n  - rules" in profile
+
+
+def test_missing_local_copy_leaves_no_folder(tmp_path, capsys):
+    args = ["fetch-traces", "--out", str(tmp_path / "a" / "csv"), "--file", f"summary_train.csv={TRAIN_SHA}"]
+    assert (
+        main([*args, "--local-dir", str(tmp_path / "nope"), "--import-to", str(tmp_path / "a" / "pq")]) == 2
+    )
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{tmp_path / 'nope'}: no such folder" in err
+    assert list(tmp_path.iterdir()) == []

@@ -11,13 +11,15 @@ rule policy_study:
     params:
         traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
         seeds=config["policy_study"]["seeds"],
+        workloads=config["workloads"] if config["workloads"] == "all" else ",".join(config["workloads"]),
         out_dir=lambda wc, output: os.path.dirname(output[0]),
     conda:
         ENV
     log:
         "logs/policy/study.log",
     shell:
-        "python -m zeus_bench.sim.study {params.traces} --seeds {params.seeds} --out-dir {params.out_dir} > {log} 2>&1"
+        "python -m zeus_bench.sim.study {params.traces} --seeds {params.seeds} --workloads {params.workloads} "
+        "--out-dir {params.out_dir} > {log} 2>&1"
 
 
 rule figure_policy:

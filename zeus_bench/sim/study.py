@@ -218,14 +218,19 @@ def drift_study(
 
 
 def warmstart_study(
-    sets: dict[str, TraceSet], pairs: Sequence[tuple[str, str]], seeds: Sequence[int], eta: float, beta: float
+    sets: dict[str, TraceSet],
+    pairs: Sequence[tuple[str, str]],
+    seeds: Sequence[int],
+    eta: float,
+    beta: float,
+    workloads: set[str] | None = None,
 ) -> pd.DataFrame:
     """zeus-plus cold and warm-started from another GPU's traces, per job both GPUs have."""
     cold = get_policy("zeus-plus")
     rows = []
     for src, dst in pairs:
         for w in sets[dst].workload_ids(dst):
-            if w not in sets[src].workload_ids(src):
+            if w not in sets[src].workload_ids(src) or (workloads is not None and w not in workloads):
                 continue
             job = sets[dst].job(dst, w)
             model = JobModel(job, eta)
@@ -254,6 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--traces", action="append", required=True, metavar="GPU=DIR", help="GPU kind and its trace folder"
     )
     ap.add_argument("--seeds", type=int_range_arg, default=list(range(1, 11)))
+    ap.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
     ap.add_argument(
         "--drift-gpus", default="v100,a40", help="GPUs of the drift experiment (multi-limit traces)"
     )
@@ -266,7 +272,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for item in args.traces:
             gpu, _, folder = item.partition("=")
             sets[gpu] = TraceSet(folder)
-        jobs = {g: [ts.job(g, w) for w in ts.workload_ids(g)] for g, ts in sets.items()}
+        wanted = None if args.workloads == "all" else set(args.workloads.split(","))
+        jobs = {
+            g: [ts.job(g, w) for w in ts.workload_ids(g) if wanted is None or w in wanted]
+            for g, ts in sets.items()
+        }
         pairs = [tuple(p.split(":", 1)) for p in args.warm_pairs.split(",") if p]
         pairs = [(a, b) for a, b in pairs if a in sets and b in sets]
         drift_gpus = [g for g in args.drift_gpus.split(",") if g in jobs]
@@ -275,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tables["drift"], tables["drift_curves"] = drift_study(
             {g: jobs[g] for g in drift_gpus}, args.seeds, 0.5, 2.0
         )
-        tables["warmstart"] = warmstart_study(sets, pairs, args.seeds, 0.5, 2.0)
+        tables["warmstart"] = warmstart_study(sets, pairs, args.seeds, 0.5, 2.0, wanted)
     except ZeusBenchError as exc:
         print(f"study: error: {exc}", file=sys.stderr)
         return 2

@@ -5,8 +5,9 @@
 * :mod:`~zeus_bench.sweep.plan` -- what one sweep measures (:class:`SweepPlan`), checked once;
 * :mod:`~zeus_bench.sweep.devices` -- the GPUs (CUDA ordinals to backend indices) and torch device;
 * :mod:`~zeus_bench.sweep.points` -- the measuring loop over (batch size, power limit) points;
-* :mod:`~zeus_bench.sweep.measure` -- the torch-free measurement of one point (warm-up, then a
-  measuring window of at least N iterations and T seconds) and the row it yields;
+* :mod:`~zeus_bench.sweep.measure` -- the torch-free measurement of one point (warm-up until
+  clocks and temperature hold steady, then energy windows until energy per sample is known to a
+  confidence target, or a cap) and the row it yields;
 * :mod:`~zeus_bench.sweep.writer` -- the ``power`` trace, rewritten after every point; resume;
 * :mod:`~zeus_bench.sweep.provenance` -- what is recorded about the GPU, software and SLURM job;
 * :mod:`~zeus_bench.sweep.single` and :mod:`~zeus_bench.sweep.ddp` -- the drivers (one GPU in
