@@ -110,6 +110,7 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
     n_arms = 0
     # Thompson Sampling's steady state: every arm explored, approximate posteriors built.
     steady = False
+    single = False  # the steady state of a single arm (b is that arm; nothing to update)
     means: list[float] = []
     stds: list[float] = []
     c0s: list[float] = []
@@ -124,15 +125,22 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
         ran = False
         for attempt in range(1, MAX_TRIES + 1):
             # --- the policy's prediction (PruningThompsonSampling.predict)
-            if steady:
+            if single:  # one arm: it wins every draw; its sample's draws are still made
+                normal()
+                b = arms[0]  # type: ignore[index]
+            elif steady:
+                # Scalar draws where they are cheaper than an array's: the same stream, the same values.
                 if order._pending is None and rejectable is not None:
                     # ChoiceDraws.skip without its checks: n - 1 whole outputs are its words
-                    words = raw_policy(n_arms - 1).view(uint32).tolist()
-                    if not rejectable.isdisjoint(words):
-                        order._permute(n_arms, words)
+                    if n_arms == 2:  # one output, two words, no span-2 word is ever rejected
+                        raw_policy()
+                    else:
+                        words = raw_policy(n_arms - 1).view(uint32).tolist()
+                        if not rejectable.isdisjoint(words):
+                            order._permute(n_arms, words)
                 else:
                     skip(n_arms)
-                z = normal(n_arms).tolist()
+                z = [normal(), normal()] if n_arms == 2 else normal(n_arms).tolist()
                 samples = list(map(add, means, map(mul, stds, z)))
                 best = max(samples)
                 winner = samples.index(best)
@@ -153,7 +161,9 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
                         rejectable = rejectable_words(n_arms)
                 b = bandit.predict()
                 lists = bandit._approx_lists
-                if bandit._explored and lists is not None and not bandit._dirty and order._loaded:
+                if n_arms == 1 and bandit._explored:
+                    single = True  # from now on the optimizer's state is never read again
+                elif bandit._explored and lists is not None and not bandit._dirty and order._loaded:
                     steady = True  # from now on the lists are kept current here
                     means, stds, c0s, c1s = lists
                     arm_pos = bandit._arm_pos
@@ -195,7 +205,9 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
             if profiled:
                 profiled_bs.add(b)
             # --- the optimizer's observation (PruningThompsonSampling.observe)
-            if steady:  # the arm's running sums and approximate posterior, as _sampled_arm has them
+            if single:
+                pass
+            elif steady:  # the arm's running sums and approximate posterior, as _sampled_arm has them
                 rewards[b].append(-cost)
                 post_cache.pop(b, None)
                 sums = sums_of[b]
