@@ -210,7 +210,8 @@ class TraceSet:
     def workload_ids(self, gpu: str) -> list[str]:
         """Registered workloads that have rows in this GPU's joined trace, in registry order."""
         joined = self.joined(gpu)
-        present = set(zip(joined["dataset"], joined["network"], joined["optimizer"], strict=True))
+        triples = joined[["dataset", "network", "optimizer"]].drop_duplicates()
+        present = set(zip(triples["dataset"], triples["network"], triples["optimizer"], strict=True))
         return [w.id for w in self.workloads.values() if (w.dataset, w.network, w.optimizer) in present]
 
     @functools.cache  # noqa: B019

@@ -130,7 +130,7 @@ def _coerce(series: pd.Series, col: Column, where: str) -> pd.Series:
         return series.astype("string") if col.nullable else series.astype(str)
     if col.dtype == "bool":
         present_values = series[~missing]
-        if not all(isinstance(v, (bool, np.bool_)) for v in present_values):
+        if series.dtype != bool and not all(isinstance(v, (bool, np.bool_)) for v in present_values):
             raise TraceFormatError(f"{where}: column {name!r} must be boolean, got {series.dtype}")
         return series.astype("boolean") if col.nullable else series.astype(bool)
     values = pd.to_numeric(series, errors="coerce")
@@ -363,7 +363,7 @@ def read_table(path: str | Path, kind: str) -> pd.DataFrame:
             f"({schema.version}); upgrade zeus-bench"
         )
     try:
-        df = pq.read_table(path).to_pandas()
+        df = pq.ParquetFile(path).read().to_pandas()  # one file: no pyarrow.dataset (slow import)
     except (pa.ArrowInvalid, OSError) as exc:
         raise TraceFormatError(f"{path}: not a readable Parquet file ({exc})") from None
     while version < schema.version:

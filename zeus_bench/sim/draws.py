@@ -20,7 +20,9 @@ through the rare rejection branch.
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Iterator
 from itertools import repeat
 from operator import and_, lt, mul
 
@@ -30,8 +32,8 @@ MASK32 = 0xFFFFFFFF
 _EXACT_BIT_GENERATORS = (np.random.PCG64, np.random.PCG64DXSM)
 # Floyd's algorithm is what Generator.choice uses without replacement up to this population.
 FLOYD_MAX_POPULATION = 10_000
-_LITTLE_ENDIAN = sys.byteorder == "little"  # a 64-bit output viewed as two words: low, then high
-_REJECT_SET_MAX_N = 64  # up to here, a permutation's rejectable words are few enough to list
+LITTLE_ENDIAN = sys.byteorder == "little"  # a 64-bit output viewed as two words: low, then high
+REJECT_SET_MAX_N = 64  # up to here, a permutation's rejectable words are few enough to list
 
 
 def rejected_words(span: int) -> list[int]:
@@ -49,6 +51,12 @@ def rejected_words(span: int) -> list[int]:
         w0 = (r // g) * inverse % modulus
         words.extend(w0 + k * modulus for k in range(g))
     return words
+
+
+@functools.cache
+def rejectable_words(n: int) -> frozenset[int]:
+    """Every 32-bit word that some bounded draw of a permutation of ``n`` (spans 2..n) rejects."""
+    return frozenset(w for span in range(2, n + 1) for w in rejected_words(span))
 
 
 def emulated(rng: np.random.Generator) -> bool:
@@ -105,6 +113,21 @@ class PathDraws:
         return m >> 32
 
 
+def word_stream(rng: np.random.Generator) -> Iterator[int]:
+    """The 32-bit words ``rng.integers`` takes, in its order: each 64-bit output's low, then high.
+
+    Outputs are fetched in blocks; ``rng`` is owned from then on (like :class:`PathDraws`, whose
+    words these are: ``rng`` must not hold a buffered word yet).
+    """
+    raw = rng.bit_generator.random_raw
+    block = 64
+    while True:
+        for r in raw(block).tolist():
+            yield r & MASK32
+            yield r >> 32
+        block = min(block * 4, 1 << 14)
+
+
 class ChoiceDraws:
     """``rng.choice(n, n, replace=False)`` (a random permutation) drawn as NumPy draws it.
 
@@ -123,7 +146,6 @@ class ChoiceDraws:
         self._loaded = False
         self._pending: int | None = None
         self._spans_cache: dict[int, list[int]] = {}
-        self._rejectable: dict[int, frozenset[int]] = {}
 
     def sync(self) -> None:
         """Write the buffered 32-bit word back into the generator (before any outside use)."""
@@ -151,7 +173,7 @@ class ChoiceDraws:
         if not outputs:
             return first
         raw = self._raw(outputs)
-        if _LITTLE_ENDIAN:
+        if LITTLE_ENDIAN:
             words = first + raw.view(np.uint32).tolist()
         else:
             words = first + [w for r in raw.tolist() for w in (r & MASK32, r >> 32)]
@@ -173,15 +195,15 @@ class ChoiceDraws:
             return
         if not self._loaded:
             self._load()
-        words = self._words(2 * n - 2)
+        pending = self._pending
+        if pending is None and LITTLE_ENDIAN:  # n - 1 outputs are the 2n - 2 words, in order
+            words = self._raw(n - 1).view(np.uint32).tolist()
+        else:
+            words = self._words(2 * n - 2)
         # Lemire's method rejects a word only if its low product falls below the span (rare):
         # for small n, only if it is one of a few listed words of some span (rarer still).
-        if n <= _REJECT_SET_MAX_N:
-            rejectable = self._rejectable.get(n)
-            if rejectable is None:
-                rejectable = frozenset(w for span in range(2, n + 1) for w in rejected_words(span))
-                self._rejectable[n] = rejectable
-            if not rejectable.isdisjoint(words):
+        if n <= REJECT_SET_MAX_N:
+            if not rejectable_words(n).isdisjoint(words):
                 self._permute(n, words)
             return
         spans = self._spans(n)

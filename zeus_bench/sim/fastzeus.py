@@ -21,11 +21,24 @@ from __future__ import annotations
 
 import math
 from operator import add, mul
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from zeus_bench.errors import ConfigError
-from zeus_bench.sim.draws import PathDraws, emulated
-from zeus_bench.sim.policies.bandit import PruningThompsonSampling
-from zeus_bench.sim.replay import MAX_TRIES, ZERO_BUDGET_PENALTY, JobModel, Row, seed_generators
+from zeus_bench.sim.draws import (
+    LITTLE_ENDIAN,
+    MASK32,
+    REJECT_SET_MAX_N,
+    emulated,
+    rejectable_words,
+    word_stream,
+)
+from zeus_bench.sim.policies.bandit import PruningThompsonSampling, approx_from_sums
+from zeus_bench.sim.rules import MAX_TRIES, ZERO_BUDGET_PENALTY, seed_generators
+
+if TYPE_CHECKING:
+    from zeus_bench.sim.replay import JobModel, Row
 
 # Per batch-size index: paths, number of paths, budget epoch cost, energy and time per epoch,
 # profile epoch's energy and time, limit, expected energy, time and cost (at the JIT limit).
@@ -77,19 +90,33 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
     job = model.job
     bandit = PruningThompsonSampling([int(b) for b in job.batch_sizes], job.b0, pol_rng)
     bs_index = model.bs_index
-    draw = PathDraws(env_rng)
+    next_word = word_stream(env_rng).__next__
     normal = pol_rng.standard_normal
-    skip = bandit._order_draws.skip
-    history = bandit._history
+    order = bandit._order_draws
+    skip = order.skip
+    raw_policy = pol_rng.bit_generator.random_raw
+    rejectable: frozenset[int] | None = None
+    post_cache = bandit._post_cache
+    sums_of = bandit._sums
     rewards = bandit._rewards
     eta = model.eta
     k_time = (1.0 - eta) * model.max_power_w  # zeus_cost's (1 - eta) * MAXPOWER, then x time
     max_epochs = float(model.max_epochs)
     penalty = ZERO_BUDGET_PENALTY * beta
     inf = math.inf
+    uint32 = np.uint32
     profiled_bs: set[int] = set()
     arms: list[int] | None = None
     n_arms = 0
+    # Thompson Sampling's steady state: every arm explored, approximate posteriors built.
+    steady = False
+    single = False  # the steady state of a single arm (b is that arm; nothing to update)
+    means: list[float] = []
+    stds: list[float] = []
+    c0s: list[float] = []
+    c1s: list[float] = []
+    arm_pos: dict[int, int] = {}
+    c0_max = c1_max = 0.0  # never below max(c0s), max(c1s): a larger bound is as certain
     min_cost = inf
     rows: list[Row] = []
     append = rows.append
@@ -98,39 +125,69 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
         ran = False
         for attempt in range(1, MAX_TRIES + 1):
             # --- the policy's prediction (PruningThompsonSampling.predict)
-            if arms is None:
-                arms = bandit._arms
-                if arms is not None:
-                    rewards = bandit._rewards
-                    n_arms = len(arms)
-            if arms is None:
-                b = bandit._down[0] if bandit._down else bandit._up[0]
-            elif bandit._explored:
-                skip(n_arms)
-                z = normal(n_arms).tolist()
-                lists = bandit._approx_lists
-                if lists is None or bandit._dirty:
-                    chosen = bandit._sampled_arm(arms, z)
+            if single:  # one arm: it wins every draw; its sample's draws are still made
+                normal()
+                b = arms[0]  # type: ignore[index]
+            elif steady:
+                # Scalar draws where they are cheaper than an array's: the same stream, the same values.
+                if order._pending is None and rejectable is not None:
+                    # ChoiceDraws.skip without its checks: n - 1 whole outputs are its words
+                    if n_arms == 2:  # one output, two words, no span-2 word is ever rejected
+                        raw_policy()
+                    else:
+                        words = raw_policy(n_arms - 1).view(uint32).tolist()
+                        if not rejectable.isdisjoint(words):
+                            order._permute(n_arms, words)
                 else:
-                    means, stds, c0s, c1s = lists
-                    samples = list(map(add, means, map(mul, stds, z)))
-                    best = max(samples)
-                    winner = samples.index(best)
-                    samples[winner] = -inf
-                    bound = max(c0s) + max(c1s) * max(map(abs, z))
-                    chosen = arms[winner] if best - bound > max(samples) + bound else None
-                b = bandit._exact_sample(arms, z) if chosen is None else chosen
+                    skip(n_arms)
+                z = [normal(), normal()] if n_arms == 2 else normal(n_arms).tolist()
+                samples = list(map(add, means, map(mul, stds, z)))
+                best = max(samples)
+                winner = samples.index(best)
+                samples[winner] = -inf
+                bound = c0_max + c1_max * max(map(abs, z))
+                if best - bound > max(samples) + bound:  # noqa: SIM108 - the common case first
+                    b = arms[winner]  # type: ignore[index]
+                else:
+                    b = bandit._exact_sample(arms, z)  # type: ignore[arg-type]
+            elif arms is None and bandit._arms is None:
+                b = bandit._down[0] if bandit._down else bandit._up[0]
             else:
+                if arms is None:
+                    arms = bandit._arms
+                    rewards = bandit._rewards
+                    n_arms = len(arms)  # type: ignore[arg-type]
+                    if 1 < n_arms <= REJECT_SET_MAX_N and LITTLE_ENDIAN:
+                        rejectable = rejectable_words(n_arms)
                 b = bandit.predict()
+                lists = bandit._approx_lists
+                if n_arms == 1 and bandit._explored:
+                    single = True  # from now on the optimizer's state is never read again
+                elif bandit._explored and lists is not None and not bandit._dirty and order._loaded:
+                    steady = True  # from now on the lists are kept current here
+                    means, stds, c0s, c1s = lists
+                    arm_pos = bandit._arm_pos
+                    c0_max, c1_max = max(c0s), max(c1s)
             # --- the try (Runner.run_try at the JIT limit)
-            bi = bs_index[b]
-            paths, n_paths, epoch_cost, e_ep, t_ep, prof_e, prof_t, limit, exp_e, exp_t, exp_c = configs[bi]
+            paths, n_paths, epoch_cost, e_ep, t_ep, prof_e, prof_t, limit, exp_e, exp_t, exp_c = configs[
+                bs_index[b]
+            ]
             profiled = b not in profiled_bs
-            target = paths[draw(n_paths)]
+            if n_paths == 1:  # rng.integers(0, 1) draws nothing
+                target = paths[0]
+            else:  # rng.integers(0, n_paths): Lemire's method, as PathDraws
+                m = next_word() * n_paths
+                if (m & MASK32) < n_paths:
+                    threshold = (1 << 32) % n_paths
+                    while (m & MASK32) < threshold:
+                        m = next_word() * n_paths
+                target = paths[m >> 32]
             budget = max_epochs
             cost_ub = beta * min_cost
-            if cost_ub != inf:
-                budget = min(cost_ub // epoch_cost, budget)
+            if cost_ub != inf:  # budget = min(cost_ub // epoch_cost, budget), NaN first as min has it
+                floor_epochs = cost_ub // epoch_cost
+                if not budget < floor_epochs:
+                    budget = floor_epochs
             if budget == 0.0:
                 cost = penalty * min_cost
                 reached = False
@@ -145,27 +202,29 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
                     energy = epochs * e_ep
                     time = epochs * t_ep
                 cost = eta * energy + k_time * time
-            profiled_bs.add(b)
+            if profiled:
+                profiled_bs.add(b)
             # --- the optimizer's observation (PruningThompsonSampling.observe)
-            history.append((b, cost, reached))
-            if arms is None:
-                bandit._prune_observe(b, cost, reached)
-            else:
+            if single:
+                pass
+            elif steady:  # the arm's running sums and approximate posterior, as _sampled_arm has them
                 rewards[b].append(-cost)
-                bandit._post_cache.pop(b, None)
-                bandit._approx_cache.pop(b, None)
-                sums = bandit._sums.get(b)
-                if sums is not None:  # the order of the additions is the rewards' order
-                    sums[0] += 1.0
-                    sums[1] -= cost
-                    sums[2] += cost * cost
-                    sums[3] += abs(cost)
-                lists = bandit._approx_lists
-                if lists is None:
-                    bandit._dirty.add(b)
-                else:
-                    i = bandit._arm_pos[b]
-                    lists[0][i], lists[1][i], lists[2][i], lists[3][i] = bandit._approx_posterior(b)
+                post_cache.pop(b, None)
+                sums = sums_of[b]
+                sums[0] += 1.0  # the order of the additions is the rewards' order
+                sums[1] -= cost
+                sums[2] += cost * cost
+                sums[3] += abs(cost)
+                i = arm_pos[b]
+                means[i], stds[i], c0, c1 = approx_from_sums(*sums)
+                c0s[i] = c0
+                c1s[i] = c1
+                if c0 > c0_max:  # noqa: PLR1730 - cheaper than max() in this loop
+                    c0_max = c0
+                if c1 > c1_max:  # noqa: PLR1730
+                    c1_max = c1
+            else:
+                bandit.observe(b, cost, reached)
             # --- the row (Runner.run_recurrence)
             if epochs == 0.0:
                 if attempt == MAX_TRIES and not ran:

@@ -37,12 +37,12 @@ from zeus_bench.cost import zeus_cost
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
 from zeus_bench.sim.draws import PathDraws
+from zeus_bench.sim.fastzeus import replay_zeus
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.policies.jit import jit_power_limit
+from zeus_bench.sim.rules import MAX_TRIES, ZERO_BUDGET_PENALTY, seed_generators
 
-MAX_TRIES = 20
-ZERO_BUDGET_PENALTY = 100.0
 # Row layout of a try (see RUN_FIELDS); identity columns are added per block.
 RUN_FIELDS = (
     "recurrence",
@@ -131,16 +131,6 @@ class JobModel:
         if math.isnan(self.time_per_epoch_s[bi][pj]):
             raise ConfigError(f"policy chose an unmeasured configuration {decision}")
         return bi, pj
-
-
-def seed_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
-    """Environment (path sampling) and policy generators of a seed.
-
-    Each is ``numpy.random.default_rng(seed)``, as the paper's simulator seeds its own and its
-    optimizer's generators; they are separate objects, so the policy's draws never shift the
-    paths sampled (the same seed samples the same paths under every policy).
-    """
-    return np.random.default_rng(seed), np.random.default_rng(seed)
 
 
 @dataclass
@@ -274,8 +264,6 @@ def replay(
         :data:`RUN_FIELDS`.
     """
     if policy_cls is Zeus and window == 0 and drift is None:
-        from zeus_bench.sim.fastzeus import replay_zeus  # imports this module
-
         fast = replay_zeus(model, seed, beta, recurrences)
         if fast is not None:
             return fast

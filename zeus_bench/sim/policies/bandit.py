@@ -58,6 +58,8 @@ _PAIRWISE_LEAF = 128  # ... over blocks of at most 128 values, halved above that
 _PYTHON_SUM_MAX = 24  # arms with more observations use NumPy itself (faster there)
 _EPS = 2.0**-52  # twice the unit roundoff of a double
 _SAFETY = 8.0  # margin on the error bounds of the approximate posteriors
+_EPS3, _EPS4, _ONE_EPS4, _SAFETY_EPS3 = 3.0 * _EPS, 4.0 * _EPS, 1.0 + 4.0 * _EPS, _SAFETY * 3.0 * _EPS
+_sqrt = math.sqrt
 
 
 def _pairwise(x: Sequence[float], lo: int, n: int) -> float:
@@ -114,6 +116,30 @@ def rng_from_state(state: dict[str, Any]) -> np.random.Generator:
     bit_gen = bit_gen_cls()
     bit_gen.state = state
     return np.random.Generator(bit_gen)
+
+
+def approx_from_sums(n: float, s1: float, s2: float, s_abs: float) -> tuple[float, float, float, float]:
+    """``(mean, std, c0, c1)`` of an arm from its running sums (see ``_approx_posterior``).
+
+    ``n`` observations, their sum ``s1``, sum of squares ``s2`` and sum of magnitudes ``s_abs``.
+    """
+    mean = s1 / n
+    var = s2 / n - mean * mean
+    if var < 0.0:  # noqa: PLR1730 - max(var, 0.0) without a call, NaN kept
+        var = 0.0
+    abs_mean = abs(mean)
+    g = (n + 4.0) * _EPS
+    mean_err = _SAFETY * (g * s_abs / n + _EPS3 * abs_mean)
+    var_err = _SAFETY * (g * s2 / n + 2.0 * abs_mean * mean_err + 3.0 * mean_err * mean_err)
+    std = _sqrt(var / n)
+    std_err = _sqrt(var_err / n) * _ONE_EPS4 + _SAFETY_EPS3 * std
+    # Both samples' rounding (a product and a sum each) and the comparisons' add at most
+    # 4 eps (|mean| + |std z|).
+    c0 = mean_err + _EPS4 * abs_mean
+    if not (abs_mean < math.inf and std < math.inf and c0 < math.inf):  # not all finite (or NaN)
+        return (0.0, 0.0, math.inf, 0.0)
+    approx = (mean, std, c0, std_err + _EPS4 * std)
+    return approx
 
 
 class PruningThompsonSampling:
@@ -299,19 +325,7 @@ class PruningThompsonSampling:
                 sums[2] += r * r
                 sums[3] += abs(r)
             self._sums[arm] = sums
-        n, s1, s2, s_abs = sums
-        mean = s1 / n
-        var = max(s2 / n - mean * mean, 0.0)
-        g = (n + 4.0) * _EPS
-        mean_err = _SAFETY * (g * s_abs / n + 3.0 * _EPS * abs(mean))
-        var_err = _SAFETY * (g * s2 / n + 2.0 * abs(mean) * mean_err + 3.0 * mean_err * mean_err)
-        std = math.sqrt(var / n)
-        std_err = math.sqrt(var_err / n) * (1.0 + 4.0 * _EPS) + _SAFETY * 3.0 * _EPS * std
-        # Both samples' rounding (a product and a sum each) and the comparisons' add at most
-        # 4 eps (|mean| + |std z|).
-        approx = (mean, std, mean_err + 4.0 * _EPS * abs(mean), std_err + 4.0 * _EPS * std)
-        if not (math.isfinite(approx[0]) and math.isfinite(approx[1]) and math.isfinite(approx[2])):
-            approx = (0.0, 0.0, math.inf, 0.0)
+        approx = approx_from_sums(*sums)
         self._approx_cache[arm] = approx
         return approx
 
