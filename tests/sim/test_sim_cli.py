@@ -38,6 +38,7 @@ def test_simulate_then_summarize(
         "bs-only",
         "pl-only",
         "zeus-plus",
+        "zeus-plus-safe",
     }
     assert set(runs["workload"]) == {"squad", "sentiment140"}
     assert sorted(runs["seed"].unique()) == [1, 2, 3]
@@ -52,7 +53,7 @@ def test_simulate_then_summarize(
     printed = capsys.readouterr().out
     assert "E-save vs baseline cum %" in printed and "E-save vs max-batch cum %" in printed
     summary = pd.read_csv(csv)
-    assert len(summary) == 2 * 8
+    assert len(summary) == 2 * 9
     zeus = summary[(summary.policy == "zeus") & (summary.workload == "sentiment140")].iloc[0]
     assert zeus["seeds"] == 3 and zeus["recurrences"] == 25
     assert 0 < zeus["energy_savings_vs_baseline_cum_pct_mean"] < 40
