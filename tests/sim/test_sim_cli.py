@@ -59,7 +59,7 @@ def test_simulate_then_summarize(
     assert 0 < zeus["energy_savings_vs_baseline_cum_pct_mean"] < 40
     pq = tmp_path / "summary.parquet"
     assert main(["summarize", str(out), "--out", str(pq), "--format", "csv"]) == 0
-    assert len(read_table(pq, "sim_summary")) == 2 * 8
+    assert len(read_table(pq, "sim_summary")) == 2 * 9
 
 
 def test_same_command_same_table_and_jobs_agree(zeus_traces: Path, tmp_path: Path) -> None:
