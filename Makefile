@@ -50,24 +50,21 @@ lint: $(VENV)/.test
 bench: $(VENV)/.core
 	$(BIN)/python benchmarks/bench_simulate.py
 
-# The original simulator (PyPI zeus==0.16.0, its _legacy code) in a side venv, built on request.
+# The original simulator (PyPI zeus==0.16.0, its _legacy code, with the pinned packages it imports)
+# in one side venv, built on request and shared by bench-peer and golden.
 PEER ?= .venv-peer
-$(PEER)/bin/python:
+$(PEER)/bin/python: benchmarks/golden/requirements.txt
 	$(PYTHON) -m venv $(PEER)
 	$(PEER)/bin/pip install $(PIP_FLAGS) --no-deps zeus==0.16.0
-	$(PEER)/bin/pip install $(PIP_FLAGS) numpy pandas scikit-learn
+	$(PEER)/bin/pip install $(PIP_FLAGS) -r benchmarks/golden/requirements.txt
+	touch $@
 
 bench-peer: $(VENV)/.core $(PEER)/bin/python
 	$(BIN)/python benchmarks/bench_simulate.py --peer $(PEER)/bin/python
 
-# The original simulator (PyPI zeus==0.16.0, zeus._legacy) in a throwaway venv outside the repo.
-GOLDEN_VENV ?= /tmp/zeus-golden-venv
 ZEUS_TRACE_DIR ?= ../shared/traces/zeus-nsdi23
-golden:
-	test -x $(GOLDEN_VENV)/bin/python || $(PYTHON) -m venv $(GOLDEN_VENV)
-	$(GOLDEN_VENV)/bin/pip install $(PIP_FLAGS) --no-deps zeus==0.16.0
-	$(GOLDEN_VENV)/bin/pip install $(PIP_FLAGS) -r benchmarks/golden/requirements.txt
-	PYTHONPATH=$(CURDIR) $(GOLDEN_VENV)/bin/python benchmarks/golden/run_original.py \
+golden: $(PEER)/bin/python
+	PYTHONPATH=$(CURDIR) $(PEER)/bin/python benchmarks/golden/run_original.py \
 		--traces $(ZEUS_TRACE_DIR) --reference results/reference/original_simulator.csv
 
 clean:
