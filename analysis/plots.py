@@ -522,14 +522,37 @@ _METADATA: dict[str, dict[str, str | None]] = {
 
 
 def save(fig: Figure, stem: str, formats: Sequence[str], dpi: int) -> list[str]:
-    """Write ``fig`` as ``stem.<format>`` for each format, without volatile metadata; return paths."""
+    """Write ``fig`` as ``stem.<format>`` for each format, without volatile metadata; return paths.
+
+    The layout and the tight bounding box are computed once, by one draw without rendering; each
+    format then costs one render only (``savefig`` with ``bbox_inches="tight"`` and a layout engine
+    would lay the figure out again and draw it twice per format). The figure keeps that layout
+    afterwards: its layout engine is removed and its dpi set to ``dpi``.
+    """
+    from contextlib import AbstractContextManager
+
+    import matplotlib as mpl
+
     from zeus_bench.fsutil import atomic_path
 
+    with paper_style():
+        fig.dpi = dpi  # lay the text out at the resolution it is rendered at
+        fig.draw_without_rendering()
+        bbox = fig.get_tightbbox().padded(mpl.rcParams["savefig.pad_inches"])
+
+    # Keep the positions just computed: no layout engine at all (even a placeholder one would make
+    # savefig draw the figure once more before rendering it, and savefig restores the engine by
+    # rcParams, hence the rc_context around it too).
+    def no_layout() -> AbstractContextManager[None]:
+        return mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False})
+
+    with no_layout():
+        fig.set_layout_engine(None)
     paths = []
     for fmt in formats:
         path = f"{stem}.{fmt}"
         meta = _METADATA.get(fmt, {})
-        with paper_style(), atomic_path(path) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=meta)
+        with paper_style(), no_layout(), atomic_path(path) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=meta, bbox_inches=bbox)
         paths.append(path)
     return paths

@@ -1,7 +1,8 @@
 """Figures of the zeus-plus study (``results/policy/*.csv`` from ``python -m zeus_bench.sim.study``).
 
-``python -m analysis.policy_plots KIND --study DIR --out STEM [--formats png,pdf] [--dpi 200]``
-with KIND one of ``regret`` (cumulative regret over recurrences, mean and 10-90 % band over seeds,
+``python -m analysis.policy_plots KIND --study DIR --out STEM [--formats png,pdf] [--dpi 200]``, or
+``python -m analysis.policy_plots KIND [KIND ...] --study DIR --out-dir DIR`` (each figure as
+``DIR/policy-KIND``, all drawn in one process), with KIND one of ``regret`` (cumulative regret over recurrences, mean and 10-90 % band over seeds,
 per GPU and job), ``cost`` (cumulative cost over the baseline's per job: Zeus and zeus-plus, with
 the 1.02 safety line) and ``drift`` (cost over the drifted oracle's around a step change).
 """
@@ -131,25 +132,41 @@ def plot_drift(curves: pd.DataFrame, scenario: str = "step") -> Figure:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Draw one figure of the study."""
+    """Draw one or several figures of the study."""
     ap = argparse.ArgumentParser(prog="python -m analysis.policy_plots", description=__doc__.splitlines()[0])
-    ap.add_argument("kind", choices=("regret", "cost", "drift"))
+    ap.add_argument("kind", nargs="+", choices=KINDS)
     ap.add_argument("--study", type=Path, required=True, help="folder of the study's CSV tables")
-    ap.add_argument("--out", required=True, help="output path without extension")
+    out = ap.add_mutually_exclusive_group(required=True)
+    out.add_argument("--out", help="output path without extension (one KIND only)")
+    out.add_argument("--out-dir", type=Path, help="folder of the figures, each named policy-KIND")
     ap.add_argument("--formats", default="png,pdf")
     ap.add_argument("--dpi", type=int, default=200)
     args = ap.parse_args(argv)
-    name = {"regret": "curves", "cost": "comparison", "drift": "drift_curves"}[args.kind]
-    path = args.study / f"{name}.csv"
-    try:
-        table = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        print(f"policy_plots: error: {path}: {exc}".splitlines()[0], file=sys.stderr)
-        return 2
-    fig = {"regret": plot_regret, "cost": plot_cost, "drift": plot_drift}[args.kind](table)
-    for p in save(fig, args.out, [f for f in args.formats.split(",") if f], args.dpi):
-        log.info("wrote %s", p)
+    kinds = list(dict.fromkeys(args.kind))
+    if args.out is not None and len(kinds) > 1:
+        ap.error("--out names one figure: give one KIND, or --out-dir for several")
+    tables = {}
+    for kind in kinds:
+        path = args.study / f"{KINDS[kind][0]}.csv"
+        try:
+            tables[kind] = pd.read_csv(path)
+        except (OSError, ValueError) as exc:
+            print(f"policy_plots: error: {path}: {exc}".splitlines()[0], file=sys.stderr)
+            return 2
+    formats = [f for f in args.formats.split(",") if f]
+    for kind in kinds:
+        stem = args.out if args.out is not None else str(args.out_dir / f"policy-{kind}")
+        for p in save(KINDS[kind][1](tables[kind]), stem, formats, args.dpi):
+            log.info("wrote %s", p)
     return 0
+
+
+# Each figure: the study table it draws and the function that draws it.
+KINDS = {
+    "regret": ("curves", plot_regret),
+    "cost": ("comparison", plot_cost),
+    "drift": ("drift_curves", plot_drift),
+}
 
 
 if __name__ == "__main__":

@@ -23,20 +23,22 @@ rule policy_study:
 
 
 rule figure_policy:
+    # The study's three figures in one process (pandas and matplotlib imported once).
     input:
         code=code(*_ANALYSIS_BASE, "analysis/policy_plots.py", "analysis/plots.py"),
         tables=[f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES],
     output:
-        fig("policy-{kind}"),
-    wildcard_constraints:
-        kind="|".join(POLICY_FIGURES),
+        [f for kind in POLICY_FIGURES for f in fig(f"policy-{kind}")],
     params:
-        **FIG_PARAMS,
+        kinds=" ".join(POLICY_FIGURES),
+        formats=FIG_PARAMS["formats"],
+        dpi=FIG_PARAMS["dpi"],
         study=lambda wc, input: os.path.dirname(input.tables[0]),
+        out_dir=lambda wc, output: os.path.dirname(output[0]),
     conda:
         ENV
     log:
-        "logs/figures/policy-{kind}.log",
+        "logs/figures/policy.log",
     shell:
-        "python -m analysis.policy_plots {wildcards.kind} --study {params.study} "
-        "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
+        "python -m analysis.policy_plots {params.kinds} --study {params.study} --out-dir {params.out_dir} "
+        "--formats {params.formats} --dpi {params.dpi} > {log} 2>&1"

@@ -116,6 +116,7 @@ class SafeHillClimb:
         if not (loan >= 0.0 and math.isfinite(loan)) or not (lookahead >= 0.0 and math.isfinite(lookahead)):
             raise ConfigError(f"loan and lookahead must be numbers >= 0, got {loan} and {lookahead}")
         self.batch_sizes = bs
+        self._coarse_of: dict[tuple[int, bool], int | None] = {}  # _coarse's answers (bs is fixed)
         self.default_batch_size = b0
         self.margin = float(margin)
         self.safety = float(safety)
@@ -185,13 +186,14 @@ class SafeHillClimb:
 
     def _coarse(self, b: int, up: bool) -> int | None:
         """The batch size nearest twice (``up``) or half ``b`` on a log scale, beyond ``b``."""
-        bs = self.batch_sizes
-        i = bs.index(b)
-        side = bs[i + 1 :] if up else bs[:i]
-        if not side:
-            return None
-        target = b * 2.0 if up else b / 2.0
-        return min(side, key=lambda x: (abs(math.log(x / target)), x))
+        key = (b, up)
+        if key not in self._coarse_of:
+            bs = self.batch_sizes
+            i = bs.index(b)
+            side = bs[i + 1 :] if up else bs[:i]
+            target = b * 2.0 if up else b / 2.0
+            self._coarse_of[key] = min(side, key=lambda x: (abs(math.log(x / target)), x)) if side else None
+        return self._coarse_of[key]
 
     def _candidates(self, inc: int) -> list[int]:
         """Batch sizes to probe next, in order.
