@@ -1037,7 +1037,12 @@ class Report:
             before="Energy per sample and throughput against the batch size, measured by `zeus-bench sweep` in observe "
             "mode (the lender does not allow changing the power limit, so there is no power-limit axis); where the "
             "Zeus train trace is available, the sections above evaluate these GPUs with the batch size as the only "
-            "knob. `h200x2` is data-parallel training on two GPUs.",
+            "knob."
+            + (
+                " `h200x2` is data-parallel training on two GPUs."
+                if "h200x2" in set(per["gpu"].astype(str))
+                else ""
+            ),
         )
         best = per.loc[per.groupby(["gpu", "workload"])["energy_per_sample_j"].idxmin()]
         sizes = per.groupby(["gpu", "workload"])["batch_size"]
