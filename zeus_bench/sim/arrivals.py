@@ -35,6 +35,7 @@ import pandas as pd
 from zeus_bench.errors import TraceFormatError
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.replay import MAX_TRIES, JobModel, Row, Runner, seed_generators
+from zeus_bench.usertables import read_user_table
 
 ARRIVAL_COLUMNS = ("group", "start_time", "end_time", "workload", "runtime_ratio")
 
@@ -46,13 +47,7 @@ def read_arrivals(path: str | Path) -> pd.DataFrame:
         TraceFormatError: unreadable file, missing columns, bad values, or a group with more
             than one workload.
     """
-    path = Path(path)
-    try:
-        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
-    except FileNotFoundError:
-        raise TraceFormatError(f"{path}: no such arrival table") from None
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
-        raise TraceFormatError(f"{path}: not a readable arrival table ({exc})".splitlines()[0]) from None
+    df = read_user_table(path, "arrival table")
     return validate_arrivals(df, str(path))
 
 

@@ -36,6 +36,7 @@ from zeus_bench.cost import epoch_cost
 from zeus_bench.errors import ConfigError, TraceFormatError, UnknownWorkloadError
 from zeus_bench.jobs import JobTrace
 from zeus_bench.registry import load_workloads
+from zeus_bench.usertables import read_user_table
 
 DRIFT_COLUMNS = ("workload", "batch_size", "recurrence", "epoch_factor")
 MAX_ROWS = 1_000_000
@@ -50,13 +51,7 @@ def read_drift(path: str | Path) -> pd.DataFrame:
         TraceFormatError: unreadable file, missing columns or bad values.
         UnknownWorkloadError: a workload id that is not in the registry.
     """
-    path = Path(path)
-    try:
-        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
-    except FileNotFoundError:
-        raise TraceFormatError(f"{path}: no such drift table") from None
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
-        raise TraceFormatError(f"{path}: not a readable drift table ({exc})".splitlines()[0]) from None
+    df = read_user_table(path, "drift table")
     return validate_drift(df, str(path))
 
 
