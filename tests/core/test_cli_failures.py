@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from zeus_bench.cli.common import MAX_SEEDS
 from zeus_bench.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -129,7 +130,7 @@ def test_sizes_beyond_the_bound_are_refused_before_any_allocation(zeus_traces, t
     tracemalloc.start()
     try:
         _one_line_exit_2(capsys, [*_sim(zeus_traces, out), "--seeds", "1-1000000000"],
-                         "'1-1000000000' is 1000000000 values; at most 10000 are allowed")  # fmt: skip
+                         f"'1-1000000000' is 1000000000 values; at most {MAX_SEEDS} are allowed")  # fmt: skip
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
