@@ -98,6 +98,61 @@ CONFIGS_DOC: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: The zeus-plus study's committed tables (``zeus_bench.sim.study``, rule ``policy_study``).
+POLICY_COMPARISON_DOC: dict[str, tuple[str, str, str]] = {
+    "gpu": ("GPU kind", "", "v100"),
+    "workload": ("Workload id", "", "imagenet"),
+    "policy": ("Policy (zeus, zeus-plus)", "", "zeus-plus"),
+    "seeds": ("Seeds replayed", "", "10"),
+    "recurrences": ("Recurrences per seed", "", "108"),
+    "cost_ratio_vs_baseline_cum_mean": (
+        "Cumulative cost over the baseline's expected cumulative cost (b0 at the maximum limit), mean over seeds",
+        "",
+        "0.987",
+    ),
+    "cost_ratio_vs_baseline_cum_std": ("Its standard deviation over seeds (population)", "", "0.004"),
+    "cost_ratio_vs_max_batch_cum_mean": ("The same against max-batch at the maximum limit", "", "1.011"),
+    "cost_ratio_vs_max_batch_cum_std": ("Its standard deviation over seeds (population)", "", "0.004"),
+    "regret_vs_oracle_cum_pct_mean": (
+        "100 x (cumulative cost / the oracle's expected cumulative cost - 1), mean over seeds",
+        "%",
+        "4.01",
+    ),
+    "regret_vs_oracle_cum_pct_std": ("Its standard deviation over seeds (population)", "%", "0.5"),
+    "failed_recurrences_mean": ("Recurrences that never reached the target, mean over seeds", "", "0"),
+}
+POLICY_DRIFT_DOC: dict[str, tuple[str, str, str]] = {
+    "gpu": ("GPU kind", "", "v100"),
+    "workload": ("Workload id", "", "cifar100"),
+    "scenario": ("step (epochs change at once) or morph (over 20 recurrences)", "", "step"),
+    "epoch_factor": ("Factor on the oracle batch size's epochs to the target after the change", "", "1.5"),
+    "policy": ("zeus, zeus-window10 (Zeus with a 10-observation window) or zeus-plus", "", "zeus-plus"),
+    "change_at": ("Recurrence at which the change starts", "", "70"),
+    "recurrences": ("Recurrences replayed", "", "140"),
+    "recovery_recurrences": (
+        "Recurrences after the change (after the end of a morph) until the mean cost over seeds, averaged "
+        "over 5 recurrences, is within 5 % of the drifted oracle's; empty: not within the horizon",
+        "",
+        "14",
+    ),
+    "cost_after_change_vs_oracle": ("Mean cost after the change over the drifted oracle's", "", "1.058"),
+}
+POLICY_WARMSTART_DOC: dict[str, tuple[str, str, str]] = {
+    "prior_gpu": ("GPU whose traces the warm start learned from", "", "v100"),
+    "gpu": ("GPU replayed", "", "a40"),
+    "workload": ("Workload id", "", "imagenet"),
+    "recurrences": ("Recurrences replayed", "", "108"),
+    "regret_first20_pct_cold": ("zeus-plus's regret over the first 20 recurrences, cold start", "%", "15.79"),
+    "cost_last20_vs_oracle_cold": (
+        "Its mean cost over the last 20 recurrences over the oracle's, cold",
+        "",
+        "0.998",
+    ),
+    "regret_first20_pct_warm": ("The same regret with the prior", "%", "5.98"),
+    "cost_last20_vs_oracle_warm": ("The same steady-state cost with the prior", "", "0.998"),
+}
+
+
 def _table(rows: Sequence[tuple[str, str, str, str]]) -> str:
     lines = ["| Column | Description | Unit | Example |", "|---|---|---|---|"]
     lines += [f"| `{c}` | {d.replace('|', '/')} | {u} | {e} |" for c, d, u, e in rows]
@@ -115,7 +170,8 @@ def render() -> str:
         "in column names (`_w` W, `_j` J, `_s` s). Parquet tables carry their provenance (package "
         "version, git commit, source checksums) in the metadata key `zeus_bench`.",
         "",
-        "Committed: `results/potential/`, `results/summary/`, `results/figures/`, `results/report.md`, "
+        "Committed: `results/potential/`, `results/summary/`, `results/policy/` (but its curves), "
+        "`results/figures/`, `results/report.md`, `results/reference/`, "
         "and this project's own measured traces under `results/traces/`. Never committed: the Zeus "
         "traces and anything converted from them row by row (`data/`, `results/configs/`, `results/sim/`).",
         "",
@@ -132,6 +188,25 @@ def render() -> str:
         "its expected energy and time to accuracy; read by the Pareto figure and notebook.",
         "",
         _table([(c, *doc) for c, doc in CONFIGS_DOC.items()]),
+        "",
+        "## The zeus-plus study: `results/policy/`",
+        "",
+        "Written by `python -m zeus_bench.sim.study` (rule `policy_study`, seeds from `policy_study.seeds`; "
+        "eta 0.5, beta 2). Ratios, regret and the charge of a failed recurrence come from "
+        "`zeus_bench.sim.metrics`, as in the `sim_summary` table. The per-recurrence curves behind the "
+        "policy figures (`curves.csv`, `drift_curves.csv`) are git-ignored.",
+        "",
+        "### `comparison.csv`: one row per (gpu, workload, policy)",
+        "",
+        _table([(c, *doc) for c, doc in POLICY_COMPARISON_DOC.items()]),
+        "",
+        "### `drift.csv`: one row per (gpu, workload, scenario, epoch factor, policy)",
+        "",
+        _table([(c, *doc) for c, doc in POLICY_DRIFT_DOC.items()]),
+        "",
+        "### `warmstart.csv`: one row per (prior GPU, GPU, workload)",
+        "",
+        _table([(c, *doc) for c, doc in POLICY_WARMSTART_DOC.items()]),
     ]
     for kind, schema in sorted(schemas().items()):
         where = KIND_PATHS.get(kind, "")

@@ -57,3 +57,14 @@ def test_committed_readme_is_current():
     assert committed.read_text() == readme.render(), (
         "results/README.md is stale: run `python -m analysis.readme --out results/README.md`"
     )
+
+
+def test_every_committed_policy_study_column_is_documented():
+    # The study's committed tables (results/policy/) have exactly the documented columns, in order.
+    docs = {
+        "comparison.csv": readme.POLICY_COMPARISON_DOC,
+        "drift.csv": readme.POLICY_DRIFT_DOC,
+        "warmstart.csv": readme.POLICY_WARMSTART_DOC,
+    }
+    for name, doc in docs.items():
+        assert list(pd.read_csv(REPO / "results" / "policy" / name, nrows=1).columns) == list(doc), name
