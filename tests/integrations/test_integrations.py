@@ -221,8 +221,22 @@ def test_lightning_missing_metric_is_one_line(tmp_path):
     assert batch_samples((torch.zeros(5, 2), torch.zeros(5))) == 5
     assert batch_samples({"x": torch.zeros(3, 1)}) == 3
     callback = ZeusLightningCallback(_zeus(tmp_path, FakeBackend(state_path=None)), metric="val_loss")
-    callback._epoch_open = True
+    callback._driver._epoch_open = True
 
     trainer = types.SimpleNamespace(callback_metrics={"val_acc": 1.0})
     with pytest.raises(ConfigError, match="metric 'val_loss' was not logged"):
         callback.on_train_epoch_end(trainer, None)
+
+
+def test_driver_ignores_events_outside_an_epoch_and_names_a_missing_metric(tmp_path):
+    from zeus_bench.integrations.driver import RecurrenceDriver
+
+    driver = RecurrenceDriver(_zeus(tmp_path, FakeBackend(state_path=None)), metric="val_acc")
+    assert driver.epoch_end({}, "log it") is False  # an evaluation before any epoch: ignored
+    driver.step_begin()  # no open epoch: nothing to measure, no error
+    driver.step_end(8)
+    driver._epoch_open = True
+    with pytest.raises(ConfigError, match=r"metric 'val_acc' was not logged \(logged: loss\); log it"):
+        driver.epoch_end({"loss": 1.0}, "log it")
+    driver.close()  # never entered: closing is a no-op
+    assert not driver.zeus.finished

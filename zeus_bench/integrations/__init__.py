@@ -3,6 +3,8 @@
 * :mod:`zeus_bench.integrations.transformers_callback`: a ``transformers.TrainerCallback``.
 * :mod:`zeus_bench.integrations.lightning_callback`: a PyTorch Lightning ``Callback``.
 
+Both translate their hooks into one :class:`~zeus_bench.integrations.driver.RecurrenceDriver`.
+
 Both wrap one :class:`~zeus_bench.online.callback.ZeusCallback` per recurrence of a job: it picks
 the batch size (read it before building the trainer), profiles power limits just in time during
 the first epoch at a new batch size, measures every epoch, stops at the target metric, at

@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from zeus_bench.errors import ConfigError, ZeusBenchError
+from zeus_bench.errors import ZeusBenchError
+from zeus_bench.integrations.driver import RecurrenceDriver
 from zeus_bench.online.callback import ZeusCallback
 
 try:
@@ -55,68 +56,45 @@ class ZeusLightningCallback(pl.Callback):  # type: ignore[misc]
     def __init__(self, zeus: ZeusCallback, metric: str = "val_acc") -> None:
         self.zeus = zeus
         self.metric = metric
-        self._entered = False
-        self._epoch_open = False
+        self._driver = RecurrenceDriver(zeus, metric)
 
     @property
     def batch_size(self) -> int:
         """The batch size the optimizer chose for this recurrence."""
         return self.zeus.batch_size
 
-    def _close(self, exc: BaseException | None) -> None:
-        if self._entered:
-            self._entered = False
-            self.zeus.__exit__(type(exc) if exc else None, exc, None)
-
     def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """Open the power-limit session and the energy monitor."""
-        if not self._entered:
-            self.zeus.__enter__()
-            self._entered = True
+        self._driver.start()
 
     def on_train_epoch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """Start the epoch's measurement (and the power-limit profile at a new batch size)."""
-        if self.zeus.finished:
+        if self._driver.epoch_begin():
             trainer.should_stop = True
-            return
-        self.zeus.on_epoch_begin()
-        self._epoch_open = True
 
     def on_train_batch_start(
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any, batch_idx: int
     ) -> None:
         """Before each training step."""
-        if self._epoch_open:
-            self.zeus.on_step_begin()
+        self._driver.step_begin()
 
     def on_train_batch_end(
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any, batch_idx: int
     ) -> None:
         """After each training step."""
-        if self._epoch_open:
-            self.zeus.on_step_end(samples=batch_samples(batch))
+        self._driver.step_end(batch_samples(batch))
 
     def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """End the epoch with the validation metric; stop at the target or on an early stop."""
-        if not self._epoch_open:
-            return
-        metrics = trainer.callback_metrics
-        if self.metric not in metrics:
-            raise ConfigError(
-                f"metric {self.metric!r} was not logged (logged: {', '.join(sorted(metrics)) or 'nothing'}); "
-                "log it in validation_step"
-            )
-        self._epoch_open = False
-        self.zeus.on_epoch_end(float(metrics[self.metric]))
-        if self.zeus.finished:
+        if self._driver.epoch_end(trainer.callback_metrics, "log it in validation_step"):
             trainer.should_stop = True
 
     def on_fit_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """Report the run to the batch-size optimizer and restore the power limits."""
-        self._close(None)
+        self._driver.close()
 
     def on_exception(
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException
     ) -> None:
         """Restore the power limits; a failed run is not reported."""
-        self._close(exception)
+        self._driver.close(exception)

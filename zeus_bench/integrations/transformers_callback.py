@@ -21,6 +21,7 @@ import logging
 from typing import Any
 
 from zeus_bench.errors import ConfigError, ZeusBenchError
+from zeus_bench.integrations.driver import RecurrenceDriver
 from zeus_bench.online.callback import ZeusCallback
 
 try:
@@ -44,8 +45,7 @@ class ZeusTrainerCallback(TrainerCallback):  # type: ignore[misc]
     def __init__(self, zeus: ZeusCallback, metric: str = "eval_accuracy") -> None:
         self.zeus = zeus
         self.metric = metric
-        self._entered = False
-        self._epoch_open = False
+        self._driver = RecurrenceDriver(zeus, metric)
 
     @property
     def batch_size(self) -> int:
@@ -61,9 +61,7 @@ class ZeusTrainerCallback(TrainerCallback):  # type: ignore[misc]
 
     def close(self, exc_type: Any = None, exc: Any = None, tb: Any = None) -> None:
         """Leave the recurrence: restore power limits and, after a clean run, report it."""
-        if self._entered:
-            self._entered = False
-            self.zeus.__exit__(exc_type, exc, tb)
+        self._driver.close(exc)
 
     # Trainer events -------------------------------------------------------------------------
     def on_train_begin(
@@ -81,33 +79,26 @@ class ZeusTrainerCallback(TrainerCallback):  # type: ignore[misc]
                 f"chose {self.zeus.batch_size} for this recurrence: pass "
                 "per_device_train_batch_size=callback.batch_size"
             )
-        if not self._entered:
-            self.zeus.__enter__()
-            self._entered = True
+        self._driver.start()
 
     def on_epoch_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         """Start the epoch's measurement (and the power-limit profile at a new batch size)."""
-        if self.zeus.finished:
+        if self._driver.epoch_begin():
             control.should_training_stop = True
-            return
-        self.zeus.on_epoch_begin()
-        self._epoch_open = True
 
     def on_step_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         """Before each optimizer step."""
-        if self._epoch_open:
-            self.zeus.on_step_begin()
+        self._driver.step_begin()
 
     def on_step_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         """After each optimizer step."""
-        if self._epoch_open:
-            self.zeus.on_step_end(samples=args.per_device_train_batch_size * args.gradient_accumulation_steps)
+        self._driver.step_end(args.per_device_train_batch_size * args.gradient_accumulation_steps)
 
     def on_evaluate(
         self,
@@ -118,16 +109,7 @@ class ZeusTrainerCallback(TrainerCallback):  # type: ignore[misc]
         **kwargs: Any,
     ) -> None:
         """End the epoch with its metric; stop training at the target or on an early stop."""
-        if not self._epoch_open:
-            return  # an evaluation outside training
-        metrics = metrics or {}
-        if self.metric not in metrics:
-            raise ConfigError(
-                f"metric {self.metric!r} is not among the evaluation's metrics ({', '.join(sorted(metrics))})"
-            )
-        self._epoch_open = False
-        self.zeus.on_epoch_end(float(metrics[self.metric]))
-        if self.zeus.finished:
+        if self._driver.epoch_end(metrics or {}, "pass metric= the key of an evaluation metric"):
             control.should_training_stop = True
 
     def on_train_end(
