@@ -50,13 +50,44 @@ def test_walks_down_a_unimodal_curve_and_stays() -> None:
 
 
 def test_probe_stops_at_margin_over_incumbent() -> None:
-    opt = SafeHillClimb([64, 128], 64, margin=0.4, horizon=50)
+    opt = SafeHillClimb([64, 128], 64, margin=0.4, horizon=1000)
     opt.observe(opt.predict(), 100.0, True, 10.0)
     assert opt.predict() == 128
     assert opt.stop_cost(math.inf) == pytest.approx(140.0)
     assert opt.stop_cost(120.0) == 120.0  # never above beta x best
     # Its first epoch (12 J) x the incumbent's 10 epochs > 100 J: a larger batch cannot win.
     assert opt.stop_cost(math.inf, 12.0) == 12.0
+
+
+def test_probe_capped_by_the_allowance_over_the_horizon() -> None:
+    """50 recurrences known: the 2 % allowance (2 J x 50) is all a first probe may spend."""
+    opt = SafeHillClimb([64, 128], 64, margin=0.4, horizon=50)
+    opt.observe(opt.predict(), 100.0, True, 10.0)
+    # 1.02 x 50 x 100 J - 100 J spent - 49 x 100 J for this and the later recurrences.
+    assert opt.budget(100.0) == pytest.approx(100.0)
+    assert opt.predict() == 128 and opt.stop_cost(math.inf) == pytest.approx(100.0)
+
+
+def test_larger_batch_without_a_cheaper_epoch_stops_after_one() -> None:
+    """A larger batch size whose epoch costs no less than the incumbent's cannot win (it rarely
+    needs fewer epochs): its probe stops after its first epoch, even if the incumbent's mean cost
+    (here inflated by a profiling run) leaves room."""
+    opt = SafeHillClimb([64, 128], 64, margin=0.4, horizon=1000)
+    assert opt.stop_cost(math.inf, 8.0) == math.inf  # b0's run; its epoch costs 8 J
+    opt.observe(64, 100.0, True, 10.0)
+    assert opt.predict() == 128
+    assert opt.stop_cost(math.inf, 8.0) == 8.0
+    assert opt.stop_cost(math.inf, 7.9) == pytest.approx(140.0)
+
+
+def test_no_probe_beyond_a_dearer_batch_size() -> None:
+    """Unimodal cost curve: once 128 is dearer than the incumbent 256, 64 (beyond it) is not probed;
+    without pruning it is."""
+    cost = {16: 3.0, 32: 1.6, 64: 0.9, 128: 1.3, 256: 1.0, 512: 4.0}
+    pruned = run(SafeHillClimb(BS, 256, horizon=1000), cost, 30)
+    assert 128 in pruned and 64 not in pruned and 32 not in pruned
+    full = run(SafeHillClimb(BS, 256, horizon=1000, prune=False), cost, 30)
+    assert 64 in full
 
 
 def test_no_probe_without_budget() -> None:

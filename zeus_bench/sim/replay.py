@@ -268,7 +268,7 @@ def replay(
         if fast is not None:
             return fast
     env_rng, pol_rng = seed_generators(seed)
-    policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng))
+    policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng, recurrences))
     runner = Runner(model, policy, beta, env_rng, drift=drift)
     rows: list[Row] = []
     for r in range(1, recurrences + 1):

@@ -81,6 +81,9 @@ class PolicyContext:
         beta: Early-stopping threshold (multiple of the best cost so far).
         window: Observation window for drift handling (0 = unbounded).
         rng: The policy's own random generator.
+        recurrences: How many recurrences the job is replayed for, when the caller knows (the
+            simulator does); None otherwise. A deployment knows it when the job runs on a
+            schedule; ``zeus-plus`` budgets its exploration over it.
     """
 
     job: JobTrace
@@ -88,6 +91,7 @@ class PolicyContext:
     beta: float
     window: int
     rng: np.random.Generator
+    recurrences: int | None = None
 
 
 class Policy(ABC):

@@ -46,7 +46,7 @@ from zeus_bench.jobs import JobTrace
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
 from zeus_bench.sim.policies.builtin import _JitMixin
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 DEFAULT_MARGIN = 0.4
 DEFAULT_SAFETY = 0.02
 DEFAULT_HORIZON = 50
@@ -97,6 +97,7 @@ class SafeHillClimb:
         up_first: bool = True,
         loan: float = DEFAULT_LOAN,
         lookahead: float = DEFAULT_LOOKAHEAD,
+        prune: bool = True,
     ) -> None:
         """Create the optimizer before any run (incumbent b0)."""
         bs = sorted({int(b) for b in batch_sizes})
@@ -126,6 +127,7 @@ class SafeHillClimb:
         self.loan = float(loan)
         self.lookahead = float(lookahead)
         self.second_chance = True
+        self.prune = bool(prune)
         self.prior_best = None if prior_best is None or int(prior_best) not in bs else int(prior_best)
         self.costs: dict[int, list[float]] = {}
         self.epochs: dict[int, list[float]] = {}
@@ -207,7 +209,33 @@ class SafeHillClimb:
         order = [self.prior_best] if self.prior_best is not None else []
         for b in [inc, *near]:
             order += self._neighbours(b)
-        return [b for b in dict.fromkeys(order) if b is not None and not self._settled(b, inc)]
+        return [
+            b
+            for b in dict.fromkeys(order)
+            if b is not None
+            and not self._settled(b, inc)
+            and not (self.prune and self._beyond_dearer(b, inc))
+        ]
+
+    def _beyond_dearer(self, b: int, inc: int) -> bool:
+        """Whether a batch size between ``b`` and the incumbent already cost more than the incumbent.
+
+        The cost curve over batch sizes is taken as unimodal (it falls to one optimum and rises
+        beyond it): past a batch size dearer than the incumbent, it only rises further.
+        """
+        lo, hi = sorted((b, inc))
+        return any(self._dearer(c, inc) for c in self.batch_sizes if lo < c < hi)
+
+    def _dearer(self, c: int, inc: int) -> bool:
+        """Whether ``c`` is known to cost more than the incumbent: ruled out, or dearer on average.
+
+        A larger batch size ruled out because it was cut at its cap (:attr:`capped`) may only
+        have drawn a slow training path: it counts by its runs that reached the target, if any;
+        one a prior ruled out (never run here) does not count either.
+        """
+        if c in self.ruled_out and c in self.tried and c not in self.capped:
+            return True  # its own probe failed (one a prior ruled out is no evidence here)
+        return self.mean_cost(inc) < self.mean_cost(c) < math.inf
 
     def _settled(self, b: int, inc: int) -> bool:
         """Whether probing ``b`` again would teach nothing: ruled out, run twice, or clearly dearer.
@@ -222,51 +250,23 @@ class SafeHillClimb:
         c = self._recent(b)
         return not self.second_chance or len(c) != 1 or c[0] > (1.0 + self.margin) * self.mean_cost(inc)
 
-    def _affordable(self, cap: float, inc_cost: float, b: int) -> bool:
-        """Whether a probe keeps the projected cost within the safety budget.
-
-        Projection over ``max(t + 1, horizon)`` recurrences: what was spent, the probe's expected
-        excess (failure rate so far, Beta(1, 1) prior, times its cap), then the incumbent for the
-        rest; the budget is ``(1 + safety)`` times b0 at its maximum limit for as many recurrences.
-        """
-        if not self.base_costs:
-            return False
-        base = _mean(self.base_costs) * self.baseline_ratio
-        if inc_cost > (1.0 + self.safety) * base:
-            return True  # the incumbent (after drift) already costs more than b0: probing can only help
-        n = max(self.recurrences + 1, self.horizon)
-        p_fail = (self.failed_probes + 1.0) / (self.probes + 2.0)
-        if b == self.prior_best and b not in self.tried:
-            p_fail = 0.0
-        projected = self.spent + p_fail * cap + (n - self.recurrences) * inc_cost
-        return projected <= (1.0 + self.safety) * n * base
-
     # --------------------------------------------------------------------------- the interface
     def predict(self) -> int:
         """Batch size of the next run: a probe when one is due and affordable, else the incumbent."""
         inc = self.incumbent()
         inc_cost = self.mean_cost(inc)
         self.probe, self.probe_cap, self.probe_funds = None, math.inf, math.inf
-        if math.isfinite(inc_cost) and self.horizon == 0:
-            return self._predict_anytime(inc, inc_cost)
-        if math.isfinite(inc_cost):
-            cap = (1.0 + self.margin) * inc_cost
-            for b in self._candidates(inc):
-                if self._affordable(cap, inc_cost, b):
-                    self.probe, self.probe_cap = b, cap
-                    return b
-                break
-        return inc
+        if not math.isfinite(inc_cost) or not self.base_costs:
+            return inc  # no run of b0 yet: no estimate of the baseline, no budget
+        return self._predict_funded(inc, inc_cost)
 
-    def _predict_anytime(self, inc: int, inc_cost: float) -> int:
-        """Anytime budget: the first due probe its funds pay for, capped at them; else the incumbent.
+    def _predict_funded(self, inc: int, inc_cost: float) -> int:
+        """The first due probe its funds pay for, capped at them; else the incumbent.
 
         Unmeasured batch sizes (cost of one epoch unknown) go first, in neighbour order, then
         measured ones, the most promising first; one that cannot beat ``(1 + margin) x`` the
         incumbent even at the incumbent's epochs ends the list.
         """
-        if not self.base_costs:
-            return inc  # no run of b0 yet: no estimate of the baseline, no budget
         full = (1.0 + self.margin) * inc_cost
         budget = self.budget(inc_cost)
         for b in sorted(self._candidates(inc), key=lambda x: self._expected(x, inc)):
@@ -307,6 +307,9 @@ class SafeHillClimb:
         base, t = self._base(), self.recurrences + 1
         if inc_cost > (1.0 + self.safety) * _mean(self.base_costs) * self.baseline_ratio:
             return math.inf
+        if self.horizon > 0:
+            n = max(self.horizon, t)
+            return (1.0 + self.safety) * n * base - self.spent - (n - t + 1) * inc_cost
         credit = self.lookahead * t * max(0.0, base - inc_cost)
         return (1.0 + self.safety) * t * base + credit - self.spent - inc_cost
 
@@ -374,7 +377,11 @@ class SafeHillClimb:
             epochs = self.epochs.get(inc)
             if epochs and epoch_cost * _mean(epochs) > self.mean_cost(inc):
                 cap, self.one_epoch = epoch_cost, True
-        if self.probe is not None and self.horizon == 0 and math.isfinite(epoch_cost):
+            if epoch_cost >= self.epoch_costs.get(inc, math.inf):
+                cap, self.one_epoch = epoch_cost, True  # no cheaper epoch: it cannot win either
+        if self.probe is None and math.isfinite(epoch_cost):
+            self.epoch_costs[inc] = float(epoch_cost)
+        if self.probe is not None and math.isfinite(epoch_cost):
             # Anytime budget: the first epoch measured the probe's epoch cost; if its expected run
             # does not fit its funds it stops after that epoch and is tried again later.
             self.epoch_costs[self.probe] = float(epoch_cost)
@@ -392,10 +399,7 @@ class SafeHillClimb:
         # Anytime budget: a probe cut by its funds before it cost the incumbent's mean (not
         # because it was clearly dearer) is inconclusive: it is tried again once funds allow.
         inconclusive = (
-            probing
-            and not r
-            and self.horizon == 0
-            and (self.scouting or (not self.one_epoch and self._cut_by_funds(b, c)))
+            probing and not r and (self.scouting or (not self.one_epoch and self._cut_by_funds(b, c)))
         )
         scouted = self.scouting
         if probing and not r and not self.one_epoch and not inconclusive and b > self.incumbent():
@@ -470,6 +474,7 @@ class SafeHillClimb:
             "up_first": self.up_first,
             "loan": self.loan,
             "lookahead": self.lookahead,
+            "prune": self.prune,
             "prior_best": self.prior_best,
             "costs": [[b, list(c)] for b, c in sorted(self.costs.items())],
             "epochs": [[b, list(e)] for b, e in sorted(self.epochs.items())],
@@ -490,10 +495,10 @@ class SafeHillClimb:
     @classmethod
     def from_state_dict(cls, d: dict[str, Any]) -> SafeHillClimb:
         """Restore an optimizer saved with :meth:`state_dict`."""
-        if d.get("version") not in (1, STATE_VERSION):
+        if d.get("version") not in (1, 2, STATE_VERSION):
             raise ConfigError(
                 f"unsupported zeus-plus optimizer state version {d.get('version')!r} "
-                f"(this version reads 1 and {STATE_VERSION})"
+                f"(this version reads 1 to {STATE_VERSION})"
             )
         obj = cls(
             d["batch_sizes"],
@@ -506,6 +511,7 @@ class SafeHillClimb:
             up_first=d["up_first"],
             loan=d.get("loan", DEFAULT_LOAN),  # version 1 (projected budget only) had no loan
             lookahead=d.get("lookahead", DEFAULT_LOOKAHEAD),
+            prune=d.get("prune", False),  # versions 1 and 2 did not prune
         )
         obj.costs = {int(b): [float(x) for x in c] for b, c in d["costs"]}
         obj.epochs = {int(b): [float(x) for x in e] for b, e in d["epochs"]}
@@ -548,6 +554,7 @@ class ZeusPlus(_JitMixin, Policy):
     up_first: bool = True
     loan: float = DEFAULT_LOAN
     lookahead: float = DEFAULT_LOOKAHEAD
+    prune: bool = True
     accepts_prior = True  # zeus_bench.sim.warmstart binds a Prior as the class attribute `prior`
 
     def __init__(self, ctx: PolicyContext) -> None:
@@ -555,16 +562,18 @@ class ZeusPlus(_JitMixin, Policy):
         super().__init__(ctx)
         self._init_jit()
         prior = getattr(self, "prior", None)
+        known = ctx.recurrences
         self.climber = SafeHillClimb(
             [int(b) for b in ctx.job.batch_sizes],
             ctx.job.b0,
             margin=self.margin,
             safety=self.safety,
             window=ctx.window,
-            horizon=self.horizon,
+            horizon=self.horizon if self.horizon == 0 or known is None else int(known),
             up_first=self.up_first,
             loan=self.loan,
             lookahead=self.lookahead,
+            prune=self.prune,
             prior_best=None if prior is None else prior.best_batch_size,
             ruled_out=() if prior is None else prior.ruled_out + prior.far_from_best(1.0 + self.margin),
         )
