@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from zeus_bench.cost import epoch_cost
+from zeus_bench.cost import epoch_cost, zeus_cost
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
@@ -54,7 +54,8 @@ DEFAULT_LOAN = 1.0  # anytime budget: baseline recurrences lent per unit of meas
 DEFAULT_LOOKAHEAD = 4.0  # anytime budget: recurrences ahead, per one past, credited at the saving
 ANYTIME_MARGIN = 0.2  # zeus-plus-safe's margin (leave-one-GPU-out, benchmarks/zeus_plus_tuning.py)
 DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
-DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
+DRIFT_Z = 3.0
+NOISE_Z = 2.0  # standard deviations of the incumbent's runs a cost must pass to count as dearer  # standard errors a rise must pass to count as drift
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -117,7 +118,7 @@ class SafeHillClimb:
         if not (loan >= 0.0 and math.isfinite(loan)) or not (lookahead >= 0.0 and math.isfinite(lookahead)):
             raise ConfigError(f"loan and lookahead must be numbers >= 0, got {loan} and {lookahead}")
         self.batch_sizes = bs
-        self._coarse_of: dict[tuple[int, bool], int | None] = {}  # _coarse's answers (bs is fixed)
+        self._coarse_of: dict[tuple[int, bool, float], int | None] = {}  # _coarse's answers (bs is fixed)
         self.default_batch_size = b0
         self.margin = float(margin)
         self.safety = float(safety)
@@ -186,14 +187,14 @@ class SafeHillClimb:
                 out.append(x)
         return out + [bs[j] for _, j in sides if 0 <= j < len(bs)]
 
-    def _coarse(self, b: int, up: bool) -> int | None:
-        """The batch size nearest twice (``up``) or half ``b`` on a log scale, beyond ``b``."""
-        key = (b, up)
+    def _coarse(self, b: int, up: bool, factor: float = 2.0) -> int | None:
+        """The batch size nearest ``factor`` times (``up``) or over ``b`` on a log scale, beyond ``b``."""
+        key = (b, up, factor)
         if key not in self._coarse_of:
             bs = self.batch_sizes
             i = bs.index(b)
             side = bs[i + 1 :] if up else bs[:i]
-            target = b * 2.0 if up else b / 2.0
+            target = b * factor if up else b / factor
             self._coarse_of[key] = min(side, key=lambda x: (abs(math.log(x / target)), x)) if side else None
         return self._coarse_of[key]
 
@@ -204,8 +205,10 @@ class SafeHillClimb:
         other batch size whose mean cost is within ``(1 + margin) x`` the incumbent's (a noisy
         plateau does not end the search), cheapest first.
         """
-        limit = (1.0 + self.margin) * self.mean_cost(inc)
-        near = sorted((b for b in self.costs if b != inc and self.mean_cost(b) <= limit), key=self.mean_cost)
+        near = sorted(
+            (b for b in self.costs if b != inc and self._recent(b) and not self._dearer(b, inc)),
+            key=self.mean_cost,
+        )
         order = [self.prior_best] if self.prior_best is not None else []
         for b in [inc, *near]:
             order += self._neighbours(b)
@@ -235,7 +238,10 @@ class SafeHillClimb:
         """
         if c in self.ruled_out and c in self.tried and c not in self.capped:
             return True  # its own probe failed (one a prior ruled out is no evidence here)
-        return self.mean_cost(inc) < self.mean_cost(c) < math.inf
+        runs = self._recent(c)
+        if not runs:
+            return False
+        return _mean(runs) > self.mean_cost(inc) + NOISE_Z * self._spread(inc) / math.sqrt(len(runs))
 
     def _settled(self, b: int, inc: int) -> bool:
         """Whether probing ``b`` again would teach nothing: ruled out, run twice, or clearly dearer.
@@ -248,7 +254,19 @@ class SafeHillClimb:
         if b not in self.tried:
             return False
         c = self._recent(b)
-        return not self.second_chance or len(c) != 1 or c[0] > (1.0 + self.margin) * self.mean_cost(inc)
+        if not self.second_chance or len(c) != 1:
+            return True
+        if len(self._recent(inc)) > 1:
+            return c[0] > self.mean_cost(inc) + NOISE_Z * self._spread(inc)
+        return c[0] > (1.0 + self.margin) * self.mean_cost(inc)
+
+    def _spread(self, b: int) -> float:
+        """Standard deviation of a batch size's costs (0 with fewer than two runs)."""
+        c = self._recent(b)
+        if len(c) < 2:
+            return 0.0
+        m = _mean(c)
+        return math.sqrt(math.fsum((x - m) ** 2 for x in c) / (len(c) - 1))
 
     # --------------------------------------------------------------------------- the interface
     def predict(self) -> int:
@@ -390,9 +408,18 @@ class SafeHillClimb:
                 cap, self.one_epoch, self.scouting = epoch_cost, True, True
         return min(default, cap)
 
-    def observe(self, batch_size: int, cost: float, reached: bool, epochs: float = math.nan) -> None:
-        """Feed back one run: its batch size, cost (0 if it never ran), whether it reached, epochs."""
+    def observe(
+        self, batch_size: int, cost: float, reached: bool, epochs: float = math.nan, overhead: float = 0.0
+    ) -> None:
+        """Feed back one run: its batch size, cost (0 if it never ran), whether it reached, epochs.
+
+        ``overhead`` is what the run cost more than it would have at its chosen power limit (its
+        first epoch profiled every limit): it counts as spent, but not towards the batch size's
+        mean cost.
+        """
         b, c, r = int(batch_size), float(cost), bool(reached)
+        if not (overhead >= 0.0 and math.isfinite(overhead)):
+            raise ConfigError(f"overhead must be a finite number >= 0, got {overhead}")
         if b not in self.batch_sizes:
             raise ConfigError(f"batch size {b} is not among {self.batch_sizes}")
         probing = b == self.probe
@@ -421,13 +448,13 @@ class SafeHillClimb:
             elif c > 0.0:
                 # The incumbent stopped early: its cost so far is a lower bound of what it costs
                 # now, and keeping it makes a drifted incumbent lose its place.
-                self.costs.setdefault(b, []).append(c)
+                self.costs.setdefault(b, []).append(max(0.0, c - overhead))
                 self._check_drift(b)
             return
         self.recurrences += 1
         if b == self.default_batch_size:
-            self.base_costs.append(c)
-        self.costs.setdefault(b, []).append(c)
+            self.base_costs.append(c - overhead)
+        self.costs.setdefault(b, []).append(c - overhead)
         if math.isfinite(epochs):
             self.epochs.setdefault(b, []).append(float(epochs))
         self._check_drift(b)
@@ -540,6 +567,22 @@ def baseline_ratio(job: JobTrace, eta: float, limit_w: float) -> float:
     return float(top / at)
 
 
+def profiling_overhead(job: JobTrace, eta: float, outcome: Outcome) -> float:
+    """What a profiled run's first epoch cost more than an epoch at the limit it chose (J).
+
+    The profiler measured both (it runs the epoch over every limit); 0 for a run not profiled.
+    """
+    if not outcome.profiled:
+        return 0.0
+    i = job.bs_index(outcome.batch_size)
+    tpe, pw = job.time_per_epoch_s[i], job.avg_power_w[i]
+    j = int(np.flatnonzero(job.power_limits == outcome.power_limit_w)[0])
+    prof_e = float(np.nanmean(tpe * pw)) if job.profile_energy_j is None else float(job.profile_energy_j[i])
+    prof_t = float(np.nanmean(tpe)) if job.profile_time_s is None else float(job.profile_time_s[i])
+    extra = zeus_cost(prof_e - tpe[j] * pw[j], prof_t - tpe[j], eta, job.max_power_w)
+    return max(0.0, float(extra))
+
+
 @register_policy
 class ZeusPlus(_JitMixin, Policy):
     """JIT power limit + :class:`SafeHillClimb` over batch sizes (the recommended successor of Zeus)."""
@@ -596,7 +639,8 @@ class ZeusPlus(_JitMixin, Policy):
         if outcome.profiled and outcome.batch_size == self.ctx.job.b0:
             self.climber.baseline_ratio = baseline_ratio(self.ctx.job, self.ctx.eta, outcome.power_limit_w)
         cost = outcome.cost if outcome.epochs > 0.0 else 0.0
-        self.climber.observe(outcome.batch_size, cost, outcome.reached, outcome.epochs)
+        extra = profiling_overhead(self.ctx.job, self.ctx.eta, outcome) if cost > 0.0 else 0.0
+        self.climber.observe(outcome.batch_size, cost, outcome.reached, outcome.epochs, min(extra, cost))
 
     def best(self) -> Decision:
         """Incumbent at its JIT limit."""
