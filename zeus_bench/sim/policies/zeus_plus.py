@@ -3,31 +3,36 @@
 The batch-size optimizer of ``zeus-plus`` (:class:`SafeHillClimb`) is, like Zeus's
 :class:`~zeus_bench.sim.policies.bandit.PruningThompsonSampling`, a pure algorithm (no I/O, no
 clock) that the simulator replays and :mod:`zeus_bench.online` runs inside a training loop. It
-uses only what a deployment observes: its own runs' batch size, cost and whether they reached the
-target. Rules (``docs/policies.md``):
+uses only what a deployment observes: its own runs' batch size, cost, epochs and whether they
+reached the target, the cost of one epoch of each batch size it ran (its JIT profile measures it)
+and, when known, how many times the job will recur. Rules (``docs/policies.md``):
 
 * **Incumbent**: the batch size of least mean cost among those that reached the target (the last
-  ``window`` runs of each when ``window`` > 0); b0 before any run.
-* **Probes**: the untried neighbours of the incumbent in the sorted batch sizes (the larger one
-  first), one per try while the budget allows; with a prior (:mod:`zeus_bench.sim.warmstart`) the prior's best
-  batch size is probed first, and batch sizes the prior saw fail are never probed. A probe that
-  beats the incumbent becomes the incumbent and its own neighbours are probed next, so the
-  search walks down the cost curve and stops at a local minimum.
-* **Early stop of a probe** at ``(1 + margin) x`` the incumbent's mean cost (or ``beta x`` the
-  best cost, whichever is lower): a probe that cannot beat the incumbent is cut as soon as it is
-  clearly worse, instead of at twice the best cost. A probe stopped there is ruled out.
-* **Safety budget** (a conservative bandit): a probe runs only while the worst case of its
-  recurrence (the probe stopped at its cap, then the incumbent) keeps the job's cumulative cost
-  within ``(1 + safety) x`` the cumulative cost of running b0 every recurrence, estimated from
-  b0's own observed runs. Savings already made fund later probes; no saving, little probing.
-* **Anytime budget** (``horizon`` 0, the variant ``zeus-plus-safe``): no number of recurrences
-  is assumed. A probe may spend what keeps the cumulative cost within ``(1 + safety) x`` the
-  baseline's so far (the incumbent's run of this recurrence in reserve), plus the incumbent's
-  saving credited ``lookahead x t`` recurrences ahead, plus a loan against the saving its
-  measured epoch cost promises; it is capped there rather than refused, and a probe cut by that
-  cap is retried later instead of ruled out. Unmeasured batch sizes are first run one epoch.
-* **Drift**: when a batch size's last 4 runs average more than ``(1 + margin) x`` its earlier
-  mean and 3 standard errors above it, the job has changed: the optimizer keeps only the last
+  ``window`` runs of each when ``window`` > 0); b0 before any run. A profiled run's mean cost
+  leaves out what its profiling first epoch cost more than an epoch at the chosen limit.
+* **Dearer**: a batch size is dearer than the incumbent when its mean cost exceeds the
+  incumbent's by more than ``noise_z`` standard deviations of the incumbent's runs (over the
+  square root of its own runs); with one run of the incumbent, by anything.
+* **Probes**: the prior's best (warm start), then the incumbent's coarse neighbours (nearest
+  twice and half it; the larger first), then its adjacent ones, then those of every batch size
+  not dearer than the incumbent. Not probed: a batch size ruled out, one run twice, one whose one
+  run was dearer by more than the noise (else it gets a second run), and (``prune``) one beyond a
+  dearer batch size on the same side of the incumbent: the cost curve is taken as unimodal.
+* **Early stop of a probe** at ``(1 + margin) x`` the incumbent's mean cost, or at its funds,
+  whichever is lower (and never above ``beta x`` the best). A larger batch size stops after its
+  first epoch when that epoch costs no less than one of the incumbent's, or when it times the
+  incumbent's mean epochs exceeds the incumbent's mean cost: a larger batch rarely needs fewer
+  epochs, so it cannot win. A probe cut by its funds before it cost the incumbent's mean is
+  inconclusive (tried again when the funds allow); one cut at the cap is ruled out.
+* **Funds** (a conservative bandit): with ``horizon`` N recurrences (the simulator passes the
+  replay's count), a probe may spend ``(1 + safety) x N x`` the baseline's recurrence cost (b0 at
+  its maximum limit, estimated from b0's runs and its JIT profile) less what was spent and less
+  the incumbent's cost for this and every later recurrence, plus a loan of ``loan x`` the saving
+  its measured epoch cost promises. ``horizon`` 0 (the variant ``zeus-plus-safe``) assumes
+  nothing about N: the cumulative cost so far must stay within ``(1 + safety) x`` the
+  baseline's, plus the incumbent's saving credited ``lookahead x t`` recurrences ahead.
+* **Drift**: when a batch size's last 4 runs average more than 1.4 x its earlier mean and 3
+  standard errors above it, the job has changed: the optimizer keeps only the last
   run of every other batch size (and the 4 of this one), forgets what it ruled out, and searches
   again from the new incumbent.
 """
@@ -47,15 +52,16 @@ from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContex
 from zeus_bench.sim.policies.builtin import _JitMixin
 
 STATE_VERSION = 3
-DEFAULT_MARGIN = 0.4
+DEFAULT_MARGIN = 0.2
 DEFAULT_SAFETY = 0.02
 DEFAULT_HORIZON = 50
 DEFAULT_LOAN = 1.0  # anytime budget: baseline recurrences lent per unit of measured promised saving
 DEFAULT_LOOKAHEAD = 4.0  # anytime budget: recurrences ahead, per one past, credited at the saving
 ANYTIME_MARGIN = 0.2  # zeus-plus-safe's margin (leave-one-GPU-out, benchmarks/zeus_plus_tuning.py)
+DRIFT_RISE = 0.4  # least relative rise of a batch size's latest runs that counts as drift
 DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
-DRIFT_Z = 3.0
-NOISE_Z = 2.0  # standard deviations of the incumbent's runs a cost must pass to count as dearer  # standard errors a rise must pass to count as drift
+DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
+NOISE_Z = 2.0  # standard deviations of the incumbent's runs a cost must pass to count as dearer
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -68,21 +74,25 @@ class SafeHillClimb:
     Args:
         batch_sizes: Feasible batch sizes (any order, unique).
         default_batch_size: The job's default batch size b0; must be one of ``batch_sizes``.
-        margin: A probe is stopped at ``(1 + margin) x`` the incumbent's mean cost; the same
-            relative rise of the incumbent's cost signals drift.
+        margin: A probe is stopped at ``(1 + margin) x`` the incumbent's mean cost; a batch
+            size run once is given a second run if it cost less than that (one run of the
+            incumbent; with more, the noise of its runs decides).
         safety: Allowed excess of the cumulative cost over running b0 throughout (0.02 = 2 %).
         window: Latest runs per batch size its mean uses (0 = all).
         prior_best: Batch size to probe first (warm start), or None; the prior says it
             converges, so its probe is budgeted as one that cannot fail.
         ruled_out: Batch sizes never to probe (warm start: they did not converge elsewhere).
-        horizon: Recurrences the job is assumed to have at least: the budget projects the
-            cost over ``max(t + 1, horizon)`` recurrences. 0: the anytime budget
-            (:meth:`budget`), which assumes nothing about the number of recurrences.
-        loan: Anytime budget: baseline costs a probe may borrow per unit of the saving its
-            measured epoch cost promises (:meth:`promise`).
+        horizon: Recurrences the job will have (at least ``t + 1``): the funds are the 2 %
+            allowance over them plus the incumbent's projected saving (:meth:`budget`). 0: the
+            anytime budget, which assumes nothing about the number of recurrences.
+        loan: Baseline costs a probe may borrow per unit of the saving its measured epoch cost
+            promises (:meth:`promise`).
         lookahead: Anytime budget: the incumbent's saving over the baseline is credited for
             ``lookahead x`` as many recurrences as have run.
         up_first: Probe the larger coarse neighbour before the smaller one.
+        prune: Probe no batch size beyond one dearer than the incumbent (unimodal cost curve).
+        noise_z: Standard deviations of the incumbent's runs by which a mean cost must exceed
+            the incumbent's to count as dearer.
     """
 
     def __init__(
@@ -99,6 +109,7 @@ class SafeHillClimb:
         loan: float = DEFAULT_LOAN,
         lookahead: float = DEFAULT_LOOKAHEAD,
         prune: bool = True,
+        noise_z: float = NOISE_Z,
     ) -> None:
         """Create the optimizer before any run (incumbent b0)."""
         bs = sorted({int(b) for b in batch_sizes})
@@ -115,6 +126,8 @@ class SafeHillClimb:
             raise ConfigError(f"window must be >= 0 (0 = unbounded), got {window}")
         if horizon < 0:
             raise ConfigError(f"horizon must be >= 0 recurrences (0 = anytime budget), got {horizon}")
+        if not (noise_z >= 0.0 and math.isfinite(noise_z)):
+            raise ConfigError(f"noise_z must be a number >= 0, got {noise_z}")
         if not (loan >= 0.0 and math.isfinite(loan)) or not (lookahead >= 0.0 and math.isfinite(lookahead)):
             raise ConfigError(f"loan and lookahead must be numbers >= 0, got {loan} and {lookahead}")
         self.batch_sizes = bs
@@ -129,6 +142,7 @@ class SafeHillClimb:
         self.lookahead = float(lookahead)
         self.second_chance = True
         self.prune = bool(prune)
+        self.noise_z = float(noise_z)
         self.prior_best = None if prior_best is None or int(prior_best) not in bs else int(prior_best)
         self.costs: dict[int, list[float]] = {}
         self.epochs: dict[int, list[float]] = {}
@@ -241,7 +255,7 @@ class SafeHillClimb:
         runs = self._recent(c)
         if not runs:
             return False
-        return _mean(runs) > self.mean_cost(inc) + NOISE_Z * self._spread(inc) / math.sqrt(len(runs))
+        return _mean(runs) > self.mean_cost(inc) + self.noise_z * self._spread(inc) / math.sqrt(len(runs))
 
     def _settled(self, b: int, inc: int) -> bool:
         """Whether probing ``b`` again would teach nothing: ruled out, run twice, or clearly dearer.
@@ -254,11 +268,11 @@ class SafeHillClimb:
         if b not in self.tried:
             return False
         c = self._recent(b)
-        if not self.second_chance or len(c) != 1:
+        if not self.second_chance or not c or len(c) > 1:
             return True
         if len(self._recent(inc)) > 1:
-            return c[0] > self.mean_cost(inc) + NOISE_Z * self._spread(inc)
-        return c[0] > (1.0 + self.margin) * self.mean_cost(inc)
+            return self._dearer(b, inc)
+        return _mean(c) > (1.0 + self.margin) * self.mean_cost(inc)
 
     def _spread(self, b: int) -> float:
         """Standard deviation of a batch size's costs (0 with fewer than two runs)."""
@@ -311,14 +325,17 @@ class SafeHillClimb:
         return _mean(e) if e else math.nan
 
     def budget(self, inc_cost: float) -> float:
-        """Anytime safety budget: what a probe may spend now, the incumbent's run kept in reserve.
+        """Safety budget: what a probe may spend now, the incumbent's runs kept in reserve.
 
-        ``(1 + safety) x`` the baseline's cumulative cost up to and including this recurrence,
-        plus the incumbent's saving over the baseline credited for ``lookahead x t`` recurrences
-        (a job that recurred ``t`` times is expected to recur about as many again), minus what
-        was spent, minus the incumbent's run this recurrence still needs should the probe fail.
-        Unbounded once the incumbent costs more than the baseline (after drift: probing can only
-        help); 0 before b0 has run.
+        With a horizon of N recurrences (this one is the ``t``-th): ``(1 + safety) x N x`` the
+        baseline's recurrence cost, minus what was spent, minus the incumbent's cost for this
+        recurrence (should the probe fail) and each of the ``N - t`` after it. Without one
+        (anytime): ``(1 + safety) x`` the baseline's cumulative cost up to and including this
+        recurrence, plus the incumbent's saving over the baseline credited for ``lookahead x t``
+        recurrences (a job that recurred ``t`` times is expected to recur about as many again),
+        minus what was spent, minus the incumbent's run this recurrence. Unbounded once the
+        incumbent costs more than the baseline (after drift: probing can only help); 0 before b0
+        has run.
         """
         if not self.base_costs:
             return 0.0
@@ -383,25 +400,26 @@ class SafeHillClimb:
     def stop_cost(self, default: float, epoch_cost: float = math.nan) -> float:
         """Cost at which the run just predicted stops (``default``: beta x the best cost).
 
-        A probe stops at its cap, ``(1 + margin) x`` the incumbent's mean cost. A probe of a
-        larger batch size stops after its first epoch when that epoch's cost (``epoch_cost``,
-        measured by the JIT profile) times the incumbent's mean epochs passes the incumbent's
-        mean cost: a larger batch rarely needs fewer epochs to the target, so it cannot win.
+        A probe stops at its cap (:meth:`predict` set it). A probe of a larger batch size stops
+        after its first epoch when that epoch's cost (``epoch_cost``, measured by the JIT profile)
+        times the incumbent's mean epochs passes the incumbent's mean cost by more than
+        ``noise_z`` standard deviations of its runs: a larger batch rarely needs fewer epochs to
+        the target, so it cannot win. The epoch cost of every run is recorded (the funds rule of
+        :meth:`predict` and the expected cost of a probe use it).
         """
         cap = self.probe_cap
         inc = self.incumbent()
         self.one_epoch = False
         if self.probe is not None and self.probe > inc and math.isfinite(epoch_cost):
             epochs = self.epochs.get(inc)
-            if epochs and epoch_cost * _mean(epochs) > self.mean_cost(inc):
+            # Beyond the noise of the incumbent's runs: a cheaper path of it could still lose.
+            if epochs and epoch_cost * _mean(epochs) > self.mean_cost(inc) + self.noise_z * self._spread(inc):
                 cap, self.one_epoch = epoch_cost, True
-            if epoch_cost >= self.epoch_costs.get(inc, math.inf):
-                cap, self.one_epoch = epoch_cost, True  # no cheaper epoch: it cannot win either
         if self.probe is None and math.isfinite(epoch_cost):
             self.epoch_costs[inc] = float(epoch_cost)
         if self.probe is not None and math.isfinite(epoch_cost):
-            # Anytime budget: the first epoch measured the probe's epoch cost; if its expected run
-            # does not fit its funds it stops after that epoch and is tried again later.
+            # The first epoch measured the probe's epoch cost; if its expected run does not fit
+            # its funds it stops after that epoch and is tried again later.
             self.epoch_costs[self.probe] = float(epoch_cost)
             expected = self._expected(self.probe, inc)
             if not self.one_epoch and (expected > self.probe_funds or cap < epoch_cost):
@@ -463,7 +481,7 @@ class SafeHillClimb:
         """Restart the search when a batch size's latest runs are clearly dearer than before.
 
         Clearly: the mean of its last :data:`DRIFT_RUNS` runs exceeds the mean of the earlier
-        ones by more than ``margin / 2`` of it and by more than :data:`DRIFT_Z` standard errors
+        ones by more than :data:`DRIFT_RISE` of it and by more than :data:`DRIFT_Z` standard errors
         (the earlier runs' spread), so that the paths' own noise does not restart the search.
         """
         c = self.costs[b]
@@ -472,7 +490,7 @@ class SafeHillClimb:
         before = c[:-DRIFT_RUNS][-self.window :] if self.window else c[:-DRIFT_RUNS]
         m0, m1 = _mean(before), _mean(c[-DRIFT_RUNS:])
         sd = math.sqrt(_mean([(x - m0) ** 2 for x in before])) if len(before) > 1 else 0.0
-        if m1 <= (1.0 + self.margin) * m0 or m1 - m0 <= DRIFT_Z * sd / math.sqrt(DRIFT_RUNS):
+        if m1 <= (1.0 + DRIFT_RISE) * m0 or m1 - m0 <= DRIFT_Z * sd / math.sqrt(DRIFT_RUNS):
             return
         self.resets += 1
         self.costs = {x: v[-1:] for x, v in self.costs.items() if x != b} | {b: c[-DRIFT_RUNS:]}
@@ -502,6 +520,7 @@ class SafeHillClimb:
             "loan": self.loan,
             "lookahead": self.lookahead,
             "prune": self.prune,
+            "noise_z": self.noise_z,
             "prior_best": self.prior_best,
             "costs": [[b, list(c)] for b, c in sorted(self.costs.items())],
             "epochs": [[b, list(e)] for b, e in sorted(self.epochs.items())],
@@ -539,6 +558,7 @@ class SafeHillClimb:
             loan=d.get("loan", DEFAULT_LOAN),  # version 1 (projected budget only) had no loan
             lookahead=d.get("lookahead", DEFAULT_LOOKAHEAD),
             prune=d.get("prune", False),  # versions 1 and 2 did not prune
+            noise_z=d.get("noise_z", NOISE_Z),
         )
         obj.costs = {int(b): [float(x) for x in c] for b, c in d["costs"]}
         obj.epochs = {int(b): [float(x) for x in e] for b, e in d["epochs"]}
@@ -598,6 +618,7 @@ class ZeusPlus(_JitMixin, Policy):
     loan: float = DEFAULT_LOAN
     lookahead: float = DEFAULT_LOOKAHEAD
     prune: bool = True
+    noise_z: float = NOISE_Z
     accepts_prior = True  # zeus_bench.sim.warmstart binds a Prior as the class attribute `prior`
 
     def __init__(self, ctx: PolicyContext) -> None:
@@ -617,6 +638,7 @@ class ZeusPlus(_JitMixin, Policy):
             loan=self.loan,
             lookahead=self.lookahead,
             prune=self.prune,
+            noise_z=self.noise_z,
             prior_best=None if prior is None else prior.best_batch_size,
             ruled_out=() if prior is None else prior.ruled_out + prior.far_from_best(1.0 + self.margin),
         )
