@@ -77,7 +77,8 @@ def test_larger_batch_that_cannot_win_stops_after_one_epoch() -> None:
         ((90.0, 110.0), 10.1, False),  # spread 14.1 J: 101 J is within 100 + 2 x 14.1 J
         ((90.0, 110.0), 13.0, True),  # 130 J is not
     ):
-        opt = SafeHillClimb([64, 128], 64, margin=0.4, safety=0.5, horizon=1000)  # funds aplenty
+        # safety 0.5: funds aplenty (the b0 runs' spread lowers the baseline estimate).
+        opt = SafeHillClimb([64, 128], 64, margin=0.4, safety=0.5, horizon=1000, noise_z=2.0)
         for c in runs:
             opt.observe(64, c, True, 10.0)
         assert opt.predict() == 128
@@ -98,7 +99,7 @@ def test_second_run_only_within_the_noise() -> None:
     """A probe whose one run is dearer than the incumbent by less than 2 standard deviations of the
     incumbent's runs gets a second run; one dearer by more does not."""
     for probe_cost, again in ((1.04, True), (1.06, False)):
-        opt = SafeHillClimb([64, 128], 64, horizon=1000)
+        opt = SafeHillClimb([64, 128], 64, horizon=1000, noise_z=2.0)
         for c in (0.98, 1.02, 0.98, 1.02):  # the incumbent: mean 1.0, standard deviation 0.023
             opt.observe(64, c, True, 10.0)
         opt.tried.add(128)
@@ -171,6 +172,7 @@ def test_state_round_trip_continues_identically() -> None:
         ({"horizon": -1}, "horizon"),
         ({"loan": -1.0}, "loan"),
         ({"lookahead": math.nan}, "lookahead"),
+        ({"noise_z": -1.0}, "noise_z"),
     ],
 )
 def test_bad_arguments(kwargs: dict[str, float], message: str) -> None:
@@ -218,6 +220,10 @@ def test_anytime_state_round_trip_and_version_1() -> None:
     new_keys = ("loan", "lookahead", "epoch_costs", "short")
     old = {k: v for k, v in a.state_dict().items() if k not in new_keys}
     assert SafeHillClimb.from_state_dict({**old, "version": 1}).epoch_costs == {}
+    # Version 2 (before pruning and the noise rule) did not prune.
+    v2 = {k: v for k, v in a.state_dict().items() if k not in ("prune", "noise_z")}
+    restored = SafeHillClimb.from_state_dict({**v2, "version": 2})
+    assert restored.prune is False and restored.noise_z == 3.0 and a.prune is True
 
 
 GRID = [("v100", w) for w in ("imagenet", "squad", "sentiment140", "cifar100")] + [

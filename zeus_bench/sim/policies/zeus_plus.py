@@ -52,7 +52,7 @@ from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContex
 from zeus_bench.sim.policies.builtin import _JitMixin
 
 STATE_VERSION = 3
-DEFAULT_MARGIN = 0.2
+DEFAULT_MARGIN = 0.4
 DEFAULT_SAFETY = 0.02
 DEFAULT_HORIZON = 50
 DEFAULT_LOAN = 1.0  # anytime budget: baseline recurrences lent per unit of measured promised saving
@@ -61,7 +61,7 @@ ANYTIME_MARGIN = 0.2  # zeus-plus-safe's margin (leave-one-GPU-out, benchmarks/z
 DRIFT_RISE = 0.4  # least relative rise of a batch size's latest runs that counts as drift
 DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
 DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
-NOISE_Z = 2.0  # standard deviations of the incumbent's runs a cost must pass to count as dearer
+NOISE_Z = 3.0  # standard deviations of the incumbent's runs a cost must pass to count as dearer
 
 
 def _mean(xs: Sequence[float]) -> float:
