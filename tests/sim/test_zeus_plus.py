@@ -132,6 +132,22 @@ def test_profiling_overhead_left_out_of_the_mean(zeus_traces: Path) -> None:
     assert opt.spent == first[7] and opt.mean_cost(job.b0) == pytest.approx(at_limit, rel=1e-9)
 
 
+def test_incumbent_stops_at_beta_times_its_own_mean(zeus_traces: Path) -> None:
+    """After drift the best recurrence is stale: the incumbent's run stops at beta x its own mean
+    cost when that is above beta x the best, never below; a probe keeps its cap."""
+    from zeus_bench.sim.policies import PolicyContext
+
+    job = TraceSet(zeus_traces).job("v100", "cifar100")
+    policy = get_policy("zeus-plus")(PolicyContext(job, 0.5, 2.0, 0, np.random.default_rng(1), 10))
+    assert policy.ctx.recurrences == 10 and policy.climber.horizon == 10
+    policy.climber.observe(job.b0, 100.0, True, 10.0)
+    assert policy.climber.probe is None
+    assert policy.stop_cost(150.0) == 200.0  # 2 x the incumbent's 100 J, not 2 x a stale 75 J
+    assert policy.stop_cost(300.0) == 300.0
+    policy.climber.probe, policy.climber.probe_cap = 512, 120.0
+    assert policy.stop_cost(150.0) == 120.0
+
+
 def test_prior_first_and_ruled_out_never() -> None:
     cost = {16: 3.0, 32: 1.6, 64: 1.0, 128: 1.3, 256: 2.0, 512: 4.0}
     opt = SafeHillClimb(BS, 256, horizon=50, prior_best=64, ruled_out=[512, 128])

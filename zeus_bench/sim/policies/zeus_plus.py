@@ -19,7 +19,8 @@ and, when known, how many times the job will recur. Rules (``docs/policies.md``)
   run was dearer by more than the noise (else it gets a second run), and (``prune``) one beyond a
   dearer batch size on the same side of the incumbent: the cost curve is taken as unimodal.
 * **Early stop of a probe** at ``(1 + margin) x`` the incumbent's mean cost, or at its funds,
-  whichever is lower (and never above ``beta x`` the best). A larger batch size stops after its
+  whichever is lower (and never above ``beta x`` the best); a run of the incumbent at ``beta x``
+  its own mean cost when that is higher than ``beta x`` the best (:meth:`ZeusPlus.stop_cost`). A larger batch size stops after its
   first epoch when that epoch costs no less than one of the incumbent's, or when it times the
   incumbent's mean epochs exceeds the incumbent's mean cost: a larger batch rarely needs fewer
   epochs, so it cannot win. A probe cut by its funds before it cost the incumbent's mean is
@@ -648,7 +649,16 @@ class ZeusPlus(_JitMixin, Policy):
         return self._decide(self.climber.predict())
 
     def stop_cost(self, default: float, epoch_cost: float = math.nan) -> float:
-        """A probe stops at its cap (or after one epoch, see :meth:`SafeHillClimb.stop_cost`)."""
+        """A probe stops at its cap (or after one epoch, see :meth:`SafeHillClimb.stop_cost`).
+
+        A run of the incumbent stops at ``beta x`` its own mean cost when that is above ``beta x``
+        the best recurrence's (``default``): after drift the best is stale, and stopping the
+        incumbent early only makes it run again.
+        """
+        if self.climber.probe is None:
+            inc = self.climber.mean_cost(self.climber.incumbent())
+            if math.isfinite(inc):
+                default = max(default, self.ctx.beta * inc)
         return self.climber.stop_cost(default, epoch_cost)
 
     def observe(self, outcome: Outcome) -> None:
