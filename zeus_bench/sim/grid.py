@@ -22,6 +22,7 @@ from zeus_bench.sim.arrivals import replay_group
 from zeus_bench.sim.drift import Drift, drift_of
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import load_policy_module
+from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel, Row, check_job, default_recurrences, replay
 from zeus_bench.sim.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
 
@@ -76,22 +77,38 @@ def _columns(rows: list[Row]) -> dict[str, np.ndarray]:
 def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -> pd.DataFrame:
     """All rows of a task as one frame with identity columns (built once, not per replay)."""
     rows = [r for *_, block in blocks for r in block]
-    n = len(rows)
     sizes = [len(block) for *_, block in blocks]
+    seeds = np.repeat(np.array([b[1] for b in blocks], dtype=np.int64), sizes)
+    betas = np.repeat(np.array([b[0] for b in blocks], dtype=float), sizes)
+    groups = (
+        None if task.arrivals is None else np.repeat(np.array([b[2] for b in blocks], dtype=object), sizes)
+    )
+    return _columns_frame(task, seeds, betas, _columns(rows), groups)
+
+
+def _columns_frame(
+    task: Task,
+    seeds: np.ndarray,
+    betas: np.ndarray,
+    tries: dict[str, np.ndarray],
+    groups: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """A frame of a task's rows from their seed, beta and try columns, with the identity columns."""
+    n = len(seeds)
     data: dict[str, object] = {
         "gpu": np.full(n, task.job.gpu, dtype=object),
         "workload": np.full(n, task.job.workload.id, dtype=object),
         "policy": np.full(n, task.policy, dtype=object),
-        "seed": np.repeat(np.array([b[1] for b in blocks], dtype=np.int64), sizes),
+        "seed": seeds,
         "eta": np.full(n, task.eta),
-        "beta": np.repeat(np.array([b[0] for b in blocks], dtype=float), sizes),
+        "beta": betas,
     }
-    data.update(_columns(rows))
+    data.update(tries)
     data["window"] = np.full(n, task.window, dtype=np.int64)
     data["num_gpus"] = np.full(n, task.job.num_gpus, dtype=np.int64)
     data["max_power_w"] = np.full(n, task.job.max_power_w)
-    if task.arrivals is not None:
-        data["group"] = np.repeat(np.array([b[2] for b in blocks], dtype=object), sizes)
+    if groups is not None:
+        data["group"] = groups
     return pd.DataFrame(data)
 
 
@@ -129,6 +146,13 @@ def _replay_frames(
 ) -> Iterator[pd.DataFrame]:
     """Replay every (beta, seed) of a task (and every arrival group), yielding frames of rows."""
     model = JobModel(task.job, task.eta)
+    if policy_cls is Zeus and task.window == 0 and task.drift is None and task.arrivals is None:
+        lockstep = _lockstep_frames(task, model, progress, chunk_rows)
+        first = next(lockstep, None)
+        if first is not None:  # else the lockstep does not apply: replay seed by seed
+            yield first
+            yield from lockstep
+            return
     drift = None if task.drift is None else Drift(task.drift, task.job)
     blocks: list[tuple[float, int, str | None, list[Row]]] = []
     pending, yielded = 0, False
@@ -153,6 +177,35 @@ def _replay_frames(
                 blocks, pending, yielded = [], 0, True
     if blocks or not yielded:
         yield _frame(task, blocks)
+
+
+#: Seeds replayed together in lockstep (more amortise each step's array operations over more
+#: tries; fewer hold less of the generators' outputs fetched ahead).
+LOCKSTEP_SEEDS = 1024
+
+
+def _lockstep_frames(
+    task: Task, model: JobModel, progress: Progress | None, chunk_rows: int
+) -> Iterator[pd.DataFrame]:
+    """The ``zeus`` task's frames from :func:`~zeus_bench.sim.lockstep.replay_zeus_seeds`.
+
+    Seeds go in groups of at most :data:`LOCKSTEP_SEEDS` and about ``chunk_rows`` rows; yields
+    nothing when the lockstep does not apply (the first group tells).
+    """
+    from zeus_bench.sim.lockstep import replay_zeus_seeds
+
+    per_group = max(1, min(LOCKSTEP_SEEDS, chunk_rows // max(1, task.recurrences)))
+    seeds = list(task.seeds)
+    for beta in task.betas:
+        for start in range(0, len(seeds), per_group):
+            group = seeds[start : start + per_group]
+            done = replay_zeus_seeds(model, group, beta, task.recurrences)
+            if done is None:
+                return
+            seed_col, tries = done
+            if progress is not None:
+                progress(len(group))
+            yield _columns_frame(task, seed_col, np.full(len(seed_col), beta), tries)
 
 
 def run_task(task: Task, progress: Progress | None = None) -> pd.DataFrame:
