@@ -132,8 +132,11 @@ def _replay(
     bandit = PruningThompsonSampling([int(b) for b in job.batch_sizes], job.b0, pol_rng)
     bs_index = model.bs_index
     if handover:  # words from a list whose unused rest can be handed over, then the stream
-        block = env_rng.bit_generator.random_raw(HANDOVER_OUTPUTS).tolist()
-        env_words = [w for r in block for w in (r & MASK32, r >> 32)]
+        block = env_rng.bit_generator.random_raw(HANDOVER_OUTPUTS)
+        if LITTLE_ENDIAN:  # each output's low word, then its high word
+            env_words = block.view(np.uint32).tolist()
+        else:
+            env_words = [w for r in block.tolist() for w in (r & MASK32, r >> 32)]
         words_left = iter(env_words)
         next_word = chain(words_left, word_stream(env_rng)).__next__
     else:

@@ -162,8 +162,10 @@ class _Seeds:
         short = self.pol_pos + need - have
         if short.max() <= 0:
             return
-        est = int((self._remaining() * (2 * self.n_arms) * 1.1).max()) + 64
-        grow = max(int(short.max()), min(est, 2048))
+        est = int((self._remaining() * (2 * self.n_arms - 1) * 1.1).max()) + 64
+        # At most about 48 MiB of outputs and their resolutions (some 48 bytes each) at a time.
+        cap = max(256, (48 << 20) // (48 * len(self.ids)))
+        grow = max(int(short.max()), min(est, cap))
         fresh = np.stack([h.pol_rng.bit_generator.random_raw(grow) for h in self.handovers])
         cut = int(self.pol_pos.min())
         self.pol_base += cut
@@ -303,6 +305,35 @@ class _Seeds:
         by the outputs it took beyond one. Returns the draws (one row per seed), the column after
         the last draw, and whether all were resolved within the fetched outputs.
         """
+        # Most often one draw of the prediction starts on a slow output and the later ones (moved
+        # on past the outputs it took) are all one output each: one pass does those rows.
+        n = self.n_arms[sub]
+        width = self.pol_raw.shape[1]
+        cols = self.cols[None, :]
+        slots = first[:, None] + cols
+        rows = sub[:, None]
+        at = np.minimum(slots, width - 1)
+        j = (self.slow[rows, at] & (cols < n[:, None])).argmax(axis=1)
+        q = first + j
+        nxt = self.res_next[sub, q]
+        end = nxt + n - j - 1
+        inside = (nxt >= 0) & (end <= width)
+        simple = inside & (
+            self.slow_cum[sub, np.where(inside, end, 0)] == self.slow_cum[sub, np.where(inside, nxt, 0)]
+        )
+        moved = np.where(cols > j[:, None], (nxt - q - 1)[:, None], 0)
+        z = self.z[rows, np.clip(slots + moved, 0, width - 1)]
+        z[np.arange(len(sub)), j] = self.res_val[sub, q]
+        ok = np.ones(len(sub), dtype=bool)
+        if not simple.all():
+            hard = np.flatnonzero(~simple)
+            z[hard], end[hard], ok[hard] = self._slow_draws_stepwise(sub[hard], first[hard])
+        return z, end, ok
+
+    def _slow_draws_stepwise(
+        self, sub: np.ndarray, first: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`slow_draws` one slow output at a time (any number of them)."""
         m = len(sub)
         n = self.n_arms[sub]
         width = self.pol_raw.shape[1]
