@@ -138,7 +138,9 @@ class _Seeds:
         self.densities = strip_densities(self.widths)
         self.pol_raw = np.zeros((a, 0), dtype=np.uint64)
         self.rejectable = {
-            n: np.array(sorted(rejectable_words(n)), dtype=np.uint64) for n in set(n_arms.tolist()) if n > 2
+            n: np.array(sorted(rejectable_words(n)), dtype=np.uint64)
+            for n in set(n_arms.tolist())
+            if rejectable_words(n)
         }
         # Environment words: the handed-over rest of the fetched block, then further outputs.
         self.env_pos = np.zeros(a, dtype=np.int64)
@@ -287,9 +289,9 @@ class _Seeds:
         """Every reward so far of arm column ``k`` of seed row ``i`` (exact posteriors' input)."""
         seed_id = self.ids[i]
         out = list(self.handovers[i].rewards[k])
-        for ids, arm, cost in self.log:
-            hit = np.flatnonzero((ids == seed_id) & (arm == k))
-            out.extend((-cost[hit]).tolist())
+        if self.log:
+            ids, arm, cost = (np.concatenate([step[f] for step in self.log]) for f in range(3))
+            out.extend((-cost[(ids == seed_id) & (arm == k)]).tolist())
         return out
 
     def exact_winner(self, i: int, z: list[float]) -> int:
