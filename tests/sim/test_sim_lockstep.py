@@ -175,3 +175,56 @@ def test_published_traces_same_rows(zeus_traces: Path) -> None:
             job = ts.job(gpu, workload)
             for eta, beta in ((0.5, 2.0), (0.3, 1.25), (0.8, 3.0)):
                 _same(JobModel(job, eta), list(range(1, 31)), beta, default_recurrences(job))
+
+
+@pytest.mark.parametrize("recurrences", [1, 2, 3, 5, 9])
+def test_short_replays_end_before_or_just_after_the_handover(recurrences: int) -> None:
+    for targets in (None, NOISY, SPREAD):
+        _same(JobModel(toy_job(targets), 0.5), list(range(1, 16)), 2.0, recurrences)
+
+
+def test_first_recurrence_failure_is_the_scalar_loops_error() -> None:
+    """b0 (32) reaches on one path of two: a seed that samples the other fails, here as there."""
+    from zeus_bench.errors import ConfigError
+
+    model = JobModel(toy_job({8: [4.0], 16: [4.0], 32: [np.nan, 5.0], 64: [3.0]}), 0.5)
+    with pytest.raises(ConfigError) as ours:
+        lockstep.replay_zeus_seeds(model, list(range(1, 13)), 2.0, 5)
+    failing = []
+    for seed in range(1, 13):
+        try:
+            replay_zeus(model, seed, 2.0, 5)
+        except ConfigError as theirs:
+            failing.append(str(theirs))
+    assert str(ours.value) == failing[0]
+
+
+def test_grid_frames_equal_seed_by_seed_replays() -> None:
+    """Several betas, seeds in several lockstep groups and frames: the rows of replay(), in order."""
+    from zeus_bench.sim import grid
+    from zeus_bench.sim.policies import get_policy
+    from zeus_bench.sim.replay import replay
+
+    job = toy_job(SPREAD)
+    task = grid.Task(job, 0.5, "zeus", (1.5, 2.0), tuple(range(1, 12)), 40, 0)
+    old_group = grid.LOCKSTEP_SEEDS
+    try:
+        grid.LOCKSTEP_SEEDS = 4
+        tables = list(grid.iter_task_tables(task, chunk_rows=100))
+    finally:
+        grid.LOCKSTEP_SEEDS = old_group
+    assert len(tables) > 2
+    model = JobModel(job, 0.5)
+    expected = [
+        (beta, seed, row)
+        for beta in task.betas
+        for seed in task.seeds
+        for row in replay(model, get_policy("zeus"), seed, beta, 40)
+    ]
+    betas = np.concatenate([np.broadcast_to(t.columns["beta"], t.rows) for t in tables])
+    seeds = np.concatenate([t.columns["seed"] for t in tables])
+    assert betas.tolist() == [b for b, _, _ in expected]
+    assert seeds.tolist() == [s for _, s, _ in expected]
+    for k, name in enumerate(RUN_FIELDS):
+        ours = np.concatenate([t.columns[name] for t in tables]).tolist()
+        assert [repr(v) for v in ours] == [repr(type(ours[0])(r[k])) for _, _, r in expected], name
