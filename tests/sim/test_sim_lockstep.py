@@ -228,3 +228,13 @@ def test_grid_frames_equal_seed_by_seed_replays() -> None:
     for k, name in enumerate(RUN_FIELDS):
         ours = np.concatenate([t.columns[name] for t in tables]).tolist()
         assert [repr(v) for v in ours] == [repr(type(ours[0])(r[k])) for _, _, r in expected], name
+
+
+def test_seeds_pruned_in_the_scalar_loop_when_the_lockstep_cannot(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Too few path words fetched, or an arm to explore first: those seeds prune in the scalar loop."""
+    model = JobModel(toy_job(SPREAD), 0.5)
+    monkeypatch.setattr(lockstep, "HANDOVER_OUTPUTS", 3)  # 6 words: most seeds run out while pruning
+    _same(model, list(range(1, 16)), 2.0, 40)
+    monkeypatch.undo()
+    monkeypatch.setattr(lockstep, "MIN_OBSERVATIONS", 3)  # as if every arm had still to be explored
+    _same(model, list(range(1, 16)), 2.0, 40)

@@ -1,20 +1,25 @@
 """The ``zeus`` policy's replay of many seeds at once: the rows of :func:`replay.replay`, in columns.
 
-Each seed starts in the fused scalar loop (:mod:`zeus_bench.sim.fastzeus`): pruning and the
-exploration of the arms, whose tries follow a state machine. Once Thompson Sampling is steady
-(every arm explored, its approximate posteriors built) the loop hands the seed over
-(:class:`~zeus_bench.sim.fastzeus.Handover`), and from there on every try of every seed is one
-step of NumPy array operations over the seeds, in lockstep:
+Every try of every seed is one step of NumPy array operations over the seeds, in lockstep (the
+seeds' timelines are independent: a step is simply the next try of each):
 
+* first pruning (:func:`_prune`): the batch-size optimizer's pruning draws nothing, so each
+  seed's next batch size follows from its own outcomes, kept as arrays (round, candidates,
+  directions, good batch sizes, the round's best);
+* then Thompson Sampling (:func:`_run`), from a :class:`~zeus_bench.sim.fastzeus.Handover` per
+  seed (a seed whose first prediction would still explore an arm is pruned in the fused scalar
+  loop, :mod:`zeus_bench.sim.fastzeus`, which hands it over once steady);
 * the draws come from each seed's generators' raw 64-bit outputs, fetched in blocks: the visiting
   order's words (:class:`~zeus_bench.sim.draws.ChoiceDraws` skips ``n - 1`` whole outputs) and
   one normal draw per arm, each from one output as NumPy's ziggurat takes it
   (:func:`~zeus_bench.sim.draws.fast_normals`); a draw that needs more outputs (about 0.7% of
-  them) is made by NumPy itself on a generator moved to that output, and tells how many it took;
+  them) is resolved from them when the ziggurat's wedge test is decided beyond doubt, else made
+  by NumPy itself on a generator moved to that output (which tells how many it took);
 * the winner is the arm of largest sample from the certified approximate posteriors (as the
   scalar loop decides); a near-tie is decided from the exact posteriors of the arm's rewards;
-* the path, budget, cost and observation are the scalar loop's arithmetic, element by element
-  (IEEE operations give the same doubles in NumPy and in Python);
+* the path, budget, cost (with a batch size's profiling first epoch) and observation are the
+  scalar loop's arithmetic, element by element (IEEE operations give the same doubles in NumPy
+  and in Python);
 * a rejected Lemire word is redrawn as NumPy does; a visiting order whose words include a
   rejectable one (about one try in a billion) makes that seed replay again in the scalar loop.
 
@@ -32,13 +37,14 @@ import numpy as np
 from zeus_bench.errors import ConfigError
 from zeus_bench.sim.draws import (
     MASK32,
+    REJECT_SET_MAX_N,
     fast_normals,
     normal_tables,
     pcg64_steps_between,
     rejectable_words,
     strip_densities,
 )
-from zeus_bench.sim.fastzeus import Handover, _configs, _replay, replay_zeus
+from zeus_bench.sim.fastzeus import HANDOVER_OUTPUTS, Handover, _configs, _replay, replay_zeus
 from zeus_bench.sim.policies.bandit import (
     _EPS,
     _EPS3,
@@ -46,16 +52,21 @@ from zeus_bench.sim.policies.bandit import (
     _ONE_EPS4,
     _SAFETY,
     _SAFETY_EPS3,
+    MIN_OBSERVATIONS,
+    PRUNE_ROUNDS,
     largest_sample,
     posterior,
 )
-from zeus_bench.sim.rules import MAX_TRIES, ZERO_BUDGET_PENALTY
+from zeus_bench.sim.rules import MAX_TRIES, ZERO_BUDGET_PENALTY, seed_generators
 
 if TYPE_CHECKING:
     from zeus_bench.sim.replay import JobModel, Row
 
 #: The try fields (RUN_FIELDS order) as the lockstep's columns hold them.
 Columns = dict[str, np.ndarray]
+#: One lockstep step's rows: seed positions, recurrence, attempt, batch-size index, epochs, energy,
+#: time, cost, reached, ran, whether written, and profiled (None: none was).
+Step = tuple[Any, ...]
 
 _U32 = np.uint64(MASK32)
 # A wedge test is decided here only when its two sides differ by more than this: the stored
@@ -94,7 +105,9 @@ def holds_word(raw: np.ndarray, words: np.ndarray) -> np.ndarray:
 class _Seeds:
     """Per-seed state of the steady seeds, one array row (or element) per seed."""
 
-    def __init__(self, model: JobModel, beta: float, recurrences: int, handovers: list[Handover]) -> None:
+    def __init__(
+        self, model: JobModel, beta: float, recurrences: int, handovers: list[Handover], ids: list[int]
+    ) -> None:
         configs = _configs(model)
         assert configs is not None
         tables = normal_tables()
@@ -103,7 +116,7 @@ class _Seeds:
         self.recurrences = recurrences
         self.beta = beta
         a = len(handovers)
-        self.ids = np.arange(a)
+        self.ids = np.array(ids, dtype=np.int64)  # each row's position among the seeds replayed
         self.live = np.ones(a, dtype=bool)  # False: finished or left, kept until the next compaction
         self.handovers = handovers
         n_arms = np.array([len(h.arms) for h in handovers], dtype=np.int64)
@@ -391,10 +404,10 @@ def draw_paths(
     """
     rows = np.arange(len(pos))
     multi = span > 1
-    m = words[rows, pos] * span
-    short = np.zeros(len(pos), dtype=bool)
+    short = multi & (pos >= length)
+    m = words[rows, np.minimum(pos, words.shape[1] - 1)] * span
     pos = pos + multi
-    for i in np.flatnonzero(multi & ((m & _U32) < span) & live).tolist():
+    for i in np.flatnonzero(multi & ((m & _U32) < span) & live & ~short).tolist():
         s = int(span[i])
         threshold = (1 << 32) % s
         mi = int(m[i])
@@ -424,30 +437,182 @@ def replay_zeus_seeds(
     """
     if _configs(model) is None or normal_tables() is None:
         return None
-    prefix: list[list[Row]] = []
-    handovers: list[Handover] = []
-    handed: list[int] = []
-    for pos, seed in enumerate(seeds):
-        done = _replay(model, seed, beta, recurrences, True)
+    steps: list[Step] = []
+    with np.errstate(all="ignore"):  # inf and NaN are handled as the scalar loop does
+        handovers, handed, again = _prune(model, seeds, beta, recurrences, steps)
+    pruned = len(steps)
+    prefix: dict[int, list[Row]] = {}
+    for pos in again:  # pruned in the scalar loop instead (its lockstep rows are dropped)
+        done = _replay(model, seeds[pos], beta, recurrences, True)
         if done is None:
             return None
-        prefix.append(done[0])
+        prefix[pos] = done[0]
         if done[1] is not None:
             handovers.append(done[1])
             handed.append(pos)
-    steps: list[tuple[np.ndarray, ...]] = []
     redo: list[int] = []
     if handovers:
-        with np.errstate(all="ignore"):  # inf and NaN are handled as the scalar loop does
-            left = _run(model, _Seeds(model, beta, recurrences, handovers), steps)
-        redo = [handed[i] for i in left]
-    for pos in redo:
+        with np.errstate(all="ignore"):
+            redo = _run(model, _Seeds(model, beta, recurrences, handovers, handed), steps)
+    for pos in redo:  # replayed in the scalar loop from the start (its lockstep rows are dropped)
         prefix[pos] = replay_zeus(model, seeds[pos], beta, recurrences) or []
-    return _assemble(model, seeds, prefix, handed, steps, set(redo))
+    return _assemble(model, seeds, prefix, steps, pruned, set(again) | set(redo), set(redo))
 
 
-def _run(model: JobModel, st: _Seeds, steps: list[tuple[np.ndarray, ...]]) -> list[int]:
-    """Run the steady seeds to their last recurrence; returns the seed rows to replay again."""
+def _prune(
+    model: JobModel, seeds: list[int], beta: float, recurrences: int, steps: list[Step]
+) -> tuple[list[Handover], list[int], list[int]]:
+    """Every seed's pruning in lockstep, from its first try to its Thompson Sampling's first.
+
+    The batch-size optimizer's pruning (:class:`~zeus_bench.sim.policies.PruningThompsonSampling`)
+    draws nothing: each seed's next batch size follows from its own outcomes. Per seed: the
+    round, its candidates, the default, how far each direction has gone, the good batch sizes
+    and the round's best. The tries are the steady steps' (with the profiling first epoch of a
+    batch size's first try). Appends the rows to ``steps``.
+
+    Returns:
+        The :class:`Handover` of each seed whose pruning ended with every arm observed at least
+        twice (so that its first prediction only draws, as a steady one), their positions among
+        ``seeds``, and the positions of the seeds to prune in the scalar loop instead (an arm seen
+        once, or more path draws than fetched).
+
+    Raises:
+        ConfigError: a try of the first recurrence does not reach the target.
+    """
+    configs = _configs(model)
+    assert configs is not None
+    n_b = len(configs)
+    epoch_cost, e_ep, t_ep, prof_e, prof_t = (np.array([c[k] for c in configs]) for k in (2, 3, 4, 5, 6))
+    n_paths = np.array([c[1] for c in configs], dtype=np.uint64)
+    paths = np.full((n_b, int(n_paths.max())), math.inf)
+    for k, c in enumerate(configs):
+        paths[k, : c[1]] = c[0]
+    eta = model.eta
+    k_time = (1.0 - eta) * model.max_power_w
+    max_epochs = float(model.max_epochs)
+    penalty = ZERO_BUDGET_PENALTY * beta
+    inf = math.inf
+    generators = [seed_generators(seed) for seed in seeds]
+    raw = np.stack([env.bit_generator.random_raw(HANDOVER_OUTPUTS) for env, _ in generators])
+    words = np.empty((len(seeds), 2 * HANDOVER_OUTPUTS), dtype=np.uint64)
+    words[:, 0::2], words[:, 1::2] = raw & _U32, raw >> _SHIFT32  # low word, then high word
+    a = len(seeds)
+    ids = np.arange(a)
+    env_pos = np.zeros(a, dtype=np.int64)
+    env_len = np.full(a, 2 * HANDOVER_OUTPUTS, dtype=np.int64)
+    rec = np.ones(a, dtype=np.int64)
+    att = np.ones(a, dtype=np.int64)
+    total: np.ndarray = np.zeros(a)
+    ran = np.zeros(a, dtype=bool)
+    min_cost: np.ndarray = np.full(a, inf)
+    cols = np.arange(n_b)
+    b0 = model.bs_index[int(model.job.b0)]
+    rounds = np.zeros(a, dtype=np.int64)
+    candidates = np.ones((a, n_b), dtype=bool)
+    down = np.full(a, b0)  # next down: the largest candidate <= this (none: the direction is over)
+    up = np.full(a, b0 + 1)  # next up: the smallest candidate >= this
+    good = np.zeros((a, n_b), dtype=bool)
+    best = np.full(a, b0)
+    best_cost: np.ndarray = np.full(a, inf)
+    profiled_bs = np.zeros((a, n_b), dtype=bool)
+    history: list[list[tuple[int, float]]] = [[] for _ in seeds]
+    handovers: list[Handover] = []
+    handed: list[int] = []
+    again: list[int] = []
+    while len(ids):
+        rows = np.arange(len(ids))
+        # --- pruning's batch size: down from the default while they reach, then up
+        downward = candidates & (cols[None, :] <= down[:, None])
+        in_down = downward.any(axis=1)
+        bi = np.where(
+            in_down,
+            n_b - 1 - downward[:, ::-1].argmax(axis=1),
+            (candidates & (cols[None, :] >= up[:, None])).argmax(axis=1),
+        )
+        # --- the try (as in _run, with the profiling first epoch of a batch size's first try)
+        index, env_pos, short = draw_paths(
+            words, env_pos, env_len, n_paths[bi], ~np.zeros(len(ids), dtype=bool)
+        )
+        target = paths[bi, index]
+        cost_ub = beta * min_cost
+        floor_epochs = cost_ub // epoch_cost[bi]
+        budget = np.where((cost_ub != inf) & ~(max_epochs < floor_epochs), floor_epochs, max_epochs)
+        zero = budget == 0.0
+        reached = (target <= budget) & ~zero
+        epochs = np.where(zero, 0.0, np.where(reached, target, budget))
+        profiled = ~profiled_bs[rows, bi]
+        energy = np.where(profiled, prof_e[bi] + (epochs - 1.0) * e_ep[bi], epochs * e_ep[bi])
+        time = np.where(profiled, prof_t[bi] + (epochs - 1.0) * t_ep[bi], epochs * t_ep[bi])
+        cost = np.where(zero, penalty * min_cost, eta * energy + k_time * time)
+        profiled_bs[rows, bi] = True
+        for i, b, c in zip(ids.tolist(), bi.tolist(), cost.tolist(), strict=True):
+            history[i].append((b, c))
+        # --- pruning's observation (PruningThompsonSampling._prune_observe)
+        good[rows, bi] |= reached
+        better = reached & (cost < best_cost)
+        best = np.where(better, bi, best)
+        best_cost = np.where(better, cost, best_cost)
+        down = np.where(in_down, np.where(reached, bi - 1, -1), down)
+        up = np.where(in_down, up, np.where(reached, bi + 1, n_b))
+        left_to_try = candidates & ((cols[None, :] <= down[:, None]) | (cols[None, :] >= up[:, None]))
+        over = np.count_nonzero(left_to_try, axis=1) == 0
+        if over.any():  # the round ends: the good ones (else the best so far) are the candidates
+            rounds = rounds + over
+            any_good = np.count_nonzero(good, axis=1) > 0
+            kept = np.where(any_good[:, None], good, cols[None, :] == best[:, None])
+            candidates = np.where(over[:, None], kept, candidates)
+            down = np.where(over, best, down)
+            up = np.where(over, best + 1, up)
+            good = np.where(over[:, None], False, good)
+            best_cost = np.where(over, inf, best_cost)
+        # --- the rows and the recurrence bookkeeping
+        rec_before, att_before = rec, att
+        rec, att, total, ran, min_cost, ran_try, emit = _bookkeeping(
+            model, (rec, att, total, ran, min_cost), bi, epochs, cost, reached, ~short
+        )
+        steps.append((ids, rec_before, att_before, bi, epochs, energy, time, cost, reached, ran_try, emit,
+                      profiled & ran_try))  # fmt: skip
+        finished = rec > recurrences
+        pruned = (rounds >= PRUNE_ROUNDS) & ~finished & ~short
+        again.extend(ids[short].tolist())
+        for i in np.flatnonzero(pruned).tolist():
+            pos = int(ids[i])
+            arms = np.flatnonzero(candidates[i]).tolist()
+            rewards = [[-c for b, c in history[pos] if b == arm] for arm in arms]
+            if min(map(len, rewards)) < MIN_OBSERVATIONS or len(arms) > REJECT_SET_MAX_N:
+                again.append(pos)  # its first prediction explores: the scalar loop prunes it
+                continue
+            sums = []
+            for r in rewards:
+                arm_sums = [0.0, 0.0, 0.0, 0.0]
+                for v in r:  # in the rewards' order, as the optimizer's running sums are made
+                    arm_sums[0] += 1.0
+                    arm_sums[1] += v
+                    arm_sums[2] += v * v
+                    arm_sums[3] += abs(v)
+                sums.append(arm_sums)
+            env, pol = generators[pos]
+            state = (int(rec[i]), int(att[i]), float(total[i]), bool(ran[i]), float(min_cost[i]))
+            left = words[i, env_pos[i] : env_len[i]].tolist()
+            handovers.append(Handover(*state, arms, sums, rewards, left, env, pol, pol.bit_generator.state))
+            handed.append(pos)
+        keep = ~(finished | pruned | short)
+        if not keep.all():
+            kept_rows = np.flatnonzero(keep)
+            ids, env_pos, env_len, words = (
+                ids[kept_rows],
+                env_pos[kept_rows],
+                env_len[kept_rows],
+                words[kept_rows],
+            )
+            rec, att, total, ran, min_cost = (v[kept_rows] for v in (rec, att, total, ran, min_cost))
+            rounds, candidates, down, up = (v[kept_rows] for v in (rounds, candidates, down, up))
+            good, best, best_cost, profiled_bs = (v[kept_rows] for v in (good, best, best_cost, profiled_bs))
+    return handovers, handed, again
+
+
+def _run(model: JobModel, st: _Seeds, steps: list[Step]) -> list[int]:
+    """Run the steady seeds to their last recurrence; returns the positions of the seeds to replay again."""
     configs = _configs(model)
     assert configs is not None
     epoch_cost, e_ep, t_ep = (np.array([c[k] for c in configs]) for k in (2, 3, 4))
@@ -519,28 +684,15 @@ def _run(model: JobModel, st: _Seeds, steps: list[tuple[np.ndarray, ...]]) -> li
         st.c0 = np.maximum(st.c0, c0)
         st.c1 = np.maximum(st.c1, c1)
         st.log.append((st.ids, win, cost))
-        # --- the rows and the recurrence bookkeeping (Runner.run_recurrence)
-        ran_try = epochs != 0.0
-        attempt = st.att
-        missed = ~ran_try & (attempt == MAX_TRIES) & ~st.ran
-        emit = (ran_try | missed) & st.live & ~gone
-        steps.append((st.ids, st.rec, attempt, bi, epochs, energy, time, cost, reached, ran_try, emit))
-        total = np.where(ran_try, st.total + cost, st.total)
-        done = ran_try & reached
-        failed = ran_try & ~reached & (st.rec == 1) & st.live & ~gone
-        if failed.any():
-            job = model.job
-            i = int(np.flatnonzero(failed)[0])
-            raise ConfigError(
-                f"workload {job.workload.id!r} on {job.gpu!r}: batch size {int(job.batch_sizes[bi[i]])} "
-                f"did not reach the target in the first recurrence (the default must converge)"
-            )
-        st.min_cost = np.where(done & (total < min_cost), total, min_cost)
-        end = done | (attempt == MAX_TRIES)
-        st.rec = np.where(end, st.rec + 1, st.rec)
-        st.att = np.where(end, 1, attempt + 1)
-        st.total = np.where(end, 0.0, total)
-        st.ran = ~end & (st.ran | ran_try)
+        # --- the rows and the recurrence bookkeeping
+        valid = st.live & ~gone
+        rec_before, att_before = st.rec, st.att
+        st.rec, st.att, st.total, st.ran, st.min_cost, ran_try, emit = _bookkeeping(
+            model, (st.rec, st.att, st.total, st.ran, st.min_cost), bi, epochs, cost, reached, valid
+        )
+        steps.append(
+            (st.ids, rec_before, att_before, bi, epochs, energy, time, cost, reached, ran_try, emit, None)
+        )
         if gone.any():
             left.extend(st.ids[gone].tolist())
         # Finished (or left) seeds run on, their rows unwritten, until a quarter of them can go.
@@ -553,44 +705,93 @@ def _run(model: JobModel, st: _Seeds, steps: list[tuple[np.ndarray, ...]]) -> li
     return left
 
 
+def _bookkeeping(
+    model: JobModel,
+    state: tuple[np.ndarray, ...],
+    bi: np.ndarray,
+    epochs: np.ndarray,
+    cost: np.ndarray,
+    reached: np.ndarray,
+    valid: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """One try's effect on each seed's recurrence (Runner.run_recurrence), element by element.
+
+    ``state``: recurrence, attempt, cost so far, whether a try ran, least cost. A try with no
+    epochs (a zero budget) is no row, unless it is the recurrence's last and none ran (the
+    missed row). Returns the new state, then whether each try ran and whether it is a row (only
+    ``valid`` ones are).
+
+    Raises:
+        ConfigError: a valid try of the first recurrence ran and did not reach the target.
+    """
+    rec, att, total, ran, min_cost = state
+    ran_try = epochs != 0.0
+    emit = (ran_try | (~ran_try & (att == MAX_TRIES) & ~ran)) & valid
+    total = np.where(ran_try, total + cost, total)
+    done = ran_try & reached
+    failed = ran_try & ~reached & (rec == 1) & valid
+    if failed.any():
+        job = model.job
+        i = int(np.flatnonzero(failed)[0])
+        raise ConfigError(
+            f"workload {job.workload.id!r} on {job.gpu!r}: batch size {int(job.batch_sizes[bi[i]])} "
+            f"did not reach the target in the first recurrence (the default must converge)"
+        )
+    min_cost = np.where(done & (total < min_cost), total, min_cost)
+    end = done | (att == MAX_TRIES)
+    return (
+        np.where(end, rec + 1, rec), np.where(end, 1, att + 1), np.where(end, 0.0, total), ~end & (ran | ran_try),
+        min_cost, ran_try, emit,
+    )  # fmt: skip
+
+
 def _assemble(
     model: JobModel,
     seeds: list[int],
-    prefix: list[list[Row]],
-    handed: list[int],
-    steps: list[tuple[np.ndarray, ...]],
-    redo: set[int],
+    prefix: dict[int, list[Row]],
+    steps: list[Step],
+    pruned: int,
+    drop_pruning: set[int],
+    drop_steady: set[int],
 ) -> tuple[np.ndarray, Columns]:
-    """The rows of every seed in order: its scalar rows, then its lockstep rows (step order)."""
+    """Every seed's rows in order: scalar rows, then lockstep rows (pruning's, then the steady ones).
+
+    ``steps[:pruned]`` are pruning's; the lockstep rows of seeds in ``drop_pruning`` (pruning's)
+    and ``drop_steady`` (the steady ones) are replaced by their scalar rows in ``prefix``.
+    """
     from zeus_bench.sim.replay import RUN_FIELDS
 
     configs = _configs(model)
     assert configs is not None
     n_fields = len(RUN_FIELDS)
-    counts = [len(r) for r in prefix]
-    flat = [row for rows in prefix for row in rows]
+    order_pos = sorted(prefix)
+    flat = [row for p in order_pos for row in prefix[p]]
     scalar = np.array(flat, dtype=float).reshape(len(flat), n_fields)
-    scalar_pos = np.repeat(np.arange(len(seeds)), counts)
     parts: list[np.ndarray] = [scalar[:, k] for k in range(n_fields)]
-    pos = scalar_pos
+    pos = np.repeat(np.array(order_pos, dtype=np.int64), [len(prefix[p]) for p in order_pos])
     if steps:
         ids, rec, att, bi, epochs, energy, time, cost, reached, ran, emit = (
             np.concatenate([s[k] for s in steps]) for k in range(11)
         )
-        handed_pos = np.array(handed, dtype=np.int64)[ids]
-        if redo:
-            emit &= ~np.isin(handed_pos, np.array(sorted(redo), dtype=np.int64))
+        profiled = np.concatenate(
+            [np.zeros(len(s[0]), dtype=bool) if s[11] is None else s[11] for s in steps]
+        )
+        in_pruning = np.repeat(np.arange(len(steps)) < pruned, [len(s[0]) for s in steps])
+        if drop_pruning:
+            emit &= ~(in_pruning & np.isin(ids, np.array(sorted(drop_pruning), dtype=np.int64)))
+        if drop_steady:
+            emit &= ~(~in_pruning & np.isin(ids, np.array(sorted(drop_steady), dtype=np.int64)))
         bi, ran = bi[emit], ran[emit]
         limit, exp_e, exp_t, exp_c = (np.array([c[k] for c in configs])[bi] for k in (7, 8, 9, 10))
         sizes = model.job.batch_sizes.astype(float)[bi]
         vec = [
             rec[emit].astype(float), att[emit].astype(float), sizes, limit,
             np.where(ran, epochs[emit], 0.0), np.where(ran, energy[emit], 0.0), np.where(ran, time[emit], 0.0),
-            np.where(ran, cost[emit], 0.0), (reached[emit] & ran).astype(float), np.zeros(len(bi)),
+            np.where(ran, cost[emit], 0.0), (reached[emit] & ran).astype(float), profiled[emit].astype(float),
             ran.astype(float), exp_e, exp_t, exp_c,
         ]  # fmt: skip
         parts = [np.concatenate([p, v]) for p, v in zip(parts, vec, strict=True)]
-        pos = np.concatenate([scalar_pos, handed_pos[emit]])
+        pos = np.concatenate([pos, ids[emit]])
     order = np.argsort(pos, kind="stable")
     columns: Columns = {}
     for name, part in zip(RUN_FIELDS, parts, strict=True):

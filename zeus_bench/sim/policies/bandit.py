@@ -51,6 +51,7 @@ from zeus_bench.sim.draws import ChoiceDraws
 
 STATE_VERSION = 1
 MIN_OBSERVATIONS = 2  # per arm, before Thompson Sampling draws from the posteriors
+PRUNE_ROUNDS = 2  # rounds of pruning exploration by default (the paper's)
 
 
 _BLOCK = 8  # NumPy's pairwise summation: 8 running sums ...
@@ -186,7 +187,7 @@ class PruningThompsonSampling:
         batch_sizes: Sequence[int],
         default_batch_size: int,
         rng: np.random.Generator,
-        prune_rounds: int = 2,
+        prune_rounds: int = PRUNE_ROUNDS,
         window: int = 0,
     ) -> None:
         """Create an optimizer in its initial state (pruning round 1 at b0)."""
