@@ -382,8 +382,9 @@ def build_job(joined: Columns, power: Columns, spec: WorkloadSpec, gpu: str) -> 
     bs_all = np.asarray(joined["batch_size"]).astype(np.int64)
     limit_all = _floats(joined, "power_limit_w")
     tpe_all, pw_all = _floats(joined, "time_per_epoch_s"), _floats(joined, "avg_power_w")
-    batch_sizes = np.unique(bs_all[family])
-    limits = np.unique(limit_all[family])
+    # (return_index: a plain np.unique imports numpy.ma to check for masked input)
+    batch_sizes = np.unique(bs_all[family], return_index=True)[0]
+    limits = np.unique(limit_all[family], return_index=True)[0]
     n_b, n_p = len(batch_sizes), len(limits)
     bi_all = np.searchsorted(batch_sizes, bs_all[family])
     pi_all = np.searchsorted(limits, limit_all[family])

@@ -315,69 +315,32 @@ class _Seeds:
     def slow_draws(self, sub: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The normal draws of seed rows ``sub`` from output columns ``first`` when some take more outputs.
 
-        Slot by slot, the draws up to the next one that starts on a slow output are its outputs'
-        own; that one is resolved (:attr:`res_val`, :attr:`res_next`) and the later slots move on
-        by the outputs it took beyond one. Returns the draws (one row per seed), the column after
-        the last draw, and whether all were resolved within the fetched outputs.
+        Draw ``j`` starts ``j`` outputs on plus the outputs every earlier draw took beyond one
+        (:attr:`res_next`); that sum is found by iterating from none: each pass gets the starts of
+        the draws before the first wrong one right, so it ends (mostly after two or three passes)
+        when nothing moves. Each draw is then its start's resolved value (:attr:`res_val`).
+        Returns the draws (one row per seed), the column after the last draw, and whether all
+        were resolved within the fetched outputs.
         """
-        # Most often one draw of the prediction starts on a slow output and the later ones (moved
-        # on past the outputs it took) are all one output each: one pass does those rows.
         n = self.n_arms[sub]
         width = self.pol_raw.shape[1]
-        cols = self.cols[None, :]
-        slots = first[:, None] + cols
-        rows = sub[:, None]
-        at = np.minimum(slots, width - 1)
-        j = (self.slow[rows, at] & (cols < n[:, None])).argmax(axis=1)
-        q = first + j
-        nxt = self.res_next[sub, q]
-        end = nxt + n - j - 1
-        inside = (nxt >= 0) & (end <= width)
-        simple = inside & (
-            self.slow_cum[sub, np.where(inside, end, 0)] == self.slow_cum[sub, np.where(inside, nxt, 0)]
-        )
-        moved = np.where(cols > j[:, None], (nxt - q - 1)[:, None], 0)
-        z = self.z[rows, np.clip(slots + moved, 0, width - 1)]
-        z[np.arange(len(sub)), j] = self.res_val[sub, q]
-        ok = np.ones(len(sub), dtype=bool)
-        if not simple.all():
-            hard = np.flatnonzero(~simple)
-            z[hard], end[hard], ok[hard] = self._slow_draws_stepwise(sub[hard], first[hard])
-        return z, end, ok
-
-    def _slow_draws_stepwise(
-        self, sub: np.ndarray, first: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`slow_draws` one slow output at a time (any number of them)."""
-        m = len(sub)
-        n = self.n_arms[sub]
-        width = self.pol_raw.shape[1]
-        slots = first[:, None] + self.cols[None, :]
         in_use = self.cols[None, :] < n[:, None]
-        z = np.zeros((m, len(self.cols)))
-        done = np.zeros(m, dtype=np.int64)  # slots before this are final
-        extra = np.zeros(m, dtype=np.int64)
-        ok = np.ones(m, dtype=bool)
-        active = np.ones(m, dtype=bool)
+        slots = first[:, None] + self.cols[None, :]
         rows = sub[:, None]
-        while active.any():
-            at = slots + extra[:, None]
-            open_ = in_use & (self.cols[None, :] >= done[:, None]) & active[:, None]
-            ok &= ~(open_ & (at >= width)).any(axis=1)
-            at = np.minimum(at, width - 1)
-            z = np.where(open_, self.z[rows, at], z)
-            slow = open_ & self.slow[rows, at]
-            has = slow.any(axis=1) & ok
-            r = np.flatnonzero(has)
-            j = slow[r].argmax(axis=1)
-            q = at[r, j]
-            nxt = self.res_next[sub[r], q]
-            ok[r[nxt < 0]] = False
-            z[r, j] = self.res_val[sub[r], q]
-            extra[r] += nxt - q - 1
-            done[r] = j + 1
-            active = has & ok
-        return z, first + n + extra, ok
+        moved = np.zeros(slots.shape, dtype=np.int64)
+        while True:
+            starts = np.minimum(slots + moved, width - 1)
+            taken = np.where(in_use, self.res_next[rows, starts] - starts, 1)  # outputs each draw took
+            again = np.zeros(slots.shape, dtype=np.int64)
+            np.cumsum(taken[:, :-1] - 1, axis=1, out=again[:, 1:])
+            if np.array_equal(again, moved):
+                break
+            moved = again
+        ends = slots + moved
+        ok = ((taken > 0) & (ends < width) | ~in_use).all(axis=1)
+        last = n - 1
+        end = ends[np.arange(len(sub)), last] + taken[np.arange(len(sub)), last]
+        return self.res_val[rows, starts], end, ok
 
     # ---------------------------------------------------------------------------- compaction
     def keep(self, rows: np.ndarray) -> None:
