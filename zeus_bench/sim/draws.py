@@ -336,10 +336,11 @@ def fast_normals(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per 64-bit output, the normal draw it makes alone and whether it does (no further output)."""
     idx = (raw & np.uint64(0xFF)).astype(np.intp)
-    rabs = (raw >> np.uint64(9)) & np.uint64(MASK52)
-    x = rabs.astype(np.float64) * widths[idx]
-    x = np.where((raw >> np.uint64(8)) & np.uint64(1), -x, x)
-    return x, rabs < thresholds[idx]
+    x = ((raw >> np.uint64(9)) & np.uint64(MASK52)).astype(np.float64)  # the magnitude: exact (< 2**52)
+    fast = x < np.take(thresholds.astype(np.float64), idx)  # thresholds <= 2**52: exact as doubles
+    x *= np.take(widths, idx)
+    x.view(np.uint64)[...] ^= ((raw >> np.uint64(8)) & np.uint64(1)) << np.uint64(63)  # -x: the sign bit
+    return x, fast
 
 
 def strip_densities(widths: np.ndarray) -> np.ndarray:
