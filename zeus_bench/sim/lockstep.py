@@ -73,6 +73,7 @@ _U32 = np.uint64(MASK32)
 # densities are within about 1e-16 of NumPy's (tests/sim/test_sim_lockstep.py), both sides' rounding
 # a few units of 1e-16; closer calls (about one in 10**12) are left to NumPy.
 _WEDGE_MARGIN = 1e-12
+_ASK_NUMPY = -2  # res_next of an output whose draw NumPy makes when a draw starts there
 _SHIFT32 = np.uint64(32)
 
 
@@ -200,7 +201,8 @@ class _Seeds:
         :attr:`z`: the draw of one output, ``slow``: it takes more; :attr:`res_val` and
         :attr:`res_next` (-1: not known within the fetched outputs) resolve every draw: one output;
         a wedge test decided with certainty from the approximate densities (two outputs, or a new
-        attempt two outputs on); else NumPy's own draw (:meth:`slow_normal`).
+        attempt two outputs on); else NumPy's own draw (:meth:`slow_normal`), made when a draw
+        starts there (:data:`_ASK_NUMPY` until then).
         """
         raw = self.pol_raw
         a, width = raw.shape
@@ -226,12 +228,7 @@ class _Seeds:
             reject = wedge & (lhs > rhs + _WEDGE_MARGIN)
             nxt[rows[accept], cols[accept]] = cols[accept] + 2
             numpy_made = ~accept & ~reject
-            for r, c in zip(rows[numpy_made].tolist(), cols[numpy_made].tolist(), strict=True):
-                drawn = self.slow_normal(r, c)
-                if drawn is None:
-                    nxt[r, c] = -1
-                else:
-                    val[r, c], nxt[r, c] = drawn[0], c + drawn[1]
+            nxt[rows[numpy_made], cols[numpy_made]] = _ASK_NUMPY  # drawn if a draw starts there
             # A rejected attempt starts again two outputs on (which may itself be rejected).
             rejected = np.zeros((a, width), dtype=bool)
             rr, rc = rows[reject], cols[reject]
@@ -329,12 +326,23 @@ class _Seeds:
         rows = sub[:, None]
         moved = np.zeros(slots.shape, dtype=np.int64)
         while True:
-            starts = np.minimum(slots + moved, width - 1)
-            taken = np.where(in_use, self.res_next[rows, starts] - starts, 1)  # outputs each draw took
+            starts = np.clip(slots + moved, 0, width - 1)
+            nxt = self.res_next[rows, starts]
+            taken = np.where(in_use, nxt - starts, 1)  # outputs each draw took
             again = np.zeros(slots.shape, dtype=np.int64)
             np.cumsum(taken[:, :-1] - 1, axis=1, out=again[:, 1:])
             if np.array_equal(again, moved):
-                break
+                ask = in_use & (nxt == _ASK_NUMPY)
+                if not ask.any():
+                    break
+                # The first such draw of each row starts where it is (the draws before it are
+                # known): NumPy draws it, then the pass goes on.
+                for r in np.flatnonzero(ask.any(axis=1)).tolist():
+                    row, start = int(sub[r]), int(starts[r, int(ask[r].argmax())])
+                    drawn = self.slow_normal(row, start)
+                    self.res_next[row, start] = -1 if drawn is None else start + drawn[1]
+                    if drawn is not None:
+                        self.res_val[row, start] = drawn[0]
             moved = again
         ends = slots + moved
         ok = ((taken > 0) & (ends < width) | ~in_use).all(axis=1)
