@@ -644,12 +644,10 @@ def _run(model: JobModel, st: _Seeds, steps: list[Step]) -> list[int]:
         time = epochs * t_ep[bi]
         cost = np.where(zero, penalty * min_cost, eta * energy + k_time * time)
         # --- the observation: the arm's running sums and approximate posterior
-        sums = st.sums
-        sums[0, rows, win] += 1.0
-        sums[1, rows, win] -= cost
-        sums[2, rows, win] += cost * cost
-        sums[3, rows, win] += np.abs(cost)
-        mean, std, c0, c1 = _approx(*(sums[k, rows, win] for k in range(4)))
+        count, total_reward, squares, magnitudes = st.sums[:, rows, win]
+        arm_sums = (count + 1.0, total_reward - cost, squares + cost * cost, magnitudes + np.abs(cost))
+        st.sums[:, rows, win] = arm_sums
+        mean, std, c0, c1 = _approx(*arm_sums)
         st.mean[rows, win] = mean
         st.std[rows, win] = std
         st.c0 = np.maximum(st.c0, c0)
