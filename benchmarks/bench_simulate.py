@@ -91,7 +91,8 @@ def _whole_process(traces: Path, out_dir: Path) -> tuple[float, float, int, floa
 
 # The whole process's phases, timed in a fresh interpreter as ``zeus-bench simulate`` runs them.
 _PHASES = """
-import sys, time
+import os, sys, time
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as zeus-bench simulate sets it (no BLAS used)
 start = time.process_time()
 from zeus_bench.cli.main import build_parser
 from zeus_bench.jobs import TraceSet

@@ -7,6 +7,7 @@ and ``zeus-bench simulate`` is checked not to import pandas at all.
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -155,13 +156,28 @@ def test_column_tables_are_validated(tmp_path: Path, change: dict[str, object], 
     assert not (tmp_path / "r.parquet").exists()
 
 
-def test_simulate_does_not_import_pandas(tmp_path: Path) -> None:
+@pytest.mark.parametrize("blas_threads", [None, "2"])
+def test_simulate_does_not_import_pandas(tmp_path: Path, blas_threads: str | None) -> None:
+    """Nor start BLAS threads (no linear algebra), unless the user's environment asks for them."""
     folder = write_tiny_traces(tmp_path / "traces")
     code = (
-        "import sys\nfrom zeus_bench.cli.main import main\n"
+        "import os, sys\nfrom zeus_bench.cli.main import main\n"
         f"status = main(['-q', 'simulate', '--traces', {str(folder)!r}, '--gpu', 'v100', '--policies', 'zeus', "
         f"'--seeds', '1-3', '--out', {str(tmp_path / 'runs.parquet')!r}])\n"
         "assert status == 0, status\nassert 'pandas' not in sys.modules, 'pandas was imported'\n"
+        f"assert os.environ['OPENBLAS_NUM_THREADS'] == {blas_threads or '1'!r}\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if blas_threads is not None:
+        env["OPENBLAS_NUM_THREADS"] = blas_threads
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, env=env)
     assert len(read_table(tmp_path / "runs.parquet", "runs")) > 0
+
+
+def test_other_commands_keep_blas_threads() -> None:
+    code = (
+        "import os\nfrom zeus_bench.cli.main import main\nmain(['--version'])\n"
+        "assert 'OPENBLAS_NUM_THREADS' not in os.environ\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, env=env, capture_output=True)
