@@ -13,8 +13,11 @@ and a few layers of method calls (policy, bandit, runner). For the faithful ``ze
   decides through its certified approximate posteriors, which are updated at each observation;
 * the arithmetic is the Runner's, operation for operation (costs, budgets, penalties).
 
-The golden and fidelity tests replay through :func:`replay.replay`, which takes this path for
-``zeus``; ``tests/sim/test_sim_fastzeus.py`` compares it with the generic loop.
+The golden tests replay through :func:`replay.replay`, which takes this path for ``zeus``;
+``tests/sim/test_sim_fastzeus.py`` compares it with the generic loop. For many seeds at once the
+grid runs :mod:`zeus_bench.sim.lockstep`, which falls back on this loop for a seed it cannot
+replay in lockstep; this loop can stop at the start of a steady try and hand the seed over
+(:class:`Handover`).
 """
 
 from __future__ import annotations

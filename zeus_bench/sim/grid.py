@@ -1,8 +1,11 @@
 """Run the simulator over a grid: workloads x policies x eta x beta x seeds, into a ``runs`` frame.
 
-:func:`simulate` is what ``zeus-bench simulate`` calls. Per (workload, eta) the job's figures are
-computed once (:class:`~zeus_bench.sim.replay.JobModel`); each (policy, beta, seed) replay then
-runs on Python floats. ``jobs > 1`` spreads (workload, eta, policy) tasks over processes.
+``zeus-bench simulate`` calls :func:`iter_simulate_tables` (rows as
+:class:`~zeus_bench.store.ColumnTable`, no pandas); :func:`simulate` and :func:`iter_simulate`
+give frames. Per (workload, eta) the job's figures are computed once
+(:class:`~zeus_bench.sim.replay.JobModel`); the ``zeus`` policy's seeds are then replayed in
+lockstep (:mod:`zeus_bench.sim.lockstep`), any other policy's one (beta, seed) at a time on Python
+floats. ``jobs > 1`` spreads (workload, eta, policy) tasks over processes.
 """
 
 from __future__ import annotations
