@@ -281,9 +281,9 @@ H200_JOBS = ["cifar100", "imagenet", "squad", "librispeech", "movielens-1m", "se
 
 @pytest.mark.parametrize("policy", ["zeus-plus", "zeus-plus-safe"])
 def test_safe_on_h200(h200_traces: Path, policy: str) -> None:
-    """Both variants stay within 1.02 x the baseline on every H200 job: 14-34 recurrences (H200 trace v2), one power
-    limit (the JIT profile saves nothing), b0 near the optimum on most (mean over seeds 1-20:
-    these jobs are short, so 5 seeds are too few)."""
+    """Both variants stay within 1.02 x the baseline on every H200 job: 14-34 recurrences (trace
+    v2), one power limit (the JIT profile saves nothing), b0 near the optimum on most (mean over
+    seeds 1-20: these jobs are short, so 5 seeds are too few)."""
     ts = TraceSet(h200_traces)
     ratios = {}
     for workload in H200_JOBS:
