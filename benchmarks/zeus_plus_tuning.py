@@ -22,12 +22,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import logging
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from zeus_bench.cli.common import int_range_arg
+from zeus_bench.errors import ZeusBenchError
 from zeus_bench.jobs import TraceSet
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import Policy
@@ -85,11 +87,19 @@ def main() -> None:
     ap.add_argument("--seeds", type=int_range_arg, default=list(range(51, 111)))
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     args = ap.parse_args()
+    if any("=" not in g for g in args.gpu):
+        ap.error("--gpu takes NAME=DIR")
     gpus = dict(g.split("=", 1) for g in args.gpu)
     settings: list[Setting | None] = [None, *itertools.product(*GRID.values())]
     tasks = [(gpus[g], g, s, args.seeds) for s in settings for g in gpus]
-    with ProcessPoolExecutor(max(1, args.jobs)) as pool:
-        figures = dict(zip(((t[2], t[1]) for t in tasks), pool.map(_task, tasks), strict=True))
+    try:
+        for g, folder in gpus.items():
+            TraceSet(folder).workload_ids(g)  # unknown GPU or unreadable folder: one line, exit 2
+        with ProcessPoolExecutor(max(1, args.jobs)) as pool:
+            figures = dict(zip(((t[2], t[1]) for t in tasks), pool.map(_task, tasks), strict=True))
+    except ZeusBenchError as exc:
+        print(f"zeus_plus_tuning: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     zeus = {g: figures[(None, g)][1] for g in gpus}
     grid: dict[Setting, dict[str, tuple[float, float]]] = {}
     for setting in settings[1:]:
