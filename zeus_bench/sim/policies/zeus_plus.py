@@ -261,8 +261,9 @@ class SafeHillClimb:
     def _settled(self, b: int, inc: int) -> bool:
         """Whether probing ``b`` again would teach nothing: ruled out, run twice, or clearly dearer.
 
-        One run within ``(1 + margin) x`` the incumbent's mean may have been an unlucky training
-        path, so such a batch size is probed a second time.
+        One run that is not dearer than the incumbent beyond the noise of the incumbent's runs
+        (with one run of the incumbent: within ``(1 + margin) x`` its cost) may have been an
+        unlucky training path, so such a batch size is probed a second time.
         """
         if b in self.ruled_out:
             return True
