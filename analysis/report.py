@@ -29,7 +29,7 @@ from analysis.style import WORKLOAD_ORDER, gpu_notes, ordered
 from analysis.tables import load_all
 from zeus_bench.cli.common import int_range_arg
 from zeus_bench.fsutil import atomic_write_text
-from zeus_bench.sim.metrics import savings_pct
+from zeus_bench.sim.metrics import RUN, savings_pct
 
 ORIGINAL_LABEL = "original simulator (Zeus v0.3.0 code)"
 PAPER_LABEL = "paper"
@@ -931,7 +931,9 @@ class Report:
     def _sweep(self, paths: list[Path], name: str, title: str, param: str, text: str, finding: Any) -> None:
         if not paths:
             return
-        norm = metrics.normalised(metrics.summary_of(load_all(paths)), "baseline")
+        # Runs tables or their summaries (one file per GPU): in summarize's row order either way.
+        summary = metrics.summary_of(load_all(paths)).sort_values(RUN, kind="stable", ignore_index=True)
+        norm = metrics.normalised(summary, "baseline")
         z = norm[norm["policy"] == "zeus"]
         self.add(f"## {title}", "")
         for gpu in sorted(z["gpu"].unique()):
@@ -1161,8 +1163,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--manifest", type=Path, default=None, help="MANIFEST.json of zeus-bench fetch-traces")
     p.add_argument("--configured-gpus", default="all")
-    for name in ("potential", "summary", "sim", "eta-sim", "beta-sim", "configs", "own", "figures"):
+    for name in ("potential", "summary", "sim", "configs", "own", "figures"):
         p.add_argument(f"--{name}", type=Path, nargs="*", default=[])
+    for name in ("eta", "beta"):
+        p.add_argument(
+            f"--{name}-sim",
+            type=Path,
+            nargs="*",
+            default=[],
+            help=f"the {name} sweep: its runs tables, or their sim_summary tables (one per GPU)",
+        )
     p.add_argument("--policy-study", type=Path, default=None, help="folder of the zeus-plus study's tables")
     p.add_argument("--policy-seeds", type=int_range_arg, default=list(range(1, 11)), help="its seeds")
     p.add_argument(
