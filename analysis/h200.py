@@ -87,3 +87,40 @@ def plot_sweep(df: pd.DataFrame, title: str | None = None) -> Figure:
         if title:
             fig.suptitle(title, fontsize=8)
     return fig
+
+
+def _fmt(value: float) -> str:
+    """Four significant digits, thousands separated from 1,000 up."""
+    if value >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.4g}"
+
+
+def markdown_table(df: pd.DataFrame) -> str:
+    """The README's table of a v2 sweep: one row per point, with 95 % half-widths and the CI flag.
+
+    Args:
+        df: Rows of a ``power`` trace of schema version 2 (``num_windows``, the ``*_ci_*`` columns
+            and ``ci_met``), one GPU kind.
+
+    Returns:
+        A Markdown table, workloads in the project's order and batch sizes ascending;
+        ``J/sample`` is ``avg_power_w / samples_per_s``.
+    """
+    head = (
+        "| workload | network | batch size | samples/s | W (± 95 %) | J/sample (± 95 %) "
+        "| time/epoch (s, ± 95 %) | windows | measured (s) | CI < 1 % |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
+    )
+    lines = [head]
+    for workload in ordered(df["dataset"].unique(), WORKLOAD_ORDER):
+        for r in df[df["dataset"] == workload].sort_values("batch_size").itertuples():
+            jps = r.avg_power_w / r.samples_per_s
+            met = "yes" if bool(r.ci_met) else "**no (flagged)**"
+            lines.append(
+                f"| {workload} | {r.network} | {r.batch_size} | {_fmt(r.samples_per_s)} "
+                f"| {r.avg_power_w:.1f} ± {r.avg_power_ci_w:.1f} | {_fmt(jps)} ± {100 * r.energy_per_sample_ci_rel:.1f} % "
+                f"| {_fmt(r.time_per_epoch_s)} ± {_fmt(r.time_per_epoch_ci_s)} | {r.num_windows} "
+                f"| {r.measured_s:.1f} | {met} |"
+            )
+    return "\n".join(lines)

@@ -11,7 +11,7 @@ HERE = Path(__file__).resolve().parents[2] / "results" / "traces" / "h200"
 df = pd.concat([read_table(f, "power") for f in sorted(HERE.glob("power-*.parquet"))], ignore_index=True)
 fig = plot_sweep(
     df,
-    title="Synthetic-data training on NVIDIA H200 at its current 700 W limit (observe mode; README: which rows are v1)",
+    title="Synthetic-data training on NVIDIA H200 at its current 700 W limit (observe mode, v2: bf16, repeated windows)",
 )
 for ext in ("png", "pdf"):
     fig.savefig(HERE / f"sweep.{ext}", dpi=200)

@@ -39,6 +39,16 @@ SINGLE = {
     "imagenet": ("imagenet", "64,128,192,256,360,512,1024,2048"),
     "squad": ("squad", "4,8,12,16,24,32,48,56,512"),
     "sentiment140": ("sentiment140", "8,16,32,40,48,56,64,128,2048"),
+    # v2, third and later calls (single H200): what the first two calls left out or flagged.
+    "librispeech-mid": ("librispeech", "32,48,56"),
+    "librispeech-ext": ("librispeech", "256,512"),
+    "imagenet-ext": ("imagenet", "360,512,1024,2048"),
+    "cifar100-ext": ("cifar100", "32768"),
+    # Re-measured with the edge-only counter tracker (flagged points of calls 1-2).
+    "re-movielens-1m": ("movielens-1m", "4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384"),
+    "re-cifar100": ("cifar100", "8,16,32,64,128,256,512,1024"),
+    "re-imagenet": ("imagenet", "64"),
+    "re-librispeech": ("librispeech", "2,4,8,12,16,24"),
 }
 # DDP over both GPUs: each workload at its published default batch size b0 (global).
 DDP = {
@@ -119,6 +129,7 @@ def main() -> int:
     )
     p.add_argument("--ddp-jobs", default=",".join(DDP), help="DDP jobs in order (default: all)")
     p.add_argument("--max-measure-s", default="30", help="cap on one point's measured seconds (default 30)")
+    p.add_argument("--gpus", default="0,1", help="GPU indices, one queue worker each (default 0,1)")
     args = p.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     deadline = Deadline(args.deadline_s)
@@ -138,7 +149,7 @@ def main() -> int:
 
     def worker(gpu: int) -> None:
         gpu_log = logs / f"gpu{gpu}.log"
-        if gpu == 0 and args.speed:
+        if gpu == gpus[0] and args.speed:
             speed = [*WRAP, "script", "benchmarks/device/workload_speed.py", "--device", "cuda:0"]
             speed += [
                 "--steps",
@@ -163,7 +174,8 @@ def main() -> int:
             cmd = sweep_cmd(workload, sizes, str(gpu), "h200", shards / f"{name}.parquet")
             run(cmd, gpu_log, deadline, args.min_start_s, f"{name} on GPU {gpu}")
 
-    threads = [threading.Thread(target=worker, args=(g,)) for g in (0, 1)]
+    gpus = [int(g) for g in args.gpus.split(",") if g]
+    threads = [threading.Thread(target=worker, args=(g,)) for g in gpus]
     for t in threads:
         t.start()
     for t in threads:
