@@ -108,12 +108,13 @@ def _pareto(args: argparse.Namespace) -> Figure:
 
 def _label(sim: pd.DataFrame) -> str:
     """The GPU(s) of a simulation for a title, with their notes (one power limit, measured by a sweep)."""
-    return ", ".join(gpu_label(g, d["power_limit_w"]) for g, d in sim.groupby("gpu"))
+    return ", ".join(gpu_label(g, d["power_limit_w"].unique()) for g, d in sim.groupby("gpu"))
 
 
 def _policies(args: argparse.Namespace) -> Figure:
     sim = load(args.sim)
-    pols = [p for p in ("zeus", "grid-search", "max-batch", "baseline", "oracle") if p in set(sim["policy"])]
+    present = set(sim["policy"].unique())
+    pols = [p for p in ("zeus", "grid-search", "max-batch", "baseline", "oracle") if p in present]
     s = summary(args.sim)
     return plots.plot_policies(
         metrics.normalised(s, "max-batch"), metrics.normalised(s, "baseline"), pols, _label(sim)
@@ -127,14 +128,22 @@ def _ablation(args: argparse.Namespace) -> Figure:
     return plots.plot_ablation(norm, label=_label(sim), one_limit=one_limit)
 
 
+@functools.cache
+def _converged(path: Path) -> pd.DataFrame:
+    return metrics.convergence(load(path))
+
+
+def convergence(path: str | Path) -> pd.DataFrame:
+    """The :func:`analysis.metrics.convergence` rows of one simulation file, once per process."""
+    return _converged(Path(path)).copy()
+
+
 def _convergence(args: argparse.Namespace) -> Figure:
-    sim = load(args.sim)
-    return plots.plot_convergence(metrics.convergence(sim), _label(sim))
+    return plots.plot_convergence(convergence(args.sim), _label(load(args.sim)))
 
 
 def _regret(args: argparse.Namespace) -> Figure:
-    sim = load(args.sim)
-    return plots.plot_regret(metrics.convergence(sim), _label(sim))
+    return plots.plot_regret(convergence(args.sim), _label(load(args.sim)))
 
 
 def _zeus_only(paths: Sequence[Path]) -> tuple[pd.DataFrame, str]:
