@@ -546,13 +546,13 @@ def power_profile_finding(prof: pd.DataFrame) -> Finding:
 def own_batch_finding(per: pd.DataFrame, pot: pd.DataFrame | None = None) -> Finding:
     """Measured sweeps: does throughput rise and energy per sample fall with the batch size?"""
     best = per.loc[per.groupby(["gpu", "workload"])["energy_per_sample_j"].idxmin()]
+    best_bs = dict(zip(zip(best["gpu"], best["workload"], strict=True), best["batch_size"], strict=True))
     rises = 0
     at_max = 0
     for (g, w), rows in per.groupby(["gpu", "workload"]):
         d = rows.sort_values("batch_size")
         rises += int(d["samples_per_s"].iloc[-1] > d["samples_per_s"].iloc[0])
-        b = best[(best["gpu"] == g) & (best["workload"] == w)]["batch_size"].iloc[0]
-        at_max += int(b == d["batch_size"].max())
+        at_max += int(best_bs[(g, w)] == d["batch_size"].max())
     n = len(best)
     numbers: dict[str, float] = {
         "series": n,
