@@ -29,8 +29,9 @@ rule simulate:
         eta=num(config["eta"]),
         beta=num(config["beta"]),
     # One thread on this machine (the simulation takes about a second; a job of two threads would
-    # wait for both cores while the scheduler fills them with others), two CPUs per cluster job.
-    threads: 2 if workflow.non_local_exec else 1
+    # wait for both cores while the scheduler fills them with others), two CPUs per cluster job
+    # (a function: the executor is known when the jobs are made, not when this file is read).
+    threads: lambda wildcards: 2 if workflow.non_local_exec else 1
     conda:
         ENV
     log:
