@@ -6,7 +6,8 @@ Run by ``make bench`` (and ``make bench-peer``), not by the tests. It prints:
    the V100 trace, every workload, seeds 1-10 (the traces are read and joined before timing);
 2. the whole process ``zeus-bench simulate --gpu v100 --workloads all --policies zeus --seeds
    1-200`` (1,200 jobs: start-up, trace reading, replay, writing the Parquet runs table): wall
-   time, seconds per job and peak resident memory;
+   time, seconds per job and peak resident memory; then the same work's phases timed in a fresh
+   interpreter (imports, traces read and jobs built, replay, Parquet output: CPU seconds each);
 3. with ``--peer PYTHON`` (an interpreter with PyPI ``zeus==0.16.0``; ``make bench-peer`` builds
    ``.venv-peer/``), the original simulator (``zeus._legacy.simulate``, Zeus v0.3.0 code) on one
    job per workload of the same grid, timed in ``simulate_one_job`` only (its start-up not
@@ -86,6 +87,51 @@ def _whole_process(traces: Path, out_dir: Path) -> tuple[float, float, int, floa
 
     jobs = len(TraceSet(traces).workload_ids(GRID_GPU)) * GRID_SEEDS
     return wall, cpu, jobs, peak_mib
+
+
+# The whole process's phases, timed in a fresh interpreter as ``zeus-bench simulate`` runs them.
+_PHASES = """
+import os, sys, time
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as zeus-bench simulate sets it (no BLAS used)
+start = time.process_time()
+from zeus_bench.cli.main import build_parser
+from zeus_bench.jobs import TraceSet
+from zeus_bench.sim.grid import iter_simulate_tables, plan
+from zeus_bench.store import TableWriter
+build_parser()
+imported = time.process_time()
+tasks = plan(TraceSet(sys.argv[1]), sys.argv[2], None, ["zeus"], range(1, int(sys.argv[3]) + 1), [0.5], [2.0])
+planned = time.process_time()
+tables = list(iter_simulate_tables(tasks))
+replayed = time.process_time()
+with TableWriter(sys.argv[4], "runs") as out:
+    for table in tables:
+        out.write(table)
+written = time.process_time()
+rows = sum(getattr(t, "rows", 0) or len(t) for t in tables)
+print(imported - start, planned - imported, replayed - planned, written - replayed, rows)
+"""
+
+
+def _phases(traces: Path, out_dir: Path) -> tuple[float, float, float, float, int]:
+    """CPU seconds of the grid's phases (imports, traces and jobs, replay, Parquet output) and rows."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _PHASES,
+            str(traces),
+            GRID_GPU,
+            str(GRID_SEEDS),
+            str(out_dir / "phases.parquet"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    imports, plan, replay, write, rows = out.stdout.split()
+    return float(imports), float(plan), float(replay), float(write), int(rows)
 
 
 def _peer(python: str, csv_traces: Path, traces: Path, n_jobs: int) -> tuple[list[float], list[float], str]:
@@ -172,6 +218,7 @@ def main() -> int:
         calib_before = _calibration(args.calib)
         policies = _per_policy(traces)
         wall, cpu, jobs, peak_mib = _whole_process(traces, tmp)
+        phases = _phases(traces, tmp)
         peer = _peer(args.peer, csv_dir, traces, args.peer_jobs) if args.peer else None
         calib_after = _calibration(args.calib)
 
@@ -197,6 +244,12 @@ def main() -> int:
     print(
         f"  wall {wall:.2f} s ({_units(wall, calib)}), CPU {cpu:.2f} s; per job {ours * 1e3:.2f} ms wall, "
         f"{ours_cpu * 1e3:.2f} ms CPU; peak RSS {peak_mib:.0f} MiB"
+    )
+    imports, plan, replay, write, rows = phases
+    print(
+        f"  its phases (CPU, a fresh interpreter): imports and parser {imports:.3f} s; traces read and jobs "
+        f"built {plan:.3f} s; replay {replay:.3f} s ({replay / rows * 1e6:.2f} us per row, {rows:,} rows); "
+        f"Parquet output {write:.3f} s"
     )
     if peer is not None:
         peer_wall, peer_cpu, version = peer

@@ -10,20 +10,37 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from zeus_bench.cost import epoch_cost
 from zeus_bench.errors import ConfigError, TraceFormatError, UnknownWorkloadError
 from zeus_bench.registry import WorkloadSpec, load_workloads
-from zeus_bench.store import read_table
+from zeus_bench.store import read_columns, read_table
+
+if TYPE_CHECKING:  # frames for the analyses; jobs are built from NumPy columns (no pandas)
+    import pandas as pd
 
 log = logging.getLogger(__name__)
+
+#: Columns of the train and power traces a job is built from.
+TRAIN_COLUMNS = (
+    "dataset", "network", "optimizer", "batch_size", "learning_rate", "run", "target_metric", "target_epoch",
+)  # fmt: skip
+POWER_COLUMNS = (
+    "gpu", "dataset", "network", "optimizer", "batch_size", "power_limit_w", "time_per_epoch_s", "avg_power_w",
+    "num_gpus",
+)  # fmt: skip
+_JOIN_KEYS = ("dataset", "network", "optimizer", "batch_size")
+#: A table as columns: a pandas frame, or a mapping of column name to array (e.g. :func:`read_columns`).
+Columns = Mapping[str, Any]
 
 ArrayF = npt.NDArray[np.float64]
 ArrayI = npt.NDArray[np.int64]
@@ -132,6 +149,8 @@ class JobTrace:
         power_limit_w, time_per_epoch_s, avg_power_w, energy_per_epoch_j, reach_fraction,
         mean_epochs, feasible, eta_j, tta_s, cost``.
         """
+        import pandas as pd
+
         epochs = self.mean_target_epochs()
         reach = self.reach_fraction()
         b_idx, p_idx = np.nonzero(~np.isnan(self.time_per_epoch_s))
@@ -171,9 +190,7 @@ class TraceSet:
         """GPU kinds with a power trace in the folder, sorted."""
         return sorted(m["gpu"] for p in self.directory.iterdir() if (m := _POWER_RE.match(p.name)))
 
-    @functools.cached_property
-    def train(self) -> pd.DataFrame:
-        """The train trace."""
+    def _train_path(self) -> Path:
         path = self.directory / "train.parquet"
         if not path.exists():
             if (self.directory / "summary_train.csv").exists():
@@ -181,15 +198,23 @@ class TraceSet:
             raise TraceFormatError(
                 f"{self.directory}: no train.parquet (run 'zeus-bench traces import-zeus')"
             )
-        return read_table(path, "train")
+        return path
+
+    def _power_path(self, gpu: str) -> Path:
+        path = self.directory / f"power-{gpu}.parquet"
+        if not path.exists():
+            raise self.unknown_gpu(gpu)
+        return path
+
+    @functools.cached_property
+    def train(self) -> pd.DataFrame:
+        """The train trace."""
+        return read_table(self._train_path(), "train")
 
     @functools.cache  # noqa: B019 - one TraceSet per folder; the cache is its purpose
     def power(self, gpu: str) -> pd.DataFrame:
         """The power trace of one GPU kind."""
-        path = self.directory / f"power-{gpu}.parquet"
-        if not path.exists():
-            raise self.unknown_gpu(gpu)
-        return read_table(path, "power")
+        return read_table(self._power_path(gpu), "power")
 
     def unknown_gpu(self, gpu: str) -> ConfigError:
         """The error for a GPU kind without a power trace here; it recognises a folder of raw Zeus CSVs."""
@@ -207,11 +232,25 @@ class TraceSet:
         keys = ["dataset", "network", "optimizer", "batch_size"]
         return self.train.merge(self.power(gpu), on=keys, how="inner")
 
+    @functools.cached_property
+    def _train_columns(self) -> dict[str, np.ndarray]:
+        return read_columns(self._train_path(), "train", TRAIN_COLUMNS)
+
+    @functools.cache  # noqa: B019
+    def _power_columns(self, gpu: str) -> dict[str, np.ndarray]:
+        return read_columns(self._power_path(gpu), "power", POWER_COLUMNS)
+
+    @functools.cache  # noqa: B019
+    def _joined_columns(self, gpu: str) -> dict[str, np.ndarray]:
+        return inner_join(self._train_columns, self._power_columns(gpu), _JOIN_KEYS)
+
     def workload_ids(self, gpu: str) -> list[str]:
         """Registered workloads that have rows in this GPU's joined trace, in registry order."""
-        joined = self.joined(gpu)
-        triples = joined[["dataset", "network", "optimizer"]].drop_duplicates()
-        present = set(zip(triples["dataset"], triples["network"], triples["optimizer"], strict=True))
+        joined = self._joined_columns(gpu)
+        triples = zip(
+            joined["dataset"].tolist(), joined["network"].tolist(), joined["optimizer"].tolist(), strict=True
+        )
+        present = set(triples)
         return [w.id for w in self.workloads.values() if (w.dataset, w.network, w.optimizer) in present]
 
     @functools.cache  # noqa: B019
@@ -219,87 +258,190 @@ class TraceSet:
         """Build the :class:`JobTrace` of one workload on one GPU."""
         if workload not in self.workloads:
             raise UnknownWorkloadError(f"unknown workload {workload!r}; known: {', '.join(self.workloads)}")
-        return build_job(self.joined(gpu), self.power(gpu), self.workloads[workload], gpu)
+        return build_job(self._joined_columns(gpu), self._power_columns(gpu), self.workloads[workload], gpu)
 
 
-def build_job(joined: pd.DataFrame, power: pd.DataFrame, spec: WorkloadSpec, gpu: str) -> JobTrace:
-    """Build a :class:`JobTrace` from a joined frame (train x power of one GPU).
+def inner_join(left: Columns, right: Columns, keys: Sequence[str]) -> dict[str, np.ndarray]:
+    """Inner join of two column tables on ``keys``, rows in pandas' ``merge(how="inner")`` order.
+
+    Each left row in order, then its matching right rows in their order (the left keys' order,
+    as pandas keeps it). Columns other than the keys must not be in both tables.
+    """
+    n_left = len(left[keys[0]])
+    codes_left, codes_right = _key_codes(
+        [np.asarray(left[k]) for k in keys], [np.asarray(right[k]) for k in keys]
+    )
+    order = np.argsort(codes_right, kind="stable")
+    sorted_codes = codes_right[order]
+    start = np.searchsorted(sorted_codes, codes_left, side="left")
+    stop = np.searchsorted(sorted_codes, codes_left, side="right")
+    counts = stop - start
+    left_rows = np.repeat(np.arange(n_left), counts)
+    offsets = np.repeat(start - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    right_rows = order[np.arange(len(left_rows)) + offsets]
+    out = {k: np.asarray(v)[left_rows] for k, v in left.items()}
+    for k, v in right.items():
+        if k in keys:
+            continue
+        if k in out:
+            raise ConfigError(f"inner_join: column {k!r} is in both tables")
+        out[k] = np.asarray(v)[right_rows]
+    return out
+
+
+def _key_codes(left: list[np.ndarray], right: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """One integer per row of each table; equal codes for equal key tuples (across both)."""
+    n = len(left[0])
+    code_l = np.zeros(n, dtype=np.int64)
+    code_r = np.zeros(len(right[0]), dtype=np.int64)
+    for a, b in zip(left, right, strict=True):
+        both = np.concatenate([a, b])
+        if both.dtype == object:
+            _, inverse = np.unique(both.astype(str), return_inverse=True)
+        else:
+            _, inverse = np.unique(both, return_inverse=True)
+        size = int(inverse.max()) + 1 if len(inverse) else 1
+        code_l = code_l * size + inverse[:n]
+        code_r = code_r * size + inverse[n:]
+        _, packed = np.unique(np.concatenate([code_l, code_r]), return_inverse=True)
+        code_l, code_r = packed[:n].astype(np.int64), packed[n:].astype(np.int64)
+    return code_l, code_r
+
+
+def _floats(table: Columns, name: str) -> np.ndarray:
+    """A numeric column as floats (missing values NaN), from a frame or a mapping of arrays."""
+    values = table[name]
+    if hasattr(values, "to_numpy"):
+        return np.asarray(values.to_numpy(dtype=float, na_value=np.nan))
+    return np.asarray(values, dtype=float)
+
+
+def _group_first(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct code (sorted), the first non-missing value in row order: (codes, values)."""
+    ok = ~np.isnan(values)
+    uniq, first = np.unique(codes[ok], return_index=True)
+    return uniq, values[ok][first]
+
+
+def _group_mean(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct code (sorted), the mean of its non-missing values as pandas' groupby mean has it.
+
+    pandas sums each group in row order with Kahan's compensation, then divides by the count.
+    """
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    sums = [0.0] * len(uniq)
+    comp = [0.0] * len(uniq)
+    counts = [0] * len(uniq)
+    for g, v in zip(inverse.tolist(), values.tolist(), strict=True):
+        if math.isnan(v):
+            continue
+        counts[g] += 1
+        y = v - comp[g]
+        t = sums[g] + y
+        c = t - sums[g] - y
+        comp[g] = 0.0 if math.isnan(c) else c
+        sums[g] = t
+    means = np.array([s / c if c else math.nan for s, c in zip(sums, counts, strict=True)])
+    return uniq, means
+
+
+def _mean(values: np.ndarray) -> float:
+    """The mean as pandas' ``Series.mean()`` has it: pairwise sum of the non-missing values / count."""
+    ok = ~np.isnan(values)
+    count = int(ok.sum())
+    if count == 0:
+        return math.nan
+    return float(np.where(ok, values, 0.0).sum()) / count
+
+
+def build_job(joined: Columns, power: Columns, spec: WorkloadSpec, gpu: str) -> JobTrace:
+    """Build a :class:`JobTrace` from a joined table (train x power of one GPU) and the power table.
+
+    Either may be a pandas frame or a mapping of column name to array (:func:`inner_join` of
+    :func:`~zeus_bench.store.read_columns`); the figures are the same.
 
     Raises:
         ConfigError: the workload has no rows, or its b0 is missing on this GPU.
     """
-    ident = (
-        (joined["dataset"] == spec.dataset)
-        & (joined["network"] == spec.network)
-        & (joined["optimizer"] == spec.optimizer)
+    dataset, network, optimizer = (np.asarray(joined[k]) for k in ("dataset", "network", "optimizer"))
+    family = np.flatnonzero(
+        (dataset == spec.dataset) & (network == spec.network) & (optimizer == spec.optimizer)
     )
-    family = joined[ident]
-    rows = family[np.isclose(family["target_metric"].to_numpy(dtype=float), spec.target_metric)]
-    if rows.empty:
+    metric = _floats(joined, "target_metric")
+    rows = family[np.isclose(metric[family], spec.target_metric)]
+    if len(rows) == 0:
         raise ConfigError(
             f"workload {spec.id!r} has no rows on GPU {gpu!r} "
             f"({spec.dataset}/{spec.network}/{spec.optimizer}, target {spec.target_metric})"
         )
     num_gpus = 1
-    if "num_gpus" in joined.columns and joined["num_gpus"].notna().any():
-        num_gpus = int(joined["num_gpus"].fillna(1).max())
-    batch_sizes = np.array(sorted(family["batch_size"].unique()), dtype=np.int64)
-    limits = np.array(sorted(family["power_limit_w"].unique()), dtype=float)
+    if "num_gpus" in joined:
+        counts = _floats(joined, "num_gpus")
+        if (~np.isnan(counts)).any():
+            num_gpus = int(np.nanmax(np.where(np.isnan(counts), 1.0, counts)))
+    bs_all = np.asarray(joined["batch_size"]).astype(np.int64)
+    limit_all = _floats(joined, "power_limit_w")
+    tpe_all, pw_all = _floats(joined, "time_per_epoch_s"), _floats(joined, "avg_power_w")
+    # (return_index: a plain np.unique imports numpy.ma to check for masked input)
+    batch_sizes = np.unique(bs_all[family], return_index=True)[0]
+    limits = np.unique(limit_all[family], return_index=True)[0]
     n_b, n_p = len(batch_sizes), len(limits)
-    tpe = np.full((n_b, n_p), np.nan)
-    pw = np.full((n_b, n_p), np.nan)
+    bi_all = np.searchsorted(batch_sizes, bs_all[family])
+    pi_all = np.searchsorted(limits, limit_all[family])
+    config = bi_all * n_p + pi_all  # (b, p) of each family row
     # The power trace has one row per (b, p) (its key): the joined rows only repeat it.
-    measured = ["time_per_epoch_s", "avg_power_w"]
-    per_config = family.groupby(["batch_size", "power_limit_w"], sort=True)[measured].first()
-    bi = np.searchsorted(batch_sizes, per_config.index.get_level_values(0).to_numpy())
-    pi = np.searchsorted(limits, per_config.index.get_level_values(1).to_numpy())
-    tpe[bi, pi] = per_config["time_per_epoch_s"].to_numpy()
-    pw[bi, pi] = per_config["avg_power_w"].to_numpy()
+    tpe = np.full(n_b * n_p, np.nan)
+    pw = np.full(n_b * n_p, np.nan)
+    for target, values in ((tpe, tpe_all[family]), (pw, pw_all[family])):
+        where, first = _group_first(config, values)
+        target[where] = first
     # What the paper's profiler and first epoch see: means over the job's rows (see JobTrace).
-    jit_t, jit_p = np.full((n_b, n_p), np.nan), np.full((n_b, n_p), np.nan)
-    jit = rows.groupby(["batch_size", "power_limit_w"], sort=True)[measured].mean()
-    ji = np.searchsorted(batch_sizes, jit.index.get_level_values(0).to_numpy())
-    jj = np.searchsorted(limits, jit.index.get_level_values(1).to_numpy())
-    jit_t[ji, jj] = jit["time_per_epoch_s"].to_numpy()
-    jit_p[ji, jj] = jit["avg_power_w"].to_numpy()
-    row_energy = rows["time_per_epoch_s"] * rows["avg_power_w"]
-    prof_e = np.array([row_energy[rows["batch_size"] == b].mean() for b in batch_sizes])
-    prof_t = np.array([rows.loc[rows["batch_size"] == b, "time_per_epoch_s"].mean() for b in batch_sizes])
+    in_rows = np.isin(family, rows)
+    jit_t, jit_p = np.full(n_b * n_p, np.nan), np.full(n_b * n_p, np.nan)
+    for target, values in ((jit_t, tpe_all[rows]), (jit_p, pw_all[rows])):
+        where, means = _group_mean(config[in_rows], values)
+        target[where] = means
+    row_bs = bs_all[rows]
+    row_energy = tpe_all[rows] * pw_all[rows]
+    prof_e = np.array([_mean(row_energy[row_bs == b]) for b in batch_sizes])
+    prof_t = np.array([_mean(tpe_all[rows][row_bs == b]) for b in batch_sizes])
     # One path per train row (all learning rates and runs); the power rows only repeat them.
-    paths = rows.drop_duplicates(["batch_size", "learning_rate", "run"])
-    target_epochs = []
-    for b in batch_sizes:
-        t = paths.loc[paths["batch_size"] == b, "target_epoch"].astype("Float64")
-        target_epochs.append(t.to_numpy(dtype=float, na_value=np.nan))
+    lr, run = _floats(joined, "learning_rate")[rows], _floats(joined, "run")[rows]
+    _, first = np.unique(np.stack([row_bs.astype(float), lr, run], axis=1), axis=0, return_index=True)
+    path_rows = np.sort(first)
+    target_epoch = _floats(joined, "target_epoch")[rows][path_rows]
+    path_bs = row_bs[path_rows]
+    target_epochs = [target_epoch[path_bs == b] for b in batch_sizes]
     empty = [int(b) for b, t in zip(batch_sizes, target_epochs, strict=True) if len(t) == 0]
     if empty:
         raise ConfigError(
             f"workload {spec.id!r} on {gpu!r}: batch size(s) {empty} have no training path for "
             f"target {spec.target_metric}"
         )
-    ds_bs = power.loc[power["dataset"] == spec.dataset, "batch_size"]
+    ds_bs = np.asarray(power["batch_size"])[np.asarray(power["dataset"]) == spec.dataset]
     b0 = min(spec.default_batch_size, int(ds_bs.max()))
     if b0 not in batch_sizes:
         raise ConfigError(
             f"workload {spec.id!r} on {gpu!r}: default batch size {b0} is not in the traces "
             f"(batch sizes: {batch_sizes.tolist()})"
         )
-    max_power = float(joined["power_limit_w"].max()) * num_gpus
-    max_by_bs = np.nanmax(np.where(np.isnan(tpe), np.nan, limits[None, :]), axis=1) * num_gpus
+    tpe_bp, pw_bp = tpe.reshape(n_b, n_p), pw.reshape(n_b, n_p)
+    max_power = float(np.max(limit_all)) * num_gpus
+    max_by_bs = np.nanmax(np.where(np.isnan(tpe_bp), np.nan, limits[None, :]), axis=1) * num_gpus
     return JobTrace(
         workload=spec,
         gpu=gpu,
         b0=b0,
         batch_sizes=batch_sizes,
         power_limits=limits,
-        time_per_epoch_s=tpe,
-        avg_power_w=pw,
+        time_per_epoch_s=tpe_bp,
+        avg_power_w=pw_bp,
         target_epochs=tuple(target_epochs),
         max_power_w=max_power,
         max_power_by_bs_w=max_by_bs,
         num_gpus=num_gpus,
-        jit_time_per_epoch_s=jit_t,
-        jit_avg_power_w=jit_p,
+        jit_time_per_epoch_s=jit_t.reshape(n_b, n_p),
+        jit_avg_power_w=jit_p.reshape(n_b, n_p),
         profile_energy_j=prof_e,
         profile_time_s=prof_t,
     )

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from zeus_bench.errors import TraceFormatError
+
+if TYPE_CHECKING:  # imported when a table is read
+    import pandas as pd
 
 
 def read_user_table(path: str | Path, what: str) -> pd.DataFrame:
@@ -19,6 +21,8 @@ def read_user_table(path: str | Path, what: str) -> pd.DataFrame:
     Raises:
         TraceFormatError: the file is missing or cannot be read as a table (one line).
     """
+    import pandas as pd
+
     path = Path(path)
     try:
         return pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)

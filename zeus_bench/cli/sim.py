@@ -185,7 +185,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from zeus_bench.jobs import TraceSet
     from zeus_bench.sim.arrivals import read_arrivals
     from zeus_bench.sim.drift import read_drift
-    from zeus_bench.sim.grid import iter_simulate, plan
+    from zeus_bench.sim.grid import iter_simulate_tables, plan
     from zeus_bench.sim.policies import POLICIES
     from zeus_bench.sim.policies.base import load_policy_module
     from zeus_bench.store import TableWriter
@@ -246,7 +246,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
             bar = stack.enter_context(tqdm(total=replays, unit="replay", desc="simulate", leave=False))
             progress = bar.update
-        for frame in iter_simulate(tasks, jobs=args.jobs, progress=progress):
+        for frame in iter_simulate_tables(tasks, jobs=args.jobs, progress=progress):
             out.write(frame)
     elapsed = time.perf_counter() - start
     log.info("%d tries of %d replays in %.2f s -> %s", out.rows, replays, elapsed, args.out)

@@ -28,14 +28,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from zeus_bench.errors import TraceFormatError
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.replay import MAX_TRIES, JobModel, Row, Runner, seed_generators
 from zeus_bench.usertables import read_user_table
+
+if TYPE_CHECKING:  # pandas is imported where tables are read or built
+    import pandas as pd
 
 ARRIVAL_COLUMNS = ("group", "start_time", "end_time", "workload", "runtime_ratio")
 
@@ -53,6 +56,8 @@ def read_arrivals(path: str | Path) -> pd.DataFrame:
 
 def validate_arrivals(df: pd.DataFrame, where: str = "arrival table") -> pd.DataFrame:
     """Validate an arrival table; return it typed, sorted by (group, start_time)."""
+    import pandas as pd
+
     missing = [c for c in ARRIVAL_COLUMNS if c not in df.columns]
     if missing:
         raise TraceFormatError(
@@ -101,6 +106,8 @@ def synthetic_arrivals(
     overlap)``, so that about ``overlap`` of the jobs start while the previous one still runs;
     runtimes are log-normal around ``mean_runtime_s`` and ``runtime_ratio`` is runtime / mean.
     """
+    import pandas as pd
+
     rows = []
     for w in workloads:
         for g in range(groups_per_workload):

@@ -257,3 +257,126 @@ class ChoiceDraws:
             k = bounded(i)
             out[i], out[k] = out[k], out[i]
         return out
+
+
+# --- standard normal draws ------------------------------------------------------------------
+# ``Generator.standard_normal`` (NumPy's ziggurat for doubles) turns one 64-bit output ``r`` into
+# a draw: strip ``idx = r & 0xff``, sign bit ``(r >> 8) & 1`` and 52-bit magnitude ``rabs = (r >>
+# 9) & (2**52 - 1)``; the draw is ``+-rabs * w[idx]`` when ``rabs < k[idx]`` (the common case),
+# else it takes further outputs (wedge or tail). The strip tables ``w`` and ``k`` are NumPy's; they
+# are measured from NumPy itself (:func:`measure_normal_tables`, by steering a PCG64 generator to
+# output chosen words) and stored in :mod:`zeus_bench.sim._ziggurat`; :func:`normal_tables`
+# checks them against NumPy once per process and refuses them on any difference.
+
+PCG64_MULTIPLIER = 0x2360ED051FC65DA44385DF649FCCF645  # PCG's 128-bit LCG multiplier
+_MASK128 = (1 << 128) - 1
+MASK52 = (1 << 52) - 1
+
+
+def pcg64_step(state: int, inc: int, steps: int = 1) -> int:
+    """The 128-bit PCG64 state ``steps`` outputs later (the LCG step, as NumPy's PCG64 takes it)."""
+    for _ in range(steps):
+        state = (state * PCG64_MULTIPLIER + inc) & _MASK128
+    return state
+
+
+def pcg64_steps_between(before: int, after: int, inc: int, limit: int = 64) -> int | None:
+    """Outputs taken from PCG64 state ``before`` to ``after`` (None beyond ``limit``)."""
+    for k in range(limit + 1):
+        if before == after:
+            return k
+        before = (before * PCG64_MULTIPLIER + inc) & _MASK128
+    return None
+
+
+def _steered_normal(bit_gen: np.random.PCG64, gen: np.random.Generator, word: int) -> tuple[float, int]:
+    """``standard_normal()`` of a PCG64 whose next output is ``word``, and the outputs it took."""
+    inc = bit_gen.state["state"]["inc"]
+    # XSL-RR of a state whose high half is 0 is its low half: step back from state ``word``.
+    before = ((word - inc) * pow(PCG64_MULTIPLIER, -1, 1 << 128)) & _MASK128
+    bit_gen.state = {
+        "bit_generator": "PCG64", "state": {"state": before, "inc": inc}, "has_uint32": 0, "uinteger": 0,
+    }  # fmt: skip
+    x = float(gen.standard_normal())
+    taken = pcg64_steps_between(before, bit_gen.state["state"]["state"], inc)
+    return x, -1 if taken is None else taken
+
+
+def measure_normal_tables() -> tuple[list[float], list[int]]:
+    """NumPy's ziggurat strip widths ``w`` and thresholds ``k``, measured (about 0.1 s).
+
+    ``w[idx]`` is the draw of ``rabs = 1`` (exact: one times the width); ``k[idx]`` is the smallest
+    ``rabs`` whose draw takes more than one output, found by bisection.
+
+    Raises:
+        RuntimeError: NumPy's PCG64 or its normal draws do not behave as described above.
+    """
+    bit_gen = np.random.PCG64(0)
+    gen = np.random.Generator(bit_gen)
+    widths: list[float] = []
+    thresholds: list[int] = []
+    for idx in range(256):
+        x, taken = _steered_normal(bit_gen, gen, idx | (1 << 9))
+        if taken not in (1, 2):  # 2: the wedge test accepted the draw itself (a strip with k <= 1)
+            raise RuntimeError(f"unexpected ziggurat draw at strip {idx}")
+        widths.append(x)
+        lo, hi = -1, 1 << 52  # fast(lo) (or lo = -1), not fast(hi); fast is monotone in rabs
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if _steered_normal(bit_gen, gen, idx | (mid << 9))[1] == 1:
+                lo = mid
+            else:
+                hi = mid
+        thresholds.append(hi)
+    return widths, thresholds
+
+
+def fast_normals(
+    raw: np.ndarray, widths: np.ndarray, thresholds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per 64-bit output, the normal draw it makes alone and whether it does (no further output)."""
+    idx = (raw & np.uint64(0xFF)).astype(np.intp)
+    x = ((raw >> np.uint64(9)) & np.uint64(MASK52)).astype(np.float64)  # the magnitude: exact (< 2**52)
+    fast = x < np.take(thresholds.astype(np.float64), idx)  # thresholds <= 2**52: exact as doubles
+    x *= np.take(widths, idx)
+    x.view(np.uint64)[...] ^= ((raw >> np.uint64(8)) & np.uint64(1)) << np.uint64(63)  # -x: the sign bit
+    return x, fast
+
+
+def strip_densities(widths: np.ndarray) -> np.ndarray:
+    """The density ``exp(-x**2 / 2)`` at each strip's edge ``x = w * 2**52`` (1 above strip 1).
+
+    NumPy's wedge test accepts a draw ``x`` of strip ``i`` when ``(f[i-1] - f[i]) * u + f[i] <
+    exp(-x * x / 2)`` (``u`` the next output as a double); these ``f`` are its densities up to
+    rounding (tests/sim/test_sim_lockstep.py bounds the difference).
+    """
+    edges = widths * 2.0**52
+    out = np.exp(-0.5 * edges * edges)
+    out[0] = 1.0
+    return out
+
+
+@functools.cache
+def normal_tables() -> tuple[np.ndarray, np.ndarray] | None:
+    """The stored ziggurat tables as arrays, if they reproduce this NumPy's draws (else None).
+
+    The check draws normals from 32 seeded PCG64 generators and recomputes each draw up to the
+    first that takes more than one output, from the same outputs (fetched from a twin generator).
+    :func:`measure_normal_tables` is the exact derivation (the tests compare the two).
+    """
+    from zeus_bench.sim._ziggurat import THRESHOLDS, WIDTHS
+
+    widths = np.array(WIDTHS, dtype=np.float64)
+    thresholds = np.array(THRESHOLDS, dtype=np.uint64)
+    if widths.shape != (256,) or thresholds.shape != (256,):
+        return None
+    for seed in range(32):
+        raw = np.random.PCG64(seed).random_raw(128)
+        drawn = np.random.Generator(np.random.PCG64(seed)).standard_normal(128).tolist()
+        x, fast = fast_normals(raw, widths, thresholds)
+        for pos, value in enumerate(drawn):
+            if not fast[pos]:
+                break  # its outputs taken are not known here: the check of this stream ends
+            if x[pos] != value:
+                return None
+    return widths, thresholds

@@ -28,15 +28,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from zeus_bench.cost import epoch_cost
 from zeus_bench.errors import ConfigError, TraceFormatError, UnknownWorkloadError
 from zeus_bench.jobs import JobTrace
 from zeus_bench.registry import load_workloads
 from zeus_bench.usertables import read_user_table
+
+if TYPE_CHECKING:  # pandas is imported where tables are read or built
+    import pandas as pd
 
 DRIFT_COLUMNS = ("workload", "batch_size", "recurrence", "epoch_factor")
 MAX_ROWS = 1_000_000
@@ -57,6 +60,8 @@ def read_drift(path: str | Path) -> pd.DataFrame:
 
 def validate_drift(df: pd.DataFrame, where: str = "drift table") -> pd.DataFrame:
     """Check a drift table's columns and values; return it typed and sorted."""
+    import pandas as pd
+
     missing = [c for c in DRIFT_COLUMNS if c not in df.columns]
     if missing:
         raise TraceFormatError(
@@ -143,6 +148,8 @@ def optimum_shift(
         factor: Epoch multiplier of the oracle batch size after the change (> 1 moves the optimum).
         ramp: Recurrences of a morph.
     """
+    import pandas as pd
+
     from zeus_bench.sim.policies.builtin import oracle_configuration
 
     if kind not in ("step", "morph"):

@@ -13,15 +13,20 @@ and a few layers of method calls (policy, bandit, runner). For the faithful ``ze
   decides through its certified approximate posteriors, which are updated at each observation;
 * the arithmetic is the Runner's, operation for operation (costs, budgets, penalties).
 
-The golden and fidelity tests replay through :func:`replay.replay`, which takes this path for
-``zeus``; ``tests/sim/test_sim_fastzeus.py`` compares it with the generic loop.
+The golden tests replay through :func:`replay.replay`, which takes this path for ``zeus``;
+``tests/sim/test_sim_fastzeus.py`` compares it with the generic loop. For many seeds at once the
+grid runs :mod:`zeus_bench.sim.lockstep`, which falls back on this loop for a seed it cannot
+replay in lockstep; this loop can stop at the start of a steady try and hand the seed over
+(:class:`Handover`).
 """
 
 from __future__ import annotations
 
 import math
-from operator import add, mul
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from itertools import chain
+from operator import add, length_hint, mul
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -83,6 +88,45 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
     Raises:
         ConfigError: a try of the first recurrence does not reach the target.
     """
+    done = _replay(model, seed, beta, recurrences, False)
+    return None if done is None else done[0]
+
+
+@dataclass
+class Handover:
+    """A replay stopped at the start of a try once Thompson Sampling is steady (see :func:`_replay`).
+
+    Everything :mod:`zeus_bench.sim.lockstep` needs to go on exactly where the loop stopped: the
+    recurrence bookkeeping, the arms (batch-size indices) with their running sums and rewards,
+    the environment's words fetched but not used, and both generators (their raw outputs not yet
+    taken; the optimizer holds no buffered 32-bit word).
+    """
+
+    recurrence: int
+    attempt: int
+    total: float
+    ran: bool
+    min_cost: float
+    arms: list[int]
+    sums: list[list[float]]
+    rewards: list[list[float]]
+    env_words: list[int]
+    env_rng: np.random.Generator
+    pol_rng: np.random.Generator
+    pol_state: Any  # the policy generator's state here (before any output is fetched ahead)
+
+
+HANDOVER_OUTPUTS = 64  # environment outputs fetched ahead when the replay may be handed over
+
+
+def _replay(
+    model: JobModel, seed: int, beta: float, recurrences: int, handover: bool
+) -> tuple[list[Row], Handover | None] | None:
+    """The fused loop; with ``handover``, it stops at the first try of the steady state it can hand over.
+
+    Returns None when the path does not apply (see :func:`replay_zeus`), else the rows and, if it
+    stopped early, the :class:`Handover` (the rows are then those before it).
+    """
     configs = _configs(model)
     env_rng, pol_rng = seed_generators(seed)
     if configs is None or not emulated(env_rng):
@@ -90,7 +134,16 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
     job = model.job
     bandit = PruningThompsonSampling([int(b) for b in job.batch_sizes], job.b0, pol_rng)
     bs_index = model.bs_index
-    next_word = word_stream(env_rng).__next__
+    if handover:  # words from a list whose unused rest can be handed over, then the stream
+        block = env_rng.bit_generator.random_raw(HANDOVER_OUTPUTS)
+        if LITTLE_ENDIAN:  # each output's low word, then its high word
+            env_words = block.view(np.uint32).tolist()
+        else:
+            env_words = [w for r in block.tolist() for w in (r & MASK32, r >> 32)]
+        words_left = iter(env_words)
+        next_word = chain(words_left, word_stream(env_rng)).__next__
+    else:
+        next_word = word_stream(env_rng).__next__
     normal = pol_rng.standard_normal
     order = bandit._order_draws
     skip = order.skip
@@ -124,6 +177,16 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
         total = 0.0
         ran = False
         for attempt in range(1, MAX_TRIES + 1):
+            if handover and (steady or single):
+                stop = _handover(
+                    bandit, arms, single, profiled_bs, bs_index, env_words, length_hint(words_left), env_rng,
+                    pol_rng,
+                )  # fmt: skip
+                if stop is not None:
+                    stop.recurrence, stop.attempt, stop.total, stop.ran = recurrence, attempt, total, ran
+                    stop.min_cost = min_cost
+                    return rows, stop
+                handover = False  # it cannot be handed over: the loop runs to the end
             # --- the policy's prediction (PruningThompsonSampling.predict)
             if single:  # one arm: it wins every draw; its sample's draws are still made
                 normal()
@@ -275,4 +338,33 @@ def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> li
                     f"workload {job.workload.id!r} on {job.gpu!r}: batch size {b} did "
                     f"not reach the target in the first recurrence (the default must converge)"
                 )
-    return rows
+    return rows, None
+
+
+def _handover(
+    bandit: PruningThompsonSampling,
+    arms: list[int] | None,
+    single: bool,
+    profiled_bs: set[int],
+    bs_index: dict[int, int],
+    env_words: list[int],
+    env_left: int,
+    env_rng: np.random.Generator,
+    pol_rng: np.random.Generator,
+) -> Handover | None:
+    """The state to hand over, or None when the steady state is not one the lockstep replays.
+
+    Not handed over: arms not all profiled yet, more arms than the listed rejectable words cover,
+    a buffered 32-bit word in the optimizer (its visiting orders would not start on whole outputs),
+    or every fetched environment word used (the stream's position is then not known here).
+    """
+    if arms is None or env_left == 0 or not profiled_bs.issuperset(arms):
+        return None
+    n = len(arms)
+    if n > REJECT_SET_MAX_N or (not single and bandit._order_draws._pending is not None):
+        return None
+    sums = [list(bandit._sums.get(b, (0.0, 0.0, 0.0, 0.0))) for b in arms]
+    return Handover(
+        0, 0, 0.0, False, math.inf, [bs_index[b] for b in arms], sums, [list(bandit._rewards[b]) for b in arms],
+        env_words[len(env_words) - env_left :], env_rng, pol_rng, pol_rng.bit_generator.state,
+    )  # fmt: skip

@@ -1,8 +1,11 @@
 """Run the simulator over a grid: workloads x policies x eta x beta x seeds, into a ``runs`` frame.
 
-:func:`simulate` is what ``zeus-bench simulate`` calls. Per (workload, eta) the job's figures are
-computed once (:class:`~zeus_bench.sim.replay.JobModel`); each (policy, beta, seed) replay then
-runs on Python floats. ``jobs > 1`` spreads (workload, eta, policy) tasks over processes.
+``zeus-bench simulate`` calls :func:`iter_simulate_tables` (rows as
+:class:`~zeus_bench.store.ColumnTable`, no pandas); :func:`simulate` and :func:`iter_simulate`
+give frames. Per (workload, eta) the job's figures are computed once
+(:class:`~zeus_bench.sim.replay.JobModel`); the ``zeus`` policy's seeds are then replayed in
+lockstep (:mod:`zeus_bench.sim.lockstep`), any other policy's one (beta, seed) at a time on Python
+floats. ``jobs > 1`` spreads (workload, eta, policy) tasks over processes.
 """
 
 from __future__ import annotations
@@ -11,10 +14,9 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from zeus_bench.errors import ConfigError, ZeusBenchError
 from zeus_bench.jobs import JobTrace, TraceSet
@@ -22,8 +24,13 @@ from zeus_bench.sim.arrivals import replay_group
 from zeus_bench.sim.drift import Drift, drift_of
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import load_policy_module
+from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel, Row, check_job, default_recurrences, replay
 from zeus_bench.sim.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
+from zeus_bench.store import ColumnTable, ColumnValues
+
+if TYPE_CHECKING:  # frames come from pandas only where callers ask for them
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -73,25 +80,52 @@ def _columns(rows: list[Row]) -> dict[str, np.ndarray]:
     return columns
 
 
-def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -> pd.DataFrame:
-    """All rows of a task as one frame with identity columns (built once, not per replay)."""
+def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -> ColumnTable:
+    """All rows of a task as one table with identity columns (built once, not per replay)."""
     rows = [r for *_, block in blocks for r in block]
-    n = len(rows)
     sizes = [len(block) for *_, block in blocks]
-    data: dict[str, object] = {
-        "gpu": np.full(n, task.job.gpu, dtype=object),
-        "workload": np.full(n, task.job.workload.id, dtype=object),
-        "policy": np.full(n, task.policy, dtype=object),
-        "seed": np.repeat(np.array([b[1] for b in blocks], dtype=np.int64), sizes),
-        "eta": np.full(n, task.eta),
-        "beta": np.repeat(np.array([b[0] for b in blocks], dtype=float), sizes),
+    seeds = np.repeat(np.array([b[1] for b in blocks], dtype=np.int64), sizes)
+    betas = np.repeat(np.array([b[0] for b in blocks], dtype=float), sizes)
+    groups = (
+        None if task.arrivals is None else np.repeat(np.array([b[2] for b in blocks], dtype=object), sizes)
+    )
+    return _table(task, seeds, betas, _columns(rows), groups)
+
+
+def _table(
+    task: Task,
+    seeds: np.ndarray,
+    betas: np.ndarray | float,
+    tries: dict[str, np.ndarray],
+    groups: np.ndarray | None = None,
+) -> ColumnTable:
+    """A task's rows from their seed, beta and try columns, with the identity columns."""
+    data: dict[str, ColumnValues] = {
+        "gpu": task.job.gpu,
+        "workload": task.job.workload.id,
+        "policy": task.policy,
+        "seed": seeds,
+        "eta": float(task.eta),
+        "beta": betas,
     }
-    data.update(_columns(rows))
-    data["window"] = np.full(n, task.window, dtype=np.int64)
-    data["num_gpus"] = np.full(n, task.job.num_gpus, dtype=np.int64)
-    data["max_power_w"] = np.full(n, task.job.max_power_w)
-    if task.arrivals is not None:
-        data["group"] = np.repeat(np.array([b[2] for b in blocks], dtype=object), sizes)
+    data.update(tries)
+    data["window"] = int(task.window)
+    data["num_gpus"] = int(task.job.num_gpus)
+    data["max_power_w"] = float(task.job.max_power_w)
+    if groups is not None:
+        data["group"] = groups
+    return ColumnTable(len(seeds), data)
+
+
+def as_frame(table: ColumnTable) -> pd.DataFrame:
+    """A :class:`~zeus_bench.store.ColumnTable` of runs rows as a frame (one array per column)."""
+    import pandas as pd
+
+    n = table.rows
+    data = {
+        name: v if isinstance(v, np.ndarray) else np.full(n, v, dtype=object if isinstance(v, str) else None)
+        for name, v in table.columns.items()
+    }
     return pd.DataFrame(data)
 
 
@@ -101,7 +135,14 @@ CHUNK_ROWS = 1 << 17  # rows per frame a task yields (one Parquet row group each
 def iter_task(
     task: Task, progress: Progress | None = None, chunk_rows: int = CHUNK_ROWS
 ) -> Iterator[pd.DataFrame]:
-    """Replay one task; yields its rows in frames of about ``chunk_rows`` (whole replays each).
+    """Replay one task; yields its rows in frames of about ``chunk_rows`` (whole replays each)."""
+    return map(as_frame, iter_task_tables(task, progress, chunk_rows))
+
+
+def iter_task_tables(
+    task: Task, progress: Progress | None = None, chunk_rows: int = CHUNK_ROWS
+) -> Iterator[ColumnTable]:
+    """Replay one task; yields its rows in tables of about ``chunk_rows`` (whole replays each).
 
     Raises:
         ConfigError: a user's policy (``--policy-module``) raised: one line naming it and the
@@ -126,9 +167,16 @@ def iter_task(
 
 def _replay_frames(
     task: Task, policy_cls: Any, progress: Progress | None, chunk_rows: int
-) -> Iterator[pd.DataFrame]:
+) -> Iterator[ColumnTable]:
     """Replay every (beta, seed) of a task (and every arrival group), yielding frames of rows."""
     model = JobModel(task.job, task.eta)
+    if policy_cls is Zeus and task.window == 0 and task.drift is None and task.arrivals is None:
+        lockstep = _lockstep_frames(task, model, progress, chunk_rows)
+        first = next(lockstep, None)
+        if first is not None:  # else the lockstep does not apply: replay seed by seed
+            yield first
+            yield from lockstep
+            return
     drift = None if task.drift is None else Drift(task.drift, task.job)
     blocks: list[tuple[float, int, str | None, list[Row]]] = []
     pending, yielded = 0, False
@@ -155,8 +203,39 @@ def _replay_frames(
         yield _frame(task, blocks)
 
 
+#: Seeds replayed together in lockstep (more amortise each step's array operations over more
+#: tries; fewer hold less of the generators' outputs fetched ahead).
+LOCKSTEP_SEEDS = 1024
+
+
+def _lockstep_frames(
+    task: Task, model: JobModel, progress: Progress | None, chunk_rows: int
+) -> Iterator[ColumnTable]:
+    """The ``zeus`` task's frames from :func:`~zeus_bench.sim.lockstep.replay_zeus_seeds`.
+
+    Seeds go in groups of at most :data:`LOCKSTEP_SEEDS` and about ``chunk_rows`` rows; yields
+    nothing when the lockstep does not apply (the first group tells).
+    """
+    from zeus_bench.sim.lockstep import replay_zeus_seeds
+
+    per_group = max(1, min(LOCKSTEP_SEEDS, chunk_rows // max(1, task.recurrences)))
+    seeds = list(task.seeds)
+    for beta in task.betas:
+        for start in range(0, len(seeds), per_group):
+            group = seeds[start : start + per_group]
+            done = replay_zeus_seeds(model, group, beta, task.recurrences)
+            if done is None:
+                return
+            seed_col, tries = done
+            if progress is not None:
+                progress(len(group))
+            yield _table(task, seed_col, float(beta), tries)
+
+
 def run_task(task: Task, progress: Progress | None = None) -> pd.DataFrame:
     """Replay one task; returns its rows."""
+    import pandas as pd
+
     frames = list(iter_task(task, progress))
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
@@ -256,6 +335,14 @@ def iter_simulate(
     so memory holds one frame at a time however large the grid; with ``jobs > 1`` each task's
     rows come back whole.
     """
+    for table in iter_simulate_tables(tasks, jobs, progress, chunk_rows):
+        yield table if not isinstance(table, ColumnTable) else as_frame(table)
+
+
+def iter_simulate_tables(
+    tasks: Sequence[Task], jobs: int = 1, progress: Progress | None = None, chunk_rows: int = CHUNK_ROWS
+) -> Iterator[pd.DataFrame | ColumnTable]:
+    """:func:`iter_simulate`, yielding in one process :class:`~zeus_bench.store.ColumnTable` (no pandas)."""
     if jobs > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for task, frame in zip(tasks, pool.map(_run_task_quiet, tasks), strict=True):
@@ -264,11 +351,13 @@ def iter_simulate(
                 yield frame
     else:
         for t in tasks:
-            yield from iter_task(t, progress, chunk_rows)
+            yield from iter_task_tables(t, progress, chunk_rows)
 
 
 def simulate(tasks: Sequence[Task], jobs: int = 1, progress: Progress | None = None) -> pd.DataFrame:
     """Run the tasks (in ``jobs`` processes when > 1); returns the ``runs`` frame."""
+    import pandas as pd
+
     df = pd.concat(list(iter_simulate(tasks, jobs, progress)), ignore_index=True)
     if "group" not in df.columns:
         df["group"] = pd.NA

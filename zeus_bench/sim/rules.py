@@ -18,4 +18,5 @@ def seed_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator
     optimizer's generators; they are separate objects, so the policy's draws never shift the
     paths sampled (the same seed samples the same paths under every policy).
     """
-    return np.random.default_rng(seed), np.random.default_rng(seed)
+    seeds = np.random.SeedSequence(seed)  # what default_rng(seed) hashes the seed with, once for both
+    return np.random.Generator(np.random.PCG64(seeds)), np.random.Generator(np.random.PCG64(seeds))

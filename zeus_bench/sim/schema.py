@@ -5,10 +5,13 @@ Both are documented column by column in ``results/README.md`` and ``docs/policie
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from zeus_bench.errors import TraceFormatError
 from zeus_bench.store import Column, TableSchema, register_schema
+
+if TYPE_CHECKING:  # frames only in the upgrades: reading and writing need no pandas
+    import pandas as pd
 
 RUN_ID_COLUMNS = ("gpu", "workload", "policy", "seed", "eta", "beta")
 

@@ -10,9 +10,12 @@ Both are documented column by column in ``results/README.md``.
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from zeus_bench.store import Column, TableSchema, register_schema
+
+if TYPE_CHECKING:  # frames only in the upgrades: reading and writing need no pandas
+    import pandas as pd
 
 _IDENTITY = (
     Column("dataset", "str", "Dataset of the workload (trace name, lower case)", example="imagenet"),
@@ -73,6 +76,8 @@ TRAIN = register_schema(
 
 def _power_v1_to_v2(df: pd.DataFrame) -> pd.DataFrame:
     """Version 1 had no confidence columns: a measured row (``measured_s``) was one window."""
+    import pandas as pd
+
     out = df.copy()
     if "measured_s" in out.columns:
         measured = out["measured_s"].notna()

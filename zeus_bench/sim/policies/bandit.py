@@ -51,6 +51,7 @@ from zeus_bench.sim.draws import ChoiceDraws
 
 STATE_VERSION = 1
 MIN_OBSERVATIONS = 2  # per arm, before Thompson Sampling draws from the posteriors
+PRUNE_ROUNDS = 2  # rounds of pruning exploration by default (the paper's)
 
 
 _BLOCK = 8  # NumPy's pairwise summation: 8 running sums ...
@@ -142,6 +143,32 @@ def approx_from_sums(n: float, s1: float, s2: float, s_abs: float) -> tuple[floa
     return approx
 
 
+def posterior(x: Sequence[float]) -> tuple[float, float]:
+    """Posterior mean and standard deviation of an arm's mean reward from its rewards ``x``.
+
+    Reward precision ``1 / var`` (population variance), prior precision 0: the posterior
+    precision is ``n / var`` and the mean the sample mean; zero variance gives a point mass.
+    """
+    total, var = sum_and_variance(x)
+    if var == 0.0:
+        return (total / len(x), 0.0)
+    reward_precision = 1.0 / var
+    precision = len(x) * reward_precision
+    return (reward_precision * total / precision, math.sqrt(1.0 / precision))
+
+
+def largest_sample(posteriors: Sequence[tuple[float, float]], z: Sequence[float]) -> int:
+    """Index of the largest sample ``mean + std * z[i]`` (the first of equals; a NaN one wins)."""
+    best, best_i = -math.inf, 0
+    for i, (mean, std) in enumerate(posteriors):
+        sample = mean + std * z[i]
+        if sample > best or (i == 0 and sample == best):
+            best, best_i = sample, i
+        elif math.isnan(sample):
+            return i
+    return best_i
+
+
 class PruningThompsonSampling:
     """Batch-size optimizer of Zeus: pruning exploration, then Gaussian Thompson Sampling.
 
@@ -160,7 +187,7 @@ class PruningThompsonSampling:
         batch_sizes: Sequence[int],
         default_batch_size: int,
         rng: np.random.Generator,
-        prune_rounds: int = 2,
+        prune_rounds: int = PRUNE_ROUNDS,
         window: int = 0,
     ) -> None:
         """Create an optimizer in its initial state (pruning round 1 at b0)."""
@@ -291,15 +318,7 @@ class PruningThompsonSampling:
     def _exact_sample(self, arms: list[int], z: list[float]) -> int:
         """The arm of largest sample ``mean + std * z[i]`` from the exact posteriors."""
         cache = self._post_cache
-        best, best_arm = -math.inf, arms[0]
-        for i, b in enumerate(arms):
-            mean, std = cache.get(b) or self._posterior(b)
-            sample = mean + std * z[i]
-            if sample > best or (i == 0 and sample == best):
-                best, best_arm = sample, b
-            elif math.isnan(sample):
-                return b
-        return best_arm
+        return arms[largest_sample([cache.get(b) or self._posterior(b) for b in arms], z)]
 
     def _approx_posterior(self, arm: int) -> tuple[float, float, float, float]:
         """Posterior mean and std of an arm from running sums, with bounds on their errors.
@@ -416,14 +435,7 @@ class PruningThompsonSampling:
         cached = self._post_cache.get(arm)
         if cached is not None:
             return cached
-        x = self._window(arm)
-        total, var = sum_and_variance(x)
-        if var == 0.0:
-            post = (total / len(x), 0.0)
-        else:
-            reward_precision = 1.0 / var
-            precision = len(x) * reward_precision
-            post = (reward_precision * total / precision, math.sqrt(1.0 / precision))
+        post = posterior(self._window(arm))
         self._post_cache[arm] = post
         return post
 

@@ -1,0 +1,240 @@
+"""The lockstep replay of many seeds (zeus_bench.sim.lockstep) gives each seed's scalar rows exactly."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sim_toy import toy_job
+
+from zeus_bench.sim import lockstep
+from zeus_bench.sim._ziggurat import THRESHOLDS, WIDTHS
+from zeus_bench.sim.draws import (
+    MASK32,
+    fast_normals,
+    measure_normal_tables,
+    normal_tables,
+    rejected_words,
+    strip_densities,
+)
+from zeus_bench.sim.fastzeus import replay_zeus
+from zeus_bench.sim.replay import RUN_FIELDS, JobModel, default_recurrences
+
+# Paths chosen so that pruning keeps several arms and Thompson Sampling runs for long.
+NOISY = {8: [6.0, 9.0, np.nan], 16: [4.0, 5.0, 7.0], 32: [5.0, 6.0], 64: [3.0, 4.0, 9.0, np.nan]}
+SPREAD = {b: [2.0 + (k * b) % 7 for k in range(1, 6)] for b in (4, 8, 16, 24, 32, 48, 64, 96, 128, 256)}
+
+
+def _same(model: JobModel, seeds: list[int], beta: float, recurrences: int) -> int:
+    """Assert the lockstep's rows equal the scalar loop's, seed by seed; returns the rows."""
+    done = lockstep.replay_zeus_seeds(model, seeds, beta, recurrences)
+    assert done is not None
+    seed_col, columns = done
+    expected = [(s, row) for s in seeds for row in replay_zeus(model, s, beta, recurrences) or []]
+    assert seed_col.tolist() == [s for s, _ in expected]
+    for k, name in enumerate(RUN_FIELDS):
+        ours = columns[name].tolist()
+        theirs = [row[k] for _, row in expected]
+        # repr tells NaN == NaN, -0.0 from 0.0: the same values, bit for bit (ints and bools by type)
+        assert [repr(v) for v in ours] == [repr(type(ours[0])(v)) for v in theirs], name
+    return len(expected)
+
+
+@pytest.mark.parametrize("beta", [1.0, 1.25, 2.0, 5.0, math.inf])
+def test_toy_jobs_same_rows(beta: float) -> None:
+    for targets in (None, NOISY, SPREAD):
+        b0 = 32
+        model = JobModel(toy_job(targets, b0=b0), 0.5)
+        assert _same(model, list(range(1, 41)), beta, 60) >= 40 * 60
+
+
+def test_zero_budget_and_missed_recurrences_same_rows() -> None:
+    """Batch size 64 costs 20x per epoch: at beta 1 its tries get a zero budget (no row)."""
+    job = toy_job({8: [1.0, 3.0], 16: [4.0, 9.0], 32: [5.0], 64: [3.0, 8.0]})
+    tpe = np.array(job.time_per_epoch_s, dtype=float)
+    tpe[3] *= 20.0
+    model = JobModel(replace(job, time_per_epoch_s=tpe), 0.5)
+    for beta in (1.0, 1.05):
+        _same(model, list(range(1, 31)), beta, 40)
+
+
+def test_near_ties_and_uncertain_wedges_use_the_exact_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every decision from the exact posteriors and every slow normal from NumPy: the same rows."""
+    model = JobModel(toy_job(SPREAD), 0.5)
+    real = lockstep._approx
+
+    def uncertain(*sums: np.ndarray) -> tuple[np.ndarray, ...]:
+        mean, std, c0, c1 = real(*sums)
+        return mean, std, np.full_like(c0, 1e300), c1
+
+    monkeypatch.setattr(lockstep, "_approx", uncertain)
+    monkeypatch.setattr(lockstep, "_WEDGE_MARGIN", 10.0)
+    _same(model, list(range(1, 13)), 2.0, 50)
+
+
+def test_rejectable_order_words_replay_the_seed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A visiting order with a rejectable word sends its seed back to the scalar loop."""
+    model = JobModel(toy_job(SPREAD), 0.5)
+    monkeypatch.setattr(lockstep, "holds_word", lambda raw, words: np.ones(raw.shape, dtype=bool))
+    _same(model, list(range(1, 9)), 2.0, 50)
+
+
+def test_path_draws_redraw_rejected_words_as_numpy() -> None:
+    spans = np.array([1, 3, 6, 7, 5, 12], dtype=np.uint64)
+    rng = np.random.default_rng(3)
+    words = rng.integers(0, 1 << 32, size=(len(spans), 12), dtype=np.uint64)
+    for i, s in enumerate(spans.tolist()):  # the first words of each row are rejected ones
+        bad = rejected_words(s) if s > 1 else []
+        words[i, : len(bad[:3])] = bad[:3]
+    pos = np.zeros(len(spans), dtype=np.int64)
+    length = np.full(len(spans), 12)
+    live = np.ones(len(spans), dtype=bool)
+    for _ in range(3):
+        index, new_pos, short = lockstep.draw_paths(words, pos, length, spans, live)
+        assert not short.any()
+        for i, s in enumerate(spans.tolist()):
+            p = int(pos[i])
+            if s == 1:
+                assert (index[i], new_pos[i]) == (0, p)
+                continue
+            while True:  # Lemire's method, word by word
+                m = int(words[i, p]) * s
+                p += 1
+                if (m & MASK32) >= (1 << 32) % s:
+                    break
+            assert (index[i], new_pos[i]) == (m >> 32, p)
+        pos = new_pos
+    assert lockstep.draw_paths(words, np.full(len(spans), 11), length, spans, live)[2].tolist() == [
+        False, False, False, False, False, False,
+    ]  # fmt: skip
+
+
+def test_stored_ziggurat_tables_are_numpys() -> None:
+    widths, thresholds = measure_normal_tables()
+    assert widths == list(WIDTHS)
+    assert thresholds == list(THRESHOLDS)
+    assert normal_tables() is not None
+
+
+def test_normals_from_outputs_equal_numpys() -> None:
+    """Every draw, the slow ones included, from the outputs: fast, wedge (with the stored
+    densities, which must decide NumPy's test far beyond the margin) and tail."""
+    tables = normal_tables()
+    assert tables is not None
+    widths, thresholds = tables
+    dens = strip_densities(widths)
+    r, inv_r = 3.6541528853610088, 0.27366123732975828  # the tail's start and its inverse
+    closest = math.inf
+    kinds = [0, 0, 0]
+    for seed in range(3):
+        raw = np.random.PCG64(seed).random_raw(220_000)
+        drawn = np.random.Generator(np.random.PCG64(seed)).standard_normal(200_000).tolist()
+        x, fast = fast_normals(raw, widths, thresholds)
+        xs, fs, words = x.tolist(), fast.tolist(), raw.tolist()
+        pos = 0
+        for value in drawn:
+            while True:
+                word, q = words[pos], pos
+                pos += 1
+                if fs[q]:
+                    ours, kind = xs[q], 0
+                    break
+                idx = word & 0xFF
+                if idx == 0:  # the tail: pairs of uniforms until one is accepted
+                    while True:
+                        u1 = (words[pos] >> 11) * 2.0**-53
+                        u2 = (words[pos + 1] >> 11) * 2.0**-53
+                        pos += 2
+                        xx = -inv_r * math.log1p(-u1)
+                        if -2.0 * math.log1p(-u2) > xx * xx:
+                            break
+                    ours, kind = (-(r + xx) if (word >> 17) & 1 else r + xx), 2
+                    break
+                u = (words[pos] >> 11) * 2.0**-53
+                pos += 1
+                gap = (dens[idx - 1] - dens[idx]) * u + dens[idx] - math.exp(-0.5 * xs[q] * xs[q])
+                closest = min(closest, abs(gap))
+                if gap < 0:
+                    ours, kind = xs[q], 1
+                    break
+            assert ours == value
+            kinds[kind] += 1
+    assert min(kinds) > 50  # every kind of draw was met
+    assert closest > 1e3 * lockstep._WEDGE_MARGIN
+
+
+def test_published_traces_same_rows(zeus_traces: Path) -> None:
+    from zeus_bench.jobs import TraceSet
+
+    ts = TraceSet(zeus_traces)
+    for gpu in ("v100", "a40"):
+        for workload in ts.workload_ids(gpu):
+            job = ts.job(gpu, workload)
+            for eta, beta in ((0.5, 2.0), (0.3, 1.25), (0.8, 3.0)):
+                _same(JobModel(job, eta), list(range(1, 31)), beta, default_recurrences(job))
+
+
+@pytest.mark.parametrize("recurrences", [1, 2, 3, 5, 9])
+def test_short_replays_end_before_or_just_after_the_handover(recurrences: int) -> None:
+    for targets in (None, NOISY, SPREAD):
+        _same(JobModel(toy_job(targets), 0.5), list(range(1, 16)), 2.0, recurrences)
+
+
+def test_first_recurrence_failure_is_the_scalar_loops_error() -> None:
+    """b0 (32) reaches on one path of two: a seed that samples the other fails, here as there."""
+    from zeus_bench.errors import ConfigError
+
+    model = JobModel(toy_job({8: [4.0], 16: [4.0], 32: [np.nan, 5.0], 64: [3.0]}), 0.5)
+    with pytest.raises(ConfigError) as ours:
+        lockstep.replay_zeus_seeds(model, list(range(1, 13)), 2.0, 5)
+    failing = []
+    for seed in range(1, 13):
+        try:
+            replay_zeus(model, seed, 2.0, 5)
+        except ConfigError as theirs:
+            failing.append(str(theirs))
+    assert str(ours.value) == failing[0]
+
+
+def test_grid_frames_equal_seed_by_seed_replays() -> None:
+    """Several betas, seeds in several lockstep groups and frames: the rows of replay(), in order."""
+    from zeus_bench.sim import grid
+    from zeus_bench.sim.policies import get_policy
+    from zeus_bench.sim.replay import replay
+
+    job = toy_job(SPREAD)
+    task = grid.Task(job, 0.5, "zeus", (1.5, 2.0), tuple(range(1, 12)), 40, 0)
+    old_group = grid.LOCKSTEP_SEEDS
+    try:
+        grid.LOCKSTEP_SEEDS = 4
+        tables = list(grid.iter_task_tables(task, chunk_rows=100))
+    finally:
+        grid.LOCKSTEP_SEEDS = old_group
+    assert len(tables) > 2
+    model = JobModel(job, 0.5)
+    expected = [
+        (beta, seed, row)
+        for beta in task.betas
+        for seed in task.seeds
+        for row in replay(model, get_policy("zeus"), seed, beta, 40)
+    ]
+    betas = np.concatenate([np.broadcast_to(t.columns["beta"], t.rows) for t in tables])
+    seeds = np.concatenate([t.columns["seed"] for t in tables])
+    assert betas.tolist() == [b for b, _, _ in expected]
+    assert seeds.tolist() == [s for _, s, _ in expected]
+    for k, name in enumerate(RUN_FIELDS):
+        ours = np.concatenate([t.columns[name] for t in tables]).tolist()
+        assert [repr(v) for v in ours] == [repr(type(ours[0])(r[k])) for _, _, r in expected], name
+
+
+def test_seeds_pruned_in_the_scalar_loop_when_the_lockstep_cannot(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Too few path words fetched, or an arm to explore first: those seeds prune in the scalar loop."""
+    model = JobModel(toy_job(SPREAD), 0.5)
+    monkeypatch.setattr(lockstep, "HANDOVER_OUTPUTS", 3)  # 6 words: most seeds run out while pruning
+    _same(model, list(range(1, 16)), 2.0, 40)
+    monkeypatch.undo()
+    monkeypatch.setattr(lockstep, "MIN_OBSERVATIONS", 3)  # as if every arm had still to be explored
+    _same(model, list(range(1, 16)), 2.0, 40)
