@@ -193,6 +193,33 @@ def test_reduced_run_outputs(reduced_run):
     assert "## `runs` table" in readme
 
 
+def test_summaries_are_those_zeus_bench_summarize_writes(reduced_run, tmp_path):
+    """The per-GPU figure job writes the summaries; the CSV is byte-identical to the command's own."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    from zeus_bench.store import read_table
+
+    root = reduced_run.path
+    out = tmp_path / "v100.csv"
+    zeus_bench = Path(sys.executable).parent / "zeus-bench"
+    subprocess.run(
+        [str(zeus_bench), "summarize", str(root / "results/sim/v100/main.parquet"), "--out", str(out)],
+        check=True,
+        capture_output=True,
+        env=reduced_run.env,
+    )
+    assert out.read_bytes() == (root / "results" / "summary" / "v100.csv").read_bytes()
+    # The eta sweep's summary: the sim_summary of its runs, one row per (workload, policy, eta).
+    sweep = read_table(root / "results/sim/v100/summary-eta.parquet", "sim_summary")
+    assert sorted(set(sweep["eta"])) == [0.5, 1.0]
+    assert len(sweep) == 2 * 3 * 2  # 2 workloads x 3 policies (zeus, baseline, oracle) x 2 eta
+    assert set(sweep["policy"]) == {"zeus", "baseline", "oracle"}
+    assert not pd.isna(sweep.loc[sweep["policy"] == "zeus", "energy_savings_vs_baseline_cum_pct_mean"]).any()
+
+
 def test_second_run_does_nothing(reduced_run):
     out = reduced_run.snakemake("-n")
     assert "Nothing to be done" in out.stdout + out.stderr
