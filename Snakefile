@@ -35,12 +35,10 @@ include: "workflows/rules/policy.smk"
 localrules:
     zeus_traces,
     own_traces,
-    potential,
     configurations,
-    summarize,
     figure_potential,
     figures_per_gpu,
-    figure_power_profiles,
+    figures_per_gpu_profiles,
     figure_h200,
     figure_generations,
     figure_policy,

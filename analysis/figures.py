@@ -4,14 +4,18 @@ Each KIND reads the files the workflow names, aggregates them with :mod:`analysi
 plots with :mod:`analysis.plots` and writes ``STEM.<format>`` for each ``--formats`` entry.
 
 ``python -m analysis.figures per-gpu --gpu GPU --out-dir DIR [inputs]`` draws every per-GPU
-figure (:data:`PER_GPU`) in one process, reading each input once: the workflow uses it so that
-pandas and matplotlib are imported once per GPU rather than once per figure.
+figure (:data:`PER_GPU`, and ``power-profiles`` with ``--power-profiles``) in one process, reading
+each input once and summarising each simulation once; with ``--summary-out`` and
+``--eta/beta-summary-out`` it also writes those summaries. The workflow uses it so that pandas and
+matplotlib are imported once per GPU rather than once per figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import io
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -43,15 +47,52 @@ def load_all(paths: Sequence[str | Path]) -> pd.DataFrame:
     return pd.concat([load(p) for p in paths], ignore_index=True)
 
 
-@functools.cache
-def _summary(paths: tuple[Path, ...]) -> pd.DataFrame:
-    return metrics.summary_of(load_all(paths))
+#: ``sim_summary`` tables by the simulation files they summarise (:func:`summary`).
+_SUMMARIES: dict[tuple[Path, ...], pd.DataFrame] = {}
 
 
-def summary(paths: Path | Sequence[Path]) -> pd.DataFrame:
+def _key(paths: str | Path | Sequence[str | Path]) -> tuple[Path, ...]:
+    return tuple(Path(p) for p in ((paths,) if isinstance(paths, (str, Path)) else paths))
+
+
+def summary(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     """The ``sim_summary`` of one or several simulation files, computed once per process by zeus-bench."""
-    key = (paths,) if isinstance(paths, (str, Path)) else tuple(paths)
-    return _summary(tuple(Path(p) for p in key)).copy()
+    key = _key(paths)
+    if key not in _SUMMARIES:
+        _SUMMARIES[key] = metrics.summary_of(load_all(key))
+    return _SUMMARIES[key].copy()
+
+
+def write_summary_csv(sim: Path, out: Path) -> str:
+    """Write the summary of the runs table ``sim`` to ``out`` (CSV), as ``zeus-bench summarize`` does.
+
+    It runs that command's code in this process, and keeps the file's table as ``sim``'s summary.
+
+    Raises:
+        ZeusBenchError: the command failed (it logged why).
+    """
+    from zeus_bench.cli.main import main as zeus_bench
+    from zeus_bench.errors import ZeusBenchError
+
+    with contextlib.redirect_stdout(io.StringIO()):  # the table it prints: the file has it all
+        status = zeus_bench(["summarize", str(sim), "--format", "csv", "--out", str(out)])
+    if status:
+        raise ZeusBenchError(f"zeus-bench summarize {sim} --out {out} failed (exit status {status})")
+    _SUMMARIES[_key(sim)] = tables.load(out)
+    return str(out)
+
+
+def write_summary_table(sims: Sequence[Path], out: Path) -> str:
+    """Write the ``sim_summary`` table (Parquet) of several simulation files (a sweep) to ``out``."""
+    from zeus_bench.store import write_table
+
+    write_table(
+        summary(sims),
+        out,
+        "sim_summary",
+        provenance={"command": "analysis.figures per-gpu", "runs": [str(p) for p in sims]},
+    )
+    return str(out)
 
 
 def _potential(args: argparse.Namespace) -> Figure:
@@ -67,12 +108,13 @@ def _pareto(args: argparse.Namespace) -> Figure:
 
 def _label(sim: pd.DataFrame) -> str:
     """The GPU(s) of a simulation for a title, with their notes (one power limit, measured by a sweep)."""
-    return ", ".join(gpu_label(g, d["power_limit_w"]) for g, d in sim.groupby("gpu"))
+    return ", ".join(gpu_label(g, d["power_limit_w"].unique()) for g, d in sim.groupby("gpu"))
 
 
 def _policies(args: argparse.Namespace) -> Figure:
     sim = load(args.sim)
-    pols = [p for p in ("zeus", "grid-search", "max-batch", "baseline", "oracle") if p in set(sim["policy"])]
+    present = set(sim["policy"].unique())
+    pols = [p for p in ("zeus", "grid-search", "max-batch", "baseline", "oracle") if p in present]
     s = summary(args.sim)
     return plots.plot_policies(
         metrics.normalised(s, "max-batch"), metrics.normalised(s, "baseline"), pols, _label(sim)
@@ -86,14 +128,22 @@ def _ablation(args: argparse.Namespace) -> Figure:
     return plots.plot_ablation(norm, label=_label(sim), one_limit=one_limit)
 
 
+@functools.cache
+def _converged(path: Path) -> pd.DataFrame:
+    return metrics.convergence(load(path))
+
+
+def convergence(path: str | Path) -> pd.DataFrame:
+    """The :func:`analysis.metrics.convergence` rows of one simulation file, once per process."""
+    return _converged(Path(path)).copy()
+
+
 def _convergence(args: argparse.Namespace) -> Figure:
-    sim = load(args.sim)
-    return plots.plot_convergence(metrics.convergence(sim), _label(sim))
+    return plots.plot_convergence(convergence(args.sim), _label(load(args.sim)))
 
 
 def _regret(args: argparse.Namespace) -> Figure:
-    sim = load(args.sim)
-    return plots.plot_regret(metrics.convergence(sim), _label(sim))
+    return plots.plot_regret(convergence(args.sim), _label(load(args.sim)))
 
 
 def _zeus_only(paths: Sequence[Path]) -> tuple[pd.DataFrame, str]:
@@ -161,11 +211,23 @@ PER_GPU: dict[str, str] = {
 
 
 def _per_gpu(args: argparse.Namespace) -> list[str]:
-    """Draw every :data:`PER_GPU` figure of one GPU; return the files written."""
+    """Write the summaries asked for, then draw every per-GPU figure; return the files written.
+
+    The figures are :data:`PER_GPU`, and ``power-profiles`` with ``--power-profiles``.
+    """
     written: list[str] = []
-    for kind, sim in PER_GPU.items():
+    if args.summary_out:
+        written.append(write_summary_csv(args.sim, args.summary_out))
+    for sims, out in ((args.eta_sim, args.eta_summary_out), (args.beta_sim, args.beta_summary_out)):
+        if out:
+            written.append(write_summary_table(sims, out))
+    kinds = [*PER_GPU, *(["power-profiles"] if args.power_profiles else [])]
+    for kind in kinds:
         one = argparse.Namespace(
-            gpu=args.gpu, configs=args.configs, potential=args.potential, sim=getattr(args, sim)
+            gpu=args.gpu,
+            configs=args.configs,
+            potential=args.potential,
+            sim=getattr(args, PER_GPU.get(kind, "sim")),
         )
         fig = KINDS[kind][0](one)
         written += plots.save(fig, str(args.out_dir / f"{kind}-{args.gpu}"), args.format_list, args.dpi)
@@ -189,6 +251,16 @@ def build_parser() -> argparse.ArgumentParser:
     many.add_argument("--sim", type=Path, required=True, help="main simulation Parquet")
     many.add_argument("--eta-sim", type=Path, nargs="+", required=True, help="eta sweep Parquet files")
     many.add_argument("--beta-sim", type=Path, nargs="+", required=True, help="beta sweep Parquet files")
+    many.add_argument(
+        "--summary-out", type=Path, help="also write the --sim summary here (CSV, as zeus-bench summarize)"
+    )
+    many.add_argument("--eta-summary-out", type=Path, help="also write the eta sweep's sim_summary (Parquet)")
+    many.add_argument(
+        "--beta-summary-out", type=Path, help="also write the beta sweep's sim_summary (Parquet)"
+    )
+    many.add_argument(
+        "--power-profiles", action="store_true", help="also draw power-profiles-<gpu> (several power limits)"
+    )
     _common_args(many)
     for kind, (_, inputs) in KINDS.items():
         p = sub.add_parser(kind)

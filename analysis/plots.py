@@ -524,8 +524,8 @@ _METADATA: dict[str, dict[str, str | None]] = {
 def save(fig: Figure, stem: str, formats: Sequence[str], dpi: int) -> list[str]:
     """Write ``fig`` as ``stem.<format>`` for each format, without volatile metadata; return paths.
 
-    The layout and the tight bounding box are computed once, by one draw without rendering; each
-    format then costs one render only (``savefig`` with ``bbox_inches="tight"`` and a layout engine
+    The layout and the tight bounding box are computed once (the layout engine run as a draw
+    would run it first, without the draw itself); each format then costs one render only (``savefig`` with ``bbox_inches="tight"`` and a layout engine
     would lay the figure out again and draw it twice per format). The figure keeps that layout
     afterwards: its layout engine is removed and its dpi set to ``dpi``.
     """
@@ -537,7 +537,11 @@ def save(fig: Figure, stem: str, formats: Sequence[str], dpi: int) -> list[str]:
 
     with paper_style():
         fig.dpi = dpi  # lay the text out at the resolution it is rendered at
-        fig.draw_without_rendering()
+        engine = fig.get_layout_engine()
+        if engine is not None and fig.axes:
+            engine.execute(fig)  # what a draw would do first; the bounding box needs no draw
+        else:
+            fig.draw_without_rendering()
         bbox = fig.get_tightbbox().padded(mpl.rcParams["savefig.pad_inches"])
 
     # Keep the positions just computed: no layout engine at all (even a placeholder one would make

@@ -20,7 +20,7 @@ KIND_PATHS: dict[str, str] = {
     "train": "`data/traces/zeus/train.parquet` (imported, git-ignored)",
     "power": "`data/traces/zeus/power-<gpu>.parquet` (imported, git-ignored); `results/traces/<gpu>/power-<gpu>.parquet` (this project's sweeps, committed)",
     "runs": "`results/sim/<gpu>/main.parquet`, `eta-<eta>.parquet`, `beta-<beta>.parquet` (git-ignored)",
-    "sim_summary": "`results/summary/<gpu>.csv` (committed)",
+    "sim_summary": "`results/summary/<gpu>.csv` (committed); the sweeps': `results/sim/<gpu>/summary-eta.parquet`, `summary-beta.parquet` (git-ignored)",
 }
 
 _BASE = "b0 at the maximum power limit"

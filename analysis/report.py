@@ -29,7 +29,7 @@ from analysis.style import WORKLOAD_ORDER, gpu_notes, ordered
 from analysis.tables import load_all
 from zeus_bench.cli.common import int_range_arg
 from zeus_bench.fsutil import atomic_write_text
-from zeus_bench.sim.metrics import savings_pct
+from zeus_bench.sim.metrics import RUN, savings_pct
 
 ORIGINAL_LABEL = "original simulator (Zeus v0.3.0 code)"
 PAPER_LABEL = "paper"
@@ -546,13 +546,13 @@ def power_profile_finding(prof: pd.DataFrame) -> Finding:
 def own_batch_finding(per: pd.DataFrame, pot: pd.DataFrame | None = None) -> Finding:
     """Measured sweeps: does throughput rise and energy per sample fall with the batch size?"""
     best = per.loc[per.groupby(["gpu", "workload"])["energy_per_sample_j"].idxmin()]
+    best_bs = dict(zip(zip(best["gpu"], best["workload"], strict=True), best["batch_size"], strict=True))
     rises = 0
     at_max = 0
     for (g, w), rows in per.groupby(["gpu", "workload"]):
         d = rows.sort_values("batch_size")
         rises += int(d["samples_per_s"].iloc[-1] > d["samples_per_s"].iloc[0])
-        b = best[(best["gpu"] == g) & (best["workload"] == w)]["batch_size"].iloc[0]
-        at_max += int(b == d["batch_size"].max())
+        at_max += int(best_bs[(g, w)] == d["batch_size"].max())
     n = len(best)
     numbers: dict[str, float] = {
         "series": n,
@@ -931,7 +931,9 @@ class Report:
     def _sweep(self, paths: list[Path], name: str, title: str, param: str, text: str, finding: Any) -> None:
         if not paths:
             return
-        norm = metrics.normalised(metrics.summary_of(load_all(paths)), "baseline")
+        # Runs tables or their summaries (one file per GPU): in summarize's row order either way.
+        summary = metrics.summary_of(load_all(paths)).sort_values(RUN, kind="stable", ignore_index=True)
+        norm = metrics.normalised(summary, "baseline")
         z = norm[norm["policy"] == "zeus"]
         self.add(f"## {title}", "")
         for gpu in sorted(z["gpu"].unique()):
@@ -1161,8 +1163,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--manifest", type=Path, default=None, help="MANIFEST.json of zeus-bench fetch-traces")
     p.add_argument("--configured-gpus", default="all")
-    for name in ("potential", "summary", "sim", "eta-sim", "beta-sim", "configs", "own", "figures"):
+    for name in ("potential", "summary", "sim", "configs", "own", "figures"):
         p.add_argument(f"--{name}", type=Path, nargs="*", default=[])
+    for name in ("eta", "beta"):
+        p.add_argument(
+            f"--{name}-sim",
+            type=Path,
+            nargs="*",
+            default=[],
+            help=f"the {name} sweep: its runs tables, or their sim_summary tables (one per GPU)",
+        )
     p.add_argument("--policy-study", type=Path, default=None, help="folder of the zeus-plus study's tables")
     p.add_argument("--policy-seeds", type=int_range_arg, default=list(range(1, 11)), help="its seeds")
     p.add_argument(

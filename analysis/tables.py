@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -15,7 +16,9 @@ def load(path: str | Path) -> pd.DataFrame:
     """Read one results file.
 
     A ``.csv`` is read as is. A Parquet file written by ``write_table`` is read and validated
-    with its registered kind; any other Parquet file is read as is.
+    with its registered kind; any other Parquet file is read as is. The frame comes without
+    ``attrs`` (the analysis does not use the file's metadata, and pandas deep-copies ``attrs``
+    into the result of every operation: a sweep trace's list of shards made each one milliseconds).
     """
     path = Path(path)
     if path.suffix == ".csv":
@@ -24,12 +27,14 @@ def load(path: str | Path) -> pd.DataFrame:
         kind = read_metadata(path).get("kind")
     except TraceFormatError:
         kind = None
+    df = None
     if isinstance(kind, str):
-        try:
-            return read_table(path, kind)
-        except KeyError:  # a kind this installation does not register
-            pass
-    return pd.read_parquet(path)
+        with contextlib.suppress(KeyError):  # a kind this installation does not register
+            df = read_table(path, kind)
+    if df is None:
+        df = pd.read_parquet(path)
+    df.attrs = {}
+    return df
 
 
 def load_all(paths: Iterable[str | Path]) -> pd.DataFrame:

@@ -140,7 +140,8 @@ def test_reduced_run_outputs(reduced_run):
         assert (root / "results" / "figures" / f"{name}.png").stat().st_size > 10_000, name
     assert not (root / "results" / "figures" / "power-profiles-h200.png").exists()  # one power limit only
     assert not list((root / "results" / "figures").glob("*.pdf"))  # formats come from the config
-    assert sorted(p.name for p in (root / "results" / "configs" / "v100").iterdir()) == [
+    # One folder per GPU (a directory output: Snakemake keeps a hidden timestamp file in it)
+    assert sorted(p.name for p in (root / "results" / "configs" / "v100").glob("*.parquet")) == [
         "cifar100.parquet",
         "sentiment140.parquet",
     ]
@@ -150,6 +151,8 @@ def test_reduced_run_outputs(reduced_run):
         "eta-0.5.parquet",
         "eta-1.parquet",
         "main.parquet",
+        "summary-beta.parquet",
+        "summary-eta.parquet",
     ]
     report = (root / "results" / "report.md").read_text()
     for heading in (
@@ -190,6 +193,33 @@ def test_reduced_run_outputs(reduced_run):
     assert "## `runs` table" in readme
 
 
+def test_summaries_are_those_zeus_bench_summarize_writes(reduced_run, tmp_path):
+    """The per-GPU figure job writes the summaries; the CSV is byte-identical to the command's own."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    from zeus_bench.store import read_table
+
+    root = reduced_run.path
+    out = tmp_path / "v100.csv"
+    zeus_bench = Path(sys.executable).parent / "zeus-bench"
+    subprocess.run(
+        [str(zeus_bench), "summarize", str(root / "results/sim/v100/main.parquet"), "--out", str(out)],
+        check=True,
+        capture_output=True,
+        env=reduced_run.env,
+    )
+    assert out.read_bytes() == (root / "results" / "summary" / "v100.csv").read_bytes()
+    # The eta sweep's summary: the sim_summary of its runs, one row per (workload, policy, eta).
+    sweep = read_table(root / "results/sim/v100/summary-eta.parquet", "sim_summary")
+    assert sorted(set(sweep["eta"])) == [0.5, 1.0]
+    assert len(sweep) == 2 * 3 * 2  # 2 workloads x 3 policies (zeus, baseline, oracle) x 2 eta
+    assert set(sweep["policy"]) == {"zeus", "baseline", "oracle"}
+    assert not pd.isna(sweep.loc[sweep["policy"] == "zeus", "energy_savings_vs_baseline_cum_pct_mean"]).any()
+
+
 def test_second_run_does_nothing(reduced_run):
     out = reduced_run.snakemake("-n")
     assert "Nothing to be done" in out.stdout + out.stderr
@@ -198,10 +228,12 @@ def test_second_run_does_nothing(reduced_run):
 def test_changing_eta_reruns_only_what_depends_on_it(reduced_run):
     out = reduced_run.snakemake("-n", "--config", "eta=0.3")
     jobs = _jobs(out.stdout)
-    # v100 and h200; each GPU's beta sweep is one job (one process for every beta)
-    assert jobs["simulate"] == 2 and jobs["simulate_beta"] == 2 and jobs["potential"] == 2
-    assert jobs["configurations"] == 4 and jobs["report"] == 1
-    assert jobs["figures_per_gpu"] == 2  # one drawing process per GPU, not one per figure
+    # v100 and h200; each GPU's beta sweep is one job (one process for every beta), and so are
+    # its potential and configurations (one process for every workload)
+    assert jobs["simulate"] == 2 and jobs["simulate_beta"] == 2 and jobs["configurations"] == 2
+    assert jobs["report"] == 1
+    # one drawing process per GPU, not one per figure: v100 (with its power profiles) and h200
+    assert jobs["figures_per_gpu_profiles"] == 1 and jobs["figures_per_gpu"] == 1
     for untouched in (
         "zeus_traces",
         "own_traces",

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -104,6 +105,10 @@ def _own_gpus():
 
 
 OWN_GPUS = _own_gpus()
+# Wildcard constraints that tell the project's own GPU kinds (one power limit) from the others.
+_OWN_ALTERNATIVES = "|".join(re.escape(g) for g in OWN_GPUS) or "(?!)"
+OWN_GPU_RE = f"(?:{_OWN_ALTERNATIVES})"
+NOT_OWN_GPU_RE = f"(?!{OWN_GPU_RE}(?![a-z0-9_-]))[a-z0-9][a-z0-9_-]*"
 OWN_TRACES = "data/traces/own"  # per GPU: the Zeus train trace + the project's power trace (git-ignored)
 
 
@@ -129,8 +134,20 @@ def traces_of(gpu):
     return f"{OWN_TRACES}/{gpu}" if gpu in OWN_GPUS else ZEUS_DIR
 
 
+_WORKLOADS = {}  # by GPU: input and params functions ask for them many times per run
+
+
 def workloads_of(gpu):
-    """Workloads evaluated on `gpu`: registered ones present in its trace, restricted to config."""
+    """Workloads evaluated on `gpu`: registered ones present in its trace, restricted to config.
+
+    Read once per GPU and run (for the Zeus GPUs once the checkpoint has its traces: before that,
+    its `get()` raises and nothing is remembered)."""
+    if gpu not in _WORKLOADS:
+        _WORKLOADS[gpu] = _read_workloads(gpu)
+    return _WORKLOADS[gpu]
+
+
+def _read_workloads(gpu):
     from zeus_bench.registry import load_workloads
 
     if gpu in OWN_GPUS:
@@ -166,6 +183,10 @@ _ANALYSIS_BASE = ("analysis/__init__.py", "analysis/metrics.py", "analysis/style
 FIGURE_CODE = code(
     *_ANALYSIS_BASE, "analysis/figures.py", "analysis/plots.py", "analysis/h200.py", "analysis/generations.py"
 )
+# The per-GPU figure job also writes the simulations' summaries (zeus-bench summarize's code).
+SUMMARY_CODE = code(
+    "zeus_bench/sim/summarize.py", "zeus_bench/sim/metrics.py", "zeus_bench/sim/schema.py", "zeus_bench/cli/sim.py"
+)
 REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report.py", "analysis/findings.py", "analysis/policy_findings.py")
 
 
@@ -197,6 +218,16 @@ def sweep_commands(knob):
     return commands
 
 
+def trace_analysis_commands(wildcards, input, output):
+    """Params function of the configurations rule: `zeus-bench potential` for the GPU, then one
+    `zeus-bench pareto --all` per workload (shell-quoted command lines, one process)."""
+    common = ["--traces", input.traces, "--gpu", wildcards.gpu, "--eta", num(config["eta"])]
+    lines = [shlex.join(["potential", *common, "--format", "csv", "--out", output.potential])]
+    for workload, path in zip(workloads_of(wildcards.gpu), configs_of(wildcards.gpu), strict=True):
+        lines.append(shlex.join(["pareto", *common, "--workload", workload, "--all", "--out", path]))
+    return shlex.join(lines)
+
+
 def own_power_files():
     """The project's own committed power traces (e.g. the H200 sweep), if present."""
     return sorted(str(p) for p in Path(OWN_DIR).glob("power-*.parquet"))
@@ -208,6 +239,7 @@ def fig(name):
 
 
 def configs_of(gpu):
+    """The configuration files of `gpu` (written by the configurations rule into one folder per GPU)."""
     return [f"results/configs/{gpu}/{w}.parquet" for w in workloads_of(gpu)]
 
 
@@ -220,6 +252,18 @@ def beta_sims(gpu):
 
 
 PER_GPU_FIGURES = ("pareto", "policies", "ablation", "convergence", "regret", "eta", "beta")
+
+
+def per_gpu_outputs(names):
+    """Named outputs of a per-GPU analysis job: its figures and the summaries it writes."""
+    return {
+        "figures": [f for name in names for f in fig(f"{name}-{{gpu}}")],
+        # As `zeus-bench summarize` writes it (the same code, in this process).
+        "summary": "results/summary/{gpu}.csv",
+        # The sweeps' sim_summary tables (git-ignored), read by the report instead of summarising again.
+        "eta_summary": "results/sim/{gpu}/summary-eta.parquet",
+        "beta_summary": "results/sim/{gpu}/summary-beta.parquet",
+    }
 
 
 def figure_files():
@@ -271,11 +315,12 @@ def report_inputs(wildcards):
     return {
         "manifest": ZEUS_CSV_DIR,
         "potential": [f"results/potential/{g}.csv" for g in gpus],
-        "configs": [p for g in gpus for p in configs_of(g)],
+        "configs": [f"results/configs/{g}" for g in gpus],
         "summary": [f"results/summary/{g}.csv" for g in gpus],
         "sim": [f"results/sim/{g}/main.parquet" for g in gpus],
-        "eta": [p for g in gpus for p in eta_sims(g)],
-        "beta": [p for g in gpus for p in beta_sims(g)],
+        # The sweeps' summaries (written by the per-GPU figure jobs from the sweeps' runs).
+        "eta": [f"results/sim/{g}/summary-eta.parquet" for g in gpus],
+        "beta": [f"results/sim/{g}/summary-beta.parquet" for g in gpus],
         "own": own_power_files(),
         "reference": reference_files(),
         "figures": figure_files(),

@@ -1,5 +1,6 @@
 # Figures (PNG and PDF under results/figures/): `python -m analysis.figures KIND`, from results files;
-# the per-GPU figures are drawn by one process per GPU (`python -m analysis.figures per-gpu`).
+# the per-GPU figures (and the summaries they rest on) by one process per GPU
+# (`python -m analysis.figures per-gpu`).
 
 FIG_PARAMS = {
     "stem": lambda wc, output: os.path.splitext(output[0])[0],
@@ -25,50 +26,58 @@ rule figure_potential:
         "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
 
 
+PER_GPU_SHELL = (
+    "python -m analysis.figures per-gpu --gpu {wildcards.gpu} --out-dir {params.out_dir} "
+    "--configs {params.configs} --potential {input.potential} --sim {input.sim} "
+    "--eta-sim {input.eta} --beta-sim {input.beta} --summary-out {output.summary} "
+    "--eta-summary-out {output.eta_summary} --beta-summary-out {output.beta_summary} {params.profiles} "
+    "--formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
+)
+
+
 rule figures_per_gpu:
-    # Every per-GPU figure in one process (pandas and matplotlib imported once per GPU, each input
-    # read once): pareto, policies, ablation, convergence, regret, eta, beta.
+    # Everything drawn for one GPU in one process (pandas and matplotlib imported once, each input
+    # read and each simulation summarised once): the main simulation's summary, the sweeps'
+    # summaries and the figures pareto, policies, ablation, convergence, regret, eta and beta.
+    # This rule serves the project's own GPUs (one power limit); figures_per_gpu_profiles below,
+    # the same with the power-profiles figure, serves the GPUs of the Zeus traces.
+    priority: 2
     input:
-        code=FIGURE_CODE,
-        configs=lambda wc: configs_of(wc.gpu),
+        code=FIGURE_CODE + SUMMARY_CODE,
+        configs="results/configs/{gpu}",
         potential="results/potential/{gpu}.csv",
         sim="results/sim/{gpu}/main.parquet",
         eta=lambda wc: eta_sims(wc.gpu),
         beta=lambda wc: beta_sims(wc.gpu),
     output:
-        [f for name in PER_GPU_FIGURES for f in fig(f"{name}-{{gpu}}")],
+        **per_gpu_outputs(PER_GPU_FIGURES),
+    wildcard_constraints:
+        gpu=OWN_GPU_RE,
     params:
+        configs=lambda wc: configs_of(wc.gpu),
+        profiles="",
         formats=FIG_PARAMS["formats"],
         dpi=FIG_PARAMS["dpi"],
-        out_dir=lambda wc, output: os.path.dirname(output[0]),
+        out_dir=lambda wc, output: os.path.dirname(output.figures[0]),
     conda:
         ENV
     log:
         "logs/figures/per-gpu-{gpu}.log",
     shell:
-        "python -m analysis.figures per-gpu --gpu {wildcards.gpu} --out-dir {params.out_dir} "
-        "--configs {input.configs} --potential {input.potential} --sim {input.sim} "
-        "--eta-sim {input.eta} --beta-sim {input.beta} "
-        "--formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
+        PER_GPU_SHELL
 
 
-rule figure_power_profiles:
-    input:
-        code=FIGURE_CODE,
-        configs=lambda wc: configs_of(wc.gpu),
-        potential="results/potential/{gpu}.csv",
+use rule figures_per_gpu as figures_per_gpu_profiles with:
     output:
-        fig("power-profiles-{gpu}"),
+        **per_gpu_outputs((*PER_GPU_FIGURES, "power-profiles")),
+    wildcard_constraints:
+        gpu=NOT_OWN_GPU_RE,
     params:
-        **FIG_PARAMS,
-    conda:
-        ENV
-    log:
-        "logs/figures/power-profiles-{gpu}.log",
-    shell:
-        "python -m analysis.figures power-profiles --gpu {wildcards.gpu} --configs {input.configs} "
-        "--potential {input.potential} "
-        "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
+        configs=lambda wc: configs_of(wc.gpu),
+        profiles="--power-profiles",
+        formats=FIG_PARAMS["formats"],
+        dpi=FIG_PARAMS["dpi"],
+        out_dir=lambda wc, output: os.path.dirname(output.figures[0]),
 
 
 rule figure_h200:

@@ -1,35 +1,26 @@
-# Trace analysis without simulation: potential savings and every configuration's expected ETA/TTA.
-
-
-rule potential:
-    input:
-        traces=lambda wc: traces_of(wc.gpu),
-        code=ANALYSIS_CODE,
-    output:
-        "results/potential/{gpu}.csv",
-    params:
-        eta=num(config["eta"]),
-    conda:
-        ENV
-    log:
-        "logs/potential/{gpu}.log",
-    shell:
-        "zeus-bench potential --traces {input.traces} --gpu {wildcards.gpu} --eta {params.eta} "
-        "--format csv --out {output} 2> {log}"
+# Trace analysis without simulation, one process per GPU: the potential savings and every
+# configuration's expected ETA/TTA of each of its workloads (`zeus-bench potential` and one
+# `zeus-bench pareto --all` per workload, run by workflows/scripts/zeus_bench_many.py so that the
+# imports and the traces are paid once per GPU).
 
 
 rule configurations:
+    priority: 3
     input:
         traces=lambda wc: traces_of(wc.gpu),
         code=ANALYSIS_CODE,
     output:
-        "results/configs/{gpu}/{workload}.parquet",
+        potential="results/potential/{gpu}.csv",
+        # results/configs/<gpu>/<workload>.parquet, one per workload of workloads_of(gpu)
+        configs=directory("results/configs/{gpu}"),
     params:
-        eta=num(config["eta"]),
+        commands=trace_analysis_commands,
+        runner=RUN_MANY,
+        # The settings the commands use, as plain values: a change reruns the analysis.
+        settings=lambda wc: f"eta {num(config['eta'])} {workloads_arg(wc.gpu)}",
     conda:
         ENV
     log:
-        "logs/configurations/{gpu}/{workload}.log",
+        "logs/configurations/{gpu}.log",
     shell:
-        "zeus-bench pareto --traces {input.traces} --gpu {wildcards.gpu} --workload {wildcards.workload} "
-        "--eta {params.eta} --all --out {output} 2> {log}"
+        "mkdir -p {output.configs} && python {params.runner} {params.commands} 2> {log}"

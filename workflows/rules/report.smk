@@ -15,6 +15,7 @@ rule report:
     params:
         gpus=config["gpus"] if config["gpus"] == "all" else ",".join(config["gpus"]),
         formats=",".join(FORMATS),
+        configs=lambda wc: [p for g in all_gpus() for p in configs_of(g)],
         policy=lambda wc, input: (
             f"--policy-study {POLICY_DIR} --policy-seeds {config['policy_study']['seeds']}" if input.policy else ""
         ),
@@ -25,7 +26,7 @@ rule report:
     shell:
         "python -m analysis.report --out {output} --manifest {input.manifest}/MANIFEST.json "
         "--configured-gpus {params.gpus} --potential {input.potential} --summary {input.summary} "
-        "--configs {input.configs} --sim {input.sim} --eta-sim {input.eta} --beta-sim {input.beta} --own {input.own} "
+        "--configs {params.configs} --sim {input.sim} --eta-sim {input.eta} --beta-sim {input.beta} --own {input.own} "
         "--reference {input.reference} --figures {input.figures} {params.policy} > {log} 2>&1"
 
 

@@ -1,4 +1,5 @@
 # Trace-driven simulation: every policy at the configured eta and beta, then sweeps of eta and beta.
+# Their summaries (results/summary/<gpu>.csv) are written by the per-GPU figure job (figures.smk).
 
 SIM_COMMON = (
     "zeus-bench simulate --traces {input.traces} --gpu {wildcards.gpu} --workloads {params.workloads} "
@@ -13,6 +14,9 @@ SIM_PARAMS = {
 
 
 rule simulate:
+    # Priorities (higher first): the per-GPU chains (simulations, then their figures) and the
+    # long zeus-plus study start before the small independent figures, so the run ends on short jobs.
+    priority: 4
     input:
         traces=lambda wc: traces_of(wc.gpu),
         code=SIM_CODE,
@@ -24,7 +28,10 @@ rule simulate:
         seeds=config["seeds"],
         eta=num(config["eta"]),
         beta=num(config["beta"]),
-    threads: 2
+    # One thread on this machine (the simulation takes about a second; a job of two threads would
+    # wait for both cores while the scheduler fills them with others), two CPUs per cluster job
+    # (a function: the executor is known when the jobs are made, not when this file is read).
+    threads: lambda wildcards: 2 if workflow.non_local_exec else 1
     conda:
         ENV
     log:
@@ -38,6 +45,7 @@ SWEEP_SHELL = "python {params.runner} {params.commands} 2> {log}"
 
 rule simulate_eta:
     # Every eta of the sweep for one GPU, in one process.
+    priority: 3
     input:
         traces=lambda wc: traces_of(wc.gpu),
         code=SIM_CODE,
@@ -58,6 +66,7 @@ rule simulate_eta:
 
 rule simulate_beta:
     # Every beta of the sweep for one GPU, in one process.
+    priority: 3
     input:
         traces=lambda wc: traces_of(wc.gpu),
         code=SIM_CODE,
@@ -75,16 +84,3 @@ rule simulate_beta:
     shell:
         SWEEP_SHELL
 
-
-rule summarize:
-    input:
-        sim="results/sim/{gpu}/main.parquet",
-        code=SIM_CODE,
-    output:
-        "results/summary/{gpu}.csv",
-    conda:
-        ENV
-    log:
-        "logs/summarize/{gpu}.log",
-    shell:
-        "zeus-bench summarize {input.sim} --out {output} 2> {log}"
