@@ -119,6 +119,20 @@ def test_dry_run_starts_with_the_traces(tmp_path, zeus_csv_dir):
     assert _jobs(out.stdout) == {"zeus_traces": 1, "all": 1}
 
 
+@pytest.mark.parametrize("workloads", ["all", ["cifar100"]])
+def test_a_per_gpu_target_before_the_traces_are_fetched(tmp_path, zeus_csv_dir, workloads):
+    # Asked for directly in a fresh folder, a Zeus GPU's outputs wait for the traces checkpoint
+    # (their rules ask it which workloads the GPU has) instead of failing to build the DAG.
+    overrides = {"traces": {"zeus": {"local_dir": str(zeus_csv_dir)}}, "workloads": workloads}
+    wd = make_workdir(tmp_path, overrides)
+    out = wd.snakemake(
+        "-n", "results/summary/v100.csv", "results/configs/v100", "results/sim/v100/main.parquet"
+    )
+    jobs = _jobs(out.stdout)
+    assert jobs["zeus_traces"] == 1
+    assert jobs["configurations"] == jobs["figures_per_gpu_profiles"] == jobs["simulate"] == 1
+
+
 def test_workflow_env_file_follows_pyproject():
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     env = yaml.safe_load((REPO / "workflows" / "envs" / "zeus-bench.yaml").read_text())

@@ -238,6 +238,13 @@ def fig(name):
     return [f"{FIG}/{name}.{ext}" for ext in FORMATS]
 
 
+def checkpoint_of(gpu):
+    """Inputs of a rule whose params ask the traces checkpoint which workloads `gpu` has (the Zeus
+    GPUs): Snakemake requires the checkpoint's outputs among the rule's inputs, or it refuses the
+    rule when a target is asked for before the traces are fetched."""
+    return [] if gpu in OWN_GPUS else [ZEUS_CSV_DIR, ZEUS_DIR]
+
+
 def configs_of(gpu):
     """The configuration files of `gpu` (written by the configurations rule into one folder per GPU)."""
     return [f"results/configs/{gpu}/{w}.parquet" for w in workloads_of(gpu)]

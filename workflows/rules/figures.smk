@@ -44,6 +44,7 @@ rule figures_per_gpu:
     priority: 2
     input:
         code=FIGURE_CODE + SUMMARY_CODE,
+        checkpoint=lambda wc: checkpoint_of(wc.gpu),
         configs="results/configs/{gpu}",
         potential="results/potential/{gpu}.csv",
         sim="results/sim/{gpu}/main.parquet",

@@ -8,6 +8,7 @@ rule configurations:
     priority: 3
     input:
         traces=lambda wc: traces_of(wc.gpu),
+        checkpoint=lambda wc: checkpoint_of(wc.gpu),
         code=ANALYSIS_CODE,
     output:
         potential="results/potential/{gpu}.csv",

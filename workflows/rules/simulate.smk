@@ -19,6 +19,7 @@ rule simulate:
     priority: 4
     input:
         traces=lambda wc: traces_of(wc.gpu),
+        checkpoint=lambda wc: checkpoint_of(wc.gpu),
         code=SIM_CODE,
     output:
         "results/sim/{gpu}/main.parquet",
@@ -48,6 +49,7 @@ rule simulate_eta:
     priority: 3
     input:
         traces=lambda wc: traces_of(wc.gpu),
+        checkpoint=lambda wc: checkpoint_of(wc.gpu),
         code=SIM_CODE,
     output:
         sweep_outputs("eta"),
@@ -69,6 +71,7 @@ rule simulate_beta:
     priority: 3
     input:
         traces=lambda wc: traces_of(wc.gpu),
+        checkpoint=lambda wc: checkpoint_of(wc.gpu),
         code=SIM_CODE,
     output:
         sweep_outputs("beta"),
