@@ -57,4 +57,7 @@ onerror:
 rule all:
     default_target: True
     input:
+        # Listed apart: Snakemake knows them before the Zeus traces checkpoint has run, so their
+        # steps run beside it instead of after it.
+        early_targets(),
         all_targets,

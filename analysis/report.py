@@ -887,7 +887,7 @@ class Report:
     def convergence(self) -> None:
         """Convergence and regret."""
         sim, summary = self.sim, self.summary
-        if sim is None or summary is None or "oracle" not in set(sim["policy"]):
+        if sim is None or summary is None or "oracle" not in set(sim["policy"].unique()):
             return
         self.add("## 5. Convergence and regret", "")
         for gpu in sorted(sim["gpu"].unique()):

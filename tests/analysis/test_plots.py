@@ -198,3 +198,75 @@ def test_save_writes_every_format(tmp_path, potential):
     assert (tmp_path / "fig.png").read_bytes()[:4] == b"\x89PNG"
     assert (tmp_path / "fig.pdf").read_bytes()[:4] == b"%PDF"
     assert b"CreationDate" not in (tmp_path / "fig.pdf").read_bytes()
+
+
+def _pdf_streams(pdf: bytes) -> list[bytes]:
+    """Every stream of a matplotlib PDF, decompressed."""
+    import re
+    import zlib
+
+    return [
+        zlib.decompress(m.group(2)) if b"/FlateDecode" in m.group(1) else m.group(2)
+        for m in re.finditer(rb"obj\n(<<.*?>>)\nstream\n(.*?)\nendstream", pdf, re.S)
+    ]
+
+
+def _pdf_font_programs(pdf: bytes) -> list[bytes]:
+    """The embedded TrueType font programs (FontFile2 streams) of a PDF."""
+    return [s for s in _pdf_streams(pdf) if s[:4] == b"\x00\x01\x00\x00"]
+
+
+def test_pdf_fonts_are_embedded_truetype_without_layout_tables(tmp_path, potential):
+    import io
+
+    from fontTools.ttLib import TTFont
+    from matplotlib.backends import _backend_pdf_ps
+
+    original = _backend_pdf_ps.get_glyphs_subset
+    plots.save(plots.plot_potential(potential), str(tmp_path / "fig"), ["pdf"], 72)
+    assert _backend_pdf_ps.get_glyphs_subset is original  # matplotlib's own again after saving
+    pdf = (tmp_path / "fig.pdf").read_bytes()
+    assert b"/CIDFontType2" in pdf and b"/FontFile2" in pdf and b"/Type3" not in pdf  # Type 42, not Type 3
+    programs = _pdf_font_programs(pdf)
+    assert programs
+    for program in programs:
+        font = TTFont(io.BytesIO(program))
+        assert "glyf" in font and "hmtx" in font and "cmap" in font
+        assert not set(plots.PDF_FONT_DROP_TABLES) & set(font.keys())
+
+
+def test_lean_pdf_fonts_changes_only_the_font_tables(tmp_path, potential, monkeypatch):
+    """The same figure saved with matplotlib's own subsetting and with the lean one: the same pages
+    (what is drawn, where, with which glyph indices) and the same glyphs; the lean font is the full
+    one without the layout tables and without the glyphs only a substitution closure pulls in (the
+    ligatures, numbered last)."""
+    import io
+
+    from fontTools.pens.recordingPen import RecordingPen
+    from fontTools.ttLib import TTFont
+
+    def glyphs(program: bytes) -> list:
+        font = TTFont(io.BytesIO(program))
+        out = []
+        for name in font.getGlyphOrder():
+            pen = RecordingPen()
+            font.getGlyphSet()[name].draw(pen)
+            out.append((name, pen.value, font["hmtx"][name]))
+        return out
+
+    plots.save(plots.plot_potential(potential), str(tmp_path / "lean"), ["pdf"], 72)
+    monkeypatch.setattr(plots, "PDF_FONT_DROP_TABLES", ())  # matplotlib's subsetting as it is
+    plots.save(plots.plot_potential(potential), str(tmp_path / "full"), ["pdf"], 72)
+    files = [(tmp_path / n).read_bytes() for n in ("full.pdf", "lean.pdf")]
+    full, lean = (_pdf_font_programs(f) for f in files)
+    assert len(full) == len(lean) > 0
+    for f, lo in zip(full, lean, strict=True):
+        g_full, g_lean = glyphs(f), glyphs(lo)
+        assert g_lean == g_full[: len(g_lean)]
+        assert len(lo) < len(f)
+        assert {"GSUB", "GPOS"} <= set(TTFont(io.BytesIO(f)).keys())
+    pages = [
+        [s for s in _pdf_streams(f) if s not in programs]
+        for f, programs in zip(files, (full, lean), strict=True)
+    ]
+    assert pages[0] == pages[1] and pages[0]

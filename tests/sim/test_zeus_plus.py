@@ -348,3 +348,35 @@ def test_study_agrees_with_the_summary(zeus_traces: Path) -> None:
                 row.policy,
                 col,
             )
+
+
+def test_warmstart_reuses_the_comparisons_cold_runs(
+    zeus_traces: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm-start table is the same whether its cold runs are replayed or taken from compare's,
+    and with compare's runs no cold run is replayed again."""
+    from zeus_bench.sim import study
+
+    ts = TraceSet(zeus_traces)
+    sets = {"a40": ts, "v100": ts}
+    jobs = {g: [ts.job(g, "sentiment140")] for g in sets}
+    runs: study.Runs = {}
+    study.compare(jobs, [1, 2], 0.5, 2.0, runs)
+    assert sorted(k[:3] for k in runs) == [
+        ("a40", "sentiment140", "zeus"),
+        ("a40", "sentiment140", "zeus-plus"),
+        ("v100", "sentiment140", "zeus"),
+        ("v100", "sentiment140", "zeus-plus"),
+    ]
+    pairs = [("v100", "a40"), ("a40", "v100")]
+    replayed = study.warmstart_study(sets, pairs, [1, 2], 0.5, 2.0, {"sentiment140"})
+    calls: list[str] = []
+    real = study.recurrence_costs
+    monkeypatch.setattr(
+        study,
+        "recurrence_costs",
+        lambda model, cls, *a, **k: calls.append(cls.__name__) or real(model, cls, *a, **k),
+    )
+    reused = study.warmstart_study(sets, pairs, [1, 2], 0.5, 2.0, {"sentiment140"}, runs)
+    assert len(calls) == 2  # the two warm runs only
+    assert reused.equals(replayed) and len(reused) == 2

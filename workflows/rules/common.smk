@@ -375,6 +375,12 @@ def explain_failure():
             logger.error(f"{errors[-1]}  (log: {path})")
 
 
+def early_targets():
+    """Targets that need neither the Zeus traces nor anything made from them: the results README and,
+    with the project's own committed power traces, their figure."""
+    return ["results/README.md", *(fig("h200") if own_power_files() else [])]
+
+
 def all_targets(wildcards):
     """Targets of the default target `all`: the report, every figure and table, and the results README."""
     gpus = all_gpus()

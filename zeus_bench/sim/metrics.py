@@ -196,7 +196,7 @@ def convergence(
     Raises:
         ValueError: the oracle is not in the table.
     """
-    if oracle not in set(runs["policy"]):
+    if oracle not in set(runs["policy"].unique()):
         raise ValueError(f"oracle policy {oracle!r} is not in the simulation rows")
     rec = recurrence_table(runs)
     rec = rec[rec["policy"].isin(policies)]

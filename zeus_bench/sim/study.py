@@ -103,10 +103,20 @@ def recurrence_costs(
     return charged(spent, failed.astype(float), references(model).baseline), failed
 
 
+#: What :func:`recurrence_costs` returned for one run without drift or window, by (gpu, workload,
+#: policy, seeds, eta, beta, recurrences): :func:`compare` records its runs, :func:`warmstart_study`
+#: reuses the cold ones (the same replays) instead of replaying them again.
+Runs = dict[tuple[str, str, str, tuple[int, ...], float, float, int], tuple[np.ndarray, np.ndarray]]
+
+
 def compare(
-    jobs: dict[str, list[JobTrace]], seeds: Sequence[int], eta: float, beta: float
+    jobs: dict[str, list[JobTrace]],
+    seeds: Sequence[int],
+    eta: float,
+    beta: float,
+    runs: Runs | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``comparison`` and ``curves`` tables for every job and policy."""
+    """``comparison`` and ``curves`` tables for every job and policy (each run also kept in ``runs``)."""
     rows, curves = [], []
     for gpu, js in jobs.items():
         for job in js:
@@ -115,6 +125,8 @@ def compare(
             n = default_recurrences(job)
             for name in POLICIES:
                 costs, failed = recurrence_costs(model, get_policy(name), seeds, beta, n)
+                if runs is not None:
+                    runs[(gpu, job.workload.id, name, tuple(seeds), eta, beta, n)] = (costs, failed)
                 total = costs.sum(axis=1)
                 row = {
                     "gpu": gpu,
@@ -224,8 +236,12 @@ def warmstart_study(
     eta: float,
     beta: float,
     workloads: set[str] | None = None,
+    runs: Runs | None = None,
 ) -> pd.DataFrame:
-    """zeus-plus cold and warm-started from another GPU's traces, per job both GPUs have."""
+    """zeus-plus cold and warm-started from another GPU's traces, per job both GPUs have.
+
+    A cold run already in ``runs`` (:func:`compare`'s, the same replay) is not replayed again.
+    """
     cold = get_policy("zeus-plus")
     rows = []
     for src, dst in pairs:
@@ -239,7 +255,11 @@ def warmstart_study(
             warm = bind_prior(cold, prior_for(job, sets[src], src, eta))
             row: dict[str, object] = {"prior_gpu": src, "gpu": dst, "workload": w, "recurrences": n}
             for label, cls in (("cold", cold), ("warm", warm)):
-                costs, _ = recurrence_costs(model, cls, seeds, beta, n)
+                key = (dst, w, "zeus-plus", tuple(seeds), eta, beta, n)
+                if label == "cold" and runs is not None and key in runs:
+                    costs = runs[key][0]
+                else:
+                    costs, _ = recurrence_costs(model, cls, seeds, beta, n)
                 k = min(EARLY, n)
                 row[f"regret_first{EARLY}_pct_{label}"] = regret_pct(
                     costs[:, :k].sum(axis=1).mean(), k * oracle
@@ -281,11 +301,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         pairs = [(a, b) for a, b in pairs if a in sets and b in sets]
         drift_gpus = [g for g in args.drift_gpus.split(",") if g in jobs]
         tables: dict[str, pd.DataFrame] = {}
-        tables["comparison"], tables["curves"] = compare(jobs, args.seeds, 0.5, 2.0)
+        runs: Runs = {}
+        tables["comparison"], tables["curves"] = compare(jobs, args.seeds, 0.5, 2.0, runs)
         tables["drift"], tables["drift_curves"] = drift_study(
             {g: jobs[g] for g in drift_gpus}, args.seeds, 0.5, 2.0
         )
-        tables["warmstart"] = warmstart_study(sets, pairs, args.seeds, 0.5, 2.0, wanted)
+        tables["warmstart"] = warmstart_study(sets, pairs, args.seeds, 0.5, 2.0, wanted, runs)
     except ZeusBenchError as exc:
         print(f"study: error: {exc}", file=sys.stderr)
         return 2

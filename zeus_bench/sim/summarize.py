@@ -68,41 +68,64 @@ def per_seed(runs: pd.DataFrame) -> pd.DataFrame:
     rec = metrics.recurrence_table(runs)
     keys = [*RUN, "seed"]
     g = rec.groupby(keys)
-    out = g.agg(
-        energy_j=("energy_j", _sum),
-        time_s=("time_s", _sum),
-        cost=("cost", _sum),
-        recurrences=("recurrence", "size"),
-        failed_recurrences=("failed", "sum"),
-    )
-    present = set(rec["policy"])
+    groups = _Groups(g.ngroup().to_numpy(), g.ngroups)
+    out = g.agg(recurrences=("recurrence", "size"), failed_recurrences=("failed", "sum"))
+    index = out.index
+    for col in ("energy_j", "time_s", "cost"):
+        out.insert(len(out.columns) - 2, col, groups.sums(rec[col], index))
+    last10 = rec["last10"].to_numpy(dtype=bool)
+    present = set(rec["policy"].unique())
     for col, policy in REFERENCES.items():
         if policy not in present:
             log.warning("no %r runs in the table: its comparison columns stay empty", policy)
         for metric, unit in (("energy", "energy_j"), ("time", "time_s")):
             for scope in ("cum", "last10"):
-                part = rec if scope == "cum" else rec[rec["last10"]]
-                sums = part.groupby(keys).agg(own=(unit, _sum), ref=(f"{policy}_{unit}", _sum))
-                out[f"{metric}_savings_vs_{col}_{scope}_pct"] = metrics.savings_pct(sums["own"], sums["ref"])
-        sums = rec.groupby(keys).agg(own=("cost", _sum), ref=(f"{policy}_cost", _sum))
-        out[f"cost_ratio_vs_{col}_cum"] = metrics.cost_ratio(sums["own"], sums["ref"])
+                rows = None if scope == "cum" else last10
+                own = groups.sums(rec[unit], index, rows)
+                ref = groups.sums(rec[f"{policy}_{unit}"], index, rows)
+                out[f"{metric}_savings_vs_{col}_{scope}_pct"] = metrics.savings_pct(own, ref)
+        own, ref = groups.sums(rec["cost"], index), groups.sums(rec[f"{policy}_cost"], index)
+        out[f"cost_ratio_vs_{col}_cum"] = metrics.cost_ratio(own, ref)
     if "oracle" not in present:
         log.warning("no 'oracle' runs in the table: its comparison columns stay empty")
-    sums = rec.groupby(keys).agg(own=("cost", _sum), ref=("oracle_cost", _sum))
-    out["regret"] = metrics.regret_j(sums["own"], sums["ref"])
-    out["regret_vs_oracle_cum_pct"] = metrics.regret_pct(sums["own"], sums["ref"])
+    own, ref = groups.sums(rec["cost"], index), groups.sums(rec["oracle_cost"], index)
+    out["regret"] = metrics.regret_j(own, ref)
+    out["regret_vs_oracle_cum_pct"] = metrics.regret_pct(own, ref)
     out["settle"] = _settle(rec)
     return out
 
 
-def _sum(values: pd.Series) -> float:
-    """Sum that stays missing when any value is (a reference without a figure for a recurrence).
+class _Groups:
+    """The rows of each group, contiguous after one stable sort of the group numbers.
 
-    On the float64 array itself: the same summation as ``Series.sum`` (which sums that array with
-    NumPy when nothing is missing), without pandas' per-call overhead (called once per group).
+    Sums per group over these contiguous runs equal ``Series.sum`` of each group (the same NumPy
+    pairwise summation of the same values in the same order) without pandas' per-group calls.
     """
-    a = values.to_numpy(dtype=np.float64)
-    return float(a.sum()) if not np.isnan(a).any() else float("nan")
+
+    def __init__(self, codes: np.ndarray, ngroups: int) -> None:
+        self._codes = codes
+        self._ngroups = ngroups
+        self._order = np.argsort(codes, kind="stable")
+        self._bounds = np.searchsorted(codes[self._order], np.arange(ngroups + 1))
+
+    def sums(self, values: pd.Series, index: pd.Index, rows: np.ndarray | None = None) -> pd.Series:
+        """Per group, the sum of ``values`` over ``rows`` (a mask; None: all rows).
+
+        A group with a missing value has a missing sum (a reference without a figure for a
+        recurrence: NumPy's sum does not skip it as ``Series.sum`` would); so has a group without
+        rows.
+        """
+        a = values.to_numpy(dtype=np.float64)
+        order, bounds = self._order, self._bounds
+        if rows is not None:
+            order = self._order[rows[self._order]]
+            bounds = np.searchsorted(self._codes[order], np.arange(self._ngroups + 1))
+        a = a[order]
+        out = np.full(self._ngroups, np.nan)
+        for i, (start, end) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)):
+            if end > start:
+                out[i] = a[start:end].sum()  # NaN if any value is
+        return pd.Series(out, index=index)
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
