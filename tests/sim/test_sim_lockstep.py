@@ -230,6 +230,27 @@ def test_grid_frames_equal_seed_by_seed_replays() -> None:
         assert [repr(v) for v in ours] == [repr(type(ours[0])(r[k])) for _, _, r in expected], name
 
 
+def test_grid_refuses_a_lockstep_that_stops_applying_after_its_first_group(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rows already yielded are never followed by a silent end: a later group's None is an error."""
+    from zeus_bench.sim import grid
+
+    real = lockstep.replay_zeus_seeds
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs) if len(calls) == 1 else None
+
+    monkeypatch.setattr(lockstep, "replay_zeus_seeds", flaky)
+    monkeypatch.setattr(grid, "LOCKSTEP_SEEDS", 4)
+    task = grid.Task(toy_job(SPREAD), 0.5, "zeus", (2.0,), tuple(range(1, 12)), 40, 0)
+    with pytest.raises(RuntimeError, match="stopped applying"):
+        list(grid.iter_task_tables(task, chunk_rows=100))
+    assert len(calls) == 2
+
+
 def test_seeds_pruned_in_the_scalar_loop_when_the_lockstep_cannot(monkeypatch: pytest.MonkeyPatch) -> None:
     """Too few path words fetched, or an arm to explore first: those seeds prune in the scalar loop."""
     model = JobModel(toy_job(SPREAD), 0.5)

@@ -220,12 +220,20 @@ def _lockstep_frames(
 
     per_group = max(1, min(LOCKSTEP_SEEDS, chunk_rows // max(1, task.recurrences)))
     seeds = list(task.seeds)
+    first = True
     for beta in task.betas:
         for start in range(0, len(seeds), per_group):
             group = seeds[start : start + per_group]
             done = replay_zeus_seeds(model, group, beta, task.recurrences)
             if done is None:
-                return
+                if first:
+                    return
+                # Whether it applies depends on the job only: a later group cannot differ, and
+                # returning here would drop its rows silently.
+                raise RuntimeError(
+                    f"lockstep replay stopped applying after the first seeds of {task.job.workload.id}"
+                )
+            first = False
             seed_col, tries = done
             if progress is not None:
                 progress(len(group))

@@ -426,7 +426,10 @@ def replay_zeus_seeds(
         with np.errstate(all="ignore"):
             redo = _run(model, _Seeds(model, beta, recurrences, handovers, handed), steps)
     for pos in redo:  # replayed in the scalar loop from the start (its lockstep rows are dropped)
-        prefix[pos] = replay_zeus(model, seeds[pos], beta, recurrences) or []
+        rows = replay_zeus(model, seeds[pos], beta, recurrences)
+        if rows is None:  # it applies whenever the lockstep does (the checks above): never empty
+            raise RuntimeError(f"fused replay of seed {seeds[pos]} does not apply where the lockstep did")
+        prefix[pos] = rows
     return _assemble(model, seeds, prefix, steps, pruned, set(again) | set(redo), set(redo))
 
 
