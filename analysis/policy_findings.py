@@ -47,17 +47,27 @@ def setup(comparison: pd.DataFrame, seeds: Sequence[int]) -> Finding:
     return Finding("policy.setup", sentence, nums)
 
 
+def _over(g: pd.DataFrame, column: str, limit: float) -> tuple[dict[str, float], dict[str, str]]:
+    """Per policy (zeus-plus, zeus) of one GPU's rows: the largest ``column`` and the jobs above ``limit``.
+
+    Returns:
+        ``{policy}_max_ratio`` and ``{policy}_jobs_over`` per policy, and the job of each largest.
+    """
+    nums: dict[str, float] = {}
+    worst: dict[str, str] = {}
+    for p in ("zeus-plus", "zeus"):
+        r = g[g["policy"] == p].set_index("workload")[column]
+        nums[f"{p}_max_ratio"] = float(r.max())
+        nums[f"{p}_jobs_over"] = float((r > limit).sum())
+        worst[p] = str(r.idxmax())
+    return nums, worst
+
+
 def safety(comparison: pd.DataFrame) -> list[Finding]:
     """Per GPU: zeus-plus's (and Zeus's) largest cumulative cost over the baseline's, jobs above 1.02."""
     out = []
     for gpu, g in comparison.groupby("gpu", sort=False):
-        nums: dict[str, float] = {}
-        worst: dict[str, str] = {}
-        for p in ("zeus-plus", "zeus"):
-            r = g[g["policy"] == p].set_index("workload")["cost_ratio_vs_baseline_cum_mean"]
-            nums[f"{p}_max_ratio"] = float(r.max())
-            nums[f"{p}_jobs_over"] = float((r > SAFE).sum())
-            worst[p] = str(r.idxmax())
+        nums, worst = _over(g, "cost_ratio_vs_baseline_cum_mean", SAFE)
         jobs = int((g["policy"] == "zeus-plus").sum())
         over = int(nums["zeus-plus_jobs_over"])
         nums["jobs"] = float(jobs)
@@ -102,11 +112,7 @@ def max_batch(comparison: pd.DataFrame) -> list[Finding]:
     """Per GPU: jobs where each policy costs more than max-batch."""
     out = []
     for gpu, g in comparison.groupby("gpu", sort=False):
-        nums = {}
-        for p in ("zeus", "zeus-plus"):
-            r = g[g["policy"] == p]["cost_ratio_vs_max_batch_cum_mean"]
-            nums[f"{p}_jobs_over"] = float((r > 1.0).sum())
-            nums[f"{p}_max_ratio"] = float(r.max())
+        nums, _ = _over(g, "cost_ratio_vs_max_batch_cum_mean", 1.0)
         sentence = (
             f"Against max-batch on {gpu}: zeus-plus costs more on {_jobs(int(nums['zeus-plus_jobs_over']))} "
             f"(largest ratio {nums['zeus-plus_max_ratio']:.3f}), Zeus on {_jobs(int(nums['zeus_jobs_over']))} "
