@@ -119,7 +119,8 @@ def markdown_table(df: pd.DataFrame) -> str:
             met = "yes" if bool(r.ci_met) else "**no (flagged)**"
             lines.append(
                 f"| {workload} | {r.network} | {r.batch_size} | {_fmt(r.samples_per_s)} "
-                f"| {r.avg_power_w:.1f} ± {r.avg_power_ci_w:.1f} | {_fmt(jps)} ± {100 * r.energy_per_sample_ci_rel:.1f} % "
+                f"| {r.avg_power_w:.1f} ± {r.avg_power_ci_w:.1f} "
+                f"| {_fmt(jps)} ± {100 * r.energy_per_sample_ci_rel:.1f} % "
                 f"| {_fmt(r.time_per_epoch_s)} ± {_fmt(r.time_per_epoch_ci_s)} | {r.num_windows} "
                 f"| {r.measured_s:.1f} | {met} |"
             )

@@ -586,9 +586,10 @@ def save(fig: Figure, stem: str, formats: Sequence[str], dpi: int) -> list[str]:
     """Write ``fig`` as ``stem.<format>`` for each format, without volatile metadata; return paths.
 
     The layout and the tight bounding box are computed once (the layout engine run as a draw
-    would run it first, without the draw itself); each format then costs one render only (``savefig`` with ``bbox_inches="tight"`` and a layout engine
-    would lay the figure out again and draw it twice per format). The figure keeps that layout
-    afterwards: its layout engine is removed and its dpi set to ``dpi``.
+    would run it first, without the draw itself); each format then costs one render only
+    (``savefig`` with ``bbox_inches="tight"`` and a layout engine would lay the figure out again
+    and draw it twice per format). The figure keeps that layout afterwards: its layout engine is
+    removed and its dpi set to ``dpi``.
     """
     from contextlib import AbstractContextManager
 
