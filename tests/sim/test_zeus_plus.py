@@ -178,6 +178,23 @@ def test_state_round_trip_continues_identically() -> None:
         SafeHillClimb.from_state_dict({**a.state_dict(), "version": 99})
 
 
+def test_kept_estimates_follow_the_costs() -> None:
+    """mean_cost, _spread and incumbent are kept between calls; every change of the costs renews them."""
+    opt = SafeHillClimb(BS, 64, horizon=50, window=2)
+    assert opt.incumbent() == 64 and opt.mean_cost(64) == math.inf
+    opt.observe(64, 4.0, True, 10.0)
+    opt.observe(64, 6.0, True, 10.0)
+    assert opt.mean_cost(64) == 5.0 and opt._spread(64) == pytest.approx(math.sqrt(2.0))
+    opt.observe(64, 2.0, True, 10.0)  # window 2: the runs 6 and 2
+    assert opt.mean_cost(64) == 4.0 and opt._spread(64) == pytest.approx(math.sqrt(8.0))
+    opt.observe(128, 3.0, True, 10.0)
+    assert opt.incumbent() == 128
+    opt.costs = {32: [1.0]}  # a new dict (as a drift restart or a restored state makes)
+    assert opt.incumbent() == 32 and opt.mean_cost(128) == math.inf and opt._spread(64) == 0.0
+    restored = SafeHillClimb.from_state_dict(opt.state_dict())
+    assert restored.incumbent() == 32 and restored.mean_cost(32) == 1.0
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

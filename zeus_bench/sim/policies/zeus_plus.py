@@ -145,7 +145,9 @@ class SafeHillClimb:
         self.prune = bool(prune)
         self.noise_z = float(noise_z)
         self.prior_best = None if prior_best is None or int(prior_best) not in bs else int(prior_best)
-        self.costs: dict[int, list[float]] = {}
+        self._stats: dict[int, tuple[float, float]] = {}  # mean_cost and _spread of each batch size
+        self._incumbent: int | None = None  # incumbent()'s answer
+        self._costs: dict[int, list[float]] = {}
         self.epochs: dict[int, list[float]] = {}
         self.tried: set[int] = set()
         self.ruled_out: set[int] = {int(b) for b in ruled_out if int(b) != b0}
@@ -166,23 +168,55 @@ class SafeHillClimb:
         self.failed_probes = 0
 
     # ------------------------------------------------------------------------------- estimates
+    @property
+    def costs(self) -> dict[int, list[float]]:
+        """Costs of each batch size's runs, oldest first.
+
+        Read-only in place: a change goes through :meth:`_add_cost` or a new dict assigned here, so
+        that the estimates derived from it (kept between calls: a replay asks for them millions
+        of times) are recomputed.
+        """
+        return self._costs
+
+    @costs.setter
+    def costs(self, value: dict[int, list[float]]) -> None:
+        self._costs = value
+        self._stats.clear()
+        self._incumbent = None
+
+    def _add_cost(self, b: int, cost: float) -> None:
+        self._costs.setdefault(b, []).append(cost)
+        self._stats.pop(b, None)
+        self._incumbent = None
+
     def _recent(self, b: int) -> list[float]:
-        c = self.costs.get(b, [])
+        c = self._costs.get(b, [])
         return c[-self.window :] if self.window else c
+
+    def _stat(self, b: int) -> tuple[float, float]:
+        """Mean (inf: no run) and standard deviation (0 with fewer than two runs) of ``b``'s costs."""
+        st = self._stats.get(b)
+        if st is None:
+            c = self._recent(b)
+            m = _mean(c) if c else math.inf
+            sd = math.sqrt(math.fsum((x - m) ** 2 for x in c) / (len(c) - 1)) if len(c) >= 2 else 0.0
+            st = self._stats[b] = (m, sd)
+        return st
 
     def mean_cost(self, b: int) -> float:
         """Mean cost of a batch size's runs that reached the target (inf: none)."""
-        c = self._recent(b)
-        return _mean(c) if c else math.inf
+        return self._stat(b)[0]
 
     def incumbent(self) -> int:
         """Batch size of least mean cost (b0 before any run reached the target)."""
-        best, best_cost = self.default_batch_size, math.inf
-        for b in self.batch_sizes:
-            m = self.mean_cost(b)
-            if m < best_cost:
-                best, best_cost = b, m
-        return best
+        if self._incumbent is None:
+            best, best_cost = self.default_batch_size, math.inf
+            for b in self.batch_sizes:
+                m = self.mean_cost(b)
+                if m < best_cost:
+                    best, best_cost = b, m
+            self._incumbent = best
+        return self._incumbent
 
     def _neighbours(self, b: int) -> list[int]:
         """Neighbours of ``b``: coarse (nearest half and twice it, log scale), then adjacent."""
@@ -256,7 +290,8 @@ class SafeHillClimb:
         runs = self._recent(c)
         if not runs:
             return False
-        return _mean(runs) > self.mean_cost(inc) + self.noise_z * self._spread(inc) / math.sqrt(len(runs))
+        noise = self.noise_z * self._spread(inc) / math.sqrt(len(runs))
+        return self.mean_cost(c) > self.mean_cost(inc) + noise
 
     def _settled(self, b: int, inc: int) -> bool:
         """Whether probing ``b`` again would teach nothing: ruled out, run twice, or clearly dearer.
@@ -274,15 +309,11 @@ class SafeHillClimb:
             return True
         if len(self._recent(inc)) > 1:
             return self._dearer(b, inc)
-        return _mean(c) > (1.0 + self.margin) * self.mean_cost(inc)
+        return self.mean_cost(b) > (1.0 + self.margin) * self.mean_cost(inc)
 
     def _spread(self, b: int) -> float:
         """Standard deviation of a batch size's costs (0 with fewer than two runs)."""
-        c = self._recent(b)
-        if len(c) < 2:
-            return 0.0
-        m = _mean(c)
-        return math.sqrt(math.fsum((x - m) ** 2 for x in c) / (len(c) - 1))
+        return self._stat(b)[1]
 
     # --------------------------------------------------------------------------- the interface
     def predict(self) -> int:
@@ -468,13 +499,13 @@ class SafeHillClimb:
             elif c > 0.0:
                 # The incumbent stopped early: its cost so far is a lower bound of what it costs
                 # now, and keeping it makes a drifted incumbent lose its place.
-                self.costs.setdefault(b, []).append(max(0.0, c - overhead))
+                self._add_cost(b, max(0.0, c - overhead))
                 self._check_drift(b)
             return
         self.recurrences += 1
         if b == self.default_batch_size:
             self.base_costs.append(c - overhead)
-        self.costs.setdefault(b, []).append(c - overhead)
+        self._add_cost(b, c - overhead)
         if math.isfinite(epochs):
             self.epochs.setdefault(b, []).append(float(epochs))
         self._check_drift(b)
