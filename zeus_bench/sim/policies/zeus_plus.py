@@ -145,7 +145,8 @@ class SafeHillClimb:
         self.prune = bool(prune)
         self.noise_z = float(noise_z)
         self.prior_best = None if prior_best is None or int(prior_best) not in bs else int(prior_best)
-        self._stats: dict[int, tuple[float, float]] = {}  # mean_cost and _spread of each batch size
+        self._means: dict[int, float] = {}  # mean_cost of each batch size
+        self._spreads: dict[int, float] = {}  # _spread of each batch size
         self._incumbent: int | None = None  # incumbent()'s answer
         self._costs: dict[int, list[float]] = {}
         self.epochs: dict[int, list[float]] = {}
@@ -181,31 +182,27 @@ class SafeHillClimb:
     @costs.setter
     def costs(self, value: dict[int, list[float]]) -> None:
         self._costs = value
-        self._stats.clear()
+        self._means.clear()
+        self._spreads.clear()
         self._incumbent = None
 
     def _add_cost(self, b: int, cost: float) -> None:
         self._costs.setdefault(b, []).append(cost)
-        self._stats.pop(b, None)
+        self._means.pop(b, None)
+        self._spreads.pop(b, None)
         self._incumbent = None
 
     def _recent(self, b: int) -> list[float]:
         c = self._costs.get(b, [])
         return c[-self.window :] if self.window else c
 
-    def _stat(self, b: int) -> tuple[float, float]:
-        """Mean (inf: no run) and standard deviation (0 with fewer than two runs) of ``b``'s costs."""
-        st = self._stats.get(b)
-        if st is None:
-            c = self._recent(b)
-            m = _mean(c) if c else math.inf
-            sd = math.sqrt(math.fsum((x - m) ** 2 for x in c) / (len(c) - 1)) if len(c) >= 2 else 0.0
-            st = self._stats[b] = (m, sd)
-        return st
-
     def mean_cost(self, b: int) -> float:
         """Mean cost of a batch size's runs that reached the target (inf: none)."""
-        return self._stat(b)[0]
+        m = self._means.get(b)
+        if m is None:
+            c = self._recent(b)
+            m = self._means[b] = _mean(c) if c else math.inf
+        return m
 
     def incumbent(self) -> int:
         """Batch size of least mean cost (b0 before any run reached the target)."""
@@ -313,7 +310,16 @@ class SafeHillClimb:
 
     def _spread(self, b: int) -> float:
         """Standard deviation of a batch size's costs (0 with fewer than two runs)."""
-        return self._stat(b)[1]
+        sd = self._spreads.get(b)
+        if sd is None:
+            c = self._recent(b)
+            if len(c) < 2:
+                sd = 0.0
+            else:
+                m = self.mean_cost(b)
+                sd = math.sqrt(math.fsum([(x - m) ** 2 for x in c]) / (len(c) - 1))
+            self._spreads[b] = sd
+        return sd
 
     # --------------------------------------------------------------------------- the interface
     def predict(self) -> int:
