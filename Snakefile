@@ -48,10 +48,12 @@ localrules:
 
 onsuccess:
     warn_if_traces_missing()
+    stop_rescheduling_timers()
 
 
 onerror:
     explain_failure()
+    stop_rescheduling_timers()
 
 
 rule all:

@@ -33,6 +33,36 @@ ENV = "../envs/zeus-bench.yaml"
 RUN_MANY = str(Path(workflow.basedir, "workflows", "scripts", "zeus_bench_many.py"))
 
 
+# Scheduling on a few cores (Snakemake starts the ready job of highest priority first). The
+# longest step (the zeus-plus study) starts first; the GPUs' chains (simulations, then figures)
+# run one GPU after the other, so that the first GPU's figures start while the others simulate;
+# the small independent figures come last, longest first, so that both cores end together before
+# the report.
+PRIORITY = {
+    "policy_study": 50,
+    "own_traces": 40,  # a copy, the first step of its GPU's chain
+    "figure_policy": 5,
+    "figure_generations": 4,
+    "figure_h200": 4,
+    "figure_potential": 3,
+}
+
+
+def chain_priority(step):
+    """Priority function of a rule of a GPU's chain: `step` 0 for its simulations, 1 for its figures.
+
+    Between 10 and 10 + 2 x the number of GPUs: the GPU first in `all_gpus()` order highest, its
+    figures above the next GPU's simulations.
+    """
+
+    def priority(wildcards):
+        gpus = all_gpus()
+        rank = gpus.index(wildcards.gpu) if wildcards.gpu in gpus else len(gpus)
+        return 10 + 2 * (len(gpus) - rank) + step
+
+    return priority
+
+
 def _check_workloads():
     """Refuse workload ids that are not in the registry (a typo would silently drop a job)."""
     if config["workloads"] == "all":
@@ -391,3 +421,18 @@ def all_targets(wildcards):
         *[f"results/potential/{g}.csv" for g in gpus],
         *[f"results/summary/{g}.csv" for g in gpus],
     ]
+
+
+def stop_rescheduling_timers():
+    """Cancel Snakemake's pending scheduler timers once the run has ended.
+
+    Snakemake 9's scheduler starts a `threading.Timer` (not a daemon) of its job-rate window (1 s)
+    after each scheduling round to look again; at exit Python waits for the last one, which added
+    about a second of idle time to every run. Called from `onsuccess`/`onerror`, when no job is
+    left to schedule.
+    """
+    import threading
+
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()

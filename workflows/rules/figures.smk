@@ -10,6 +10,7 @@ FIG_PARAMS = {
 
 
 rule figure_potential:
+    priority: PRIORITY["figure_potential"]
     input:
         code=FIGURE_CODE,
         potential=lambda wc: expand("results/potential/{gpu}.csv", gpu=all_gpus()),
@@ -41,7 +42,7 @@ rule figures_per_gpu:
     # summaries and the figures pareto, policies, ablation, convergence, regret, eta and beta.
     # This rule serves the project's own GPUs (one power limit); figures_per_gpu_profiles below,
     # the same with the power-profiles figure, serves the GPUs of the Zeus traces.
-    priority: 2
+    priority: chain_priority(1)
     input:
         code=FIGURE_CODE + SUMMARY_CODE,
         checkpoint=lambda wc: checkpoint_of(wc.gpu),
@@ -82,6 +83,7 @@ use rule figures_per_gpu as figures_per_gpu_profiles with:
 
 
 rule figure_h200:
+    priority: PRIORITY["figure_h200"]
     input:
         code=FIGURE_CODE,
         power=own_power_files(),
@@ -99,6 +101,7 @@ rule figure_h200:
 
 
 rule figure_generations:
+    priority: PRIORITY["figure_generations"]
     input:
         code=FIGURE_CODE,
         zeus=lambda wc: [f"{ZEUS_DIR}/power-{g}.parquet" for g in zeus_gpus()],

@@ -3,7 +3,7 @@
 
 
 rule policy_study:
-    priority: 6  # the longest step: started first (see rule simulate)
+    priority: PRIORITY["policy_study"]
     input:
         traces=lambda wc: sorted({traces_of(g) for g in policy_study_gpus()}),
         code=POLICY_CODE,
@@ -25,7 +25,7 @@ rule policy_study:
 
 rule figure_policy:
     # The study's three figures in one process (pandas and matplotlib imported once).
-    priority: 5
+    priority: PRIORITY["figure_policy"]
     input:
         code=code(*_ANALYSIS_BASE, "analysis/policy_plots.py", "analysis/plots.py"),
         tables=[f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES],

@@ -5,7 +5,7 @@
 
 
 rule configurations:
-    priority: 3
+    priority: chain_priority(0)
     input:
         traces=lambda wc: traces_of(wc.gpu),
         checkpoint=lambda wc: checkpoint_of(wc.gpu),

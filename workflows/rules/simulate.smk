@@ -14,9 +14,7 @@ SIM_PARAMS = {
 
 
 rule simulate:
-    # Priorities (higher first): the per-GPU chains (simulations, then their figures) and the
-    # long zeus-plus study start before the small independent figures, so the run ends on short jobs.
-    priority: 4
+    priority: chain_priority(0)  # see PRIORITY (common.smk)
     input:
         traces=lambda wc: traces_of(wc.gpu),
         checkpoint=lambda wc: checkpoint_of(wc.gpu),
@@ -46,7 +44,7 @@ SWEEP_SHELL = "python {params.runner} {params.commands} 2> {log}"
 
 rule simulate_eta:
     # Every eta of the sweep for one GPU, in one process.
-    priority: 3
+    priority: chain_priority(0)
     input:
         traces=lambda wc: traces_of(wc.gpu),
         checkpoint=lambda wc: checkpoint_of(wc.gpu),
@@ -68,7 +66,7 @@ rule simulate_eta:
 
 rule simulate_beta:
     # Every beta of the sweep for one GPU, in one process.
-    priority: 3
+    priority: chain_priority(0)
     input:
         traces=lambda wc: traces_of(wc.gpu),
         checkpoint=lambda wc: checkpoint_of(wc.gpu),

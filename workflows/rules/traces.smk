@@ -24,7 +24,7 @@ checkpoint zeus_traces:
 
 
 rule own_traces:
-    priority: 5  # the first step of its GPU's chain (see rule simulate)
+    priority: PRIORITY["own_traces"]
     input:
         traces=ZEUS_DIR,
         power=lambda wc: OWN_GPUS[wc.gpu],
