@@ -40,6 +40,7 @@ RUN_MANY = str(Path(workflow.basedir, "workflows", "scripts", "zeus_bench_many.p
 # the report.
 PRIORITY = {
     "policy_study": 50,
+    "report": 45,  # as soon as the summaries it reads exist, beside the last figures
     "own_traces": 40,  # a copy, the first step of its GPU's chain
     "figure_policy": 5,
     "figure_generations": 4,
@@ -347,7 +348,7 @@ def reference_files():
 
 
 def report_inputs(wildcards):
-    """Named inputs of the report: every table and figure it describes."""
+    """Named inputs of the report: every table it describes (the figures it links are a param)."""
     gpus = all_gpus()
     return {
         "manifest": ZEUS_CSV_DIR,
@@ -360,7 +361,6 @@ def report_inputs(wildcards):
         "beta": [f"results/sim/{g}/summary-beta.parquet" for g in gpus],
         "own": own_power_files(),
         "reference": reference_files(),
-        "figures": figure_files(),
         "policy": policy_study_files(),
     }
 

@@ -3,6 +3,7 @@
 
 
 rule report:
+    priority: PRIORITY["report"]
     input:
         unpack(report_inputs),
         code=REPORT_CODE,
@@ -16,6 +17,9 @@ rule report:
         gpus=config["gpus"] if config["gpus"] == "all" else ",".join(config["gpus"]),
         formats=",".join(FORMATS),
         configs=lambda wc: [p for g in all_gpus() for p in configs_of(g)],
+        # The figures it links: their names only (it reads no figure), so it runs beside them;
+        # the target `all` needs both.
+        figures=lambda wc: figure_files(),
         policy=lambda wc, input: (
             f"--policy-study {POLICY_DIR} --policy-seeds {config['policy_study']['seeds']}" if input.policy else ""
         ),
@@ -27,7 +31,7 @@ rule report:
         "python -m analysis.report --out {output} --manifest {input.manifest}/MANIFEST.json "
         "--configured-gpus {params.gpus} --potential {input.potential} --summary {input.summary} "
         "--configs {params.configs} --sim {input.sim} --eta-sim {input.eta} --beta-sim {input.beta} --own {input.own} "
-        "--reference {input.reference} --figures {input.figures} {params.policy} > {log} 2>&1"
+        "--reference {input.reference} --figures {params.figures} {params.policy} > {log} 2>&1"
 
 
 rule results_readme:
