@@ -141,6 +141,29 @@ class JobTrace:
             raise ConfigError(f"{self.workload.id} on {self.gpu}: no batch size converges")
         return int(conv[-1])
 
+    def configuration_arrays(self, eta: float = 0.5) -> dict[str, np.ndarray]:
+        """The columns of :meth:`configurations` as NumPy arrays (no pandas: the simulator's oracle)."""
+        epochs = self.mean_target_epochs()
+        reach = self.reach_fraction()
+        b_idx, p_idx = np.nonzero(~np.isnan(self.time_per_epoch_s))
+        tpe = self.time_per_epoch_s[b_idx, p_idx]
+        pw = self.avg_power_w[b_idx, p_idx]
+        tta = epochs[b_idx] * tpe
+        eta_j = tta * pw
+        return {
+            "batch_size": self.batch_sizes[b_idx],
+            "power_limit_w": self.power_limits[p_idx],
+            "time_per_epoch_s": tpe,
+            "avg_power_w": pw,
+            "energy_per_epoch_j": tpe * pw,
+            "reach_fraction": reach[b_idx],
+            "mean_epochs": epochs[b_idx],
+            "feasible": reach[b_idx] == 1.0,
+            "eta_j": eta_j,
+            "tta_s": tta,
+            "cost": epochs[b_idx] * epoch_cost(tpe, pw, eta, self.max_power_w),
+        }
+
     def configurations(self, eta: float = 0.5) -> pd.DataFrame:
         """Expected ETA, TTA and cost of every measured (batch size, power limit).
 
@@ -151,28 +174,7 @@ class JobTrace:
         """
         import pandas as pd
 
-        epochs = self.mean_target_epochs()
-        reach = self.reach_fraction()
-        b_idx, p_idx = np.nonzero(~np.isnan(self.time_per_epoch_s))
-        tpe = self.time_per_epoch_s[b_idx, p_idx]
-        pw = self.avg_power_w[b_idx, p_idx]
-        tta = epochs[b_idx] * tpe
-        eta_j = tta * pw
-        return pd.DataFrame(
-            {
-                "batch_size": self.batch_sizes[b_idx],
-                "power_limit_w": self.power_limits[p_idx],
-                "time_per_epoch_s": tpe,
-                "avg_power_w": pw,
-                "energy_per_epoch_j": tpe * pw,
-                "reach_fraction": reach[b_idx],
-                "mean_epochs": epochs[b_idx],
-                "feasible": reach[b_idx] == 1.0,
-                "eta_j": eta_j,
-                "tta_s": tta,
-                "cost": epochs[b_idx] * epoch_cost(tpe, pw, eta, self.max_power_w),
-            }
-        )
+        return pd.DataFrame(self.configuration_arrays(eta))
 
 
 class TraceSet:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
+
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
 from zeus_bench.sim.policies.bandit import PruningThompsonSampling
@@ -18,13 +20,17 @@ def max_limit_w(job: JobTrace, batch_size: int) -> float:
 
 @functools.lru_cache(maxsize=256)
 def oracle_configuration(job: JobTrace, eta: float) -> tuple[int, float]:
-    """Least expected-cost (batch size, limit) among those every path of which converges."""
-    cfg = job.configurations(eta)
-    feasible = cfg[cfg["feasible"]]
-    if feasible.empty:
+    """Least expected-cost (batch size, limit) among those every path of which converges.
+
+    Ties go to the smaller batch size, then the lower limit.
+    """
+    cfg = job.configuration_arrays(eta)
+    ok = cfg["feasible"]
+    if not ok.any():
         raise ConfigError(f"{job.workload.id} on {job.gpu}: no batch size converges")
-    row = feasible.sort_values(["cost", "batch_size", "power_limit_w"], kind="stable").iloc[0]
-    return int(row["batch_size"]), float(row["power_limit_w"])
+    bs, pl, cost = cfg["batch_size"][ok], cfg["power_limit_w"][ok], cfg["cost"][ok]
+    best = int(np.lexsort((pl, bs, cost))[0])  # the last key sorts first; NaN costs last
+    return int(bs[best]), float(pl[best])
 
 
 class _JitMixin:
