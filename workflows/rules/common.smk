@@ -7,7 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from snakemake.exceptions import WorkflowError
+from snakemake.exceptions import IncompleteCheckpointException, WorkflowError
 from snakemake.utils import validate
 
 
@@ -50,14 +50,18 @@ PRIORITY = {
 
 
 def chain_priority(step):
-    """Priority function of a rule of a GPU's chain: `step` 0 for its simulations, 1 for its figures.
+    """Priority function for the steps of one GPU's chain: `step` 0 for its simulations, 1 for its figures.
 
     Between 10 and 10 + 2 x the number of GPUs: the GPU first in `all_gpus()` order highest, its
-    figures above the next GPU's simulations.
+    figures above the next GPU's simulations (before the traces are fetched, when the GPUs are not
+    known yet: 10 + step).
     """
 
     def priority(wildcards):
-        gpus = all_gpus()
+        try:
+            gpus = all_gpus()
+        except IncompleteCheckpointException:
+            return 10 + step
         rank = gpus.index(wildcards.gpu) if wildcards.gpu in gpus else len(gpus)
         return 10 + 2 * (len(gpus) - rank) + step
 
