@@ -104,9 +104,14 @@ def run(cmd: list[str], log_path: Path, deadline: Deadline, min_start_s: float, 
 
 
 def sweep_cmd(workload: str, sizes: str, gpus: str, kind: str, shard: Path) -> list[str]:
-    """The ``zeus-bench sweep`` command of one job (resumes when the shard exists)."""
+    """The ``zeus-bench sweep`` command of one job (resumes when the shard exists).
+
+    A one-GPU job ends at the first batch size that does not fit (``--stop-at-oom``); a DDP job
+    cannot (the sweep refuses that option on several GPUs), so its batch sizes must fit.
+    """
     cmd = [*WRAP, "zeus-bench", "sweep", "--backend", "nvml", "--workload", workload, "--gpus", gpus]
-    cmd += ["--observe", "--gpu-kind", kind, "--batch-sizes", sizes, "--stop-at-oom", *SETTINGS]
+    cmd += ["--observe", "--gpu-kind", kind, "--batch-sizes", sizes]
+    cmd += [*(["--stop-at-oom"] if "," not in gpus else []), *SETTINGS]
     cmd += ["--out", str(shard)]
     if shard.exists():
         cmd.append("--resume")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zeus_bench.cli.common import (
     FORMAT_SUFFIXES,
@@ -24,6 +24,9 @@ from zeus_bench.cli.common import (
     require_extra,
 )
 from zeus_bench.cli.gpu import add_backend_arg
+
+if TYPE_CHECKING:
+    from zeus_bench.sweep.plan import SweepPlan
 
 
 def _int_list(text: str) -> list[int]:
@@ -195,11 +198,12 @@ def register(sub: Any) -> None:
     q.set_defaults(func=_project)
 
 
-def _sweep(args: argparse.Namespace) -> int:
-    os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")  # CUDA ordinals = NVML indices
-    check_out(args.out, (".parquet",))
-    require_extra("torch", "workloads", "zeus-bench sweep (it trains the workloads)")
-    from zeus_bench.errors import ConfigError
+def plan_from_args(args: argparse.Namespace) -> SweepPlan:
+    """The :class:`~zeus_bench.sweep.plan.SweepPlan` of parsed ``zeus-bench sweep`` arguments.
+
+    Raises:
+        ConfigError: options the plan refuses (its checks run here, before any GPU is opened).
+    """
     from zeus_bench.sweep.measure import MeasureSettings
     from zeus_bench.sweep.plan import SweepPlan, parse_power_limits
 
@@ -208,11 +212,10 @@ def _sweep(args: argparse.Namespace) -> int:
         from zeus_bench.workload_api import load_workload
 
         batch_sizes = list(load_workload(args.workload, tiny=args.tiny).paper_batch_sizes)
-    limits = parse_power_limits(args.power_limits)
-    plan = SweepPlan(
+    return SweepPlan(
         workload=args.workload,
         batch_sizes=tuple(batch_sizes),
-        power_limits_w=limits,
+        power_limits_w=parse_power_limits(args.power_limits),
         gpu_indices=tuple(args.gpus),
         observe=args.observe,
         settings=MeasureSettings(
@@ -235,6 +238,15 @@ def _sweep(args: argparse.Namespace) -> int:
         torch_device=args.torch_device,
         workloads_file=args.workloads_file,
     )
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")  # CUDA ordinals = NVML indices
+    check_out(args.out, (".parquet",))
+    require_extra("torch", "workloads", "zeus-bench sweep (it trains the workloads)")
+    from zeus_bench.errors import ConfigError
+
+    plan = plan_from_args(args)
     if args.train_to_target:
         from zeus_bench.sweep.train import run_train_to_target
 
