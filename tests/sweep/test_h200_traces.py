@@ -31,7 +31,7 @@ def test_h200_trace_is_observe_mode_at_one_limit_and_never_above_it(h200):
 
 
 def test_every_row_is_v2_with_confidence_columns_and_the_flag_matches_them(h200):
-    assert len(h200) == 67 and (h200["num_windows"] >= 3).all() and (h200["measured_s"] >= 10).all()
+    assert len(h200) == 68 and (h200["num_windows"] >= 3).all() and (h200["measured_s"] >= 10).all()
     assert h200[["time_per_epoch_ci_s", "avg_power_ci_w", "energy_per_sample_ci_rel"]].notna().all().all()
     assert (h200["ci_met"] == (h200["energy_per_sample_ci_rel"] <= 0.01)).all()
     # Each flagged point ran to a cap of 20 or 30 s of measurement.
