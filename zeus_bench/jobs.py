@@ -164,6 +164,25 @@ class JobTrace:
             "cost": epochs[b_idx] * epoch_cost(tpe, pw, eta, self.max_power_w),
         }
 
+    def least_cost_configuration(self, eta: float = 0.5) -> tuple[int, float]:
+        """(batch size, limit) of least expected cost among those every path of which converges.
+
+        Ties go to the smaller batch size, then the lower limit. The oracle policy runs it, and the
+        potential table's least-cost columns are its configuration.
+
+        Raises:
+            ConfigError: no configuration reaches the target in every run.
+        """
+        cfg = self.configuration_arrays(eta)
+        ok = cfg["feasible"]
+        if not ok.any():
+            raise ConfigError(
+                f"{self.workload.id} on {self.gpu}: no configuration reaches the target in every run"
+            )
+        bs, pl, cost = cfg["batch_size"][ok], cfg["power_limit_w"][ok], cfg["cost"][ok]
+        best = int(np.lexsort((pl, bs, cost))[0])  # the last key sorts first; NaN costs last
+        return int(bs[best]), float(pl[best])
+
     def configurations(self, eta: float = 0.5) -> pd.DataFrame:
         """Expected ETA, TTA and cost of every measured (batch size, power limit).
 

@@ -83,7 +83,8 @@ def potential_row(job: JobTrace, eta: float) -> dict[str, object]:
     base = at_max_power(job, configs, job.b0)
     maxb = at_max_power(job, configs, job.max_batch())
     e = feasible.loc[feasible["eta_j"].idxmin()]
-    c = feasible.loc[feasible["cost"].idxmin()]
+    bs, pl = job.least_cost_configuration(eta)
+    c = feasible[(feasible["batch_size"] == bs) & (feasible["power_limit_w"] == pl)].iloc[0]
     return {
         "gpu": job.gpu,
         "workload": job.workload.id,

@@ -5,9 +5,6 @@ from __future__ import annotations
 import functools
 import math
 
-import numpy as np
-
-from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
 from zeus_bench.sim.policies.bandit import PruningThompsonSampling
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
@@ -20,17 +17,8 @@ def max_limit_w(job: JobTrace, batch_size: int) -> float:
 
 @functools.lru_cache(maxsize=256)
 def oracle_configuration(job: JobTrace, eta: float) -> tuple[int, float]:
-    """Least expected-cost (batch size, limit) among those every path of which converges.
-
-    Ties go to the smaller batch size, then the lower limit.
-    """
-    cfg = job.configuration_arrays(eta)
-    ok = cfg["feasible"]
-    if not ok.any():
-        raise ConfigError(f"{job.workload.id} on {job.gpu}: no batch size converges")
-    bs, pl, cost = cfg["batch_size"][ok], cfg["power_limit_w"][ok], cfg["cost"][ok]
-    best = int(np.lexsort((pl, bs, cost))[0])  # the last key sorts first; NaN costs last
-    return int(bs[best]), float(pl[best])
+    """Least expected-cost (batch size, limit) among those every path of which converges (cached)."""
+    return job.least_cost_configuration(eta)
 
 
 class _JitMixin:
