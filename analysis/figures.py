@@ -302,4 +302,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from zeus_bench.cli.common import exit_command
+
+    exit_command(main())

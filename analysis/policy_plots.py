@@ -170,4 +170,6 @@ KINDS = {
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from zeus_bench.cli.common import exit_command
+
+    exit_command(main())

@@ -9,7 +9,6 @@ they write is documented.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
 from zeus_bench.fsutil import atomic_write_text
@@ -236,4 +235,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from zeus_bench.cli.common import exit_command
+
+    exit_command(main())

@@ -16,7 +16,6 @@ import argparse
 import json
 import math
 import re
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -1193,4 +1192,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from zeus_bench.cli.common import exit_command
+
+    exit_command(main())

@@ -228,3 +228,27 @@ def test_example_recurrences_bound(tmp_path):
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "--recurrences: must be in [1, 10000], got 100000000000" in out.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_exit_command_exits_with_the_status_and_skips_the_final_collections() -> None:
+    import gc
+
+    from zeus_bench.cli.common import exit_command
+
+    try:
+        with pytest.raises(SystemExit) as info:
+            exit_command(3)
+        assert info.value.code == 3
+        assert gc.get_freeze_count() > 0  # every object left is out of the collector's reach
+    finally:
+        gc.unfreeze()
+    # In a process: atexit handlers still run and buffered output still reaches the pipe.
+    code = (
+        "import atexit, sys\n"
+        "from zeus_bench.cli.common import exit_command\n"
+        "atexit.register(lambda: print('atexit ran'))\n"
+        "sys.stdout.write('buffered ')\n"
+        "exit_command(2)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 2 and out.stdout == "buffered atexit ran\n"

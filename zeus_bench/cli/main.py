@@ -102,7 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> NoReturn:
     """Console-script entry point."""
-    sys.exit(main())
+    from zeus_bench.cli.common import exit_command
+
+    exit_command(main())
 
 
 if __name__ == "__main__":
