@@ -48,12 +48,12 @@ localrules:
 
 onsuccess:
     warn_if_traces_missing()
-    stop_rescheduling_timers()
+    finish_run()
 
 
 onerror:
     explain_failure()
-    stop_rescheduling_timers()
+    finish_run()
 
 
 rule all:
