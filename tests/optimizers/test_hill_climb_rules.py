@@ -1,0 +1,70 @@
+"""zeus-plus's hill-climb rules, pinned before SafeHillClimb moves (design §6.2: optimizers/hill_climb.py).
+
+Each test here was seen failing against a single-point bug: a drift restart that keeps the
+ruled-out list (or the capped set), a drift check that fires on noise.
+"""
+
+from __future__ import annotations
+
+import math
+
+from zeus_bench.sim.policies.zeus_plus import SafeHillClimb
+
+BS = [16, 32, 64, 128, 256, 512]
+COST = {16: 3.0, 32: 1.6, 64: 1.0, 128: 1.3, 256: 2.0, 512: 4.0}
+
+
+def run(opt: SafeHillClimb, cost: dict[int, float], n: int) -> list[int]:
+    """Drive the optimizer for n recurrences on a noiseless job; returns the batch sizes run."""
+    seen = []
+    for _ in range(n):
+        while True:
+            b = opt.predict()
+            seen.append(b)
+            cap = opt.stop_cost(math.inf)
+            reached = cost[b] <= cap
+            opt.observe(b, min(cost[b], cap), reached, 10.0)
+            if reached:
+                break
+    return seen
+
+
+#: After the optimum (64) drifts, the largest size is the cheapest by far.
+DRIFTED = {64: 2.0, 128: 2.5, 256: 2.6, 512: 1.1}
+
+
+def test_drift_restart_forgets_what_a_prior_ruled_out() -> None:
+    # 512 is ruled out by a prior; 64 is the optimum until it drifts, when 512 becomes the
+    # cheapest: after the restart it must be probed and win.
+    cost = dict(COST)
+    opt = SafeHillClimb(BS, 256, horizon=50, ruled_out=[512])
+    opt.baseline_ratio = 1.1
+    before = run(opt, cost, 30)
+    assert 512 not in before and opt.incumbent() == 64 and opt.resets == 0
+    cost.update(DRIFTED)
+    after = run(opt, cost, 20)
+    assert opt.resets == 1 and 512 not in opt.ruled_out
+    assert opt.incumbent() == 512 and after[-10:] == [512] * 10
+
+
+def test_drift_restart_forgets_the_probes_that_failed_before() -> None:
+    # Cold: the probe of 512 fails while 64 is the optimum; after 64 drifts it is tried again.
+    cost = dict(COST)
+    opt = SafeHillClimb(BS, 256, horizon=50)
+    opt.baseline_ratio = 1.1
+    before = run(opt, cost, 30)
+    assert before.count(512) == 1 and 512 in opt.ruled_out and opt.incumbent() == 64
+    cost.update(DRIFTED)
+    after = run(opt, cost, 20)
+    assert opt.resets == 1 and opt.incumbent() == 512 and after[-10:] == [512] * 10
+
+
+def test_noise_within_the_rise_does_not_restart() -> None:
+    # the optimum's cost rises by 30 % (under DRIFT_RISE = 40 %): no restart
+    cost = dict(COST)
+    opt = SafeHillClimb(BS, 256, horizon=50)
+    opt.baseline_ratio = 1.1
+    run(opt, cost, 30)
+    cost[64] = 1.2
+    run(opt, cost, 10)
+    assert opt.resets == 0 and opt.incumbent() == 64

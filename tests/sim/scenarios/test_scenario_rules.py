@@ -1,0 +1,88 @@
+"""Warm start and drift rules, pinned before they move (design §6.2: sim/scenarios/).
+
+Each test here was seen failing against a single-point bug: the prior's relative cost inverted
+(best over each instead of each over best, so nothing is ever far from the best), the drifted
+oracle counting a configuration feasible when only some of its paths reach the target.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from zeus_bench.jobs import TraceSet
+from zeus_bench.sim.drift import Drift, oracle_cost_by_recurrence
+from zeus_bench.sim.policies import get_policy
+from zeus_bench.sim.policies.base import PolicyContext
+from zeus_bench.sim.warmstart import Prior, bind_prior, prior_for
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from sim_toy import toy_job
+
+
+def test_prior_relative_cost_is_each_size_over_the_best(zeus_traces: Path) -> None:
+    ts = TraceSet(zeus_traces)
+    job = ts.job("a40", "cifar100")
+    prior = prior_for(job, ts, "v100", 0.5)
+    rel = dict(prior.relative_cost)
+    assert rel[prior.best_batch_size] == 1.0
+    assert min(rel.values()) == 1.0 and all(r >= 1.0 for r in rel.values())
+    # each shared converging batch size's least expected cost on the prior GPU over the best's
+    cfg = ts.job("v100", "cifar100").configurations(0.5)
+    feasible = cfg[cfg["feasible"] & cfg["batch_size"].isin(job.batch_sizes)]
+    per_bs = feasible.groupby("batch_size")["cost"].min()
+    for b, c in per_bs.items():
+        assert rel[int(b)] == pytest.approx(c / per_bs.min(), rel=1e-12)
+    far = prior.far_from_best(1.1)
+    assert far and set(far) == {b for b, r in rel.items() if r > 1.1}
+    assert prior.best_batch_size not in far
+
+
+def test_far_from_best_prunes_only_what_costs_more_than_the_factor() -> None:
+    prior = Prior("x", 64, (4096,), ((32, 1.05), (64, 1.0), (128, 1.5), (256, 3.0)))
+    assert prior.far_from_best(1.1) == (128, 256)
+    assert prior.far_from_best(2.0) == (256,)
+    assert prior.far_from_best(5.0) == ()
+
+
+def test_warm_started_zeus_plus_never_probes_far_from_best(zeus_traces: Path) -> None:
+    ts = TraceSet(zeus_traces)
+    job = ts.job("a40", "cifar100")
+    prior = prior_for(job, ts, "v100", 0.5)
+    cls = bind_prior(get_policy("zeus-plus"), prior)
+    assert bind_prior(get_policy("zeus"), prior) is get_policy("zeus")  # takes no prior
+    policy = cls(PolicyContext(job, 0.5, 2.0, 0, np.random.default_rng(1), 50))
+    pruned = set(policy.climber.ruled_out)
+    assert set(prior.far_from_best(1.0 + policy.margin)) - {job.b0} <= pruned
+    assert set(prior.ruled_out) <= pruned
+
+
+def _drift_rows(workload: str, b: int, factor: float) -> pd.DataFrame:
+    """Drift rows as validate_drift returns them (the toy workload is not in the registry)."""
+    return pd.DataFrame(
+        {
+            "workload": [workload] * 2,
+            "batch_size": [b, b],
+            "recurrence": [4, 5],
+            "epoch_factor": [1.0, factor],
+        }
+    )
+
+
+def test_drifted_oracle_needs_every_path_to_reach_the_target() -> None:
+    # Every size's epoch costs 150 J at its best limit (eta = 1). 64 reaches in 2 or 9.5 epochs
+    # (mean 5.75: 862.5 J), the cheapest; 16 in 7 (1050 J). From recurrence 5 on, 64's epochs
+    # grow by 6 %: its long path needs 10.07 > 10 epochs, so 64 is no longer feasible (though its
+    # mean, 6.1 epochs, would still be the cheapest) and the oracle is 16's.
+    job = toy_job({8: [np.nan], 16: [7.0], 32: [8.0], 64: [2.0, 9.5]}, max_epochs=10)
+    drift = Drift(_drift_rows("toy", 64, 1.06), job)
+    oracle = oracle_cost_by_recurrence(job, 1.0, drift, 6)
+    np.testing.assert_allclose(oracle, [862.5] * 4 + [1050.0] * 2)
+    # a drift that keeps every path within max_epochs keeps 64, at its new mean
+    small = oracle_cost_by_recurrence(job, 1.0, Drift(_drift_rows("toy", 64, 1.04), job), 6)
+    np.testing.assert_allclose(small, [862.5] * 4 + [862.5 * 1.04] * 2)
+    assert np.all(oracle_cost_by_recurrence(job, 1.0, None, 3) == 862.5)
