@@ -12,8 +12,10 @@ writes six tables (CSV, documented in ``results/README.md``'s policy section):
 * ``drift.csv``, per (gpu, workload, scenario, epoch factor, policy): recurrences after the
   change (after the end of a morph) until the policy's mean cost over seeds, averaged over 5
   recurrences, is back within 5 % of the new oracle's (empty: not within the horizon), and the
-  cost after the change over the drifted oracle's. Scenarios (:func:`optimum_shift`): the oracle
-  batch size's epochs grow 1.5x or 2x at mid-horizon (step) or over 20 recurrences (morph).
+  cost after the change over the drifted oracle's. Scenarios (:func:`zeus_bench.sim.drift.scenario`):
+  the oracle batch size's epochs grow 1.5x or 2x at mid-horizon (step) or over 20 recurrences
+  (morph), or the whole convergence curve tilts by that factor over 20 recurrences (tilt, the
+  neutral gradual drift). Policies: Zeus, Zeus with window 10, zeus-plus and sw-ts.
 * ``drift_curves.csv``, per (gpu, workload, scenario, epoch factor, policy, ``since_change``: recurrences
   from the change): mean cost over seeds over the drifted oracle's.
 * ``warmstart.csv``, per (prior gpu, gpu, workload): zeus-plus's regret over the first 20
@@ -42,7 +44,7 @@ import pandas as pd
 
 from zeus_bench.errors import ZeusBenchError
 from zeus_bench.jobs import JobTrace, TraceSet
-from zeus_bench.sim.drift import Drift, optimum_shift, oracle_cost_by_recurrence
+from zeus_bench.sim.drift import SCENARIOS, Drift, oracle_cost_by_recurrence, scenario
 from zeus_bench.sim.metrics import charged, cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import Policy
@@ -181,11 +183,12 @@ def recovery(mean_cost: np.ndarray, oracle: np.ndarray, at: int) -> float:
 def drift_study(
     jobs: dict[str, list[JobTrace]], seeds: Sequence[int], eta: float, beta: float
 ) -> pd.DataFrame:
-    """Recovery after a step change and a slow morph of every multi-limit job's optimum."""
+    """Recovery after every drift scenario (:data:`~zeus_bench.sim.drift.SCENARIOS`) of every multi-limit job."""
     runs = (
         ("zeus", "zeus", 0),
         (f"zeus-window{DRIFT_WINDOW}", "zeus", DRIFT_WINDOW),
         ("zeus-plus", "zeus-plus", 0),
+        ("sw-ts", "sw-ts", 0),
     )
     rows, curves = [], []
     for gpu, js in jobs.items():
@@ -193,8 +196,8 @@ def drift_study(
             model = JobModel(job, eta)
             n = default_recurrences(job)
             at = n // 2
-            for kind, factor in itertools.product(("step", "morph"), DRIFT_FACTORS):
-                drift = Drift(optimum_shift(job, eta, kind, at, factor, MORPH_RAMP), job)
+            for kind, factor in itertools.product(SCENARIOS, DRIFT_FACTORS):
+                drift = Drift(scenario(job, eta, kind, at, factor, MORPH_RAMP), job)
                 oracle = oracle_cost_by_recurrence(job, eta, drift, n)
                 for label, name, window in runs:
                     costs, _ = recurrence_costs(model, get_policy(name), seeds, beta, n, window, drift)
