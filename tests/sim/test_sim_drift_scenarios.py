@@ -37,7 +37,9 @@ def test_the_step_moves_the_optimum_to_the_runner_up_and_the_tilt_by_the_curve()
     at, ramp, n = 10, 20, 40
     step = Drift(scenario(job, 0.5, "step", at, 2.0, ramp), job)
     tilt = Drift(scenario(job, 0.5, "tilt", at, 2.0, ramp), job)
-    np.testing.assert_allclose(oracle_cost_by_recurrence(job, 0.5, step, n)[[0, at - 1, n - 1]], [600, 660, 660])
+    np.testing.assert_allclose(
+        oracle_cost_by_recurrence(job, 0.5, step, n)[[0, at - 1, n - 1]], [600, 660, 660]
+    )
     cost = oracle_cost_by_recurrence(job, 0.5, tilt, n)
     assert cost[0] == pytest.approx(600.0) and cost[-1] == pytest.approx(4.5 * 0.5 * 200)  # 128 wins
     steps = np.abs(np.diff(cost[at - 2 : at + ramp]))
