@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from sim_toy import toy_job
 
 from zeus_bench.errors import ConfigError
-from zeus_bench.sim.warmjobs import WarmCosts, bootstrap_mean_ci, jobs_table
+from zeus_bench.sim.warmjobs import WarmCosts, bootstrap_mean_ci, jobs_table, write_jobs_table
 from zeus_bench.sim.warmstart import Try, observed_tries, prior_from_tries
+from zeus_bench.store import read_table
 
 # 64 is the grid's cheapest batch size (2 epochs against b0's 5); 8 never converges.
 GRID = {8: [np.nan], 16: [6.0], 32: [5.0], 64: [2.0], 128: [4.0]}
@@ -75,3 +78,12 @@ def test_bootstrap_interval_covers_the_mean_and_narrows_with_seeds() -> None:
     assert lo_s < small.mean() < hi_s and lo_l < large.mean() < hi_l
     assert hi_l - lo_l < 0.3 * (hi_s - lo_s)
     assert lo_l < 1.0 < hi_l
+
+
+def test_the_table_is_written_with_its_schema(tmp_path: Path) -> None:
+    table = jobs_table({("a", "b", "j1"): _costs([10.0, 12.0], [2.0, 4.0])})
+    back = read_table(write_jobs_table(table, tmp_path / "w.parquet"), "warmstart_jobs")
+    assert back["cut_pct"].iloc[0] == pytest.approx(100 * (1 - 3.0 / 11.0))
+    assert write_jobs_table(table, tmp_path / "w.csv").read_text().startswith("prior_gpu,gpu,workload,seeds")
+    with pytest.raises(ConfigError, match=r"\.parquet or \.csv"):
+        write_jobs_table(table, tmp_path / "w.txt")

@@ -20,16 +20,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import TraceSet
 from zeus_bench.sim.metrics import regret_pct
 from zeus_bench.sim.schema import WARMSTART_JOBS
 from zeus_bench.sim.warmstart import PRIOR_SEED_OFFSET, NoSharedBatchSize, bind_prior, prior_for
 
-__all__ = ["WARMSTART_JOBS", "WarmCosts", "jobs_table", "warm_job_costs"]
+__all__ = ["WARMSTART_JOBS", "WarmCosts", "jobs_table", "warm_job_costs", "write_jobs_table"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -167,3 +169,24 @@ def jobs_table(costs: Mapping[tuple[str, str, str], WarmCosts]) -> pd.DataFrame:
     df["pair_cut_pct"] = pd.Series(dict(pair))
     df["pair_cut_without_pct"] = pd.Series(dict(without))
     return df
+
+
+def write_jobs_table(table: pd.DataFrame, path: str | Path) -> Path:
+    """Validate ``table`` as ``warmstart_jobs`` and write it (``.parquet`` with its schema, or ``.csv``).
+
+    Raises:
+        ConfigError: another suffix.
+        TraceFormatError: the table does not match the schema.
+    """
+    from zeus_bench.fsutil import atomic_path
+    from zeus_bench.store import validate, write_table
+
+    out = Path(path)
+    if out.suffix == ".parquet":
+        return write_table(table, out, "warmstart_jobs")
+    if out.suffix != ".csv":
+        raise ConfigError(f"{out}: the warmstart_jobs table is written as .parquet or .csv")
+    checked = validate(table, "warmstart_jobs", str(out))
+    with atomic_path(out) as tmp:
+        checked.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6g")
+    return out
