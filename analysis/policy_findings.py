@@ -122,6 +122,13 @@ def max_batch(comparison: pd.DataFrame) -> list[Finding]:
     return out
 
 
+DRIFT_WHAT = {  # how a finding names each drift scenario (zeus_bench/sim/drift.py)
+    "step": "epochs of the optimum x{f:g}",
+    "morph": "epochs of the optimum x{f:g} over 20 recurrences",
+    "tilt": "the whole convergence curve tilted x{f:g} per doubling over 20 recurrences",
+}
+
+
 def drift(table: pd.DataFrame) -> list[Finding]:
     """Per scenario and factor: jobs where zeus-plus is back within 5 % sooner than windowed Zeus."""
     out = []
@@ -144,7 +151,7 @@ def drift(table: pd.DataFrame) -> list[Finding]:
             "within_pct": 5.0,
         }
         sentence = (
-            f"{scenario.capitalize()} change (epochs of the optimum x{factor:g}): zeus-plus is back within "
+            f"{scenario.capitalize()} change ({DRIFT_WHAT.get(scenario, 'epochs x{f:g}').format(f=factor)}): zeus-plus is back within "
             f"{nums['within_pct']:g} % of the new oracle sooner than windowed Zeus on {int(nums['plus_sooner'])} of {n} jobs, "
             f"later on {int(nums['plus_later'])} (median {nums['plus_median']:g} vs {nums['window_median']:g} "
             f"recurrences; never within the horizon: zeus-plus {int(nums['plus_never'])}, windowed Zeus "

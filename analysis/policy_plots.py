@@ -4,7 +4,8 @@
 ``python -m analysis.policy_plots KIND [KIND ...] --study DIR --out-dir DIR`` (each figure as
 ``DIR/policy-KIND``, all drawn in one process), with KIND one of ``regret`` (cumulative regret over recurrences, mean and 10-90 % band over seeds,
 per GPU and job), ``cost`` (cumulative cost over the baseline's per job: Zeus and zeus-plus, with
-the 1.02 safety line) and ``drift`` (cost over the drifted oracle's around a step change).
+the 1.02 safety line) and ``drift`` (cost over the drifted oracle's around the change, mean over jobs, one row per
+drift scenario: step, morph and the neutral tilt).
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ POLICY_STYLE = {
     "zeus": ("Zeus", "#4477AA", "-"),
     "zeus-window10": ("Zeus, window 10", "#66CCEE", "--"),
     "zeus-plus": ("zeus-plus", "#EE6677", "-"),
+    "sw-ts": ("sw-ts (sliding-window TS)", "#228833", "-."),
+}
+# Drift scenarios in the order drawn (rows of the figure) and how a panel names each.
+DRIFT_SCENARIOS = {
+    "step": "optimum's epochs x{f:g} at once",
+    "morph": "optimum's epochs x{f:g} over 20",
+    "tilt": "curve tilts x{f:g}/doubling over 20",
 }
 SAFE = 1.02
 WIDTH = 7.0
@@ -106,28 +114,35 @@ def plot_cost(comparison: pd.DataFrame) -> Figure:
     return fig
 
 
-def plot_drift(curves: pd.DataFrame, scenario: str = "step") -> Figure:
-    """Cost over the drifted oracle's around the change, mean over jobs, per GPU and factor."""
-    c = curves[curves["scenario"] == scenario]
-    panels = list(c[["gpu", "epoch_factor"]].drop_duplicates().itertuples(index=False, name=None))
+def plot_drift(curves: pd.DataFrame) -> Figure:
+    """Cost over the drifted oracle's around the change, mean over jobs: a row per scenario, a panel per GPU and factor."""
+    scenarios = [k for k in DRIFT_SCENARIOS if k in set(curves["scenario"])]
+    panels = list(curves[["gpu", "epoch_factor"]].drop_duplicates().itertuples(index=False, name=None))
+    policies = [p for p in POLICY_STYLE if p in set(curves["policy"])]
+    nrows, ncols = max(len(scenarios), 1), max(len(panels), 1)
     with paper_style():
-        fig = Figure(figsize=(WIDTH, 2.0 * int(np.ceil(len(panels) / 2)) + 0.3))
-        axes = fig.subplots(int(np.ceil(len(panels) / 2)), 2, squeeze=False).ravel()
-        for ax, (gpu, factor) in zip(axes, panels, strict=False):
-            s = c[(c["gpu"] == gpu) & (c["epoch_factor"] == factor) & (c["since_change"].between(-10, 40))]
-            for p in ("zeus", "zeus-window10", "zeus-plus"):
-                m = s[s["policy"] == p].groupby("since_change")["cost_vs_oracle_mean"].mean()
-                label, color, ls = _style(p)
-                ax.plot(m.index, m.to_numpy(), color=color, linestyle=ls, label=label)
-            ax.axhline(1.05, color="black", linestyle=":", linewidth=0.8, label="1.05 x new oracle")
-            ax.axvline(0, color="grey", linewidth=0.6)
-            ax.set_title(f"{gpu}: epochs of the optimum x{factor:g} ({scenario})")
-            ax.set_xlabel("Recurrences since the change")
-            ax.set_ylabel("Cost / oracle's (mean over jobs)")
-        for ax in axes[len(panels) :]:
-            ax.set_visible(False)
-        handles, labels = axes[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="outside lower center", ncols=4)
+        fig = Figure(figsize=(max(WIDTH, 1.9 * ncols), 1.8 * nrows + 0.5))
+        axes = fig.subplots(nrows, ncols, squeeze=False)
+        for row, kind in enumerate(scenarios):
+            c = curves[curves["scenario"] == kind]
+            for col, (gpu, factor) in enumerate(panels):
+                ax = axes[row, col]
+                s = c[
+                    (c["gpu"] == gpu) & (c["epoch_factor"] == factor) & (c["since_change"].between(-10, 40))
+                ]
+                for p in policies:
+                    m = s[s["policy"] == p].groupby("since_change")["cost_vs_oracle_mean"].mean()
+                    label, color, ls = _style(p)
+                    ax.plot(m.index, m.to_numpy(), color=color, linestyle=ls, label=label)
+                ax.axhline(1.05, color="black", linestyle=":", linewidth=0.8, label="1.05 x new oracle")
+                ax.axvline(0, color="grey", linewidth=0.6)
+                ax.set_title(f"{gpu}, {kind}: {DRIFT_SCENARIOS[kind].format(f=factor)}", fontsize="small")
+                if row == nrows - 1:
+                    ax.set_xlabel("Recurrences since the change")
+                if col == 0:
+                    ax.set_ylabel("Cost / oracle's")
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
     return fig
 
 

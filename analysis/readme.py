@@ -20,6 +20,7 @@ KIND_PATHS: dict[str, str] = {
     "power": "`data/traces/zeus/power-<gpu>.parquet` (imported, git-ignored); `results/traces/<gpu>/power-<gpu>.parquet` (this project's sweeps, committed)",
     "runs": "`results/sim/<gpu>/main.parquet`, `eta-<eta>.parquet`, `beta-<beta>.parquet` (git-ignored)",
     "sim_summary": "`results/summary/<gpu>.csv` (committed); the sweeps': `results/sim/<gpu>/summary-eta.parquet`, `summary-beta.parquet` (git-ignored)",
+    "warmstart_jobs": "`results/policy/warmstart_jobs.csv` (committed; `python -m zeus_bench.sim.study`, `zeus_bench.sim.warmjobs`)",
 }
 
 _BASE = "b0 at the maximum power limit"
@@ -123,9 +124,22 @@ POLICY_COMPARISON_DOC: dict[str, tuple[str, str, str]] = {
 POLICY_DRIFT_DOC: dict[str, tuple[str, str, str]] = {
     "gpu": ("GPU kind", "", "v100"),
     "workload": ("Workload id", "", "cifar100"),
-    "scenario": ("step (epochs change at once) or morph (over 20 recurrences)", "", "step"),
-    "epoch_factor": ("Factor on the oracle batch size's epochs to the target after the change", "", "1.5"),
-    "policy": ("zeus, zeus-window10 (Zeus with a 10-observation window) or zeus-plus", "", "zeus-plus"),
+    "scenario": (
+        "step (the optimum's epochs change at once), morph (the same over 20 recurrences) or tilt (the whole "
+        "convergence curve tilts over 20 recurrences, the neutral gradual drift: zeus_bench/sim/drift.py)",
+        "",
+        "step",
+    ),
+    "epoch_factor": (
+        "Factor on the oracle batch size's epochs to the target after the change (tilt: per doubling of batch size)",
+        "",
+        "1.5",
+    ),
+    "policy": (
+        "zeus, zeus-window10 (Zeus with a 10-observation window), zeus-plus or sw-ts",
+        "",
+        "zeus-plus",
+    ),
     "change_at": ("Recurrence at which the change starts", "", "70"),
     "recurrences": ("Recurrences replayed", "", "140"),
     "recovery_recurrences": (

@@ -14,7 +14,7 @@ from zeus_bench.jobs import TraceSet
 from zeus_bench.sim.drift import Drift, optimum_shift, oracle_cost_by_recurrence, validate_drift
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, replay
-from zeus_bench.sim.warmstart import prior_for
+from zeus_bench.sim.warmstart import PRIOR_SEED, observed_tries, prior_for
 from zeus_bench.store import read_table, write_table
 
 
@@ -165,11 +165,18 @@ def test_simulate_with_drift_and_prior(zeus_traces: Path, tmp_path: Path) -> Non
     assert plus["batch_size"].iloc[1] == prior.best_batch_size  # the prior's best is probed first
 
 
-def test_prior_picks_the_other_gpus_best_among_shared_batch_sizes(zeus_traces: Path) -> None:
+def test_prior_picks_the_other_gpus_best_among_the_batch_sizes_its_replay_saw_reach(
+    zeus_traces: Path,
+) -> None:
     ts = TraceSet(zeus_traces)
-    prior = prior_for(ts.job("a40", "cifar100"), ts, "v100", 0.5)
-    assert prior.gpu == "v100" and prior.best_batch_size == 128
-    assert set(prior.ruled_out) == {2048, 4096}  # never converge (the train trace is shared)
+    job = ts.job("a40", "cifar100")
+    prior = prior_for(job, ts, "v100", 0.5)
+    tries = observed_tries(ts.job("v100", "cifar100"), 0.5, 2.0, PRIOR_SEED)
+    reached = {t.batch_size for t in tries if t.reached}
+    assert prior.gpu == "v100" and prior.best_batch_size in reached
+    assert {b for b, _ in prior.relative_cost} == reached & set(job.batch_sizes.tolist())
+    assert set(prior.ruled_out) == {t.batch_size for t in tries} - reached - {job.b0}
+    assert dict(prior.relative_cost)[prior.best_batch_size] == 1.0
 
 
 def _prior_folder(tmp_path: Path, zeus_traces: Path, keep: set[int] | None, name: str = "x") -> Path:

@@ -330,7 +330,7 @@ def figure_files():
 
 
 POLICY_DIR = "results/policy"
-POLICY_TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart")
+POLICY_TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart", "warmstart_jobs")
 POLICY_FIGURES = ("regret", "cost", "drift")
 POLICY_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/jobs.py", "zeus_bench/cost.py")
 

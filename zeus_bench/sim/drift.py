@@ -18,10 +18,24 @@ keep factor 1. A **step change** at recurrence k is two points, ``(k - 1, 1)`` a
 ``(m, f_b)`` per batch size, with ``f_b`` the ratio of the new curve's epochs to the old. A path
 whose scaled target epoch passes the workload's maximum epochs no longer reaches the target.
 
-:func:`optimum_shift` builds the experiment's scenarios from a job's own trace: the epochs of the
-oracle's batch size grow by a factor (a step at k, or a morph over a ramp), so that the optimum
-moves to another batch size. :func:`oracle_cost_by_recurrence` gives the drifted oracle's
-expected cost per recurrence, against which recovery is measured.
+:func:`scenario` builds the experiment's scenarios from a job's own trace (:data:`SCENARIOS`):
+
+* ``step`` and ``morph`` (:func:`optimum_shift`): the epochs of the oracle's batch size grow by a
+  factor, at once at k or linearly over a ramp, so that the optimum moves to another batch size.
+  Only the old optimum changes, so the cheapest batch size after the change is the old
+  runner-up: a policy that restarts from its runner-up when its incumbent gets dearer is favoured.
+* ``tilt`` (:func:`curve_tilt`), the neutral gradual drift: the whole convergence curve tilts over
+  the ramp, every batch size's epochs scaled by ``factor ** clip(1/2 - u, -1, 1)`` with ``u`` its
+  distance from the oracle's batch size in doublings towards larger batch sizes (towards smaller
+  ones when the oracle's is the largest). The old optimum's epochs grow by ``sqrt(factor)``, its
+  neighbour one doubling on (whether or not it was the runner-up) shrinks by as much, those
+  beyond shrink by up to ``factor``, those behind grow by up to ``factor``: the change is split
+  evenly between the incumbent getting dearer and others getting cheaper, and where the optimum
+  lands is decided by the curve, not by which batch size was second.
+
+``python -m zeus_bench.sim.drift`` writes a scenario's drift table for ``zeus-bench simulate
+--drift``. :func:`oracle_cost_by_recurrence` gives the drifted oracle's expected cost per
+recurrence, against which recovery is measured.
 """
 
 from __future__ import annotations
@@ -42,6 +56,7 @@ if TYPE_CHECKING:  # pandas is imported where tables are read or built
     import pandas as pd
 
 DRIFT_COLUMNS = ("workload", "batch_size", "recurrence", "epoch_factor")
+SCENARIOS = ("step", "morph", "tilt")
 MAX_ROWS = 1_000_000
 
 EpochFactor = Callable[[int, int], float]
@@ -168,6 +183,44 @@ def optimum_shift(
     )
 
 
+def curve_tilt(job: JobTrace, eta: float, at: int, factor: float, ramp: int = 20) -> pd.DataFrame:
+    """The neutral gradual drift: every batch size's epochs tilt over ``ramp`` recurrences from ``at``.
+
+    Batch size ``b`` ends with epoch factor ``factor ** clip(1/2 - u_b, -1, 1)``, ``u_b`` its
+    distance in doublings from the oracle's batch size towards larger ones (towards smaller ones
+    when the oracle's is the job's largest): see the module docstring.
+    """
+    import pandas as pd
+
+    from zeus_bench.sim.policies.builtin import oracle_configuration
+
+    if at < 2 or ramp < 1 or not factor > 0:
+        raise ConfigError(f"drift needs at >= 2, ramp >= 1 and factor > 0 (got {at}, {ramp}, {factor})")
+    best, _ = oracle_configuration(job, eta)
+    bs = job.batch_sizes.astype(float)
+    direction = 1.0 if best < bs.max() else -1.0
+    u = direction * np.log2(bs / best)
+    f = factor ** np.clip(0.5 - u, -1.0, 1.0)
+    n = len(bs)
+    return pd.DataFrame(
+        {
+            "workload": job.workload.id,
+            "batch_size": np.repeat(job.batch_sizes.astype(np.int64), 2),
+            "recurrence": np.tile([at - 1, at + ramp], n),
+            "epoch_factor": np.column_stack([np.ones(n), f]).ravel(),
+        }
+    )
+
+
+def scenario(job: JobTrace, eta: float, kind: str, at: int, factor: float, ramp: int = 20) -> pd.DataFrame:
+    """The drift table of one of :data:`SCENARIOS` for ``job`` (unknown kind: ConfigError)."""
+    if kind == "tilt":
+        return curve_tilt(job, eta, at, factor, ramp)
+    if kind in ("step", "morph"):
+        return optimum_shift(job, eta, kind, at, factor, ramp)
+    raise ConfigError(f"drift scenario must be one of {', '.join(SCENARIOS)}, got {kind!r}")
+
+
 def oracle_cost_by_recurrence(
     job: JobTrace, eta: float, drift: EpochFactor | None, recurrences: int
 ) -> np.ndarray:
@@ -185,3 +238,74 @@ def oracle_cost_by_recurrence(
             best = min(best, float(t.mean()) * best_epoch_cost[i])
         out[r - 1] = best
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: write a scenario's drift table for every (chosen) workload of a GPU's trace."""
+    import argparse
+    import logging
+    import sys
+
+    import pandas as pd
+
+    from zeus_bench.cli.common import check_out
+    from zeus_bench.cost import DEFAULT_ETA, check_eta
+    from zeus_bench.errors import ZeusBenchError
+    from zeus_bench.fsutil import atomic_path
+    from zeus_bench.jobs import TraceSet
+    from zeus_bench.sim.replay import default_recurrences
+
+    ap = argparse.ArgumentParser(
+        prog="python -m zeus_bench.sim.drift",
+        description="Write a drift scenario's table (for zeus-bench simulate --drift) from a GPU's trace.",
+    )
+    ap.add_argument("--traces", required=True, help="trace folder")
+    ap.add_argument("--gpu", required=True, help="GPU kind of the power trace")
+    ap.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
+    ap.add_argument("--scenario", required=True, choices=SCENARIOS)
+    ap.add_argument("--factor", type=float, default=2.0, help="epoch factor of the scenario (default 2)")
+    ap.add_argument("--at", type=int, default=0, help="first recurrence of the change (default: mid-horizon)")
+    ap.add_argument("--ramp", type=int, default=20, help="recurrences of a morph or tilt (default 20)")
+    ap.add_argument(
+        "--eta", type=float, default=DEFAULT_ETA, help="energy weight (which batch size is the oracle's)"
+    )
+    ap.add_argument("--out", required=True, type=Path, help="drift table to write (.csv or .parquet)")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        check_out(args.out, (".csv", ".parquet"))
+        eta = check_eta(args.eta)
+        if not (args.factor > 0 and np.isfinite(args.factor)) or args.factor > 100:
+            raise ConfigError(f"--factor must lie in (0, 100], got {args.factor}")
+        traces = TraceSet(args.traces)
+        known = traces.workload_ids(args.gpu)
+        wanted = (
+            known if args.workloads == "all" else [w.strip() for w in args.workloads.split(",") if w.strip()]
+        )
+        unknown = [w for w in wanted if w not in known]
+        if unknown:
+            raise UnknownWorkloadError(
+                f"--workloads: {unknown[0]!r} has no runs on {args.gpu!r}; known: {', '.join(known)}"
+            )
+        tables = []
+        for w in wanted:
+            job = traces.job(args.gpu, w)
+            at = args.at if args.at else default_recurrences(job) // 2
+            tables.append(scenario(job, eta, args.scenario, at, args.factor, args.ramp))
+        table = validate_drift(pd.concat(tables, ignore_index=True), str(args.out))
+    except ZeusBenchError as exc:
+        print(f"drift: error: {exc}", file=sys.stderr)
+        return 2
+    with atomic_path(args.out) as tmp:
+        if args.out.suffix == ".csv":
+            table.to_csv(tmp, index=False, lineterminator="\n")
+        else:
+            table.to_parquet(tmp, index=False)
+    logging.getLogger(__name__).info("wrote %s (%d rows)", args.out, len(table))
+    return 0
+
+
+if __name__ == "__main__":
+    from zeus_bench.cli.common import exit_command
+
+    exit_command(main())

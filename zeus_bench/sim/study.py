@@ -1,7 +1,7 @@
 """The zeus-plus study: Zeus against zeus-plus per job, drift recovery, cross-GPU warm start.
 
 ``python -m zeus_bench.sim.study --traces GPU=DIR ... --seeds 1-10 --out-dir results/policy``
-writes five tables (CSV, documented in ``results/README.md``'s policy section):
+writes six tables (CSV, documented in ``results/README.md``'s policy section):
 
 * ``comparison.csv``, per (gpu, workload, policy): cumulative cost over the baseline's (b0 at the
   maximum limit) and over max-batch's, regret against the oracle (cumulative cost over the
@@ -12,12 +12,17 @@ writes five tables (CSV, documented in ``results/README.md``'s policy section):
 * ``drift.csv``, per (gpu, workload, scenario, epoch factor, policy): recurrences after the
   change (after the end of a morph) until the policy's mean cost over seeds, averaged over 5
   recurrences, is back within 5 % of the new oracle's (empty: not within the horizon), and the
-  cost after the change over the drifted oracle's. Scenarios (:func:`optimum_shift`): the oracle
-  batch size's epochs grow 1.5x or 2x at mid-horizon (step) or over 20 recurrences (morph).
+  cost after the change over the drifted oracle's. Scenarios (:func:`zeus_bench.sim.drift.scenario`):
+  the oracle batch size's epochs grow 1.5x or 2x at mid-horizon (step) or over 20 recurrences
+  (morph), or the whole convergence curve tilts by that factor over 20 recurrences (tilt, the
+  neutral gradual drift). Policies: Zeus, Zeus with window 10, zeus-plus and sw-ts.
 * ``drift_curves.csv``, per (gpu, workload, scenario, epoch factor, policy, ``since_change``: recurrences
   from the change): mean cost over seeds over the drifted oracle's.
 * ``warmstart.csv``, per (prior gpu, gpu, workload): zeus-plus's regret over the first 20
-  recurrences and its mean cost over the last 20 (steady state), cold and warm.
+  recurrences and its mean cost over the last 20 (steady state), cold and warm; the prior comes
+  from the tries a cold zeus-plus replay on the prior GPU observed (one per seed).
+* ``warmstart_jobs.csv`` (schema ``warmstart_jobs``, :mod:`zeus_bench.sim.warmjobs`): per job, the
+  paired warm - cold regret with its bootstrap interval, and each pair's cut with and without it.
 
 Every replay is the simulator's own (:func:`zeus_bench.sim.replay.replay`), eta 0.5, beta 2 by
 default, recurrences ``2 x |B| x |P|``; ratios, regret and the charge of a failed recurrence come
@@ -39,20 +44,19 @@ import pandas as pd
 
 from zeus_bench.errors import ZeusBenchError
 from zeus_bench.jobs import JobTrace, TraceSet
-from zeus_bench.sim.drift import Drift, optimum_shift, oracle_cost_by_recurrence
+from zeus_bench.sim.drift import SCENARIOS, Drift, oracle_cost_by_recurrence, scenario
 from zeus_bench.sim.metrics import charged, cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import Policy
 from zeus_bench.sim.policies.builtin import max_limit_w, oracle_configuration
 from zeus_bench.sim.replay import JobModel, default_recurrences, replay
-from zeus_bench.sim.warmstart import bind_prior, prior_for
+from zeus_bench.sim.warmjobs import EARLY, WarmCosts, jobs_table, warm_job_costs, write_jobs_table
 
 log = logging.getLogger(__name__)
 
 POLICIES = ("zeus", "zeus-plus")
 RECOVERY_WITHIN = 0.05  # "back within 5 % of the new oracle cost" (the issue's goal)
 RECOVERY_SPAN = 5  # recurrences averaged when testing recovery
-EARLY = 20  # recurrences of the warm-start comparison ("first 20") and of the steady state (last 20)
 DRIFT_FACTORS = (1.5, 2.0)  # epochs of the old optimum after the change, relative to before
 DRIFT_WINDOW = 10  # Zeus's window in the drift experiment
 MORPH_RAMP = 20
@@ -179,11 +183,12 @@ def recovery(mean_cost: np.ndarray, oracle: np.ndarray, at: int) -> float:
 def drift_study(
     jobs: dict[str, list[JobTrace]], seeds: Sequence[int], eta: float, beta: float
 ) -> pd.DataFrame:
-    """Recovery after a step change and a slow morph of every multi-limit job's optimum."""
+    """Recovery after every drift scenario (:data:`~zeus_bench.sim.drift.SCENARIOS`) of every multi-limit job."""
     runs = (
         ("zeus", "zeus", 0),
         (f"zeus-window{DRIFT_WINDOW}", "zeus", DRIFT_WINDOW),
         ("zeus-plus", "zeus-plus", 0),
+        ("sw-ts", "sw-ts", 0),
     )
     rows, curves = [], []
     for gpu, js in jobs.items():
@@ -191,8 +196,8 @@ def drift_study(
             model = JobModel(job, eta)
             n = default_recurrences(job)
             at = n // 2
-            for kind, factor in itertools.product(("step", "morph"), DRIFT_FACTORS):
-                drift = Drift(optimum_shift(job, eta, kind, at, factor, MORPH_RAMP), job)
+            for kind, factor in itertools.product(SCENARIOS, DRIFT_FACTORS):
+                drift = Drift(scenario(job, eta, kind, at, factor, MORPH_RAMP), job)
                 oracle = oracle_cost_by_recurrence(job, eta, drift, n)
                 for label, name, window in runs:
                     costs, _ = recurrence_costs(model, get_policy(name), seeds, beta, n, window, drift)
@@ -237,12 +242,15 @@ def warmstart_study(
     beta: float,
     workloads: set[str] | None = None,
     runs: Runs | None = None,
+    warm_runs: dict[tuple[str, str, str], WarmCosts] | None = None,
 ) -> pd.DataFrame:
-    """zeus-plus cold and warm-started from another GPU's traces, per job both GPUs have.
+    """zeus-plus cold and warm-started from another GPU's observed tries, per job both GPUs have.
 
-    A cold run already in ``runs`` (:func:`compare`'s, the same replay) is not replayed again.
+    The prior of seed ``s`` comes from a cold zeus-plus replay on the prior GPU
+    (:func:`zeus_bench.sim.warmjobs.warm_job_costs`). A cold run already in ``runs``
+    (:func:`compare`'s, the same replay) is not replayed again; each job's costs are also kept in
+    ``warm_runs`` (for :func:`zeus_bench.sim.warmjobs.jobs_table`).
     """
-    cold = get_policy("zeus-plus")
     rows = []
     for src, dst in pairs:
         for w in sets[dst].workload_ids(dst):
@@ -250,21 +258,19 @@ def warmstart_study(
                 continue
             job = sets[dst].job(dst, w)
             model = JobModel(job, eta)
-            oracle = references(model).oracle
             n = default_recurrences(job)
-            warm = bind_prior(cold, prior_for(job, sets[src], src, eta))
+            key = (dst, w, "zeus-plus", tuple(seeds), eta, beta, n)
+            cold = runs[key][0] if runs is not None and key in runs else None
+            c = warm_job_costs(model, sets[src], src, seeds, beta, cold)
+            if warm_runs is not None:
+                warm_runs[(src, dst, w)] = c
             row: dict[str, object] = {"prior_gpu": src, "gpu": dst, "workload": w, "recurrences": n}
-            for label, cls in (("cold", cold), ("warm", warm)):
-                key = (dst, w, "zeus-plus", tuple(seeds), eta, beta, n)
-                if label == "cold" and runs is not None and key in runs:
-                    costs = runs[key][0]
-                else:
-                    costs, _ = recurrence_costs(model, cls, seeds, beta, n)
+            for label, costs in (("cold", c.cold), ("warm", c.warm)):
                 k = min(EARLY, n)
                 row[f"regret_first{EARLY}_pct_{label}"] = regret_pct(
-                    costs[:, :k].sum(axis=1).mean(), k * oracle
+                    costs[:, :k].sum(axis=1).mean(), k * c.oracle
                 )
-                row[f"cost_last{EARLY}_vs_oracle_{label}"] = costs[:, -k:].sum(axis=1).mean() / (k * oracle)
+                row[f"cost_last{EARLY}_vs_oracle_{label}"] = costs[:, -k:].sum(axis=1).mean() / (k * c.oracle)
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -306,7 +312,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         tables["drift"], tables["drift_curves"] = drift_study(
             {g: jobs[g] for g in drift_gpus}, args.seeds, 0.5, 2.0
         )
-        tables["warmstart"] = warmstart_study(sets, pairs, args.seeds, 0.5, 2.0, wanted, runs)
+        warm_runs: dict[tuple[str, str, str], WarmCosts] = {}
+        tables["warmstart"] = warmstart_study(sets, pairs, args.seeds, 0.5, 2.0, wanted, runs, warm_runs)
+        warm_jobs = jobs_table(warm_runs)
     except ZeusBenchError as exc:
         print(f"study: error: {exc}", file=sys.stderr)
         return 2
@@ -315,6 +323,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with atomic_path(args.out_dir / f"{name}.csv") as tmp:
             df.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6g")
         log.info("wrote %s (%d rows)", args.out_dir / f"{name}.csv", len(df))
+    log.info(
+        "wrote %s (%d rows)", write_jobs_table(warm_jobs, args.out_dir / "warmstart_jobs.csv"), len(warm_jobs)
+    )
     return 0
 
 

@@ -1,13 +1,22 @@
 """Cross-GPU warm start: what a job's runs on another GPU teach a policy on this one.
 
-The train trace (epochs to the target per batch size) does not depend on the GPU, so which batch
-sizes converge carries over exactly; the cost of an epoch does depend on it. A :class:`Prior`
-therefore holds, for the target job, the batch sizes that did not always converge on the prior
-GPU (never probed), the prior GPU's cheapest converging batch size among those the target GPU has
-(probed first) and the shape of its cost curve (each shared batch size's cost over the best's).
-zeus-plus never probes a batch size that cost more than ``(1 + margin)`` x the best on the prior
-GPU, the same margin by which it cuts a probe that cannot beat its incumbent. The target's own measurements then decide: the prior
-orders and prunes the search, it never replaces an observed cost.
+The prior comes only from what a deployment on the prior GPU **observed**: the tries of a
+replay of cold ``zeus-plus`` on that GPU's trace (:func:`observed_tries`: each try's batch size,
+epochs, cost and whether it reached the target), never the prior GPU's full power or train grid.
+A :class:`Prior` holds, for the target job, the batch sizes the prior replay tried and never saw
+reach the target (never probed here), the prior replay's cheapest batch size among those that
+reached and that the target GPU has (probed first; cheapest by the mean cost of its tries that
+reached), and the shape of its cost curve over the batch sizes it saw reach (each one's mean
+cost over the best's). zeus-plus never probes a batch size that cost more than
+``(1 + margin)`` x the best on the prior GPU, the same margin by which it cuts a probe that
+cannot beat its incumbent. The target's own measurements then decide: the prior orders and
+prunes the search, it never replaces an observed cost. Batch sizes the prior replay never ran
+carry no information and are searched as cold.
+
+The prior replay's seed is the target replay's plus :data:`PRIOR_SEED_OFFSET` (a fresh stream:
+with the same seed the two replays would draw the same training paths of the shared train trace
+in the same order, information no deployment on another GPU has); ``zeus-bench simulate
+--prior-traces`` uses one prior per job, from seed :data:`PRIOR_SEED`.
 
 Only policies that declare ``accepts_prior = True`` (``zeus-plus``) use a prior; the others run
 cold.
@@ -16,13 +25,19 @@ cold.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from zeus_bench.cost import DEFAULT_BETA
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace, TraceSet
 from zeus_bench.sim.policies.base import Policy
 
 log = logging.getLogger(__name__)
+
+PRIOR_SEED = 1_000_003  # seed of the prior replay of ``zeus-bench simulate --prior-traces``
+PRIOR_SEED_OFFSET = 1_000_003  # the study's prior replay of seed s uses seed s + this
 
 
 @dataclass(frozen=True)
@@ -31,10 +46,11 @@ class Prior:
 
     Attributes:
         gpu: The prior GPU kind.
-        best_batch_size: Its least expected-cost converging batch size that the target GPU has.
-        ruled_out: Target batch sizes that did not always converge on the prior GPU.
-        relative_cost: Per shared converging batch size, its least expected cost on the prior
-            GPU over the best's (the shape of the cost curve).
+        best_batch_size: The prior replay's batch size of least mean cost among its tries that
+            reached the target, among those the target GPU has.
+        ruled_out: Target batch sizes (not b0) the prior replay tried and never saw reach.
+        relative_cost: Per target batch size that reached in the prior replay, its mean cost
+            there over the best's (the shape of the cost curve).
     """
 
     gpu: str
@@ -56,32 +72,96 @@ def check_prior_gpu(prior_traces: TraceSet, prior_gpu: str) -> None:
         )
 
 
-def prior_for(job: JobTrace, prior_traces: TraceSet, prior_gpu: str, eta: float) -> Prior:
-    """The prior of ``job`` from the same workload on ``prior_gpu``.
+class NoSharedBatchSize(ConfigError):
+    """The prior replay saw no batch size of the target reach the target."""
+
+
+class Try(NamedTuple):
+    """One try a replay on the prior GPU observed."""
+
+    batch_size: int
+    epochs: float
+    cost: float
+    reached: bool
+
+
+def observed_tries(
+    prior_job: JobTrace,
+    eta: float,
+    beta: float,
+    seed: int,
+    recurrences: int | None = None,
+    policy: str = "zeus-plus",
+) -> list[Try]:
+    """The tries a cold replay of ``policy`` on ``prior_job`` made (default: its default recurrences)."""
+    from zeus_bench.sim.policies import get_policy
+    from zeus_bench.sim.replay import JobModel, default_recurrences, replay
+
+    n = default_recurrences(prior_job) if recurrences is None else int(recurrences)
+    rows = replay(JobModel(prior_job, eta), get_policy(policy), seed, beta, n)
+    return [Try(int(r[2]), float(r[4]), float(r[7]), bool(r[8])) for r in rows if r[10]]
+
+
+def prior_from_tries(job: JobTrace, tries: Sequence[Try], prior_gpu: str) -> Prior:
+    """The prior of ``job`` from the tries a replay on ``prior_gpu`` observed.
 
     Raises:
-        ConfigError: unknown prior GPU, the workload is not in the prior trace, or the two
-            traces share no converging batch size.
+        ConfigError: no batch size of the target reached the target in those tries.
+    """
+    target = {int(b) for b in job.batch_sizes}
+    costs: dict[int, list[float]] = {}
+    tried: set[int] = set()
+    for t in tries:
+        tried.add(t.batch_size)
+        if t.reached:
+            costs.setdefault(t.batch_size, []).append(t.cost)
+    shared = {b: sum(c) / len(c) for b, c in costs.items() if b in target}
+    if not shared:
+        raise NoSharedBatchSize(
+            f"prior {prior_gpu!r} and target {job.gpu!r} share no converging batch size for "
+            f"{job.workload.id!r} among the tries the prior replay observed"
+        )
+    best = min(shared, key=lambda b: (shared[b], b))
+    relative = tuple((b, shared[b] / shared[best]) for b in sorted(shared))
+    ruled_out = tuple(sorted(b for b in tried & target if b not in costs and b != job.b0))
+    return Prior(prior_gpu, best, ruled_out, relative)
+
+
+def prior_for(
+    job: JobTrace,
+    prior_traces: TraceSet,
+    prior_gpu: str,
+    eta: float,
+    beta: float = DEFAULT_BETA,
+    seed: int = PRIOR_SEED,
+) -> Prior:
+    """The prior of ``job`` from a cold zeus-plus replay of the same workload on ``prior_gpu``.
+
+    Args:
+        job: The target job.
+        prior_traces: Trace folder of the prior GPU.
+        prior_gpu: The prior GPU kind.
+        eta: Energy weight of the cost.
+        beta: Early-stopping threshold of the prior replay.
+        seed: Seed of the prior replay.
+
+    Raises:
+        ConfigError: unknown prior GPU, the workload is not in the prior trace, or no batch size
+            of the target reached the target in the prior replay.
     """
     check_prior_gpu(prior_traces, prior_gpu)
     w = job.workload.id
     if w not in prior_traces.workload_ids(prior_gpu):
         raise ConfigError(f"prior trace {prior_traces.directory} has no runs of {w!r} on {prior_gpu!r}")
-    prior = prior_traces.job(prior_gpu, w)
-    target = {int(b) for b in job.batch_sizes}
-    cfg = prior.configurations(eta)
-    shared = cfg[cfg["batch_size"].isin(target)]
-    feasible = shared[shared["feasible"]]
-    if feasible.empty:
-        raise ConfigError(
-            f"prior {prior_gpu!r} and target {job.gpu!r} share no converging batch size for {w!r}"
-        )
-    per_bs = feasible.groupby("batch_size")["cost"].min()
-    best = int(per_bs.idxmin())
-    relative = tuple((int(b), float(c / per_bs[best])) for b, c in per_bs.items())
-    reach = dict(zip(prior.batch_sizes.tolist(), prior.reach_fraction().tolist(), strict=True))
-    ruled_out = tuple(sorted(b for b in target if b in reach and reach[b] < 1.0 and b != job.b0))
-    return Prior(prior_gpu, best, ruled_out, relative)
+    try:
+        tries = observed_tries(prior_traces.job(prior_gpu, w), eta, beta, seed)
+    except ConfigError as exc:  # e.g. its b0 never converges there: the replay observes nothing
+        raise NoSharedBatchSize(
+            f"prior {prior_gpu!r} and target {job.gpu!r} share no converging batch size for {w!r}: "
+            f"the prior replay observed nothing ({exc})"
+        ) from None
+    log.debug("prior of %s on %s from %d tries on %s", w, job.gpu, len(tries), prior_gpu)
+    return prior_from_tries(job, tries, prior_gpu)
 
 
 def bind_prior(policy_cls: type[Policy], prior: Prior | None) -> type[Policy]:

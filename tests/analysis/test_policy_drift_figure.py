@@ -1,0 +1,39 @@
+"""The drift figure draws one row per drift scenario: the step and the neutral tilt both appear."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+
+from analysis.policy_plots import plot_drift
+
+
+def test_drift_figure_has_a_row_per_scenario_and_a_panel_per_gpu_and_factor() -> None:
+    rows = []
+    for gpu, kind, factor, policy in itertools.product(
+        ("v100", "a40"), ("tilt", "step"), (1.5, 2.0), ("zeus", "zeus-plus", "sw-ts")
+    ):
+        since = np.arange(-10, 41)
+        rows.append(
+            pd.DataFrame(
+                {
+                    "gpu": gpu,
+                    "workload": "w",
+                    "scenario": kind,
+                    "epoch_factor": factor,
+                    "policy": policy,
+                    "since_change": since,
+                    "cost_vs_oracle_mean": 1.0 + 0.5 * np.exp(-np.maximum(since, 0) / 5.0),
+                }
+            )
+        )
+    fig = plot_drift(pd.concat(rows, ignore_index=True))
+    axes = fig.get_axes()
+    assert len(axes) == 2 * 4
+    titles = [ax.get_title() for ax in axes]
+    assert sum("step" in t for t in titles) == 4 and sum("tilt" in t for t in titles) == 4
+    assert titles[0].startswith("v100, step")  # step first, whatever the table's order
+    labels = {line.get_label() for line in axes[0].get_lines()}
+    assert {"Zeus", "zeus-plus", "sw-ts (sliding-window TS)"} <= labels

@@ -1,0 +1,121 @@
+"""``bo-ei``: Bayesian optimisation over batch size with expected improvement.
+
+A small Gaussian process on ``log2`` batch size models a try's normalized cost (the shared
+protocol of :class:`~zeus_bench.sim.policies.baselines.ArmBandit`: JIT power limit, b0 until the
+first success, costs in units of the first successful try's, capped at ``beta``):
+
+* constant prior mean (the mean of the tried batch sizes' mean costs), squared-exponential kernel
+  of amplitude :data:`SIGNAL_STD` and length scale chosen among :data:`LENGTH_SCALES` (in
+  doublings) by the largest marginal likelihood once three batch sizes were tried (one doubling
+  before; re-chosen every :data:`REFIT_EVERY` tries and when a batch size is first tried), Gaussian observation noise of the pooled within-arm standard deviation;
+* the process is conditioned on each tried batch size's mean cost with noise ``sigma^2 / n``,
+  which gives exactly the posterior of conditioning on every try (the within-arm part of the
+  likelihood does not depend on the kernel), so each step costs a K x K solve;
+* the next try is the batch size of largest expected improvement (Jones, Schonlau and Welch
+  1998; Snoek, Larochelle and Adams 2012) below the least posterior mean among tried batch
+  sizes, with exploration margin :data:`XI`; when no batch size promises more than
+  :data:`EI_MIN` (units of the first cost), the least posterior mean among those that reached
+  the target runs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from zeus_bench.sim.policies.base import PolicyContext, register_policy
+from zeus_bench.sim.policies.baselines import ArmBandit
+
+SIGNAL_STD = 0.5  # prior std of a batch size's normalized cost around the constant mean
+LENGTH_SCALES = (0.5, 1.0, 2.0, 4.0)  # candidate length scales, in doublings of batch size
+XI = 0.01  # exploration margin of the expected improvement (units of the first cost)
+EI_MIN = 0.002  # below this expected improvement, exploit
+REFIT_EVERY = 10  # tries between choices of the length scale (also re-chosen when a batch size is new)
+
+
+def _kernel(x: np.ndarray, y: np.ndarray, length: float) -> np.ndarray:
+    d = x[:, None] - y[None, :]
+    return SIGNAL_STD**2 * np.exp(-0.5 * (d / length) ** 2)
+
+
+def gp_posterior(
+    x: np.ndarray, y: np.ndarray, noise: np.ndarray, grid: np.ndarray, length: float
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Posterior mean and std of the GP at ``grid``, and the log marginal likelihood of ``y``.
+
+    Args:
+        x: Inputs (log2 batch sizes) of the observations.
+        y: Observed values (mean normalized costs).
+        noise: Observation noise variance of each value.
+        grid: Where to predict.
+        length: Length scale of the kernel.
+    """
+    m = float(y.mean())
+    k = _kernel(x, x, length) + np.diag(noise)
+    chol = np.linalg.cholesky(k)
+    alpha = np.linalg.solve(chol.T, np.linalg.solve(chol, y - m))
+    ks = _kernel(grid, x, length)
+    mean = m + ks @ alpha
+    v = np.linalg.solve(chol, ks.T)
+    var = np.maximum(SIGNAL_STD**2 - (v * v).sum(axis=0), 1e-12)
+    loglik = (
+        -0.5 * float((y - m) @ alpha)
+        - float(np.log(np.diag(chol)).sum())
+        - 0.5 * len(y) * math.log(2 * math.pi)
+    )
+    return mean, np.sqrt(var), loglik
+
+
+def expected_improvement(mean: np.ndarray, std: np.ndarray, best: float, xi: float = XI) -> np.ndarray:
+    """Expected improvement of a cost below ``best - xi`` under Gaussian beliefs (minimisation)."""
+    imp = best - xi - mean
+    safe = np.where(std > 0.0, std, 1.0)
+    z = imp / safe
+    cdf = 0.5 * (1.0 + np.array([math.erf(v) for v in (z / math.sqrt(2.0)).tolist()]))
+    pdf = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+    ei = np.where(std > 0.0, imp * cdf + std * pdf, imp)  # no uncertainty: the improvement itself
+    return np.maximum(ei, 0.0)
+
+
+@register_policy
+class BayesOptEI(ArmBandit):
+    """Bayesian optimisation over batch size (GP on log2 batch size, expected improvement)."""
+
+    name = "bo-ei"
+    description = "Bayesian optimisation over batch size: GP on log2 batch size, expected improvement"
+
+    def __init__(self, ctx: PolicyContext) -> None:
+        """Lay out the inputs: log2 of every batch size."""
+        super().__init__(ctx)
+        self.log_bs = np.log2(np.array(self.arms, dtype=float))
+        self._length = 1.0
+        self._fit_key: tuple[int, int] = (0, 0)
+
+    def posterior(self) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean and std of every batch size's normalized cost."""
+        tried = self.n > 0
+        sigma2 = self.pooled_std(self.n, self.s1, self.s2) ** 2
+        x = self.log_bs[tried]
+        y = self.s1[tried] / self.n[tried]
+        noise = sigma2 / self.n[tried]
+        if int(tried.sum()) < 3:
+            mean, std, _ = gp_posterior(x, y, noise, self.log_bs, 1.0)
+            return mean, std
+        key = (int(tried.sum()), self.tries // REFIT_EVERY)
+        if key != self._fit_key:  # re-choose the length scale
+            fits = [gp_posterior(x, y, noise, self.log_bs, length) for length in LENGTH_SCALES]
+            best = max(range(len(fits)), key=lambda i: fits[i][2])
+            self._length, self._fit_key = LENGTH_SCALES[best], key
+            return fits[best][0], fits[best][1]
+        mean, std, _ = gp_posterior(x, y, noise, self.log_bs, self._length)
+        return mean, std
+
+    def choose(self) -> int:
+        """Largest expected improvement, or the least posterior mean once nothing promises enough."""
+        mean, std = self.posterior()
+        ei = expected_improvement(mean, std, float(mean[self.n > 0].min()))
+        if float(ei.max()) >= EI_MIN:
+            return self.arms[int(np.argmax(ei))]
+        done = [b for b in self.arms if self.reached[b]]
+        return min(done, key=lambda b: (float(mean[self.index[b]]), b != self.b0))
