@@ -307,3 +307,5 @@ SUMMARY = register_schema(
         upgrades={1: _refuse_v1},
     )
 )
+
+from zeus_bench.sim import arena_schema as _arena_schema  # noqa: E402, F401 - registers the arena tables
