@@ -77,7 +77,7 @@ rule figure_arena:
     priority: PRIORITY["figure_policy"]
     input:
         code=code(*_ANALYSIS_BASE, "analysis/arena_plots.py", "analysis/plots.py"),
-        tables=arena_files("known"),
+        tables=[f"{ARENA_DIR}/known/{t}.parquet" for t in ("arena_jobs", "arena_summary")],
     output:
         fig("policy-arena"),
     params:
