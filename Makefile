@@ -49,6 +49,7 @@ lint: $(VENV)/.test
 
 bench: $(VENV)/.core
 	$(BIN)/python benchmarks/bench_simulate.py
+	$(BIN)/python benchmarks/bench_arena.py
 
 # The original simulator (PyPI zeus==0.16.0, its _legacy code, with the pinned packages it imports)
 # in one side venv, built on request and shared by bench-peer and golden.

@@ -42,6 +42,7 @@ localrules:
     figure_h200,
     figure_generations,
     figure_policy,
+    figure_arena,
     report,
     results_readme,
 

@@ -1136,6 +1136,14 @@ class Report:
             else:
                 self.add(item, "")
 
+    def arena(self) -> None:
+        """The arena section (:mod:`analysis.arena_findings`), when the arena's tables are given."""
+        if self.args.arena is not None:
+            from analysis.arena_findings import section_items as arena_items
+
+            for item in arena_items(self.args.arena, self.args.arena_unknown):
+                self.say(*item) if isinstance(item, list) else self.add(item, "")
+
     def render(self) -> str:
         """Build every section."""
         self.header()
@@ -1150,6 +1158,7 @@ class Report:
             self.own,
             self.reference,
             self.policy_study,
+            self.arena,
         ):
             section()
         self.skipped_section()
@@ -1174,6 +1183,8 @@ def build_parser() -> argparse.ArgumentParser:
         )
     p.add_argument("--policy-study", type=Path, default=None, help="folder of the zeus-plus study's tables")
     p.add_argument("--policy-seeds", type=int_range_arg, default=list(range(1, 11)), help="its seeds")
+    p.add_argument("--arena", type=Path, default=None, help="arena folder, horizon known (zeus-bench arena)")
+    p.add_argument("--arena-unknown", type=Path, default=None, help="arena folder, horizon unknown")
     p.add_argument(
         "--reference",
         type=Path,

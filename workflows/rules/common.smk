@@ -223,6 +223,7 @@ SUMMARY_CODE = code(
     "zeus_bench/sim/summarize.py", "zeus_bench/sim/metrics.py", "zeus_bench/sim/schema.py", "zeus_bench/cli/sim.py"
 )
 REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report.py", "analysis/findings.py", "analysis/policy_findings.py")
+REPORT_CODE += code("analysis/arena_findings.py")
 
 
 def sweep_outputs(knob):
@@ -326,6 +327,7 @@ def figure_files():
     if policy_study_gpus():
         for name in POLICY_FIGURES:
             files += fig(f"policy-{name}")
+        files += fig("policy-arena")
     return files
 
 
@@ -338,6 +340,17 @@ POLICY_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/jobs.py", "zeus_bench/c
 def policy_study_gpus():
     """GPU kinds of the zeus-plus study (needs the Zeus traces: its drift runs on their GPUs)."""
     return all_gpus() if config["policy_study"]["enabled"] and zeus_gpus() else []
+
+
+ARENA_DIR = f"{POLICY_DIR}/arena"
+
+
+def arena_files(horizon=None):
+    """The arena's tables (horizon known and unknown, or one of them); none without the study's GPUs."""
+    if not policy_study_gpus():
+        return []
+    horizons = ("known", "unknown") if horizon is None else (horizon,)
+    return [f"{ARENA_DIR}/{h}/{t}.parquet" for h in horizons for t in ("arena_jobs", "arena_summary")]
 
 
 def policy_study_files():
@@ -366,6 +379,7 @@ def report_inputs(wildcards):
         "own": own_power_files(),
         "reference": reference_files(),
         "policy": policy_study_files(),
+        "arena": arena_files(),
     }
 
 

@@ -44,3 +44,51 @@ rule figure_policy:
     shell:
         "python -m analysis.policy_plots {params.kinds} --study {params.study} --out-dir {params.out_dir} "
         "--formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
+
+
+# The policy arena (docs/policies.md, "The arena protocol"): every registered policy on every GPU,
+# judged half, config arena.seeds; once with the true horizon, once with it unknown.
+rule policy_arena:
+    priority: PRIORITY["policy_study"]
+    input:
+        traces=lambda wc: sorted({traces_of(g) for g in policy_study_gpus()}),
+        code=POLICY_CODE,
+    output:
+        jobs=f"{ARENA_DIR}/{{horizon}}/arena_jobs.parquet",
+        summary=f"{ARENA_DIR}/{{horizon}}/arena_summary.parquet",
+    wildcard_constraints:
+        horizon="known|unknown",
+    threads: config["arena"]["jobs"]
+    params:
+        traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
+        gpus=lambda wc: ",".join(policy_study_gpus()),
+        seeds=config["arena"]["seeds"],
+        out_dir=lambda wc, output: os.path.dirname(output.jobs),
+    conda:
+        ENV
+    log:
+        "logs/policy/arena-{horizon}.log",
+    shell:
+        "zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} --horizon {wildcards.horizon} "
+        "--jobs {threads} --out {params.out_dir} > {log} 2>&1"
+
+
+rule figure_arena:
+    priority: PRIORITY["figure_policy"]
+    input:
+        code=code(*_ANALYSIS_BASE, "analysis/arena_plots.py", "analysis/plots.py"),
+        tables=[f"{ARENA_DIR}/known/{t}.parquet" for t in ("arena_jobs", "arena_summary")],
+    output:
+        fig("policy-arena"),
+    params:
+        arena=lambda wc, input: os.path.dirname(input.tables[0]),
+        stem=lambda wc, output: os.path.splitext(output[0])[0],
+        formats=FIG_PARAMS["formats"],
+        dpi=FIG_PARAMS["dpi"],
+    conda:
+        ENV
+    log:
+        "logs/figures/arena.log",
+    shell:
+        "python -m analysis.arena_plots --arena {params.arena} --out {params.stem} "
+        "--formats {params.formats} --dpi {params.dpi} > {log} 2>&1"

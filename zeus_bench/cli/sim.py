@@ -37,6 +37,23 @@ def _list_of(item: Any) -> Any:
     return parse
 
 
+def add_protocol_args(p: argparse.ArgumentParser) -> None:
+    """``--horizon`` and ``--noise`` (``simulate`` and ``arena``; checked by the grid's plan)."""
+    p.add_argument(
+        "--horizon",
+        default="known",
+        metavar="known|unknown|N",
+        help="recurrences the policy is told: known (default: the replay's true number), unknown "
+        "(the policy's own online default) or N",
+    )
+    p.add_argument(
+        "--noise",
+        default=0.0,
+        metavar="LEVEL",
+        help="seeded per-try noise on time and power: relative std in [0, 0.1] (default 0; docs/policies.md)",
+    )
+
+
 def register(sub: Any) -> None:
     """Add ``simulate``, ``summarize`` and ``synth-arrivals``."""
     p = sub.add_parser(
@@ -97,6 +114,7 @@ def register(sub: Any) -> None:
         metavar="N",
         help="bandit observation window for drift (0 = unbounded, default)",
     )
+    add_protocol_args(p)
     p.add_argument(
         "--arrivals",
         type=Path,
@@ -224,6 +242,8 @@ def _simulate(args: argparse.Namespace) -> int:
             args.policy_module,
             drift,
             prior,
+            args.horizon,
+            args.noise,
         )
     provenance = {
         "command": "simulate",
@@ -235,6 +255,8 @@ def _simulate(args: argparse.Namespace) -> int:
         "policy_modules": args.policy_module,
         "drift": None if args.drift is None else str(args.drift),
         "prior": None if prior is None else f"{args.prior_traces}:{args.prior_gpu}",
+        "horizon": tasks[0].horizon if tasks else args.horizon,
+        "noise": tasks[0].noise if tasks else 0.0,
     }
     replays = sum(t.units for t in tasks)
     start = time.perf_counter()

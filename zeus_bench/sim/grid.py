@@ -26,6 +26,7 @@ from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import load_policy_module
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel, Row, check_job, default_recurrences, replay
+from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
 from zeus_bench.sim.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
 from zeus_bench.store import ColumnTable, ColumnValues
 
@@ -52,6 +53,8 @@ class Task:
     policy_modules: tuple[str, ...] = ()
     drift: pd.DataFrame | None = None  # the job's drift rows (zeus_bench.sim.drift)
     prior: Prior | None = None  # cross-GPU warm start (zeus_bench.sim.warmstart)
+    horizon: Horizon = KNOWN  # what the policy is told of the recurrences (zeus_bench.sim.rules)
+    noise: float = 0.0  # per-try noise on time and power (relative std; 0: none)
 
     @property
     def units(self) -> int:
@@ -170,7 +173,8 @@ def _replay_frames(
 ) -> Iterator[ColumnTable]:
     """Replay every (beta, seed) of a task (and every arrival group), yielding frames of rows."""
     model = JobModel(task.job, task.eta)
-    if policy_cls is Zeus and task.window == 0 and task.drift is None and task.arrivals is None:
+    plain = task.window == 0 and task.drift is None and task.arrivals is None and task.noise == 0.0
+    if policy_cls is Zeus and plain:
         lockstep = _lockstep_frames(task, model, progress, chunk_rows)
         first = next(lockstep, None)
         if first is not None:  # else the lockstep does not apply: replay seed by seed
@@ -184,7 +188,10 @@ def _replay_frames(
     for beta in task.betas:
         for seed in task.seeds:
             if task.arrivals is None:
-                rows = replay(model, policy_cls, seed, beta, task.recurrences, task.window, drift)
+                rows = replay(
+                    model, policy_cls, seed, beta, task.recurrences, task.window, drift,
+                    task.horizon, task.noise,
+                )  # fmt: skip
                 blocks.append((beta, seed, None, rows))
                 pending += len(rows)
             for group, g in groups:
@@ -266,6 +273,8 @@ def plan(
     policy_modules: Sequence[str] = (),
     drift: pd.DataFrame | None = None,
     prior: tuple[TraceSet, str] | None = None,
+    horizon: Horizon = KNOWN,
+    noise: float = 0.0,
 ) -> list[Task]:
     """Check the inputs and lay out the tasks (no replay yet).
 
@@ -295,6 +304,9 @@ def plan(
     betas = [check_beta(b) for b in betas]
     if drift is not None and arrivals is not None:
         raise ConfigError("--drift and --arrivals cannot be combined")
+    horizon, noise = check_horizon(horizon), check_noise(noise)
+    if arrivals is not None and (horizon != KNOWN or noise > 0.0):
+        raise ConfigError("--horizon and --noise apply to plain recurring jobs, not to --arrivals")
     if prior is not None:
         check_prior_gpu(*prior)
     if arrivals is not None:
@@ -329,6 +341,8 @@ def plan(
                         tuple(policy_modules),
                         job_drift,
                         job_prior,
+                        horizon,
+                        noise,
                     )
                 )
     return tasks

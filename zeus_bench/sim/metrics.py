@@ -217,3 +217,62 @@ def convergence(
         regret_hi=("regret", "max"),
         n_seeds=("seed", "nunique"),
     ).reset_index()
+
+
+BOOTSTRAP_REPS = 2000
+"""Resamples of every bootstrap confidence interval (percentile bootstrap over seeds)."""
+BOOTSTRAP_SEED = 20230417
+"""Seed of the bootstrap's resampling (fixed: the same table gives the same intervals)."""
+CI_LEVEL = 0.95
+"""Coverage of every confidence interval."""
+
+
+def bootstrap_indices(n: int, reps: int = BOOTSTRAP_REPS, seed: int = BOOTSTRAP_SEED) -> np.ndarray:
+    """``reps`` resamples (rows) of ``n`` seed indices drawn with replacement (one fixed generator).
+
+    Resampling the same indices for every statistic of a comparison keeps them paired: the seeds
+    drawn for a policy are the seeds drawn for Zeus.
+    """
+    return np.random.default_rng(seed).integers(0, n, size=(reps, n))
+
+
+def percentile_ci(resampled: np.ndarray, level: float = CI_LEVEL) -> tuple[float, float]:
+    """The central ``level`` interval of a statistic's bootstrap replicates (NaN-free input)."""
+    lo, hi = np.quantile(resampled, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+    return float(lo), float(hi)
+
+
+def bootstrap_ci(
+    values: np.ndarray, level: float = CI_LEVEL, reps: int = BOOTSTRAP_REPS, seed: int = BOOTSTRAP_SEED
+) -> tuple[float, float, float]:
+    """Mean over seeds and its percentile-bootstrap confidence interval: ``(mean, lo, hi)``.
+
+    A paired difference is the same call on the per-seed differences (same seeds, same paths).
+    One value (or all equal) gives an interval of zero width at it.
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or len(x) == 0:
+        raise ValueError("bootstrap_ci needs a non-empty 1-D array of per-seed values")
+    means = x[bootstrap_indices(len(x), reps, seed)].mean(axis=1)
+    lo, hi = percentile_ci(means, level)
+    return float(x.mean()), lo, hi
+
+
+def ratio_ci(
+    num: np.ndarray,
+    den: np.ndarray,
+    level: float = CI_LEVEL,
+    reps: int = BOOTSTRAP_REPS,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float, float]:
+    """Ratio of means ``mean(num) / mean(den)`` and its paired bootstrap interval (same seeds resampled)."""
+    a, b = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    idx = bootstrap_indices(len(a), reps, seed)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rs = a[idx].mean(axis=1) / b[idx].mean(axis=1)
+        point = float(a.mean() / b.mean())
+    rs = rs[np.isfinite(rs)]
+    if len(rs) == 0:
+        return point, float("nan"), float("nan")
+    lo, hi = percentile_ci(rs, level)
+    return point, lo, hi

@@ -41,7 +41,16 @@ from zeus_bench.sim.fastzeus import replay_zeus
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.policies.jit import jit_power_limit
-from zeus_bench.sim.rules import MAX_TRIES, ZERO_BUDGET_PENALTY, seed_generators
+from zeus_bench.sim.rules import (
+    KNOWN,
+    MAX_TRIES,
+    NOISE_CLIP,
+    ZERO_BUDGET_PENALTY,
+    Horizon,
+    horizon_recurrences,
+    noise_generator,
+    seed_generators,
+)
 
 # Row layout of a try (see RUN_FIELDS); identity columns are added per block.
 RUN_FIELDS = (
@@ -144,10 +153,25 @@ class Runner:
     min_cost: float = math.inf
     drift: Callable[[int, int], float] | None = None  # (recurrence, bs index) -> epoch factor
     recurrence: int = 0
+    noise: float = 0.0  # relative std of the per-try factors on time and power (0: none)
+    noise_rng: np.random.Generator | None = None
 
     def __post_init__(self) -> None:
         """Draw the paths from ``env`` (owned from now on) without NumPy's per-call overhead."""
         self._draw_path = PathDraws(self.env)
+        if self.noise > 0.0 and self.noise_rng is None:
+            raise ValueError("per-try noise needs its own generator (noise_rng)")
+
+    def _noisy(self, energy: float, time: float) -> tuple[float, float]:
+        """Energy and time of a try whose time and average power are off by seeded factors.
+
+        Each factor is ``1 + noise x z`` with ``z`` standard normal clipped at
+        :data:`~zeus_bench.sim.rules.NOISE_CLIP`; the energy takes both (time x power).
+        """
+        z = np.clip(self.noise_rng.standard_normal(2), -NOISE_CLIP, NOISE_CLIP)  # type: ignore[union-attr]
+        f_time = 1.0 + self.noise * float(z[0])
+        f_power = 1.0 + self.noise * float(z[1])
+        return energy * f_time * f_power, time * f_time
 
     def run_try(self, decision: Decision) -> Outcome:
         """Run one try of ``decision`` on a sampled training path (``epochs == 0``: zero budget)."""
@@ -185,6 +209,8 @@ class Runner:
         else:
             energy = epochs * e_ep
             time = epochs * t_ep
+        if self.noise > 0.0:
+            energy, time = self._noisy(energy, time)
         cost = zeus_cost(energy, time, m.eta, m.max_power_w)
         return Outcome(decision.batch_size, limit, cost, reached, epochs, energy, time, profiled)
 
@@ -253,23 +279,32 @@ def replay(
     recurrences: int,
     window: int = 0,
     drift: Callable[[int, int], float] | None = None,
+    horizon: Horizon = KNOWN,
+    noise: float = 0.0,
 ) -> list[Row]:
     """Replay one recurring job for ``recurrences`` recurrences under one policy and seed.
 
     ``drift`` (:mod:`zeus_bench.sim.drift`) scales each sampled path's target epoch by a factor
     per (recurrence, batch-size index); the rows' expected columns stay the undrifted trace's.
+    ``horizon`` says what the policy is told about the number of recurrences
+    (:func:`~zeus_bench.sim.rules.horizon_recurrences`); ``noise`` > 0 scales every try's time
+    and average power by seeded factors (:meth:`Runner._noisy`, a generator of its own).
 
     Returns:
         One row per try that ran (and one per recurrence in which none ran), fields as
         :data:`RUN_FIELDS`.
     """
-    if policy_cls is Zeus and window == 0 and drift is None:
+    if policy_cls is Zeus and window == 0 and drift is None and noise == 0.0:
         fast = replay_zeus(model, seed, beta, recurrences)
         if fast is not None:
             return fast
     env_rng, pol_rng = seed_generators(seed)
-    policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng, recurrences))
-    runner = Runner(model, policy, beta, env_rng, drift=drift)
+    told = horizon_recurrences(horizon, recurrences)
+    policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng, told))
+    runner = Runner(
+        model, policy, beta, env_rng, drift=drift, noise=noise,
+        noise_rng=noise_generator(seed) if noise > 0.0 else None,
+    )  # fmt: skip
     rows: list[Row] = []
     for r in range(1, recurrences + 1):
         runner.run_recurrence(r, rows)

@@ -20,3 +20,69 @@ def seed_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator
     """
     seeds = np.random.SeedSequence(seed)  # what default_rng(seed) hashes the seed with, once for both
     return np.random.Generator(np.random.PCG64(seeds)), np.random.Generator(np.random.PCG64(seeds))
+
+
+#: ``--horizon``: what a policy is told about the number of recurrences (docs/policies.md).
+KNOWN = "known"  # the replay's true number
+UNKNOWN = "unknown"  # nothing: the policy's own online default
+Horizon = int | str
+#: Largest ``--noise``: relative standard deviation of the per-try factors on time and power.
+MAX_NOISE = 0.1
+NOISE_CLIP = 3.0  # a factor's standard normal draw is clipped at +-3 (a factor stays > 0.7)
+NOISE_STREAM = 0x6E6F697365  # "noise": the noise generator's seed entropy besides the seed
+
+
+def horizon_recurrences(horizon: Horizon, recurrences: int) -> int | None:
+    """What :class:`~zeus_bench.sim.policies.PolicyContext` carries as ``recurrences``.
+
+    ``known``: the replay's ``recurrences``; ``unknown``: None (the policy's own default); a
+    positive integer: that number.
+    """
+    if horizon == KNOWN:
+        return recurrences
+    if horizon == UNKNOWN:
+        return None
+    return int(horizon)
+
+
+def noise_generator(seed: int) -> np.random.Generator:
+    """The generator of a seed's per-try noise, a stream apart from the paths' and the policy's.
+
+    So turning noise on changes no path sampled and no draw of the policy: the same seed samples
+    the same training paths with and without noise, under every policy.
+    """
+    return np.random.default_rng([NOISE_STREAM, seed])
+
+
+def check_horizon(horizon: Horizon) -> Horizon:
+    """``known``, ``unknown`` or a positive integer (as given, or parsed from its text).
+
+    Raises:
+        ConfigError: anything else.
+    """
+    from zeus_bench.errors import ConfigError
+
+    if horizon in (KNOWN, UNKNOWN):
+        return horizon
+    text = str(horizon).strip()
+    if isinstance(horizon, bool) or not text.isdigit() or int(text) < 1:
+        raise ConfigError(f"--horizon must be known, unknown or a positive integer, got {horizon!r}")
+    n = int(text)
+    return n
+
+
+def check_noise(noise: float | str) -> float:
+    """A per-try noise level in ``[0, MAX_NOISE]`` (relative standard deviation).
+
+    Raises:
+        ConfigError: out of range or not a number.
+    """
+    from zeus_bench.errors import ConfigError
+
+    try:
+        level = float(noise)
+    except (TypeError, ValueError):
+        raise ConfigError(f"--noise must be a number in [0, {MAX_NOISE:g}], got {noise!r}") from None
+    if not 0.0 <= level <= MAX_NOISE:  # NaN fails too
+        raise ConfigError(f"--noise must lie in [0, {MAX_NOISE:g}] (relative std per try), got {noise!r}")
+    return level

@@ -391,3 +391,4 @@ WARMSTART_JOBS = register_schema(
         key=("prior_gpu", "gpu", "workload"),
     )
 )
+from zeus_bench.sim import arena_schema as _arena_schema  # noqa: E402, F401 - registers the arena tables

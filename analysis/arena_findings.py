@@ -1,0 +1,253 @@
+"""The report's arena section: zeus-plus's claims as computed findings with their intervals.
+
+Reads two arena folders (``zeus-bench arena``): the default protocol (``--horizon known``) and
+the same with ``--horizon unknown``. Every sentence is built from the tables' numbers
+(:class:`~analysis.findings.Finding`), so a goal that is missed reads as missed; "every job" is
+checked job by job, never on a mean. ``python -m analysis.arena_findings --arena DIR
+--arena-unknown DIR --out FILE`` writes the section alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.findings import Finding
+
+PLUS = "zeus-plus"
+ZEUS = "zeus"
+SAFE = 1.02  # goal: 95th percentile over seeds of cost / baseline <= 1.02 on every job (horizon unknown)
+BETTER = 0.6  # goal: per GPU mean regret <= 0.6 x Zeus's
+NON_LEARNING = ("baseline", "max-batch", "oracle", "grid-search")  # not competitors for the rank goal
+
+
+def _ci(m: float, lo: float, hi: float, fmt: str = "{:.2f}") -> str:
+    return f"{fmt.format(m)} [{fmt.format(lo)}, {fmt.format(hi)}]"
+
+
+def _jobs(names: Sequence[str]) -> str:
+    return ", ".join(names) if names else "none"
+
+
+def read(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """An arena folder's (jobs, summary) tables."""
+    from zeus_bench.store import read_table
+
+    return (
+        read_table(folder / "arena_jobs.parquet", "arena_jobs"),
+        read_table(folder / "arena_summary.parquet", "arena_summary"),
+    )
+
+
+def setup(summary: pd.DataFrame) -> Finding:
+    """What the arena ran (one sentence)."""
+    nums = {
+        "seeds": float(summary["seeds"].max()),
+        "policies": float(summary["policy"].nunique()),
+        "gpus": float(summary["gpu"].nunique()),
+        "jobs": float(summary.groupby("gpu")["jobs"].first().sum()),
+    }
+    half = str(summary["half"].iloc[0])
+    sentence = (
+        f"The arena (docs/policies.md, 'The arena protocol') replays {int(nums['policies'])} policies on "
+        f"{int(nums['jobs'])} jobs of {int(nums['gpus'])} GPUs, {int(nums['seeds'])} seeds each, on the {half} half "
+        "of the training paths (no constant was chosen on it); intervals are 95 % bootstrap intervals over "
+        "seeds, differences against Zeus are paired (same seeds, same paths)."
+    )
+    return Finding("arena.setup", sentence, nums)
+
+
+def safety(jobs_unknown: pd.DataFrame) -> list[Finding]:
+    """Per GPU, horizon unknown: zeus-plus's largest 95th percentile of cost / baseline, jobs above 1.02."""
+    out = []
+    for gpu, rows in jobs_unknown[jobs_unknown["policy"] == PLUS].groupby("gpu", sort=False):
+        g = rows.set_index("workload")
+        over = sorted(g.index[g["cost_ratio_vs_baseline_p95"] > SAFE])
+        worst = str(g["cost_ratio_vs_baseline_p95"].idxmax())
+        nums = {
+            "p95_max": float(g["cost_ratio_vs_baseline_p95"].max()),
+            "jobs_over": float(len(over)),
+            "jobs": float(len(g)),
+            "unsafe_seed_share_max": float(g["unsafe_seed_share"].max()),
+            "worst_recurrences": float(g.loc[worst, "recurrences"]),
+            "worst_allowance_recurrences": float((SAFE - 1.0) * g.loc[worst, "recurrences"]),
+            "goal": SAFE,
+        }
+        if not over:
+            verdict = f"meets the safety goal on all {len(g)} jobs"
+            bound = ""
+        else:
+            verdict = f"misses the safety goal on {len(over)} of {len(g)} jobs ({_jobs(over)})"
+            bound = (
+                f" The bound on {worst}: {int(nums['worst_recurrences'])} recurrences give a 2 % allowance of "
+                f"{nums['worst_allowance_recurrences']:.2f} of the baseline's recurrence, less than one probe that "
+                "may fail costs, and an untold horizon spends it as if there were 50."
+            )
+        out.append(
+            Finding(
+                f"arena.safety.{gpu}",
+                f"With the horizon unknown on {gpu}, zeus-plus {verdict}: the largest 95th percentile over seeds of "
+                f"its cumulative cost over the baseline's is {nums['p95_max']:.3f} ({worst}), and at most "
+                f"{100 * nums['unsafe_seed_share_max']:.0f} % of a job's seeds exceed 1.02.{bound}",
+                nums,
+            )
+        )
+    return out
+
+
+def regret(summary: pd.DataFrame, jobs: pd.DataFrame) -> list[Finding]:
+    """Per GPU: zeus-plus's mean regret over Zeus's with its interval, the 0.6 goal, and per job."""
+    out = []
+    for gpu, rows in summary.groupby("gpu", sort=False):
+        s = rows.set_index("policy")
+        if PLUS not in s.index:
+            continue
+        r = s.loc[PLUS]
+        j = jobs[jobs["gpu"] == gpu]
+        plus = j[j["policy"] == PLUS].set_index("workload")
+        zeus = j[j["policy"] == ZEUS].set_index("workload")["regret_pct_mean"]
+        per_job = plus["regret_pct_mean"] <= BETTER * zeus.reindex(plus.index)
+        worse = sorted(plus.index[plus["vs_zeus"] == "worse"])
+        nums = {
+            "regret": float(r["regret_pct_mean"]),
+            "zeus_regret": float(s.loc[ZEUS, "regret_pct_mean"]),
+            "ratio": float(r["regret_ratio_vs_zeus"]),
+            "ratio_lo": float(r["regret_ratio_vs_zeus_ci_lo"]),
+            "ratio_hi": float(r["regret_ratio_vs_zeus_ci_hi"]),
+            "jobs_ratio_met": float(per_job.sum()),
+            "jobs": float(len(plus)),
+            "jobs_worse": float(len(worse)),
+            "jobs_better": float(r["jobs_better_than_zeus"]),
+            "goal": BETTER,
+        }
+        if nums["ratio_hi"] <= BETTER:
+            verdict = f"meets the {BETTER} x goal with 95 % confidence"
+        elif nums["ratio"] <= BETTER:
+            verdict = f"meets the {BETTER} x goal on the mean, but its interval reaches above it"
+        else:
+            verdict = f"misses the {BETTER} x goal"
+        sentence = (
+            f"On {gpu}, zeus-plus's mean regret is {_ci(nums['regret'], float(r['regret_pct_ci_lo']), float(r['regret_pct_ci_hi']))} % "
+            f"against Zeus's {nums['zeus_regret']:.2f} %: {_ci(nums['ratio'], nums['ratio_lo'], nums['ratio_hi'])} x, it "
+            f"{verdict}. Per job the {BETTER} x holds on {int(nums['jobs_ratio_met'])} of {len(plus)}; zeus-plus is "
+            f"significantly better than Zeus on {int(nums['jobs_better'])} and significantly worse on "
+            f"{len(worse)} ({_jobs(worse)})."
+        )
+        out.append(Finding(f"arena.regret.{gpu}", sentence, nums))
+    return out
+
+
+def rank(summary: pd.DataFrame, jobs: pd.DataFrame) -> list[Finding]:
+    """Per GPU: zeus-plus's rank among the learning policies; where another wins, by how much and where."""
+    out = []
+    for gpu, rows in summary.groupby("gpu", sort=False):
+        s = rows[~rows["policy"].isin(NON_LEARNING)].set_index("policy")
+        if PLUS not in s.index:
+            continue
+        best = str(s["regret_pct_mean"].idxmin())
+        nums = {"rank": float(s["regret_pct_mean"].rank(method="min")[PLUS]), "policies": float(len(s))}
+        if best == PLUS:
+            sentence = f"On {gpu}, zeus-plus has the least mean regret of the {len(s)} learning policies."
+        else:
+            j = jobs[jobs["gpu"] == gpu].pivot_table(
+                index="workload", columns="policy", values="regret_pct_mean"
+            )
+            gap = (j[PLUS] - j[best]).sort_values(ascending=False)
+            nums.update(
+                winner_regret=float(s.loc[best, "regret_pct_mean"]),
+                plus_regret=float(s.loc[PLUS, "regret_pct_mean"]),
+                gap_max=float(gap.iloc[0]),
+            )
+            sentence = (
+                f"On {gpu}, {best} has less mean regret than zeus-plus ({nums['winner_regret']:.2f} % against "
+                f"{nums['plus_regret']:.2f} %; zeus-plus ranks {int(nums['rank'])} of {len(s)}); its lead comes "
+                f"mostly from {gap.index[0]} ({nums['gap_max']:.2f} points of regret)."
+            )
+        out.append(Finding(f"arena.rank.{gpu}", sentence, nums))
+    return out
+
+
+def pl_only(jobs: pd.DataFrame) -> Finding:
+    """Jobs where power-limit-only costs less than zeus-plus (mean over seeds), among multi-batch jobs."""
+    p = jobs.pivot_table(index=["gpu", "workload"], columns="policy", values="cost_ratio_vs_baseline_mean")
+    if "pl-only" not in p.columns or PLUS not in p.columns:
+        return Finding("arena.pl_only", "", {})
+    cheaper = p.index[p["pl-only"] < p[PLUS]]
+    names = [f"{w} ({g}: {p.loc[(g, w), 'pl-only']:.3f} vs {p.loc[(g, w), PLUS]:.3f})" for g, w in cheaper]
+    nums = {"jobs_cheaper": float(len(cheaper)), "jobs": float(len(p))}
+    sentence = (
+        f"Power-limit-only (JIT at b0) costs less than zeus-plus on {len(cheaper)} of {len(p)} jobs"
+        + (f": {_jobs(names)}." if names else ".")
+    )
+    return Finding("arena.pl_only", sentence, nums)
+
+
+def summary_table(summary: pd.DataFrame) -> str:
+    """Markdown: per GPU and policy, regret with interval, ratio to Zeus, verdict counts, safety, rank."""
+    head = (
+        "| GPU | policy | rank | regret % [95 % CI] | / Zeus [95 % CI] | better / worse than Zeus (jobs) | "
+        "worst job (regret %) | largest p95 cost / baseline |"
+    )
+    lines = [head, "|" + "---|" * 8]
+    for r in summary.sort_values(["gpu", "rank"], kind="stable").itertuples():
+        lines.append(
+            f"| {r.gpu} | {r.policy} | {r.rank} | {_ci(r.regret_pct_mean, r.regret_pct_ci_lo, r.regret_pct_ci_hi)} | "
+            f"{_ci(r.regret_ratio_vs_zeus, r.regret_ratio_vs_zeus_ci_lo, r.regret_ratio_vs_zeus_ci_hi)} | "
+            f"{r.jobs_better_than_zeus} / {r.jobs_worse_than_zeus} | {r.worst_workload} ({r.worst_regret_pct_mean:.1f}) | "
+            f"{r.cost_ratio_vs_baseline_p95_max:.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def section_items(arena: Path, arena_unknown: Path | None) -> list[str | list[Finding]]:
+    """The section in order: fixed lines (headings, table, figure) and paragraphs of findings."""
+    jobs, summary = read(arena)
+    items: list[str | list[Finding]] = [
+        "## The policy arena: is a policy better than Zeus, by how much, how sure?",
+        [setup(summary)],
+        regret(summary, jobs),
+        rank(summary, jobs),
+    ]
+    pl = pl_only(jobs)
+    if pl.sentence:
+        items.append([pl])
+    if arena_unknown is not None:
+        items.append(safety(read(arena_unknown)[0]))
+    items += [summary_table(summary), "![arena](figures/policy-arena.png)"]
+    return items
+
+
+def render_section(arena: Path, arena_unknown: Path | None) -> str:
+    """The section as Markdown."""
+    out: list[str] = []
+    for x in section_items(arena, arena_unknown):
+        out += [*(f"- {f.sentence}" for f in x), ""] if isinstance(x, list) else [x, ""]
+    return "\n".join(out).strip() + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the section alone."""
+    from zeus_bench.fsutil import atomic_write_text
+
+    ap = argparse.ArgumentParser(
+        prog="python -m analysis.arena_findings", description=__doc__.splitlines()[0]
+    )
+    ap.add_argument("--arena", type=Path, required=True)
+    ap.add_argument("--arena-unknown", type=Path, default=None)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+    try:
+        text = render_section(args.arena, args.arena_unknown)
+    except Exception as exc:  # a missing or malformed table: one line
+        print(f"arena_findings: error: {exc}".splitlines()[0], file=sys.stderr)
+        return 2
+    atomic_write_text(args.out, text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

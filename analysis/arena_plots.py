@@ -1,0 +1,95 @@
+"""The arena's figure: regret per policy and GPU with 95 % intervals, unsafe seeds marked.
+
+``python -m analysis.arena_plots --arena DIR --out STEM [--formats png,pdf] [--dpi 200]`` reads
+``DIR/arena_summary.parquet`` and ``DIR/arena_jobs.parquet`` (``zeus-bench arena``) and draws one
+panel per GPU: per policy its mean regret over the GPU's jobs with the bootstrap interval (bar
+and error bar), each job's mean regret as a dot, filled red where some seed of that job cost more
+than 1.02 x the baseline (its share of such seeds in the table), and the policy's rank.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from analysis.plots import save
+from analysis.style import paper_style
+
+log = logging.getLogger("analysis.arena_plots")
+
+UNSAFE = "#CC3311"
+BAR = "#4477AA"
+HIGHLIGHT = {"zeus": "#66CCEE", "zeus-plus": "#EE6677"}
+
+
+def plot_arena(summary: pd.DataFrame, jobs: pd.DataFrame) -> Figure:
+    """One panel per GPU: regret (%) per policy, interval bars, job dots, unsafe jobs in red."""
+    gpus = list(dict.fromkeys(summary["gpu"]))
+    order = list(summary.groupby("policy")["regret_pct_mean"].mean().sort_values().index)
+    with paper_style():
+        fig = Figure(figsize=(2.6 * len(gpus) + 0.6, 0.32 * len(order) + 1.4), layout="constrained")
+        axes = fig.subplots(1, len(gpus), squeeze=False, sharey=True).ravel()
+        for ax, gpu in zip(axes, gpus, strict=True):
+            s = summary[summary["gpu"] == gpu].set_index("policy").reindex(order)
+            y = np.arange(len(order))
+            mean = s["regret_pct_mean"].to_numpy()
+            err = np.vstack(
+                [mean - s["regret_pct_ci_lo"].to_numpy(), s["regret_pct_ci_hi"].to_numpy() - mean]
+            )
+            colors = [HIGHLIGHT.get(p, BAR) for p in order]
+            ax.barh(y, mean, xerr=err, color=colors, alpha=0.8, error_kw={"elinewidth": 0.8, "capsize": 2})
+            j = jobs[jobs["gpu"] == gpu]
+            for k, p in enumerate(order):
+                jp = j[j["policy"] == p]
+                unsafe = jp["unsafe_seed_share"].to_numpy() > 0
+                ax.scatter(
+                    jp["regret_pct_mean"][~unsafe], np.full((~unsafe).sum(), k), s=8, color="black", zorder=3
+                )
+                ax.scatter(
+                    jp["regret_pct_mean"][unsafe], np.full(unsafe.sum(), k), s=14, color=UNSAFE, zorder=4
+                )
+            ax.set_xscale("symlog", linthresh=10.0)
+            ax.set_title(f"{gpu} ({int(s['seeds'].max())} seeds, {s['half'].iloc[0]} half)")
+            ax.set_xlabel("Regret vs oracle (%)")
+            ax.set_yticks(
+                y, [f"{p} (#{int(s.loc[p, 'rank'])})" if pd.notna(s.loc[p, "rank"]) else p for p in order]
+            )
+            ax.invert_yaxis()
+        axes[0].scatter([], [], s=14, color=UNSAFE, label="job with a seed > 1.02 x baseline")
+        axes[0].scatter([], [], s=8, color="black", label="job (mean over seeds)")
+        fig.legend(loc="outside lower center", ncols=2)
+    return fig
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Draw the arena figure."""
+    ap = argparse.ArgumentParser(prog="python -m analysis.arena_plots", description=__doc__.splitlines()[0])
+    ap.add_argument("--arena", type=Path, required=True, help="folder of arena_jobs/arena_summary.parquet")
+    ap.add_argument("--out", required=True, help="output path without extension")
+    ap.add_argument("--formats", default="png,pdf")
+    ap.add_argument("--dpi", type=int, default=200)
+    args = ap.parse_args(argv)
+    from zeus_bench.store import read_table
+
+    try:
+        summary = read_table(args.arena / "arena_summary.parquet", "arena_summary")
+        jobs = read_table(args.arena / "arena_jobs.parquet", "arena_jobs")
+    except Exception as exc:  # a missing or malformed table: one line
+        print(f"arena_plots: error: {exc}".splitlines()[0], file=sys.stderr)
+        return 2
+    for p in save(plot_arena(summary, jobs), args.out, [f for f in args.formats.split(",") if f], args.dpi):
+        log.info("wrote %s", p)
+    return 0
+
+
+if __name__ == "__main__":
+    from zeus_bench.cli.common import exit_command
+
+    exit_command(main())

@@ -1,0 +1,98 @@
+"""Arena benchmark: the full default arena's wall time in calibration units (goal: at most 300).
+
+Run by ``make bench`` after ``bench_simulate.py``. The full default arena is every registered
+policy but the references (``zeus-bench arena --policies all``) x V100, A40 and H200 x their six
+workloads x seeds 1-50, judged half, horizon known, as one process ``zeus-bench arena``
+(start-up, traces, replays, both tables). It prints the wall and CPU time, the calibration
+(``../shared/bench/calib.py``, the mean of its runs before and after) and their ratio.
+
+    python benchmarks/bench_arena.py [--traces DIR] [--seeds 1-50] [--jobs 2]
+
+``--traces`` is a folder of imported Parquet traces with the V100 and A40 power traces; by
+default the published CSV traces (``$ZEUS_TRACE_DIR`` or ``../shared/traces/zeus-nsdi23``) are
+imported to a temporary folder first (not timed). The H200 trace is the committed
+``results/traces/h200/power-h200.parquet`` beside a copy of the train trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+GOAL_UNITS = 300.0
+CALIB = REPO.parent / "shared" / "bench" / "calib.py"
+
+
+def _calibration() -> float | None:
+    """Seconds of the shared calibration script (None when it is not available)."""
+    path = Path(os.environ.get("ZEUS_CALIB", CALIB))
+    if not path.is_file():
+        return None
+    out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, check=True)
+    return float(out.stdout.split()[-1])
+
+
+def _zeus_bench() -> list[str]:
+    return [sys.executable, "-m", "zeus_bench.cli.main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Time the full default arena once and print it in calibration units."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--traces", type=Path, default=None)
+    ap.add_argument("--seeds", default="1-50")
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        traces = args.traces
+        if traces is None:
+            src = Path(os.environ.get("ZEUS_TRACE_DIR", REPO.parent / "shared" / "traces" / "zeus-nsdi23"))
+            traces = Path(tmp) / "zeus"
+            cmd = [*_zeus_bench(), "-q", "traces", "import-zeus", str(src), "--out", str(traces)]
+            subprocess.run(cmd, check=True)
+        spec = ["--traces", f"v100={traces}", "--traces", f"a40={traces}"]
+        gpus = ["v100", "a40"]
+        h200 = REPO / "results" / "traces" / "h200" / "power-h200.parquet"
+        if h200.is_file():
+            own = Path(tmp) / "h200"
+            own.mkdir()
+            shutil.copy(traces / "train.parquet", own / "train.parquet")
+            shutil.copy(h200, own / h200.name)
+            spec += ["--traces", f"h200={own}"]
+            gpus.append("h200")
+        cmd = [
+            *_zeus_bench(), "-q", "arena", *spec, "--gpu", ",".join(gpus), "--policies", "all",
+            "--seeds", args.seeds, "--jobs", str(args.jobs), "--out", str(Path(tmp) / "arena"),
+        ]  # fmt: skip
+        before = _calibration()
+        usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True)
+        wall = time.perf_counter() - start
+        usage1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        after = _calibration()
+    cpu = (usage1.ru_utime + usage1.ru_stime) - (usage0.ru_utime + usage0.ru_stime)
+    print(f"arena: {'/'.join(gpus)} x all policies x seeds {args.seeds}, --jobs {args.jobs}")
+    print(f"  wall {wall:.2f} s, CPU {cpu:.2f} s (children)")
+    if before is not None and after is not None:
+        calib = (before + after) / 2
+        units = wall / calib
+        verdict = "within" if units <= GOAL_UNITS else "above"
+        print(
+            f"  calibration {before:.3f} s before, {after:.3f} s after: {units:.0f} units ({verdict} {GOAL_UNITS:.0f})"
+        )
+    else:
+        print("  (no calibration script: ../shared/bench/calib.py; set ZEUS_CALIB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,91 @@
+"""The arena's report section and figure: sentences follow the tables, and flip where the data flips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import arena_findings as af
+from analysis.arena_plots import plot_arena
+from tests.sim.sim_toy import toy_job
+from zeus_bench.jobs import JobTrace
+from zeus_bench.sim.arena import Protocol, job_refs, job_table, summary_table
+from zeus_bench.sim.replay import JobModel
+from zeus_bench.store import write_table
+
+SEEDS = tuple(range(1, 21))
+
+
+def _job(gpu: str, name: str) -> JobTrace:
+    import dataclasses
+
+    job = toy_job(targets={8: [np.nan], 16: [4.0], 32: [5.0], 64: [3.0]})
+    return dataclasses.replace(job, gpu=gpu, workload=dataclasses.replace(job.workload, id=name))
+
+
+def _tables(plus_factor: float, plus_spread: float = 0.0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two GPUs x two jobs: Zeus 10-12 % above the oracle, zeus-plus ``plus_factor`` x Zeus's excess, ucb1 50 %."""
+    jobs = [_job(g, w) for g in ("ga", "gb") for w in ("j1", "j2")]
+    totals = {}
+    for job in jobs:
+        refs = job_refs(JobModel(job, 0.5))
+        n = 16
+        oracle = n * refs.oracle
+        zeus = oracle * (1.10 + np.linspace(0, 0.02, len(SEEDS)))
+        plus = (
+            oracle
+            + plus_factor * (zeus - oracle)
+            + plus_spread * n * refs.baseline * np.linspace(0, 1, len(SEEDS))
+        )
+        other = oracle * 1.5 * np.ones(len(SEEDS))
+        for p, v in (("zeus", zeus), ("zeus-plus", plus), ("ucb1", other)):
+            totals[(job.gpu, job.workload.id, p)] = (v, np.zeros(len(SEEDS)))
+    df, regrets = job_table(jobs, totals, Protocol(SEEDS))
+    return df, summary_table(df, regrets)
+
+
+def test_regret_goal_met_and_missed() -> None:
+    jobs, summary = _tables(0.4)
+    f = af.regret(summary, jobs)
+    assert [x.numbers["ratio"] for x in f] == pytest.approx([0.4, 0.4])
+    assert all("meets the 0.6 x goal with 95 % confidence" in x.sentence for x in f)
+    assert all("significantly worse on 0 (none)" in x.sentence for x in f)
+    jobs, summary = _tables(1.2)
+    f = af.regret(summary, jobs)
+    assert all("misses the 0.6 x goal" in x.sentence for x in f)
+    assert all("significantly worse on 2 (j1, j2)" in x.sentence for x in f)
+    assert all(x.numbers["jobs_ratio_met"] == 0 for x in f)
+
+
+def test_rank_sentence_flips() -> None:
+    jobs, summary = _tables(0.4)
+    assert all("has the least mean regret" in x.sentence for x in af.rank(summary, jobs))
+    jobs, summary = _tables(8.0)  # zeus-plus's regret now ~88 %: Zeus (~11 %) wins, ucb1 (50 %) too
+    r = af.rank(summary, jobs)
+    for x, g in zip(r, ("ga", "gb"), strict=True):
+        assert x.sentence.startswith(f"On {g}, zeus has less mean regret than zeus-plus")
+        assert x.numbers["rank"] == 3
+
+
+def test_safety_every_job_and_the_bound() -> None:
+    jobs, _ = _tables(0.0)
+    assert all("meets the safety goal on all 2 jobs" in x.sentence for x in af.safety(jobs))
+    jobs, _ = _tables(0.0, plus_spread=0.5)  # later seeds far above the baseline
+    f = af.safety(jobs)
+    assert all("misses the safety goal on 2 of 2 jobs" in x.sentence for x in f)
+    assert all("The bound on" in x.sentence for x in f)
+    assert f[0].numbers["worst_allowance_recurrences"] == pytest.approx(0.02 * 16)
+
+
+def test_section_and_figure_from_written_tables(tmp_path: Path) -> None:
+    jobs, summary = _tables(0.4)
+    for folder in ("known", "unknown"):
+        write_table(jobs, tmp_path / folder / "arena_jobs.parquet", "arena_jobs")
+        write_table(summary, tmp_path / folder / "arena_summary.parquet", "arena_summary")
+    text = af.render_section(tmp_path / "known", tmp_path / "unknown")
+    assert "| ga | zeus-plus | 1 |" in text and "horizon unknown" in text.lower()
+    fig = plot_arena(summary, jobs)
+    assert len([a for a in fig.axes if a.get_visible()]) == 2

@@ -1,0 +1,300 @@
+"""The arena: intervals and paired differences on known tables, cross-fitting, horizon, noise, CLI."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.sim.sim_toy import toy_job
+from tests.tiny_traces import write_tiny_traces
+from zeus_bench.cli.main import main
+from zeus_bench.errors import ConfigError
+from zeus_bench.jobs import TraceSet
+from zeus_bench.sim import arena as arena_mod
+from zeus_bench.sim.arena import Protocol, job_table, summary_table
+from zeus_bench.sim.crossfit import path_halves, split_job
+from zeus_bench.sim.metrics import bootstrap_ci, ratio_ci
+from zeus_bench.sim.policies import Decision, Policy, PolicyContext, get_policy
+from zeus_bench.sim.replay import JobModel, replay
+from zeus_bench.sim.rules import check_horizon, check_noise
+from zeus_bench.store import read_table
+
+# --- intervals on tables whose answer is known ------------------------------------------------
+
+
+def test_ci_of_a_constant_is_the_constant() -> None:
+    assert bootstrap_ci(np.full(7, 1.25)) == (1.25, 1.25, 1.25)
+    assert bootstrap_ci(np.array([3.0])) == (3.0, 3.0, 3.0)
+
+
+def test_paired_difference_of_a_shifted_copy_is_exact() -> None:
+    rng = np.random.default_rng(0)
+    zeus = rng.normal(5.0, 2.0, 50)
+    m, lo, hi = bootstrap_ci((zeus - 1.0) - zeus)  # a policy 1 point better on every seed
+    assert m == pytest.approx(-1.0) and lo == pytest.approx(-1.0) and hi == pytest.approx(-1.0)
+    # unpaired, the same gap would be buried in the seeds' spread
+    _, lo2, hi2 = bootstrap_ci(zeus)
+    assert hi2 - lo2 > 1.0
+
+
+def test_ci_covers_the_normal_interval() -> None:
+    x = np.random.default_rng(1).normal(10.0, 3.0, 400)
+    m, lo, hi = bootstrap_ci(x)
+    half = 1.96 * x.std(ddof=1) / math.sqrt(len(x))
+    assert m == pytest.approx(x.mean())
+    assert lo < m < hi
+    assert (hi - lo) / 2 == pytest.approx(half, rel=0.15)
+
+
+def test_ratio_ci_of_proportional_tables() -> None:
+    den = np.random.default_rng(2).uniform(1.0, 3.0, 30)
+    assert ratio_ci(0.5 * den, den) == pytest.approx((0.5, 0.5, 0.5))
+
+
+def _totals(jobs, values):  # type: ignore[no-untyped-def]
+    return {(j.gpu, j.workload.id, p): (v, np.zeros_like(v)) for j in jobs for p, v in values.items()}
+
+
+def test_job_and_summary_tables_on_known_totals() -> None:
+    """Totals set by hand: regret, the paired verdicts, the unsafe share, p95 and the rank follow."""
+    job = toy_job(targets={8: [np.nan], 16: [4.0], 32: [5.0], 64: [3.0]})
+    model = JobModel(job, 0.5)
+    refs = arena_mod.job_refs(model)
+    n = 16
+    seeds = tuple(range(1, 21))
+    base = n * refs.baseline
+    zeus = np.linspace(1.00, 1.04, 20) * base  # 5 of 20 seeds above 1.02 (1.0211 ... 1.04)
+    better = zeus - 0.01 * base  # 1 % of the baseline below Zeus on every seed
+    worse = zeus + 0.02 * base
+    totals = _totals([job], {"zeus": zeus, "a": better, "b": worse, "c": zeus.copy()})
+    df, regrets = job_table([job], totals, Protocol(seeds))
+    df = df.set_index("policy")
+    assert df.loc["zeus", "unsafe_seed_share"] == pytest.approx(np.mean(np.linspace(1.0, 1.04, 20) > 1.02))
+    assert df.loc["zeus", "cost_ratio_vs_baseline_p95"] == pytest.approx(
+        np.percentile(np.linspace(1, 1.04, 20), 95)
+    )
+    assert df.loc["zeus", "regret_pct_mean"] == pytest.approx(100 * (zeus.mean() / (n * refs.oracle) - 1))
+    diff = -0.01 * base / (n * refs.oracle) * 100
+    for col in (
+        "regret_diff_vs_zeus_pct_mean",
+        "regret_diff_vs_zeus_pct_ci_lo",
+        "regret_diff_vs_zeus_pct_ci_hi",
+    ):
+        assert df.loc["a", col] == pytest.approx(diff)
+    assert list(df["vs_zeus"]) == ["same", "better", "worse", "tie"]
+    summary = summary_table(df.reset_index(), regrets).set_index("policy")
+    assert summary.loc["a", "rank"] == 1 and summary.loc["b", "rank"] == 4
+    assert summary.loc["zeus", "rank"] == summary.loc["c", "rank"] == 2  # ties share the better rank
+    assert summary.loc["a", "jobs_better_than_zeus"] == 1 and summary.loc["b", "jobs_worse_than_zeus"] == 1
+    assert summary.loc["c", "regret_ratio_vs_zeus"] == pytest.approx(1.0)
+    assert summary.loc["zeus", "jobs_p95_over_safe"] == 1
+
+
+# --- cross-fitting -------------------------------------------------------------------------
+
+
+def test_path_halves_partition_the_paths() -> None:
+    for n in range(2, 12):
+        h = path_halves(n)
+        assert set(h["tune"]).isdisjoint(h["judge"])
+        assert sorted([*h["tune"], *h["judge"]]) == list(range(n))
+        assert len(h["tune"]) and len(h["judge"])
+
+
+def _unique_job():  # type: ignore[no-untyped-def]
+    # Every path a distinct target epoch, so a path is known by its value.
+    return toy_job(
+        targets={8: [np.nan, 9.5], 16: [4.01, 4.02, 4.03], 32: [5.01, 5.02, 5.03, 5.04], 64: [3.01]},
+        max_epochs=12,
+    )
+
+
+def test_split_drops_single_path_batch_sizes_and_refuses_an_empty_b0() -> None:
+    job = _unique_job()
+    tune, judge = split_job(job, "tune"), split_job(job, "judge")
+    assert 64 not in tune.batch_sizes and 64 not in judge.batch_sizes  # one path: in neither half
+    for t, j in zip(tune.target_epochs, judge.target_epochs, strict=True):
+        assert not set(t[~np.isnan(t)]) & set(j[~np.isnan(j)])
+    with pytest.raises(ConfigError, match="empty split"):
+        split_job(toy_job(targets={16: [4.0, 5.0], 32: [5.0]}), "judge")
+    with pytest.raises(ConfigError, match="unknown half"):
+        split_job(job, "both")
+
+
+def test_no_run_is_both_tuned_and_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every path a replay samples while tuning is absent from every replay the arena judges."""
+    from zeus_bench.sim import tuning
+
+    job = _unique_job()
+    seen: dict[str, set[float]] = {"tune": set(), "judge": set()}
+    phase = {"now": "tune"}
+    original = JobModel.__init__
+
+    def spy(self, j, eta):  # type: ignore[no-untyped-def]
+        original(self, j, eta)
+        for paths in self.paths:
+            seen[phase["now"]].update(p for p in paths if math.isfinite(p))
+
+    monkeypatch.setattr(JobModel, "__init__", spy)
+    tuning.tune_on({"toygpu": [job]}, "zeus-plus", {"margin": (0.2, 0.4)}, (1, 2), "known")
+    phase["now"] = "judge"
+    judged = [split_job(job, "judge")]
+    totals = arena_mod.run_arena(judged, ["zeus-plus"], Protocol((1, 2)))
+    job_table(judged, totals, Protocol((1, 2)))
+    assert seen["tune"] and seen["judge"]
+    assert seen["tune"].isdisjoint(seen["judge"])
+
+
+# --- horizon and noise ----------------------------------------------------------------------
+
+
+class _Told(Policy):
+    """Records what it is told of the recurrences (not registered)."""
+
+    name = "told"
+    seen: ClassVar[list[int | None]] = []
+
+    def __init__(self, ctx: PolicyContext) -> None:
+        super().__init__(ctx)
+        _Told.seen.append(ctx.recurrences)
+
+    def predict(self) -> Decision:
+        return Decision(self.ctx.job.b0, 200.0)
+
+
+def test_horizon_known_unknown_n() -> None:
+    model = JobModel(toy_job(), 0.5)
+    _Told.seen.clear()
+    for h in ("known", "unknown", 7):
+        replay(model, _Told, 1, 2.0, 12, horizon=h)
+    assert _Told.seen == [12, None, 7]
+    assert check_horizon("25") == 25
+    for bad in ("0", "-3", "soon", "2.5"):
+        with pytest.raises(ConfigError, match="--horizon"):
+            check_horizon(bad)
+
+
+def test_noise_keeps_the_paths_and_is_seeded() -> None:
+    job = toy_job(targets={8: [np.nan], 16: [4.0, 6.0], 32: [5.0, 7.0, 8.0], 64: [3.0]})
+    model = JobModel(job, 0.5)
+    cls = get_policy("baseline")
+    plain = replay(model, cls, 3, 2.0, 30)
+    noisy = replay(model, cls, 3, 2.0, 30, noise=0.05)
+    assert noisy == replay(model, cls, 3, 2.0, 30, noise=0.05)
+    assert [r[4] for r in plain] == [r[4] for r in noisy]  # same epochs: same paths sampled
+    ratio = np.array([n[6] / p[6] for p, n in zip(plain, noisy, strict=True)])
+    assert 0.0 < ratio.std() < 0.1 and abs(ratio.mean() - 1.0) < 0.05
+    assert plain == replay(model, cls, 3, 2.0, 30, noise=0.0)
+    for bad in (-0.01, 0.11, float("nan"), "x"):
+        with pytest.raises(ConfigError, match="--noise"):
+            check_noise(bad)  # type: ignore[arg-type]
+
+
+# --- the command end to end ----------------------------------------------------------------
+
+
+@pytest.fixture()
+def tiny(tmp_path: Path) -> Path:
+    folder = write_tiny_traces(tmp_path / "traces")
+    power = pd.read_parquet(folder / "power-v100.parquet").assign(gpu="a40")
+    from zeus_bench.store import write_table
+
+    write_table(power, folder / "power-a40.parquet", "power")
+    return folder
+
+
+def test_arena_command_end_to_end(tiny: Path, tmp_path: Path) -> None:
+    out = tmp_path / "arena"
+    argv = ["arena", "--traces", str(tiny), "--gpu", "v100,a40", "--policies", "zeus,zeus-plus,pl-only"]
+    assert main([*argv, "--seeds", "1-5", "--out", str(out)]) == 0
+    jobs = read_table(out / "arena_jobs.parquet", "arena_jobs")
+    summary = read_table(out / "arena_summary.parquet", "arena_summary")
+    assert len(jobs) == 2 * 3 * 3 and set(jobs["half"]) == {"judge"} and set(jobs["seeds"]) == {5}
+    assert (jobs["regret_pct_ci_lo"] <= jobs["regret_pct_mean"] + 1e-12).all()
+    assert (jobs["regret_pct_mean"] <= jobs["regret_pct_ci_hi"] + 1e-12).all()
+    z = jobs[jobs["policy"] == "zeus"]
+    assert (z["regret_diff_vs_zeus_pct_mean"] == 0).all() and set(z["vs_zeus"]) == {"same"}
+    assert sorted(summary["rank"][summary["gpu"] == "v100"]) == sorted(
+        summary[summary["gpu"] == "v100"]["regret_pct_mean"].rank(method="min").astype(int)
+    )
+    assert main([*argv, "--seeds", "1-5", "--horizon", "unknown", "--out", str(out)]) == 0
+    assert set(read_table(out / "arena_jobs.parquet", "arena_jobs")["horizon"]) == {"unknown"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--policies", "zeus,nope"], "unknown policy 'nope'"),
+        (["--gpu", "p100"], "p100"),
+        (["--noise", "0.5"], "--noise"),
+        (["--noise", "trace"], "confidence columns"),
+        (["--horizon", "never"], "--horizon"),
+    ],
+)
+def test_arena_bad_input_one_line_exit_2(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    out = tmp_path / "nothing"
+    argv = ["arena", "--traces", str(tiny), "--gpu", "v100", "--seeds", "1-2", "--out", str(out)]
+    if extra[0] == "--gpu":
+        argv[argv.index("--gpu") + 1] = extra[1]
+        extra = []
+    assert main([*argv, *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+def test_arena_empty_split_exit_2(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    train = pd.read_parquet(tiny / "train.parquet")
+    keep = ~((train["dataset"] == "squad") & (train["batch_size"] == 32) & (train["run"] == 1))
+    from zeus_bench.store import write_table
+
+    write_table(train[keep], tiny / "train.parquet", "train")
+    out = tmp_path / "none"
+    argv = [
+        "arena",
+        "--traces",
+        str(tiny),
+        "--gpu",
+        "v100",
+        "--workloads",
+        "squad",
+        "--seeds",
+        "1",
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "empty split" in err and len(err.splitlines()) == 1 and not out.exists()
+
+
+def test_simulate_takes_horizon_and_noise(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "runs.parquet"
+    base = ["simulate", "--traces", str(tiny), "--gpu", "v100", "--policies", "zeus-plus", "--seeds", "1-2"]
+    assert main([*base, "--horizon", "5", "--noise", "0.02", "--out", str(out)]) == 0
+    assert len(read_table(out, "runs")) > 0
+    assert main([*base, "--noise", "0.3", "--out", str(tmp_path / "x.parquet")]) == 2
+    assert "--noise" in capsys.readouterr().err
+    assert not (tmp_path / "x.parquet").exists()
+
+
+def test_trace_noise_level_from_confidence_columns() -> None:
+    from zeus_bench.sim.noise import resolve_noise, trace_noise_level
+
+    power = pd.DataFrame(
+        {"time_per_epoch_s": [10.0, 20.0, 30.0], "time_per_epoch_ci_s": [0.392, 0.784, 1.176],
+         "avg_power_w": [100.0, 100.0, 100.0], "avg_power_ci_w": [0.98, 0.98, 0.98]}
+    )  # fmt: skip
+    assert trace_noise_level(power) == pytest.approx(0.0392 / 1.959963984540054)
+    assert resolve_noise("trace", [power]) == pytest.approx(0.02, rel=1e-3)
+    assert trace_noise_level(pd.DataFrame({"time_per_epoch_s": [1.0]})) is None
+    assert isinstance(TraceSet, type)

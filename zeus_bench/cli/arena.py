@@ -1,0 +1,168 @@
+"""``zeus-bench arena``: every policy under one protocol, with intervals and paired tests."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from zeus_bench.cli.common import beta_arg, bounded_int_arg, eta_arg, int_range_arg
+
+#: Bound of --jobs (worker processes).
+MAX_JOBS = 1024
+#: The two tables the arena writes into --out.
+TABLES = ("arena_jobs", "arena_summary")
+
+
+def register(sub: Any) -> None:
+    """Add ``arena``."""
+    from zeus_bench.cli.sim import _list_of, add_protocol_args
+
+    p = sub.add_parser(
+        "arena",
+        help="compare policies under one protocol: bootstrap intervals, paired differences vs Zeus",
+        description="Replay policies on the judged half of the training paths (docs/policies.md, "
+        "'The arena protocol') and write DIR/arena_jobs.parquet and DIR/arena_summary.parquet.",
+    )
+    p.add_argument(
+        "--traces",
+        action="append",
+        required=True,
+        metavar="[GPU=]DIR",
+        help="folder of imported traces; repeatable (GPU=DIR: that folder for that GPU only)",
+    )
+    p.add_argument("--gpu", type=_list_of(str), required=True, metavar="GPU[,GPU...]", help="GPU kind(s)")
+    p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
+    p.add_argument(
+        "--policies",
+        default="all",
+        help="'all' (default: every registered policy but baseline, max-batch and oracle) or a "
+        "comma-separated list; zeus is always added (the pairing)",
+    )
+    p.add_argument(
+        "--policy-module", action="append", default=[], metavar="MODULE", help="import a module of policies"
+    )
+    p.add_argument("--seeds", type=int_range_arg, default=list(range(1, 51)), help="seeds (default 1-50)")
+    p.add_argument(
+        "--eta", type=eta_arg, default=None, help="energy weight (default: zeus_bench.cost's, 0.5)"
+    )
+    p.add_argument("--beta", type=beta_arg, default=None, help="early-stop threshold (default 2)")
+    p.add_argument(
+        "--half",
+        choices=("judge", "tune"),
+        default="judge",
+        help="half of the training paths replayed (default judge; tune: what constants are chosen on)",
+    )
+    add_protocol_args(p)
+    p.add_argument(
+        "--jobs", type=bounded_int_arg(1, MAX_JOBS, "--jobs"), default=1, metavar="N", help="worker processes"
+    )
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder of the two tables")
+    p.set_defaults(func=_arena)
+
+
+def _trace_sets(specs: list[str], gpus: list[str]) -> dict[str, Any]:
+    """Each GPU's TraceSet: its ``GPU=DIR`` folder, else the first plain folder that has it."""
+    from zeus_bench.jobs import TraceSet
+
+    named: dict[str, TraceSet] = {}
+    plain: list[TraceSet] = []
+    for spec in specs:
+        gpu, sep, folder = spec.partition("=")
+        if sep and gpu and "/" not in gpu:
+            named[gpu] = TraceSet(folder)
+        else:
+            plain.append(TraceSet(spec))
+    out = {}
+    for gpu in gpus:
+        if gpu in named:
+            out[gpu] = named[gpu]
+            continue
+        for ts in plain:
+            if gpu in ts.gpus:
+                out[gpu] = ts
+                break
+        else:
+            first = named.get(gpu) or (plain[0] if plain else next(iter(named.values())))
+            raise first.unknown_gpu(gpu)
+    return out
+
+
+def _arena(args: argparse.Namespace) -> int:
+    import contextlib
+    import logging
+    import sys
+    import time
+
+    from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
+    from zeus_bench.fsutil import check_writable_dir
+    from zeus_bench.sim.arena import Protocol, arena, default_policies
+    from zeus_bench.sim.noise import resolve_noise
+    from zeus_bench.sim.policies.base import get_policy, load_policy_module
+    from zeus_bench.sim.rules import check_horizon
+    from zeus_bench.store import write_table
+
+    log = logging.getLogger("zeus_bench.cli.arena")
+    out = check_writable_dir(args.out, "--out")
+    for module in args.policy_module:
+        load_policy_module(module)
+    policies = (
+        default_policies()
+        if args.policies == "all"
+        else list(dict.fromkeys(s.strip() for s in args.policies.split(",") if s.strip()))
+    )
+    for name in policies:
+        get_policy(name)
+    traces = _trace_sets(args.traces, args.gpu)
+    workloads = (
+        None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
+    )
+    protocol = Protocol(
+        tuple(args.seeds),
+        DEFAULT_ETA if args.eta is None else args.eta,
+        DEFAULT_BETA if args.beta is None else args.beta,
+        check_horizon(args.horizon),
+        resolve_noise(args.noise, [traces[g].power(g) for g in args.gpu] if args.noise == "trace" else []),
+        args.half,
+    )
+    start = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        progress = None
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            bar = stack.enter_context(tqdm(unit="task", desc="arena", leave=False))
+            progress = bar.update
+        jobs_df, summary = arena(
+            traces, args.gpu, policies, protocol, workloads, args.jobs, args.policy_module, progress
+        )
+    provenance = {
+        "command": "arena",
+        "traces": args.traces,
+        "gpus": args.gpu,
+        "policies": sorted(set(jobs_df["policy"])),
+        "seeds": list(protocol.seeds),
+        "eta": protocol.eta,
+        "beta": protocol.beta,
+        "horizon": str(protocol.horizon),
+        "noise": protocol.noise,
+        "half": protocol.half,
+    }
+    created = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_table(jobs_df, out / "arena_jobs.parquet", "arena_jobs", provenance)
+        write_table(summary, out / "arena_summary.parquet", "arena_summary", provenance)
+    except BaseException:
+        for name in TABLES:
+            (out / f"{name}.parquet").unlink(missing_ok=True)
+        if created:
+            with contextlib.suppress(OSError):
+                out.rmdir()
+        raise
+    log.info(
+        "arena: %d policies x %d jobs x %d seeds in %.2f s -> %s",
+        summary["policy"].nunique(), len(jobs_df) // max(1, summary["policy"].nunique()),
+        len(protocol.seeds), time.perf_counter() - start, out,
+    )  # fmt: skip
+    return 0

@@ -1,0 +1,306 @@
+"""The policy arena: every policy under one protocol, with confidence intervals and paired tests.
+
+``zeus-bench arena --traces DIR --gpu v100,a40 --policies zeus,zeus-plus,pl-only --seeds 1-50
+--out DIR`` replays each policy on each job's *judged* half of the training paths
+(:mod:`zeus_bench.sim.crossfit`) and writes two tables (``DIR/arena_jobs.parquet``,
+``DIR/arena_summary.parquet``; schemas in :mod:`zeus_bench.sim.arena_schema`). The protocol
+(``docs/policies.md``, "The arena protocol"):
+
+* each seed samples the same training paths under every policy (common random numbers), so the
+  difference against Zeus is paired seed by seed;
+* a recurrence is charged as in the summary table (:func:`zeus_bench.sim.metrics.charged`);
+  references are expected costs per recurrence on the judged half: the baseline (b0 at the
+  maximum limit), max-batch (at the maximum limit) and the oracle;
+* intervals are 95 % percentile-bootstrap intervals over seeds
+  (:func:`zeus_bench.sim.metrics.bootstrap_ci`), the same resampled seeds for every statistic of a
+  job, so paired differences and ratios stay paired;
+* ``--horizon`` says what a policy is told about the number of recurrences, ``--noise`` adds
+  seeded per-try noise on time and power (:mod:`zeus_bench.sim.rules`).
+
+Zeus runs in lockstep over seeds (:mod:`zeus_bench.sim.lockstep`) where no noise is asked for;
+other policies seed by seed (``jobs`` worker processes spread the (job, policy) tasks).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
+from zeus_bench.errors import ConfigError
+from zeus_bench.jobs import JobTrace, TraceSet
+from zeus_bench.sim.crossfit import split_job
+from zeus_bench.sim.metrics import (
+    bootstrap_ci,
+    bootstrap_indices,
+    charged,
+    cost_ratio,
+    percentile_ci,
+    ratio_ci,
+    regret_pct,
+)
+from zeus_bench.sim.policies import POLICIES, get_policy
+from zeus_bench.sim.policies.base import Policy
+from zeus_bench.sim.policies.builtin import Zeus
+from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay
+from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
+from zeus_bench.sim.study import references as job_refs
+
+log = logging.getLogger(__name__)
+
+REFERENCES = ("baseline", "max-batch", "oracle")
+"""Reference policies: not in the default arena (their expected costs are the references)."""
+COMPARATOR = "zeus"
+"""The policy every other is paired with (always replayed)."""
+SAFE = 1.02
+"""A seed is unsafe when its cumulative cost exceeds this multiple of the baseline's."""
+P_SAFE = 95.0
+"""Percentile over seeds of the cost ratio the safety goal bounds."""
+
+
+def default_policies() -> list[str]:
+    """Every registered policy but the references (so newly registered ones join the arena)."""
+    return [p for p in POLICIES if p not in REFERENCES]
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How every policy of an arena is replayed and judged."""
+
+    seeds: tuple[int, ...]
+    eta: float = DEFAULT_ETA
+    beta: float = DEFAULT_BETA
+    horizon: Horizon = KNOWN
+    noise: float = 0.0
+    half: str = "judge"
+
+
+def seed_costs(
+    model: JobModel, policy_cls: type[Policy], protocol: Protocol, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Charged cost of every recurrence (rows: seeds, columns: recurrences) and failed flags.
+
+    A failed recurrence (no try reached the target) is charged its tries plus the baseline's
+    expected recurrence cost (:func:`~zeus_bench.sim.metrics.charged`).
+    """
+    seeds = list(protocol.seeds)
+    spent = np.zeros((len(seeds), n))
+    reached = np.zeros((len(seeds), n), dtype=bool)
+    done = None
+    if policy_cls is Zeus and protocol.noise == 0.0:
+        from zeus_bench.sim.lockstep import replay_zeus_seeds
+
+        done = replay_zeus_seeds(model, seeds, protocol.beta, n)
+    if done is not None:
+        seed_col, cols = done
+        pos = np.searchsorted(np.asarray(seeds), seed_col) if seeds == sorted(seeds) else None
+        if pos is None:
+            index = {s: i for i, s in enumerate(seeds)}
+            pos = np.array([index[int(s)] for s in seed_col])
+        rec = np.asarray(cols["recurrence"], dtype=np.int64) - 1
+        np.add.at(spent, (pos, rec), np.asarray(cols["cost"], dtype=float))
+        np.logical_or.at(reached, (pos, rec), np.asarray(cols["reached"], dtype=bool))
+    else:
+        for i, s in enumerate(seeds):
+            rows = replay(model, policy_cls, s, protocol.beta, n, 0, None, protocol.horizon, protocol.noise)
+            for r in rows:
+                spent[i, r[0] - 1] += r[7]
+                reached[i, r[0] - 1] |= r[8]
+    failed = ~reached
+    return charged(spent, failed.astype(float), job_refs(model).baseline), failed
+
+
+@dataclass(frozen=True)
+class _Task:
+    job: JobTrace
+    policy: str
+    protocol: Protocol
+    policy_modules: tuple[str, ...] = ()
+
+
+def _run(task: _Task) -> tuple[str, str, str, np.ndarray, np.ndarray]:
+    """(gpu, workload, policy, per-seed cumulative cost, per-seed failed recurrences) of a task."""
+    from zeus_bench.sim.policies.base import load_policy_module
+
+    for module in task.policy_modules:
+        load_policy_module(module)
+    model = JobModel(task.job, task.protocol.eta)
+    n = default_recurrences(task.job)
+    costs, failed = seed_costs(model, get_policy(task.policy), task.protocol, n)
+    return task.job.gpu, task.job.workload.id, task.policy, costs.sum(axis=1), failed.sum(axis=1)
+
+
+def judged_jobs(
+    traces: dict[str, TraceSet], gpus: Sequence[str], workloads: Sequence[str] | None, half: str
+) -> list[JobTrace]:
+    """Every (GPU, workload) job restricted to ``half`` of its training paths.
+
+    Raises:
+        ConfigError: an unknown GPU or workload, or a job whose split is empty.
+    """
+    jobs = []
+    for gpu in gpus:
+        ts = traces[gpu]
+        if gpu not in ts.gpus:
+            raise ts.unknown_gpu(gpu)
+        ids = ts.workload_ids(gpu) if workloads is None else list(workloads)
+        if not ids:
+            raise ConfigError(f"no workloads on GPU {gpu!r}")
+        for w in ids:
+            job = split_job(ts.job(gpu, w), half)
+            check_job(job)
+            jobs.append(job)
+    return jobs
+
+
+def run_arena(
+    jobs: Sequence[JobTrace],
+    policies: Sequence[str],
+    protocol: Protocol,
+    jobs_n: int = 1,
+    policy_modules: Sequence[str] = (),
+    progress: Callable[[int], None] | None = None,
+) -> dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]:
+    """Replay every (job, policy) on the protocol's seeds: ``{(gpu, workload, policy): (cost, failed)}``.
+
+    Zeus is added when missing (every policy is paired with it).
+    """
+    names = list(dict.fromkeys([COMPARATOR, *policies]))
+    for p in names:
+        get_policy(p)
+    if not protocol.seeds:
+        raise ConfigError("no seeds given")
+    check_horizon(protocol.horizon)
+    check_noise(protocol.noise)
+    tasks = [_Task(j, p, protocol, tuple(policy_modules)) for j in jobs for p in names]
+    out: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}
+    if jobs_n > 1 and len(tasks) > 1:
+        with ProcessPoolExecutor(max_workers=jobs_n) as pool:
+            results = pool.map(_run, tasks)
+            for gpu, w, p, cost, failed in results:
+                out[(gpu, w, p)] = (cost, failed)
+                if progress is not None:
+                    progress(1)
+    else:
+        for t in tasks:
+            gpu, w, p, cost, failed = _run(t)
+            out[(gpu, w, p)] = (cost, failed)
+            if progress is not None:
+                progress(1)
+    return out
+
+
+def _ci(values: np.ndarray, idx: np.ndarray) -> tuple[float, float, float]:
+    """Mean and percentile interval of ``values`` over the resampled seed indices ``idx``."""
+    lo, hi = percentile_ci(values[idx].mean(axis=1))
+    return float(values.mean()), lo, hi
+
+
+def _verdict(lo: float, hi: float) -> str:
+    """``better`` (interval below 0), ``worse`` (above 0) or ``tie``, for a difference policy - Zeus."""
+    if hi < 0.0:
+        return "better"
+    if lo > 0.0:
+        return "worse"
+    return "tie"
+
+
+def job_table(
+    jobs: Sequence[JobTrace],
+    totals: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]],
+    protocol: Protocol,
+) -> tuple[pd.DataFrame, dict[tuple[str, str, str], np.ndarray]]:
+    """The ``arena_jobs`` rows, and every (gpu, workload, policy)'s per-seed regret (%)."""
+    rows = []
+    regrets: dict[tuple[str, str, str], np.ndarray] = {}
+    idx = bootstrap_indices(len(protocol.seeds))
+    policies = list(dict.fromkeys(k[2] for k in totals))
+    for job in jobs:
+        gpu, w = job.gpu, job.workload.id
+        model = JobModel(job, protocol.eta)
+        refs = job_refs(model)
+        n = default_recurrences(job)
+        zeus_total = totals[(gpu, w, COMPARATOR)][0]
+        for p in policies:
+            total, failed = totals[(gpu, w, p)]
+            ratio_b = cost_ratio(total, n * refs.baseline)
+            ratio_mb = cost_ratio(total, n * refs.max_batch)
+            regret = regret_pct(total, n * refs.oracle)
+            regrets[(gpu, w, p)] = regret
+            diff = regret - regret_pct(zeus_total, n * refs.oracle)
+            row: dict[str, object] = {
+                "gpu": gpu, "workload": w, "policy": p, "half": protocol.half, "seeds": len(total),
+                "recurrences": n, "horizon": str(protocol.horizon), "noise": float(protocol.noise),
+            }  # fmt: skip
+            for name, values in (
+                ("cost_ratio_vs_baseline", ratio_b),
+                ("cost_ratio_vs_max_batch", ratio_mb),
+                ("regret_pct", regret),
+                ("regret_diff_vs_zeus_pct", diff),
+            ):
+                m, lo, hi = _ci(values, idx)
+                row[f"{name}_mean"], row[f"{name}_ci_lo"], row[f"{name}_ci_hi"] = m, lo, hi
+                if name == "regret_diff_vs_zeus_pct":
+                    verdict = "same" if p == COMPARATOR else _verdict(lo, hi)
+            row["cost_ratio_vs_baseline_p95"] = float(np.percentile(ratio_b, P_SAFE))
+            row["unsafe_seed_share"] = float(np.mean(ratio_b > SAFE))
+            row["vs_zeus"] = verdict
+            row["failed_recurrences_mean"] = float(failed.mean())
+            rows.append(row)
+    return pd.DataFrame(rows), regrets
+
+
+def summary_table(jobs_df: pd.DataFrame, regrets: dict[tuple[str, str, str], np.ndarray]) -> pd.DataFrame:
+    """The ``arena_summary`` rows: per (gpu, policy) mean regret over jobs with its interval, etc.
+
+    The per-seed mean over a GPU's jobs is resampled over seeds (the seeds are shared by the
+    jobs); the ratio to Zeus's mean regret resamples the same seeds for both.
+    """
+    rows = []
+    for gpu, g in jobs_df.groupby("gpu", sort=False):
+        workloads = list(dict.fromkeys(g["workload"]))
+        zeus = np.mean([regrets[(gpu, w, COMPARATOR)] for w in workloads], axis=0)
+        for p, gp in g.groupby("policy", sort=False):
+            per_seed = np.mean([regrets[(gpu, w, p)] for w in workloads], axis=0)
+            m, lo, hi = bootstrap_ci(per_seed)
+            r, rlo, rhi = ratio_ci(per_seed, zeus)
+            worst = gp.loc[gp["regret_pct_mean"].idxmax()]
+            rows.append(
+                {
+                    "gpu": gpu, "policy": p, "jobs": len(gp), "seeds": int(gp["seeds"].iloc[0]),
+                    "half": str(gp["half"].iloc[0]), "horizon": str(gp["horizon"].iloc[0]),
+                    "noise": float(gp["noise"].iloc[0]),
+                    "regret_pct_mean": m, "regret_pct_ci_lo": lo, "regret_pct_ci_hi": hi,
+                    "regret_ratio_vs_zeus": r, "regret_ratio_vs_zeus_ci_lo": rlo, "regret_ratio_vs_zeus_ci_hi": rhi,
+                    "worst_workload": str(worst["workload"]), "worst_regret_pct_mean": float(worst["regret_pct_mean"]),
+                    "jobs_better_than_zeus": int((gp["vs_zeus"] == "better").sum()),
+                    "jobs_worse_than_zeus": int((gp["vs_zeus"] == "worse").sum()),
+                    "cost_ratio_vs_baseline_p95_max": float(gp["cost_ratio_vs_baseline_p95"].max()),
+                    "jobs_p95_over_safe": int((gp["cost_ratio_vs_baseline_p95"] > SAFE).sum()),
+                }
+            )  # fmt: skip
+    out = pd.DataFrame(rows)
+    out["rank"] = out.groupby("gpu")["regret_pct_mean"].rank(method="min").astype(int)
+    return out
+
+
+def arena(
+    traces: dict[str, TraceSet],
+    gpus: Sequence[str],
+    policies: Sequence[str],
+    protocol: Protocol,
+    workloads: Sequence[str] | None = None,
+    jobs_n: int = 1,
+    policy_modules: Sequence[str] = (),
+    progress: Callable[[int], None] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run the arena and build its two tables (``arena_jobs``, ``arena_summary``)."""
+    jobs = judged_jobs(traces, gpus, workloads, protocol.half)
+    totals = run_arena(jobs, policies, protocol, jobs_n, policy_modules, progress)
+    jobs_df, regrets = job_table(jobs, totals, protocol)
+    return jobs_df, summary_table(jobs_df, regrets)

@@ -1,0 +1,76 @@
+"""Cross-fitting over training paths: tune constants on one half of the paths, judge on the other.
+
+The train trace holds, per (workload, batch size), a few training paths (runs and learning rates:
+2-10 in the Zeus trace). Replaying a job samples one of them per try. A constant chosen on a
+replay and then reported on the same replay flatters: the choice saw the very paths it is judged
+on. :func:`split_job` splits each batch size's paths, in trace order, into two disjoint halves:
+the paths of even index form the ``tune`` half, those of odd index the ``judge`` half. Every
+tunable constant is chosen on ``tune`` (:mod:`zeus_bench.sim.tuning`); the arena
+(:mod:`zeus_bench.sim.arena`) reports ``judge``. A batch size with a single path cannot be split:
+it is left out of *both* halves (its path would otherwise be tuned and judged on); a job whose
+default batch size has a single path, or that keeps no batch size, is refused (an empty split).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+
+from zeus_bench.errors import ConfigError
+from zeus_bench.jobs import JobTrace
+
+log = logging.getLogger(__name__)
+
+HALVES = ("tune", "judge")
+"""The two halves: constants are chosen on ``tune`` and reported on ``judge``."""
+
+
+def path_halves(n_paths: int) -> dict[str, np.ndarray]:
+    """Indices (trace order) of the paths of each half among ``n_paths``: even -> tune, odd -> judge."""
+    idx = np.arange(n_paths)
+    return {"tune": idx[0::2], "judge": idx[1::2]}
+
+
+def splittable(job: JobTrace) -> np.ndarray:
+    """Mask of the job's batch sizes with at least two training paths (both halves non-empty)."""
+    return np.array([len(t) >= 2 for t in job.target_epochs], dtype=bool)
+
+
+def split_job(job: JobTrace, half: str) -> JobTrace:
+    """The job with only ``half``'s training paths of each batch size (single-path ones dropped).
+
+    Raises:
+        ConfigError: ``half`` is not ``tune`` or ``judge``; the default batch size has fewer than
+            two paths, or no batch size does (an empty split).
+    """
+    if half not in HALVES:
+        raise ConfigError(f"unknown half {half!r}; known: {', '.join(HALVES)}")
+    keep = splittable(job)
+    where = f"workload {job.workload.id!r} on {job.gpu!r}"
+    if not keep[job.bs_index(job.b0)]:
+        raise ConfigError(
+            f"{where}: default batch size {job.b0} has {len(job.target_epochs[job.bs_index(job.b0)])} "
+            "training path(s): cross-fitting needs at least 2 (an empty split)"
+        )
+    dropped = job.batch_sizes[~keep].tolist()
+    if dropped:
+        log.info("%s: batch size(s) %s have a single training path: left out of both halves", where, dropped)
+    paths = tuple(t[path_halves(len(t))[half]] for t, k in zip(job.target_epochs, keep, strict=True) if k)
+
+    def rows(a: np.ndarray | None) -> np.ndarray | None:
+        return None if a is None else a[keep]
+
+    return dataclasses.replace(
+        job,
+        batch_sizes=job.batch_sizes[keep],
+        time_per_epoch_s=job.time_per_epoch_s[keep],
+        avg_power_w=job.avg_power_w[keep],
+        target_epochs=paths,
+        max_power_by_bs_w=job.max_power_by_bs_w[keep],
+        jit_time_per_epoch_s=rows(job.jit_time_per_epoch_s),
+        jit_avg_power_w=rows(job.jit_avg_power_w),
+        profile_energy_j=rows(job.profile_energy_j),
+        profile_time_s=rows(job.profile_time_s),
+    )
