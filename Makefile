@@ -6,7 +6,7 @@ CORES  ?= $(shell nproc 2>/dev/null || echo 2)
 # Not -q: pip shows what it collects and a progress bar while it downloads (installs take minutes).
 PIP_FLAGS ?= --disable-pip-version-check --progress-bar on
 
-.PHONY: help reproduce test test-slurm lint bench bench-peer golden clean venv
+.PHONY: help reproduce test test-slurm lint bench bench-peer golden clean venv lock
 
 help:
 	@echo "make reproduce  - create .venv if missing, install, run the main Snakemake workflow"
@@ -16,18 +16,25 @@ help:
 	@echo "make bench      - simulator benchmark (tries/s and jobs/s per policy, whole-process time and peak memory)"
 	@echo "make bench-peer - the same, plus the original Zeus simulator timed side by side (builds .venv-peer)"
 	@echo "make golden     - rerun the original Zeus simulator: benchmarks/golden/ and results/reference/"
+	@echo "make lock       - rewrite requirements.lock (exact versions of the core install) in a fresh venv"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade pip
 
-# Stamps record what was installed; they are redone when pyproject.toml changes.
-$(VENV)/.core: $(BIN)/python pyproject.toml
-	$(BIN)/pip install $(PIP_FLAGS) -e .
+# Exact versions of every package of the core install, with which the committed results/ were
+# made: `make reproduce` (and `make test`, for the packages it shares) installs them (constraints).
+LOCK ?= requirements.lock
+
+# Stamps record what was installed; they are redone when pyproject.toml or the lock changes.
+$(VENV)/.core: $(BIN)/python pyproject.toml $(LOCK)
+	$(BIN)/pip install $(PIP_FLAGS) -c $(LOCK) -e .
 	touch $@
 
-$(VENV)/.test: $(BIN)/python pyproject.toml
-	$(BIN)/pip install $(PIP_FLAGS) -e '.[test,workloads]'
+# Every extra the tests exercise (the notebooks' widgets, the Lightning callback), so that CI
+# skips nothing a user runs.
+$(VENV)/.test: $(BIN)/python pyproject.toml $(LOCK)
+	$(BIN)/pip install $(PIP_FLAGS) -c $(LOCK) -e '.[test,workloads,lightning,notebooks]'
 	touch $@ $(VENV)/.core
 
 venv: $(VENV)/.core
@@ -67,6 +74,16 @@ ZEUS_TRACE_DIR ?= ../shared/traces/zeus-nsdi23
 golden: $(PEER)/bin/python
 	PYTHONPATH=$(CURDIR) $(PEER)/bin/python benchmarks/golden/run_original.py \
 		--traces $(ZEUS_TRACE_DIR) --reference results/reference/original_simulator.csv
+
+# The lock is resolved in a throwaway venv holding the core install only (pip's resolver).
+lock:
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install $(PIP_FLAGS) --upgrade pip
+	.venv-lock/bin/pip install $(PIP_FLAGS) -e .
+	( echo "# Exact versions of the core install (make lock; pip freeze). make reproduce installs with it."; \
+	  .venv-lock/bin/pip freeze --exclude-editable --all | grep -Ev '^(pip|setuptools|wheel)==' ) > $(LOCK)
+	rm -rf .venv-lock
 
 clean:
 	rm -rf .snakemake logs results/sim

@@ -595,6 +595,7 @@ def save(fig: Figure, stem: str, formats: Sequence[str], dpi: int) -> list[str]:
 
     import matplotlib as mpl
 
+    from analysis.stable_output import stable_pdf_numbers
     from zeus_bench.fsutil import atomic_path
 
     with paper_style():
@@ -618,7 +619,7 @@ def save(fig: Figure, stem: str, formats: Sequence[str], dpi: int) -> list[str]:
     for fmt in formats:
         path = f"{stem}.{fmt}"
         meta = _METADATA.get(fmt, {})
-        with paper_style(), no_layout(), lean_pdf_fonts(), atomic_path(path) as tmp:
+        with paper_style(), no_layout(), lean_pdf_fonts(), stable_pdf_numbers(), atomic_path(path) as tmp:
             fig.savefig(tmp, format=fmt, dpi=dpi, metadata=meta, bbox_inches=bbox)
         paths.append(path)
     return paths

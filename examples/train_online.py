@@ -5,7 +5,8 @@ batch size, trains until the validation accuracy reaches the target (or the epoc
 early stop), and reports the run's energy-time cost back. Run it several times (or pass
 ``--recurrences``) and watch the batch size settle.
 
-On a CPU with the fake GPU (no NVIDIA hardware needed)::
+On a CPU with the fake GPU (no NVIDIA hardware needed; needs PyTorch, the extra ``workloads``:
+``pip install -e '.[workloads]'``)::
 
     ZEUS_BENCH_FAKE_STATE=/tmp/fake-gpu.json python examples/train_online.py \
         --backend fake --device cpu --state-dir /tmp/zeus-job --recurrences 6
@@ -24,7 +25,6 @@ import argparse
 import json
 import logging
 import sys
-import time
 from pathlib import Path
 
 try:
@@ -38,6 +38,7 @@ except ImportError:  # the core install has no torch: one line saying which extr
     sys.exit(2)
 
 from zeus_bench.device import BACKENDS, get_backend
+from zeus_bench.device.fake_load import FakeLoad
 from zeus_bench.online.callback import ZeusCallback
 from zeus_bench.online.profiler import ProfilerConfig
 
@@ -84,6 +85,7 @@ def one_recurrence(args: argparse.Namespace, backend: object) -> dict:
     opt = torch.optim.SGD(model.parameters(), lr=0.05 * bs / 64, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     fake_gpu = zeus.gpus[0] if backend.name == "fake" else None  # type: ignore[attr-defined]
+    fake = FakeLoad([fake_gpu]) if fake_gpu is not None else None
     if fake_gpu is not None:
         fake_gpu.set_load(min(1.0, 0.4 + bs / 512))  # larger batches keep the (fake) GPU busier
     with zeus:
@@ -92,14 +94,17 @@ def one_recurrence(args: argparse.Namespace, backend: object) -> dict:
             for i in range(0, len(perm) - bs + 1, bs):
                 idx = perm[i : i + bs]
                 zeus.on_step_begin()
-                step_s = time.perf_counter()
-                loss = loss_fn(model(x_train[idx]), y_train[idx])
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                step_s = time.perf_counter() - step_s
-                if fake_gpu is not None:  # the fake GPU's throughput model: capped steps run longer
-                    time.sleep(step_s * (1.0 / fake_gpu.relative_throughput() - 1.0))
+
+                def train_step(idx: torch.Tensor = idx) -> None:
+                    loss = loss_fn(model(x_train[idx]), y_train[idx])
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+
+                if fake is not None:  # the fake GPU's speed model at the limit in force, not the host's
+                    fake.paced(train_step, bs)()
+                else:
+                    train_step()
                 zeus.on_step_end(samples=bs)
             with torch.no_grad():
                 acc = (model(x_val).argmax(1) == y_val).float().mean().item()

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from optional import in_ci
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE_DIR = REPO.parent / "shared" / "traces" / "zeus-nsdi23"
@@ -15,11 +16,6 @@ def zeus_trace_dir() -> Path | None:
     """The folder of the published Zeus CSV traces, or None when absent."""
     path = Path(os.environ.get("ZEUS_TRACE_DIR", DEFAULT_TRACE_DIR))
     return path if (path / "summary_train.csv").is_file() else None
-
-
-def in_ci() -> bool:
-    """Whether the tests run in continuous integration (``CI=true``), where nothing may be skipped for lack of data."""
-    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,10 @@ min_version("9.0")
 include: "rules/sweep.smk"
 
 
+onstart:
+    sweep_preflight()
+
+
 rule all:
     default_target: True
     input:

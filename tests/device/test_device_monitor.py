@@ -4,6 +4,7 @@ import time
 
 import numpy as np
 import pytest
+from optional import require
 
 from zeus_bench.device.errors import MeasurementWindowError, NoSuchGPUError
 from zeus_bench.device.fake import FakeBackend
@@ -170,7 +171,7 @@ def test_local_gpu_index(monkeypatch):
 
 
 def test_gather_measurement_single_process_group():
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     import torch.distributed as dist
 
     from zeus_bench.device.monitor import gather_measurement
@@ -212,7 +213,7 @@ def _ddp_worker(rank, world, init_file, state_file, out_dir):
 
 
 def test_gather_over_two_ranks_counts_each_gpu_once(tmp_path):
-    pytest.importorskip("torch")
+    require("torch")
     import json
 
     import torch.multiprocessing as mp

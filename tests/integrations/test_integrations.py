@@ -7,8 +7,9 @@ import os
 import types
 
 import pytest
+from optional import require
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 from zeus_bench.device.fake import FakeBackend  # noqa: E402
 from zeus_bench.errors import ConfigError  # noqa: E402
@@ -101,7 +102,7 @@ def _hf_recurrence(tmp_path, backend, accuracy, observe, beta=2.0):
 
 
 def test_transformers_trainer_callback_end_to_end(tmp_path):
-    pytest.importorskip("transformers")
+    require("transformers")
     backend, observe = _backend(tmp_path)
     first, trainer = _hf_recurrence(tmp_path, backend, accuracy=1.0, observe=observe)
     # target reached at the first evaluation: training stopped after epoch 1 of 5
@@ -124,7 +125,7 @@ def test_transformers_trainer_callback_end_to_end(tmp_path):
 
 
 def test_transformers_callback_refuses_bad_arguments(tmp_path):
-    pytest.importorskip("transformers")
+    require("transformers")
     from transformers import TrainerControl, TrainerState, TrainingArguments
 
     from zeus_bench.integrations.transformers_callback import ZeusTrainerCallback
@@ -201,7 +202,7 @@ def _pl_recurrence(tmp_path, backend, accuracy, observe, beta=2.0):
 
 
 def test_lightning_callback_end_to_end(tmp_path):
-    pytest.importorskip("lightning")
+    require("lightning")
     backend, observe = _backend(tmp_path)
     first, trainer = _pl_recurrence(tmp_path, backend, accuracy=1.0, observe=observe)
     assert first.reached and first.epoch == 1 and trainer.current_epoch == 1
@@ -215,7 +216,7 @@ def test_lightning_callback_end_to_end(tmp_path):
 
 
 def test_lightning_missing_metric_is_one_line(tmp_path):
-    pytest.importorskip("lightning")
+    require("lightning")
     from zeus_bench.integrations.lightning_callback import ZeusLightningCallback, batch_samples
 
     assert batch_samples((torch.zeros(5, 2), torch.zeros(5))) == 5

@@ -5,13 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from optional import require
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train_online.py"
 
 
 def test_example_runs_two_recurrences_on_fake_gpu(tmp_path):
-    pytest.importorskip("torch")
+    require("torch")
     env = {
         "ZEUS_BENCH_FAKE_STATE": str(tmp_path / "fake.json"),
         "ZEUS_BENCH_STATE_DIR": str(tmp_path / "state"),

@@ -6,8 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from optional import require
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 from zeus_bench.workload_api import TrainingWorkload  # noqa: E402
 

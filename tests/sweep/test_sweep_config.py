@@ -57,9 +57,9 @@ def test_workflow_refuses_schema_violations_and_unknown_backends(tmp_path):
     sweep = copy.deepcopy(CONFIG["sweep"])
     sweep["measure"]["warmup_seconds"] = 2
     run = _dry_run(tmp_path, sweep)
-    assert run.returncode != 0 and "'warmup_seconds' was unexpected" in run.stdout + run.stderr
+    assert run.returncode == 2 and "unknown key sweep.measure.warmup_seconds" in run.stdout + run.stderr
     sweep = copy.deepcopy(CONFIG["sweep"])
     sweep["gpus"]["h200"]["backend"] = "rocm"
     run = _dry_run(tmp_path, sweep)
-    assert run.returncode != 0
-    assert "GPU kind 'h200' has unknown backend 'rocm'; known: nvml, fake" in run.stdout + run.stderr
+    assert run.returncode == 2
+    assert "sweep.gpus.h200.backend: unknown backend 'rocm' (known: nvml, fake)" in run.stdout + run.stderr

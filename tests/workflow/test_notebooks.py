@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from optional import require
 from workflow_helpers import REPO
 
 NOTEBOOKS = sorted((REPO / "analysis" / "notebooks").glob("*.ipynb"))
@@ -69,7 +70,7 @@ def test_notebook_runs_and_draws_inline(path, where, reduced_run, monkeypatch):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_with_pickers(path, reduced_run, monkeypatch):
-    pytest.importorskip("ipywidgets")
+    require("ipywidgets")
     text, _ = _run(path, path.parent, reduced_run.path / "results", monkeypatch, widgets=True)
     assert "pickers off" not in text and "Error" not in text
 

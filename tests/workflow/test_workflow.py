@@ -95,13 +95,10 @@ def test_schema_refuses_bad_config(bad, match):
 def test_workflow_refuses_unknown_keys_and_workloads(tmp_path):
     wd = make_workdir(tmp_path, {"bogus": 1})
     out = wd.snakemake("-n", check=False)
-    assert (
-        out.returncode != 0
-        and "Additional properties are not allowed ('bogus' was unexpected)" in out.stdout + out.stderr
-    )
+    assert out.returncode == 2 and "unknown key bogus" in out.stdout + out.stderr
     wd = make_workdir(tmp_path / "w", {"workloads": ["cifar101"]})
     out = wd.snakemake("-n", check=False)
-    assert out.returncode != 0 and "config workloads: unknown id(s) cifar101" in out.stdout + out.stderr
+    assert out.returncode == 2 and "workloads: unknown workload 'cifar101'" in out.stdout + out.stderr
 
 
 def test_lint_is_clean():

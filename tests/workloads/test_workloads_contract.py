@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from optional import require
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 from workloads._common import sqrt_scaled_lr  # noqa: E402
 from zeus_bench.errors import ConfigError, UnknownWorkloadError  # noqa: E402

@@ -6,14 +6,15 @@ import json
 import os
 
 import pytest
+from optional import require
 
-pytest.importorskip("torch")
+require("torch")
 
-from tiny_datasets import write_sentiment_csv, write_vocab
+from tiny_datasets import write_sentiment_csv, write_vocab  # noqa: E402
 
-from workloads._common import DatasetError
-from zeus_bench.errors import ConfigError
-from zeus_bench.workload_api import load_workload
+from workloads._common import DatasetError  # noqa: E402
+from zeus_bench.errors import ConfigError  # noqa: E402
+from zeus_bench.workload_api import load_workload  # noqa: E402
 
 IDS = ["cifar100", "imagenet", "squad", "sentiment140", "librispeech", "movielens-1m"]
 

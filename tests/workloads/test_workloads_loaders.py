@@ -7,8 +7,9 @@ import pickle
 
 import numpy as np
 import pytest
+from optional import require
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 from tiny_datasets import (  # noqa: E402
     LIBRI_TRANSCRIPTS,

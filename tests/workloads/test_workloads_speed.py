@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from optional import require
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 from workloads._common import optimizer_kernels  # noqa: E402
 from zeus_bench.workload_api import load_workload  # noqa: E402

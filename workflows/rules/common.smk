@@ -11,7 +11,19 @@ from snakemake.exceptions import IncompleteCheckpointException, WorkflowError
 from snakemake.utils import validate
 
 
-validate(config, schema="../../config/config.schema.json")
+# Config mistakes end the run here, in one line naming the key (and the nearest valid names):
+# the schema first (as jsonschema would, without its dump of the schema), then the values it
+# cannot judge (GPU kinds, seed ranges, duplicates: zeus_bench.configcheck).
+from zeus_bench.configcheck import check_main_config, check_schema, config_source, exit_on_error
+
+CONFIG_SOURCE = config_source(workflow, "config/config.yaml")
+with exit_on_error():
+    try:
+        validate(config, schema="../../config/config.schema.json")
+    except WorkflowError:
+        check_schema(config, Path(workflow.basedir, "config", "config.schema.json"), CONFIG_SOURCE)
+        raise
+    check_main_config(config, CONFIG_SOURCE)
 
 # Rules call the `zeus-bench` command and the Python of the environment that runs Snakemake,
 # whether or not that environment is activated, and find the `analysis` package of this checkout
@@ -66,22 +78,6 @@ def chain_priority(step):
         return 10 + 2 * (len(gpus) - rank) + step
 
     return priority
-
-
-def _check_workloads():
-    """Refuse workload ids that are not in the registry (a typo would silently drop a job)."""
-    if config["workloads"] == "all":
-        return
-    from zeus_bench.registry import load_workloads
-
-    unknown = sorted(set(config["workloads"]) - set(load_workloads()))
-    if unknown:
-        raise WorkflowError(
-            f"config workloads: unknown id(s) {', '.join(unknown)}; known: {', '.join(load_workloads())}"
-        )
-
-
-_check_workloads()
 
 
 def num(value):

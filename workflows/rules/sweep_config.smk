@@ -3,23 +3,49 @@
 
 import shutil
 import sys
+from pathlib import Path
 
 import yaml
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
+
+from zeus_bench.configcheck import (
+    check_backends_start,
+    check_schema,
+    check_sweep_config,
+    config_source,
+    exit_on_error,
+)
+
+
+def _repo_root():
+    """The checkout's root (the folder holding config/), wherever the including Snakefile lives."""
+    base = Path(workflow.basedir).resolve()
+    return next((p for p in (base, *base.parents) if (p / "config" / "sweep.schema.json").is_file()), base)
 
 
 def _sweep_config():
-    """The `sweep` section (workflow config, else config/sweep.yaml), validated by its schema."""
+    """The `sweep` section (workflow config, else config/sweep.yaml), validated by its schema and
+    checked for what the schema cannot know (zeus_bench.configcheck): a mistake ends the run here,
+    in one line naming the file and key, before anything is scheduled."""
     if "sweep" in config:
         data = {"sweep": config["sweep"]}
+        source = config_source(workflow, "config")
     else:
-        with open("config/sweep.yaml") as fh:
+        source = "config/sweep.yaml"
+        with open(source) as fh:
             data = yaml.safe_load(fh)
-    validate(data, schema="../../config/sweep.schema.json")
-    return data["sweep"]
+    with exit_on_error():
+        try:
+            validate(data, schema="../../config/sweep.schema.json")
+        except WorkflowError:
+            check_schema(data, _repo_root() / "config" / "sweep.schema.json", source)
+            raise
+        check_sweep_config(data["sweep"], source)
+    return data["sweep"], source
 
 
-SWEEP = _sweep_config()
+SWEEP, SWEEP_SOURCE = _sweep_config()
 SWEEP_DIR = SWEEP.get("out_dir", "results/sweep")
 # The package's entry point, from the environment that runs Snakemake when it is not on PATH.
 ZEUS_BENCH_CMD = SWEEP.get("command") or shutil.which("zeus-bench") or f"'{sys.executable}' -m zeus_bench.cli.main"
@@ -28,25 +54,15 @@ ZEUS_BENCH_CMD = SWEEP.get("command") or shutil.which("zeus-bench") or f"'{sys.e
 CONFIDENCE_KEYS = ("window_s", "min_windows", "rel_ci", "max_measure_s", "warmup_max_s", "steady_s")
 
 
-def _check_sweep_config():
-    """What the schema cannot know: registered workload ids and backend names, limits vs observe."""
-    from zeus_bench.device import BACKENDS
-    from zeus_bench.registry import load_workloads
-
-    known = load_workloads()
-    unknown = sorted(set(SWEEP["workloads"]) - set(known))
-    if unknown:
-        raise ValueError(f"sweep config: unknown workload(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    for kind, gpu in SWEEP["gpus"].items():
-        if gpu.get("backend", "nvml") not in BACKENDS:
-            raise ValueError(
-                f"sweep config: GPU kind {kind!r} has unknown backend {gpu['backend']!r}; known: {', '.join(BACKENDS)}"
-            )
-        if gpu.get("observe", True) and gpu.get("power_limits", "current") != "current":
-            raise ValueError(f"sweep config: GPU kind {kind!r} is in observe mode and cannot set power_limits")
-
-
-_check_sweep_config()
+def sweep_preflight():
+    """`onstart` of the sweep workflow: start each GPU kind's backend once before any cell runs, so
+    that a machine without the GPU fails once, in one line that says how to rehearse on the fake
+    backend (instead of every cell failing with NVML's error in its log). Cluster executors are
+    left alone: their GPUs are on the compute nodes, not here."""
+    if workflow.non_local_exec:
+        return
+    with exit_on_error():
+        check_backends_start(SWEEP, SWEEP_SOURCE)
 
 
 def sweep_cells(gpu):

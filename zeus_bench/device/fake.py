@@ -11,6 +11,12 @@ The model (all parameters in the state, defaults those of an H200 running a busy
 * Throughput relative to the uncapped GPU is
   ``((draw_w - idle_w) / (demand_w - idle_w)) ** throughput_exponent`` (1 when not capped), so
   capping saves power faster than it costs speed, as on real GPUs.
+* Its speed is a model too, not the host's: uncapped it trains ``samples_per_s`` samples per
+  second, so a step of B samples lasts ``B / samples_per_s`` divided by the relative throughput
+  (:meth:`zeus_bench.device.fake_load.FakeLoad.paced` waits out the rest of the step after the
+  host's computation), whatever else the host is doing. 0 paces by the host's time instead.
+* SM clock and temperature follow the limit and draw at once: the fake GPU is steady from its
+  first step (:attr:`FakeGPU.steady_at_once`), so a sweep needs no warm-up to a steady state.
 
 State (limits, energy, load, the number of setter calls) lives in a JSON file named by
 ``ZEUS_BENCH_FAKE_STATE`` (or ``state_path``), guarded by an ``flock``, so separate processes share
@@ -59,6 +65,7 @@ DEFAULT_GPU: dict[str, Any] = {
     "energy_counter": True,
     "counter_latency_s": 0.0,
     "counter_update_period_s": 0.0,
+    "samples_per_s": 20000.0,
     "set_calls": 0,
 }
 
@@ -72,6 +79,8 @@ class FakeGPU(GPU):
     """One GPU of a :class:`FakeBackend`; every read goes through the shared state."""
 
     backend_name = "fake"
+    #: SM clock and temperature hold steady from the first step (the model has no thermal lag).
+    steady_at_once = True
 
     def __init__(self, backend: FakeBackend, index: int) -> None:
         self._backend = backend
@@ -178,6 +187,10 @@ class FakeGPU(GPU):
     def temperature_c(self) -> float | None:
         """A temperature that follows the draw: 30 C plus 0.05 C per W (steady at once)."""
         return round(30.0 + 0.05 * _gpu_draw_w(self._get()), 1)
+
+    def model_samples_per_s(self) -> float:
+        """Uncapped speed of the model, samples/s (0: steps take the host's time)."""
+        return float(self._get().get("samples_per_s", 0.0))
 
     def step_time_s(self, uncapped_step_time_s: float) -> float:
         """Time one step takes at the current limit, given its uncapped time."""

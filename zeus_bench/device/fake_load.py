@@ -5,10 +5,18 @@ from a load the caller sets (:meth:`zeus_bench.device.fake.FakeGPU.set_load`). A
 fake GPUs enters :class:`FakeLoad` (load 1 for its duration, 0 after) and runs each step through
 :meth:`FakeLoad.paced`, which stretches it by the fake GPUs' relative throughput at the limits in
 force, so that traces measured on fake GPUs show the real trade-off.
+
+With the fake GPUs' speed model (``samples_per_s`` > 0, the default) a step of B samples lasts
+exactly ``B / samples_per_s x`` :meth:`FakeLoad.slowdown`: the pacing keeps a deadline on the
+host's monotonic clock and sleeps until it after the step's own computation, so the measured
+throughput is the model's whatever the host's load (the deadline carries over from step to step,
+so sleep overshoot does not accumulate). A host too slow for the model (a full-size network on a
+CPU) falls back to its own time, with one warning.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -17,6 +25,7 @@ from zeus_bench.device.base import GPU
 from zeus_bench.device.fake import FakeGPU
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class FakeLoad:
@@ -39,8 +48,45 @@ class FakeLoad:
         """Factor by which steps are stretched at the current limits (>= 1)."""
         return 1.0 / min(float(g.relative_throughput()) for g in self.gpus)
 
-    def paced(self, step: Callable[[], T]) -> Callable[[], T]:
-        """``step`` stretched by :meth:`slowdown` at the limits in force now (itself if uncapped)."""
+    def step_s(self, samples: int) -> float:
+        """Seconds the model gives a step of ``samples`` at the current limits (0: no speed model)."""
+        speed = min(float(g.model_samples_per_s()) for g in self.gpus)
+        return samples / speed * self.slowdown() if speed > 0 else 0.0
+
+    def paced(self, step: Callable[[], T], samples: int | None = None) -> Callable[[], T]:
+        """``step`` run at the fake GPUs' speed at the limits in force now.
+
+        With ``samples`` (the step's batch) and a speed model, each call lasts the model's
+        :meth:`step_s` (measured from the end of the previous call when they follow each
+        other); otherwise the host's time of the step stretched by :meth:`slowdown`.
+        """
+        target = self.step_s(samples) if samples else 0.0
+        if target > 0:
+            deadline = [0.0]
+            warned = [False]
+
+            def modelled() -> T:
+                start = time.monotonic()
+                out = step()
+                now = time.monotonic()
+                # Back to back: the next step starts at the previous deadline (no drift).
+                begin = deadline[0] if 0 < start - deadline[0] < 0.05 else start
+                deadline[0] = begin + target
+                if now > deadline[0]:
+                    if not warned[0]:
+                        log.warning(
+                            "the host took %.4f s for a step the fake GPU model gives %.4f s: "
+                            "steps now take the host's time (a smaller model, e.g. --tiny, keeps the model's)",
+                            now - start,
+                            target,
+                        )
+                        warned[0] = True
+                    deadline[0] = now
+                else:
+                    time.sleep(deadline[0] - now)
+                return out
+
+            return modelled
         factor = self.slowdown()
         if factor == 1.0:
             return step

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import dataclasses
 import logging
 import math
 import re
@@ -452,6 +453,9 @@ def measure_steps(
         def probe() -> GPUState:
             return read_gpu_state(gpus)
 
+    if gpus and settings.steady_s > 0 and all(getattr(g, "steady_at_once", False) for g in gpus):
+        # A model without thermal lag (the fake GPU): steady from its first step, no wait.
+        settings = dataclasses.replace(settings, steady_s=0.0)
     counters = bool(gpus) and all(g.supports_energy_counter() for g in gpus)
     tracker = CounterTracker(gpus, clock) if counters and clock is time.monotonic else None
     with tracker if tracker is not None else contextlib.nullcontext():

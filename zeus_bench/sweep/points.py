@@ -80,7 +80,7 @@ class PointLoop:
                 if self.set_limit is not None:
                     self.set_limit(limit)
                 paced = (
-                    step if self.fake is None or self.fake.slowdown() == 1.0 else self.fake.paced(synced_step)
+                    step if self.fake is None else self.fake.paced(synced_step, batch_size // self.world_size)
                 )
                 self.barrier()
                 m = measure_steps(
