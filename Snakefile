@@ -25,6 +25,7 @@ include: "workflows/rules/traces.smk"
 include: "workflows/rules/potential.smk"
 include: "workflows/rules/simulate.smk"
 include: "workflows/rules/figures.smk"
+include: "workflows/rules/alibaba.smk"
 include: "workflows/rules/report.smk"
 include: "workflows/rules/policy.smk"
 
@@ -45,6 +46,8 @@ localrules:
     figure_arena,
     report,
     results_readme,
+    alibaba_trace,
+    figure_alibaba,
 
 
 onsuccess:

@@ -1146,8 +1146,11 @@ class Report:
 
     def render(self) -> str:
         """Build every section."""
+        from analysis import evaluation
+
         self.header()
         for section in (
+            lambda: evaluation.headline(self),
             self.potential,
             self.pareto,
             self.policies,
@@ -1159,6 +1162,8 @@ class Report:
             self.reference,
             self.policy_study,
             self.arena,
+            lambda: evaluation.cluster(self),
+            lambda: evaluation.capriccio(self),
         ):
             section()
         self.skipped_section()
@@ -1181,6 +1186,9 @@ def build_parser() -> argparse.ArgumentParser:
             default=[],
             help=f"the {name} sweep: its runs tables, or their sim_summary tables (one per GPU)",
         )
+    from analysis.evaluation import add_arguments
+
+    add_arguments(p)
     p.add_argument("--policy-study", type=Path, default=None, help="folder of the zeus-plus study's tables")
     p.add_argument("--policy-seeds", type=int_range_arg, default=list(range(1, 11)), help="its seeds")
     p.add_argument("--arena", type=Path, default=None, help="arena folder, horizon known (zeus-bench arena)")

@@ -324,6 +324,7 @@ def figure_files():
         for name in POLICY_FIGURES:
             files += fig(f"policy-{name}")
         files += fig("policy-arena")
+    files += alibaba_figures()  # workflows/rules/alibaba.smk
     return files
 
 
@@ -376,6 +377,8 @@ def report_inputs(wildcards):
         "reference": reference_files(),
         "policy": policy_study_files(),
         "arena": arena_files(),
+        "alibaba": alibaba_summaries(),  # workflows/rules/alibaba.smk
+        "alibaba_dir": alibaba_dirs(),
     }
 
 
@@ -422,7 +425,7 @@ def explain_failure():
 def early_targets():
     """Targets that need neither the Zeus traces nor anything made from them: the results README and,
     with the project's own committed power traces, their figure."""
-    return ["results/README.md", *(fig("h200") if own_power_files() else [])]
+    return ["results/README.md", *(fig("h200") if own_power_files() else []), *alibaba_dirs()]
 
 
 def all_targets(wildcards):

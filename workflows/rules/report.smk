@@ -24,6 +24,7 @@ rule report:
             f"--policy-study {POLICY_DIR} --policy-seeds {config['policy_study']['seeds']}" if input.policy else ""
         ),
         arena=lambda wc, input: f"--arena {ARENA_DIR}/known --arena-unknown {ARENA_DIR}/unknown" if input.arena else "",
+        alibaba=alibaba_report_args,
     conda:
         ENV
     log:
@@ -32,7 +33,7 @@ rule report:
         "python -m analysis.report --out {output} --manifest {input.manifest}/MANIFEST.json "
         "--configured-gpus {params.gpus} --potential {input.potential} --summary {input.summary} "
         "--configs {params.configs} --sim {input.sim} --eta-sim {input.eta} --beta-sim {input.beta} --own {input.own} "
-        "--reference {input.reference} --figures {params.figures} {params.policy} {params.arena} > {log} 2>&1"
+        "--reference {input.reference} --figures {params.figures} {params.policy} {params.arena} {params.alibaba} > {log} 2>&1"
 
 
 rule results_readme:

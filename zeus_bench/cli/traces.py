@@ -35,6 +35,9 @@ def register(sub: Any) -> None:
     )
     val.add_argument("paths", type=Path, nargs="+", metavar="PATH")
     val.set_defaults(func=_validate)
+    from zeus_bench.cli.alibaba import register as register_alibaba
+
+    register_alibaba(tsub)
 
 
 def _import_zeus(args: argparse.Namespace) -> int:

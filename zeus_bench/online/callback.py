@@ -63,6 +63,7 @@ class ZeusCallback:
         journal_dir: State directory of the power-limit journal and locks.
         sample_interval_s: Background power sampling interval (None: off).
         policy: Batch-size policy, ``zeus`` or ``zeus-plus`` (see :class:`BatchSizeOptimizer`).
+        window: Thompson-sampling window, observations per arm (0: all; the paper's Capriccio: 10).
     """
 
     def __init__(
@@ -84,6 +85,7 @@ class ZeusCallback:
         journal_dir: str | Path | None = None,
         sample_interval_s: float | None = None,
         policy: str = "zeus",
+        window: int = 0,
     ) -> None:
         if max_epochs < 1:
             raise ConfigError(f"max_epochs must be >= 1, got {max_epochs}")
@@ -97,6 +99,7 @@ class ZeusCallback:
             beta=beta,
             seed=seed,
             policy=policy,
+            window=window,
         )
         self.batch_size = self.optimizer.next_batch_size()
         self.target_metric = float(target_metric)
