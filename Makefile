@@ -16,6 +16,7 @@ help:
 	@echo "make bench      - simulator benchmark (tries/s and jobs/s per policy, whole-process time and peak memory)"
 	@echo "make bench-peer - the same, plus the original Zeus simulator timed side by side (builds .venv-peer)"
 	@echo "make golden     - rerun the original Zeus simulator: benchmarks/golden/ and results/reference/"
+	@echo "make mutate     - sampled mutation testing of the rules (cosmic-ray; not in CI): kill rate per module"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +67,17 @@ ZEUS_TRACE_DIR ?= ../shared/traces/zeus-nsdi23
 golden: $(PEER)/bin/python
 	PYTHONPATH=$(CURDIR) $(PEER)/bin/python benchmarks/golden/run_original.py \
 		--traces $(ZEUS_TRACE_DIR) --reference results/reference/original_simulator.csv
+
+# Mutation testing (benchmarks/mutate/modules.toml; docs/testing.md): not part of `make test` or CI.
+# MUTATE_ARGS, e.g. "--module store --sample 40 --jobs 2".
+MUTATE_ARGS ?=
+$(VENV)/.mutate: $(BIN)/python pyproject.toml
+	$(BIN)/pip install $(PIP_FLAGS) -e '.[test,workloads,mutate]'
+	touch $@ $(VENV)/.test $(VENV)/.core
+
+.PHONY: mutate
+mutate: $(VENV)/.mutate
+	$(BIN)/python benchmarks/mutate/run.py --jobs 2 $(MUTATE_ARGS)
 
 clean:
 	rm -rf .snakemake logs results/sim
