@@ -17,6 +17,7 @@ help:
 	@echo "make bench-peer - the same, plus the original Zeus simulator timed side by side (builds .venv-peer)"
 	@echo "make golden     - rerun the original Zeus simulator: benchmarks/golden/ and results/reference/"
 	@echo "make lock       - rewrite requirements.lock (exact versions of the core install) in a fresh venv"
+	@echo "make mutate     - sampled mutation testing of the rules (cosmic-ray; not in CI): kill rate per module"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +85,17 @@ lock:
 	( echo "# Exact versions of the core install (make lock; pip freeze). make reproduce installs with it."; \
 	  .venv-lock/bin/pip freeze --exclude-editable --all | grep -Ev '^(pip|setuptools|wheel)==' ) > $(LOCK)
 	rm -rf .venv-lock
+
+# Mutation testing (benchmarks/mutate/modules.toml; docs/testing.md): not part of `make test` or CI.
+# MUTATE_ARGS, e.g. "--module store --sample 40 --jobs 2".
+MUTATE_ARGS ?=
+$(VENV)/.mutate: $(BIN)/python pyproject.toml
+	$(BIN)/pip install $(PIP_FLAGS) -c $(LOCK) -e '.[test,workloads,lightning,notebooks,mutate]'
+	touch $@ $(VENV)/.test $(VENV)/.core
+
+.PHONY: mutate
+mutate: $(VENV)/.mutate
+	$(BIN)/python benchmarks/mutate/run.py --jobs 2 $(MUTATE_ARGS)
 
 clean:
 	rm -rf .snakemake logs results/sim

@@ -55,6 +55,8 @@ def zeus_traces(zeus_csv_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Skip tests marked ``gpu`` unless a CUDA GPU and NVML are present."""
+    if not any("gpu" in item.keywords for item in items):
+        return  # nothing to skip: do not pay torch's import (seconds) in every pytest run
     try:
         import torch
 

@@ -1,0 +1,384 @@
+"""``make mutate``: sampled mutation testing of the rules that matter, with cosmic-ray.
+
+For each module of ``benchmarks/mutate/modules.toml`` this
+
+1. copies the checkout (tracked and untracked, not ignored files) into a temporary folder, so the
+   working tree is never mutated, and checks that the module's fast test files pass there;
+2. lets ``cosmic-ray init`` list every mutant of the module (its core operators), keeps those in
+   the configured functions (all, if none) and off logging calls, and draws ``sample`` of them
+   with a fixed seed (the same mutants on every machine, for the same source);
+3. marks the others skipped and runs ``cosmic-ray exec`` (the local distributor: one pytest run
+   of the module's test files per mutant; a timeout counts as killed);
+4. prints the kill rate per module and every survivor as a one-line diff, and writes the table
+   (``--out``, default ``docs/mutation-results.csv``) and the survivors
+   (``docs/mutation-survivors.txt``).
+
+Survivors marked equivalent in ``modules.toml`` (by operator, function and line text, with a
+reason) count neither as killed nor as survivors; ``docs/testing.md`` lists them.
+
+Usage: ``python benchmarks/mutate/run.py [--module NAME ...] [--sample N] [--jobs N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import concurrent.futures
+import csv
+import json
+import logging
+import os
+import random
+import re
+import shlex
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger("mutate")
+REPO = Path(__file__).resolve().parents[2]
+CONFIG = Path(__file__).with_name("modules.toml")
+
+
+@dataclass
+class Module:
+    """One module to mutate and the fast test files that guard it."""
+
+    name: str
+    path: str
+    tests: list[str]
+    functions: list[str] = field(default_factory=list)
+    sample: int = 20
+    timeout: float = 120.0
+    equivalent: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    """What one module's run gave."""
+
+    module: Module
+    sampled: int = 0
+    killed: int = 0
+    equivalent: int = 0
+    survivors: list[str] = field(default_factory=list)
+    incompetent: int = 0
+    killed_before: int = 0  # with --compare-rev: killed by the older tests alone
+    seconds: float = 0.0
+    population: int = 0
+    error: str = ""
+
+    @property
+    def kill_rate(self) -> float:
+        """Killed over sampled less the equivalents (nan if none left)."""
+        n = self.sampled - self.equivalent - self.incompetent
+        return self.killed / n if n > 0 else float("nan")
+
+    @property
+    def kill_rate_before(self) -> float:
+        """With ``--compare-rev``: the older tests' kills over the same mutants."""
+        n = self.sampled - self.equivalent - self.incompetent
+        return self.killed_before / n if n > 0 else float("nan")
+
+
+def load_modules(path: Path = CONFIG) -> tuple[dict[str, object], list[Module]]:
+    """The defaults and the modules of the configuration."""
+    cfg = tomllib.loads(path.read_text())
+    defaults = cfg.get("defaults", {})
+    modules = []
+    for m in cfg["module"]:
+        modules.append(
+            Module(
+                name=m["name"],
+                path=m["path"],
+                tests=list(m["tests"]),
+                functions=list(m.get("functions", [])),
+                sample=int(m.get("sample", defaults.get("sample", 20))),
+                timeout=float(m.get("timeout", defaults.get("timeout", 120.0))),
+                equivalent=list(m.get("equivalent", [])),
+            )
+        )
+    return defaults, modules
+
+
+def copy_checkout(dest: Path) -> None:
+    """Copy the checkout's tracked and untracked (not ignored) files into ``dest``."""
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    ).stdout.split(b"\0")
+    for raw in files:
+        if not raw:
+            continue
+        rel = raw.decode()
+        src = REPO / rel
+        if not src.is_file():
+            continue
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, target)
+
+
+def _spans(source: str, functions: list[str]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Line spans of the named functions (``Class.method`` or ``function``) and of logging calls."""
+    tree = ast.parse(source)
+    wanted: list[tuple[int, int]] = []
+    logging_calls: list[tuple[int, int]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                qual = f"{prefix}{child.name}"
+                if qual in functions:
+                    wanted.append((child.lineno, child.end_lineno or child.lineno))
+                visit(child, qual + ".")
+            else:
+                if (
+                    isinstance(child, ast.Expr)
+                    and isinstance(child.value, ast.Call)
+                    and isinstance(child.value.func, ast.Attribute)
+                    and isinstance(child.value.func.value, ast.Name)
+                    and child.value.func.value.id in ("log", "logger", "logging")
+                ):
+                    logging_calls.append((child.lineno, child.end_lineno or child.lineno))
+                visit(child, prefix)
+
+    visit(tree, "")
+    return wanted, logging_calls
+
+
+def _inside(line: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= line <= b for a, b in spans)
+
+
+def _equivalent(module: Module, operator: str, line_text: str) -> str:
+    """The reason a mutant is marked equivalent in the configuration ("" if it is not)."""
+    for eq in module.equivalent:
+        if re.search(eq["operator"], operator) and eq["line"] in line_text:
+            return eq["reason"]
+    return ""
+
+
+#: Printed between the two test runs of ``--compare-rev`` (the older tests passed).
+OLD_PASSED = "@@mutate: the older tests passed@@"
+
+
+def _older_tests(module: Module, rev: str) -> list[str]:
+    """The module's test files that exist at ``rev``, unchanged since (``--compare-rev``)."""
+    older = []
+    for t in module.tests:
+        path = t.split("::")[0]
+        at_rev = subprocess.run(["git", "cat-file", "-e", f"{rev}:{path}"], cwd=REPO, capture_output=True)
+        if at_rev.returncode == 0 and (REPO / path).is_file():
+            older.append(t)
+    files = sorted({t.split("::")[0] for t in older})
+    changed = subprocess.run(["git", "diff", "--quiet", rev, "--", *files], cwd=REPO) if older else None
+    if changed is not None and changed.returncode != 0:
+        raise SystemExit(f"mutate: {', '.join(older)} changed since {rev}; cannot compare")
+    return older
+
+
+def run_module(
+    module: Module, seed: int, env: dict[str, str], keep: Path | None, compare_rev: str | None = None
+) -> Outcome:
+    """Mutate one module in a copy of the checkout; return its outcome."""
+    out = Outcome(module)
+    start = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix=f"mutate-{module.name}-"))
+    try:
+        copy_checkout(work)
+        python = sys.executable
+        pytest = f"{python} -m pytest -x -q -p no:cacheprovider --no-header"
+        command = f"{pytest} {' '.join(module.tests)}"
+        run_env = env | {"PYTHONPATH": str(work)}
+        started = time.monotonic()
+        base = subprocess.run(command.split(), cwd=work, env=run_env, capture_output=True, text=True)
+        base_s = time.monotonic() - started
+        if base.returncode != 0:
+            out.error = f"the unmutated tests fail: {base.stdout.strip().splitlines()[-1:]}"
+            return out
+        if compare_rev is not None:
+            older = _older_tests(module, compare_rev)
+            newer = [t for t in module.tests if t not in older]
+            steps = [f"{pytest} {' '.join(older)}"] if older else []
+            steps += [f"echo {json.dumps(OLD_PASSED)}"] + ([f"{pytest} {' '.join(newer)}"] if newer else [])
+            command = "bash -c " + shlex.quote(" && ".join(steps))
+        # a mutant whose tests run far longer than the module's own counts as killed (a hang)
+        timeout = max(module.timeout, 5.0 * base_s)
+        cfg = work / "cosmic-ray.toml"
+        cfg.write_text(
+            "[cosmic-ray]\n"
+            f'module-path = "{module.path}"\n'
+            f"timeout = {timeout:.0f}\n"
+            "excluded-modules = []\n"
+            f"test-command = {json.dumps(command)}\n"
+            "[cosmic-ray.distributor]\n"
+            'name = "local"\n'
+        )
+        session = work / "session.sqlite"
+        cr = str(Path(python).with_name("cosmic-ray"))
+        subprocess.run(
+            [cr, "init", str(cfg), str(session)], cwd=work, env=run_env, check=True, capture_output=True
+        )
+        source = (work / module.path).read_text()
+        lines = source.splitlines()
+        wanted, logging_calls = _spans(source, module.functions)
+        db = sqlite3.connect(session)
+        items = db.execute(
+            "SELECT job_id, operator_name, occurrence, start_pos_row, start_pos_col FROM mutation_specs"
+        ).fetchall()
+        eligible = sorted(
+            (op, occ, row, col, job)
+            for job, op, occ, row, col in items
+            if (not module.functions or _inside(row, wanted)) and not _inside(row, logging_calls)
+        )
+        out.population = len(eligible)
+        rng = random.Random(f"{seed}:{module.name}")
+        chosen = rng.sample(eligible, min(module.sample, len(eligible)))
+        keep_ids = {c[4] for c in chosen}
+        skip = [(job,) for job, *_ in items if job not in keep_ids]
+        db.executemany(
+            "INSERT INTO work_results (job_id, worker_outcome, output, test_outcome, diff) "
+            "VALUES (?, 'SKIPPED', 'not sampled', NULL, NULL)",
+            skip,
+        )
+        db.commit()
+        db.close()
+        subprocess.run([cr, "exec", str(cfg), str(session)], cwd=work, env=run_env, capture_output=True)
+        db = sqlite3.connect(session)
+        results = db.execute(
+            "SELECT s.operator_name, s.start_pos_row, s.definition_name, r.worker_outcome, r.test_outcome, r.diff, "
+            "r.output "
+            "FROM mutation_specs s JOIN work_results r ON s.job_id = r.job_id WHERE r.worker_outcome != 'SKIPPED'"
+        ).fetchall()
+        db.close()
+        for op, row, definition, worker, test, diff, output in sorted(results, key=lambda r: (r[1], r[0])):
+            out.sampled += 1
+            text = lines[row - 1].strip() if 0 < row <= len(lines) else ""
+            if worker != "NORMAL" or test == "INCOMPETENT":
+                # the mutant could not run (cosmic-ray failed, or it breaks the import): no verdict
+                out.incompetent += 1 if worker != "NORMAL" else 0
+                out.killed += 1 if test == "INCOMPETENT" and worker == "NORMAL" else 0
+                continue
+            if test == "KILLED":
+                out.killed += 1
+                if compare_rev is not None and OLD_PASSED not in (output or ""):
+                    out.killed_before += 1
+                continue
+            reason = _equivalent(module, op, text)
+            if reason:
+                out.equivalent += 1
+                continue
+            changed = [
+                x[1:].strip()
+                for x in (diff or "").splitlines()
+                if x.startswith("+") and not x.startswith("+++")
+            ]
+            out.survivors.append(
+                f"{module.path}:{row} [{definition}] {op}: {text!r} -> {changed[0] if changed else '?'!r}"
+            )
+        if keep is not None:
+            shutil.copy2(session, keep / f"{module.name}.sqlite")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        out.seconds = time.monotonic() - start
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the configured modules; print and write the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--module", action="append", help="only these modules (by name; repeatable)")
+    parser.add_argument("--sample", type=int, help="mutants per module (default: the configuration's)")
+    parser.add_argument("--jobs", type=int, default=1, help="modules mutated at once (default 1)")
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / "mutation-results.csv")
+    parser.add_argument("--keep-sessions", type=Path, help="copy each module's cosmic-ray session here")
+    parser.add_argument(
+        "--compare-rev",
+        help="also count the mutants that the module's test files existing at this git revision kill "
+        "(before/after a change that adds tests; those files must be unchanged since)",
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if shutil.which("cosmic-ray", path=str(Path(sys.executable).parent)) is None:
+        print(
+            "mutate: cosmic-ray is not installed in this venv (pip install -e '.[mutate]')", file=sys.stderr
+        )
+        return 2
+    defaults, modules = load_modules()
+    if args.module:
+        unknown = sorted(set(args.module) - {m.name for m in modules})
+        if unknown:
+            print(f"mutate: unknown module(s) {', '.join(unknown)} (see {CONFIG})", file=sys.stderr)
+            return 2
+        modules = [m for m in modules if m.name in args.module]
+    if args.sample is not None:
+        for m in modules:
+            m.sample = args.sample
+    seed = int(defaults.get("seed", 0))
+    env = dict(os.environ)
+    env.setdefault("ZEUS_TRACE_DIR", str(REPO.parent / "shared" / "traces" / "zeus-nsdi23"))
+    if args.keep_sessions:
+        args.keep_sessions.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    outcomes: list[Outcome] = []
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        futures = {
+            pool.submit(run_module, m, seed, env, args.keep_sessions, args.compare_rev): m for m in modules
+        }
+        for fut in concurrent.futures.as_completed(futures):
+            o = fut.result()
+            outcomes.append(o)
+            status = o.error or f"{o.killed}/{o.sampled - o.equivalent - o.incompetent} killed"
+            log.info("%-12s %s (%.0f s)", o.module.name, status, o.seconds)
+    outcomes.sort(key=lambda o: [m.name for m in modules].index(o.module.name))
+    total_s = time.monotonic() - start
+    write_report(outcomes, args.out, args.compare_rev is not None, total_s)
+    return 1 if any(o.error for o in outcomes) else 0
+
+
+def _pct(rate: float) -> str:
+    return f"{100 * rate:.1f}" if rate == rate else ""
+
+
+def write_report(outcomes: list[Outcome], out: Path, before: bool, total_s: float) -> None:
+    """Print the table and the survivors; write them (CSV, and a text file beside it)."""
+    header = ["module", "mutants", "sampled", "killed", "equiv", "surv", "rate%"]
+    header += ["before%"] if before else []
+    print("\n" + " ".join(f"{h:>9}" for h in [*header, "s"]))
+    for o in outcomes:
+        cells = [o.module.name, o.population, o.sampled, o.killed, o.equivalent, len(o.survivors)]
+        cells += [_pct(o.kill_rate)] + ([_pct(o.kill_rate_before)] if before else [])
+        print(
+            " ".join(f"{c:>9}" for c in [*cells, f"{o.seconds:.0f}"])
+            + (f"  ERROR {o.error}" if o.error else "")
+        )
+    print(f"total {total_s:.0f} s wall")
+    survivors = [s for o in outcomes for s in o.survivors]
+    if survivors:
+        print("\nsurvivors:")
+        for s in survivors:
+            print("  " + s)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cols = ["module", "path", "mutants", "sampled", "killed", "equivalent", "survived", "kill_rate_pct"]
+    with out.open("w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(cols + (["killed_before", "kill_rate_before_pct"] if before else []) + ["seconds"])
+        for o in outcomes:
+            row: list[object] = [o.module.name, o.module.path, o.population, o.sampled, o.killed]
+            row += [o.equivalent, len(o.survivors), _pct(o.kill_rate)]
+            row += [o.killed_before, _pct(o.kill_rate_before)] if before else []
+            w.writerow([*row, round(o.seconds)])
+    out.with_name("mutation-survivors.txt").write_text("".join(s + "\n" for s in survivors))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
