@@ -29,6 +29,25 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         raise
 
 
+def remove_partial_writes(path: str | Path) -> list[Path]:
+    """Delete the temporary files :func:`atomic_path` left beside ``path`` when a writer was killed.
+
+    Only the owner of ``path`` (the one process that writes it) may call this. Returns what it removed.
+    """
+    final = Path(path)
+    if not final.parent.is_dir():
+        return []
+    stale = sorted(final.parent.glob(f".{glob_escape(final.name)}.*.tmp"))
+    for tmp in stale:
+        tmp.unlink(missing_ok=True)
+    return stale
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with glob metacharacters escaped."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
 def _umask() -> int:
     """The process's umask (read by setting and restoring it)."""
     mask = os.umask(0o022)

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from zeus_bench.errors import TraceFormatError
+from zeus_bench.faults import fault_point
 from zeus_bench.fsutil import atomic_path
 from zeus_bench.provenance import base_provenance
 
@@ -330,6 +331,7 @@ def write_table(
     table = table.replace_schema_metadata({**existing, METADATA_KEY: json.dumps(meta, default=str).encode()})
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
+        fault_point("write")
     log.debug("wrote %d %s rows to %s", len(table_df), kind, path)
     return path
 

@@ -91,6 +91,14 @@ CPUS=$(nproc)
 MEM_MB=$(awk '/^MemTotal:/ {print int($2 / 1024)}' /proc/meminfo)
 mkdir -p "$DIR/state" "$DIR/spool" "$DIR/dev"
 for i in 0 1; do mknod "$DIR/dev/gpu$i" c 1 3; done # same major/minor as /dev/null
+# Prolog and epilog: the repository's deploy/slurm scripts, reading the settings file that
+# tests/slurm/test_slurm_epilog.py writes while it runs (absent: they do nothing). slurmd gives
+# them a bare environment, so the wrappers name the file.
+export ZEUS_BENCH_SLURM_HOOK_ENV=$DIR/slurm-hooks.env
+for hook in prolog epilog; do
+	printf '#!/bin/sh\nZEUS_BENCH_SLURM_HOOK_ENV=%s exec %s "$@"\n' "$ZEUS_BENCH_SLURM_HOOK_ENV" "$REPO/deploy/slurm/$hook.sh" >"$DIR/$hook"
+	chmod +x "$DIR/$hook"
+done
 mkdir -p "$ETC"
 cat >"$ETC/slurm.conf" <<EOF
 $MARK
@@ -118,6 +126,8 @@ SlurmdParameters=config_overrides
 ReturnToService=2
 KillWait=5
 MinJobAge=3600
+Prolog=$DIR/prolog
+Epilog=$DIR/epilog
 GresTypes=gpu
 NodeName=localhost CPUs=$CPUS Sockets=1 CoresPerSocket=$CPUS ThreadsPerCore=1 RealMemory=$MEM_MB Gres=gpu:2 State=UNKNOWN
 PartitionName=gpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP

@@ -1,4 +1,4 @@
-"""``zeus-bench gpu info`` and ``zeus-bench gpu restore``."""
+"""``zeus-bench gpu info``, ``zeus-bench gpu restore`` and ``zeus-bench gpud`` (the power-limit daemon)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     restore.add_argument("--state-dir", type=Path, default=None, help="state directory holding the journal")
     restore.add_argument("--dry-run", action="store_true", help="only list what would be restored")
     restore.set_defaults(func=_restore)
+
+    daemon = sub.add_parser(
+        "gpud",
+        help="(root) daemon that sets power limits for members of a Unix group, restoring them when a client dies",
+        description="Serve power-limit leases on a Unix socket: members of --group (and root) lease GPUs for "
+        "the life of one connection; every limit a lease changed is restored when its connection closes, "
+        "for any reason. Clients use it when $ZEUS_BENCH_GPUD names the socket.",
+    )
+    daemon.add_argument("--socket", required=True, type=Path, metavar="PATH", help="Unix socket to listen on")
+    daemon.add_argument(
+        "--group", required=True, metavar="NAME", help="Unix group whose members may set limits"
+    )
+    add_backend_arg(daemon)
+    daemon.add_argument(
+        "--state-dir",
+        type=Path,
+        default=None,
+        help="folder of the lease journal (default /var/lib/zeus-bench/gpud for root)",
+    )
+    daemon.set_defaults(func=_gpud)
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -90,4 +110,19 @@ def _restore(args: argparse.Namespace) -> int:
         print(
             f"{verb} GPU {e.gpu_index} ({e.gpu_uuid}) to {e.previous_power_limit_w:g} W (left by pid {e.pid} on {e.host})"
         )
+    return 0
+
+
+def _gpud(args: argparse.Namespace) -> int:
+    from zeus_bench.device import get_backend
+    from zeus_bench.device.gpud import GPUDaemon, default_gpud_state_dir
+    from zeus_bench.errors import ConfigError
+
+    backend = get_backend(args.backend)
+    if not backend.may_set_power_limits():
+        raise ConfigError(
+            f"zeus-bench gpud: this process may not set power limits on the {backend.name} backend "
+            "(run it as root or with CAP_SYS_ADMIN)"
+        )
+    GPUDaemon(backend, args.socket, args.group, args.state_dir or default_gpud_state_dir()).serve()
     return 0

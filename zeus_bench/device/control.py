@@ -13,6 +13,11 @@
   (SIGKILL, power loss) the journal remains: ``zeus-bench gpu restore``
   (:func:`restore_from_journal`) puts the recorded limits back, and so does the next session
   on the same GPU on entry, before it touches anything.
+* **Daemon.** When ``$ZEUS_BENCH_GPUD`` names the socket of ``zeus-bench gpud``
+  (:mod:`zeus_bench.device.gpud`), the session leases its GPUs from the daemon on entry and asks
+  it for every change (no root needed); the daemon journals, and restores the limits when the
+  session's connection closes for any reason, SIGKILL included. An observe-mode session asks the
+  daemon only whether another client holds one of its GPUs (then :class:`GPUBusyError`).
 * **Observe mode** never calls a setter. :meth:`PowerLimitSession.set_power_limit_w` with the
   limit already in force (within 0.5 W) is a recorded no-op; any other limit raises
   :class:`ObserveModeError` (raising rather than silently recording, so that no result is ever
@@ -44,6 +49,7 @@ from typing import IO, Any
 
 from zeus_bench.device.base import GPU, GPUBackend
 from zeus_bench.device.errors import DeviceError, GPUBusyError, ObserveModeError
+from zeus_bench.device.gpud_client import GPUDClient, GPUDError, gpud_socket
 from zeus_bench.errors import ConfigError
 from zeus_bench.fsutil import atomic_write_text
 
@@ -272,6 +278,8 @@ class PowerLimitSession:
         self._old_handlers: dict[int, Any] = {}
         self._active = False
         self._mutex = threading.RLock()
+        self.gpud_path = gpud_socket()
+        self._gpud: GPUDClient | None = None
 
     # Entry and exit ---------------------------------------------------------------------
     def __enter__(self) -> PowerLimitSession:
@@ -282,7 +290,10 @@ class PowerLimitSession:
                 self._locks.append(lock)
             self._recover_stale()
             self.previous_limits_w = {i: g.power_limit_w() for i, g in self.gpus.items()}
+            if self.gpud_path is not None:
+                self._connect_gpud(self.gpud_path)
         except BaseException:
+            self._close_gpud()
             self._release_locks()
             raise
         self._active = True
@@ -305,7 +316,42 @@ class PowerLimitSession:
                 signal.signal(signum, handler)
             self._old_handlers.clear()
             self._active = False
+            self._close_gpud()
             self._release_locks()
+
+    def _connect_gpud(self, path: str) -> None:
+        """Lease this session's GPUs from the daemon (observe mode: check no one else holds them)."""
+        self._gpud = client = GPUDClient(path)
+        if self.observe:
+            for lease in client.status()["leases"]:
+                shared = sorted(set(lease["gpus"]) & set(self.gpus))
+                if shared:
+                    raise GPUBusyError(
+                        f"GPU {shared[0]} is leased through zeus-bench gpud ({path}) by pid {lease['pid']}, "
+                        "which may be capping it; wait for it to finish"
+                    )
+            self._close_gpud()
+            return
+        for info in client.lease(sorted(self.gpus))["gpus"]:
+            mine = self.gpus[int(info["index"])].uuid()
+            if info["uuid"] != mine:
+                raise GPUDError(
+                    f"zeus-bench gpud: GPU {info['index']} is {info['uuid']} to the daemon but {mine} here "
+                    "(the daemon and this run use different backends)"
+                )
+        log.info("power limits of GPU(s) %s set through zeus-bench gpud at %s", sorted(self.gpus), path)
+
+    def _close_gpud(self) -> None:
+        if self._gpud is not None:
+            self._gpud.close()
+            self._gpud = None
+
+    def _write_limit(self, gpu: GPU, watts: float) -> None:
+        """Set a limit, through the daemon when the session leased from one."""
+        if self._gpud is not None:
+            self._gpud.set_power_limit_w(gpu.index, watts)
+        else:
+            gpu.set_power_limit_w(watts)
 
     def _release_locks(self) -> None:
         for lock in self._locks:
@@ -396,9 +442,9 @@ class PowerLimitSession:
                     )
                 self.requests.append({"gpu_index": gpu_index, "power_limit_w": watts, "applied": False})
                 return
-            journalled = self._journal(gpu)
+            journalled = self._journal(gpu) if self._gpud is None else None  # the daemon journals
             try:
-                gpu.set_power_limit_w(watts)
+                self._write_limit(gpu, watts)
             except BaseException:
                 if journalled is not None and gpu_index not in self.changed:
                     journalled.unlink(missing_ok=True)  # nothing changed: no entry to restore
@@ -439,7 +485,7 @@ class PowerLimitSession:
                     gpu_backend_name(gpu), gpu.uuid()
                 )
                 try:
-                    gpu.set_power_limit_w(self.previous_limits_w[index])
+                    self._write_limit(gpu, self.previous_limits_w[index])
                     path.unlink(missing_ok=True)
                     self.changed.discard(index)
                 except Exception as exc:

@@ -70,6 +70,13 @@ DEFAULT_GPU: dict[str, Any] = {
 }
 
 
+def _may_set(state: dict[str, Any]) -> bool:
+    """``allow_set``: True, False, or ``"root"`` (only root may set limits, as with NVML)."""
+    if state["allow_set"] == "root":
+        return os.geteuid() == 0
+    return bool(state["allow_set"])
+
+
 def _gpu_draw_w(g: dict[str, Any]) -> float:
     demand = g["idle_w"] + g["load"] * (g["busy_w"] - g["idle_w"])
     return float(min(demand, g["power_limit_w"]))
@@ -114,7 +121,7 @@ class FakeGPU(GPU):
     def set_power_limit_w(self, watts: float) -> None:
         """Set the limit, checking range and permission as NVML would."""
         with self._backend._state(write=True) as state:
-            if not state["allow_set"]:
+            if not _may_set(state):
                 raise PermissionDeniedError(
                     f"GPU {self.index}: no permission to set the power limit (fake GPU configured "
                     "read-only); setting limits needs CAP_SYS_ADMIN or root, observe mode measures "
@@ -265,10 +272,14 @@ class FakeBackend(GPUBackend):
                     fcntl.flock(fh, fcntl.LOCK_UN)
 
     def configure(self, index: int | None = None, **fields: Any) -> None:
-        """Change model parameters of one GPU (or all), or ``allow_set`` (tests and demos)."""
+        """Change model parameters of one GPU (or all), or ``allow_set`` (tests and demos).
+
+        ``allow_set="root"`` lets only root set limits, as NVML does (tests of ``zeus-bench gpud``).
+        """
         with self._state(write=True) as state:
             if "allow_set" in fields:
-                state["allow_set"] = bool(fields.pop("allow_set"))
+                value = fields.pop("allow_set")
+                state["allow_set"] = "root" if value == "root" else bool(value)
             targets = state["gpus"] if index is None else [state["gpus"][index]]
             for g in targets:
                 unknown = set(fields) - set(DEFAULT_GPU)
@@ -298,4 +309,4 @@ class FakeBackend(GPUBackend):
     def may_set_power_limits(self) -> bool:
         """Whether the fake state permits setting limits."""
         with self._state() as state:
-            return bool(state["allow_set"])
+            return _may_set(state)

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from zeus_bench.errors import ConfigError
+from zeus_bench.faults import fault_point
 from zeus_bench.registry import WorkloadSpec
 
 log = logging.getLogger(__name__)
@@ -522,6 +523,7 @@ def _warm_up(
     while agree(warming()) if warm % every == 0 else True:
         step()
         warm += 1
+        fault_point("warmup")
     warm_s = clock() - start
     steady = settings.steady_s <= 0 or warm_s < settings.warmup_max_s or is_steady(states, settings.steady_s)
     if not steady:
@@ -564,6 +566,7 @@ def _windows(
         while agree(done < 1 or clock() - w_start < settings.window_s) if done % every == 0 else True:
             result = step()
             done += 1
+            fault_point("window")
             if tracker is not None:
                 _poll_near_edges(tracker, w_start, clock() - w_start, settings.window_s)
         loss = _read_loss(result)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from zeus_bench.errors import ConfigError, TraceFormatError
+from zeus_bench.fsutil import remove_partial_writes
 from zeus_bench.provenance import sha256_file
 from zeus_bench.store import read_table, validate, write_table
 
@@ -51,6 +52,8 @@ def merge_shards(shards: Sequence[str | Path], out: str | Path) -> pd.DataFrame:
             f"sweep-merge: {first['dataset']}/{first['network']} batch size {first['batch_size']} at "
             f"{first['power_limit_w']:g} W on {first['gpu']} is in several shards: {', '.join(where)}"
         )
+    for stale in remove_partial_writes(out):
+        log.warning("removed %s, a partial write of %s left by a killed merge", stale, Path(out).name)
     merged = merged.drop(columns="_shard").sort_values(_KEY, kind="stable").reset_index(drop=True)
     merged = validate(merged, "power", where=str(out))
     complete = all(bool(meta.get("complete", True)) for meta in metas)

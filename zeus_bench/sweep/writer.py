@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from zeus_bench.errors import ConfigError, TraceFormatError
+from zeus_bench.fsutil import remove_partial_writes
 from zeus_bench.registry import WorkloadSpec
 from zeus_bench.store import read_table, write_table
 from zeus_bench.sweep.measure import PointMeasurement, power_row
@@ -74,6 +75,18 @@ class SweepWriter:
         self.provenance.setdefault("points", [])
         self.provenance.setdefault("skipped", [])
         self.measuring_s = 0.0
+        for stale in remove_partial_writes(path):
+            log.warning("removed %s, a partial write of %s left by a killed run", stale, path.name)
+        if previous is not None:
+            # The points a resumed run keeps carry their measurement records along.
+            kept = {
+                (int(b), float(p))
+                for b, p in zip(previous["batch_size"], previous["power_limit_w"], strict=True)
+            }
+            old = previous.attrs.get("zeus_bench", {}).get("points", [])
+            self.provenance["points"] = [
+                pt for pt in old if (int(pt["batch_size"]), float(pt["power_limit_w"])) in kept
+            ] + list(self.provenance["points"])
 
     def done(self) -> set[tuple[int, float]]:
         """(batch size, limit) pairs already in the table."""
