@@ -99,7 +99,7 @@ def capriccio(report: Any) -> None:
     )
     cols = [
         c
-        for c in ("slice", "batch_size", "power_limit_w", "target_epoch", "reached", "energy_j", "time_s")
+        for c in ("slice", "batch_size", "power_limit_w", "epochs", "reached", "metric", "energy_j", "time_s")
         if c in rows
     ]
     report.add(_md_table(rows[cols]), "")

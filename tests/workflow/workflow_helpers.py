@@ -24,7 +24,9 @@ class Workdir:
     overrides: Path
     env: dict[str, str]
 
-    def snakemake(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def snakemake(
+        self, *args: str, check: bool = True, timeout: float = 300
+    ) -> subprocess.CompletedProcess[str]:
         cmd = [
             str(SNAKEMAKE),
             "--snakefile",
@@ -37,7 +39,9 @@ class Workdir:
             "2",
             *args,
         ]
-        out = subprocess.run(cmd, cwd=self.path, env=self.env, capture_output=True, text=True, timeout=300)
+        out = subprocess.run(
+            cmd, cwd=self.path, env=self.env, capture_output=True, text=True, timeout=timeout
+        )
         if check and out.returncode != 0:
             raise AssertionError(
                 f"snakemake {' '.join(args)} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"

@@ -37,6 +37,7 @@ rule simulate_alibaba:
         runs="results/sim/{gpu}/alibaba.parquet",
         summary="results/alibaba/{gpu}.csv",
     params:
+        workloads=lambda wc: workloads_arg(wc.gpu),
         policies=",".join(ALIBABA["policies"]),
         seeds=ALIBABA["seeds"],
         eta=num(config["eta"]),
@@ -46,7 +47,7 @@ rule simulate_alibaba:
     log:
         "logs/alibaba/{gpu}.log",
     shell:
-        "(zeus-bench simulate --traces {input.traces} --gpu {wildcards.gpu} --workloads all "
+        "(zeus-bench simulate --traces {input.traces} --gpu {wildcards.gpu} --workloads {params.workloads} "
         "--policies {params.policies} --seeds {params.seeds} --eta {params.eta} --beta {params.beta} "
         "--arrivals {input.arrivals}/arrivals.parquet --jobs 1 --out {output.runs} && "
         "zeus-bench summarize {output.runs} --out {output.summary}) 2> {log}"

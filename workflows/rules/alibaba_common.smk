@@ -1,4 +1,5 @@
-# Configuration and input functions of the Alibaba stage (workflows/rules/alibaba.smk).
+# Configuration and input functions of the paper's evaluation stages: the Alibaba replay
+# (workflows/rules/alibaba.smk) and the Capriccio runs the report reads (workflows/capriccio.smk).
 
 ALIBABA = config["alibaba"]
 ALIBABA_DIR = "data/traces/alibaba"  # the file, MANIFEST.json and arrivals.parquet (git-ignored)
@@ -52,3 +53,11 @@ def alibaba_report_args(wildcards, input):
         return ""
     args = f"--alibaba-manifest {ALIBABA_DIR}/MANIFEST.json"
     return args + (f" --alibaba {' '.join(input.alibaba)}" if input.alibaba else "")
+
+
+CAPRICCIO_TRACE = "results/capriccio/capriccio.parquet"
+
+
+def capriccio_traces():
+    """The Capriccio drift experiment's runs (workflows/capriccio.smk), when they exist."""
+    return [CAPRICCIO_TRACE] if Path(CAPRICCIO_TRACE).is_file() else []

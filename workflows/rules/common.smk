@@ -379,6 +379,7 @@ def report_inputs(wildcards):
         "arena": arena_files(),
         "alibaba": alibaba_summaries(),  # workflows/rules/alibaba.smk
         "alibaba_dir": alibaba_dirs(),
+        "capriccio": capriccio_traces(),  # workflows/capriccio.smk writes it
     }
 
 

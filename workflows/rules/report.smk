@@ -33,7 +33,7 @@ rule report:
         "python -m analysis.report --out {output} --manifest {input.manifest}/MANIFEST.json "
         "--configured-gpus {params.gpus} --potential {input.potential} --summary {input.summary} "
         "--configs {params.configs} --sim {input.sim} --eta-sim {input.eta} --beta-sim {input.beta} --own {input.own} "
-        "--reference {input.reference} --figures {params.figures} {params.policy} {params.arena} {params.alibaba} > {log} 2>&1"
+        "--reference {input.reference} --figures {params.figures} {params.policy} {params.arena} {params.alibaba} --capriccio {input.capriccio} > {log} 2>&1"
 
 
 rule results_readme:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import sys
 import time
 from pathlib import Path
@@ -176,7 +175,6 @@ def main(argv: list[str] | None = None) -> int:
             started = time.perf_counter()
             s = train_slice(args, args.slices / f"slice-{k:02d}", backend)
             s.update(slice=k, target_metric=args.target)
-            s = {key: (None if isinstance(v, float) and math.isnan(v) else v) for key, v in s.items()}
             s.pop("profiled_limits_w", None)
             rows.append(s)
             done_path.write_text(json.dumps(rows))
