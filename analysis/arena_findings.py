@@ -84,8 +84,8 @@ def safety(jobs_unknown: pd.DataFrame) -> list[Finding]:
             verdict = f"misses the safety goal on {len(over)} of {len(g)} jobs ({_jobs(over)})"
             bound = (
                 f" The bound on {worst}: {int(nums['worst_recurrences'])} recurrences give a 2 % allowance of "
-                f"{nums['worst_allowance_recurrences']:.2f} of the baseline's recurrence, less than one probe that "
-                "may fail costs, and an untold horizon spends it as if there were 50."
+                f"{nums['worst_allowance_recurrences']:.2f} of the baseline's recurrence: every probe that does not "
+                "pay for itself within the job's recurrences must cost less than that in total."
             )
         out.append(
             Finding(
@@ -171,6 +171,25 @@ def rank(summary: pd.DataFrame, jobs: pd.DataFrame) -> list[Finding]:
     return out
 
 
+def max_batch(jobs: pd.DataFrame) -> list[Finding]:
+    """Per GPU: jobs where zeus-plus costs significantly more than max-batch (interval above 1)."""
+    out = []
+    for gpu, rows in jobs[jobs["policy"] == PLUS].groupby("gpu", sort=False):
+        g = rows.set_index("workload")
+        above = sorted(g.index[g["cost_ratio_vs_max_batch_ci_lo"] > 1.0])
+        worst = str(g["cost_ratio_vs_max_batch_mean"].idxmax())
+        nums = {"jobs_above": float(len(above)), "max_ratio": float(g["cost_ratio_vs_max_batch_mean"].max())}
+        out.append(
+            Finding(
+                f"arena.max_batch.{gpu}",
+                f"Against max-batch on {gpu}, zeus-plus costs significantly more on {len(above)} of {len(g)} jobs "
+                f"({_jobs(above)}; largest mean ratio {nums['max_ratio']:.3f}, {worst}).",
+                nums,
+            )
+        )
+    return out
+
+
 def pl_only(jobs: pd.DataFrame) -> Finding:
     """Jobs where power-limit-only costs less than zeus-plus (mean over seeds), among multi-batch jobs."""
     p = jobs.pivot_table(index=["gpu", "workload"], columns="policy", values="cost_ratio_vs_baseline_mean")
@@ -180,7 +199,7 @@ def pl_only(jobs: pd.DataFrame) -> Finding:
     names = [f"{w} ({g}: {p.loc[(g, w), 'pl-only']:.3f} vs {p.loc[(g, w), PLUS]:.3f})" for g, w in cheaper]
     nums = {"jobs_cheaper": float(len(cheaper)), "jobs": float(len(p))}
     sentence = (
-        f"Power-limit-only (JIT at b0) costs less than zeus-plus on {len(cheaper)} of {len(p)} jobs"
+        f"Power-limit-only (JIT at b0) costs less than zeus-plus (mean over seeds) on {len(cheaper)} of {len(p)} jobs"
         + (f": {_jobs(names)}." if names else ".")
     )
     return Finding("arena.pl_only", sentence, nums)
@@ -209,8 +228,11 @@ def section_items(arena: Path, arena_unknown: Path | None) -> list[str | list[Fi
     items: list[str | list[Finding]] = [
         "## The policy arena: is a policy better than Zeus, by how much, how sure?",
         [setup(summary)],
+        "The zeus-plus section above replays every training path, the ones its constants were once chosen on; "
+        "this section's numbers are out of sample (cross-fitted), with their intervals.",
         regret(summary, jobs),
         rank(summary, jobs),
+        max_batch(jobs),
     ]
     pl = pl_only(jobs)
     if pl.sentence:
