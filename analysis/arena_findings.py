@@ -222,6 +222,27 @@ def summary_table(summary: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def plus_job_table(jobs: pd.DataFrame, jobs_unknown: pd.DataFrame | None) -> str:
+    """Markdown: zeus-plus per job, with intervals; the 95th percentile also with the horizon unknown."""
+    head = (
+        "| GPU | job | cost / baseline [95 % CI] | p95 | p95, horizon unknown | regret % [95 % CI] | "
+        "- Zeus's regret, points [95 % CI] | vs Zeus |"
+    )
+    lines = [head, "|" + "---|" * 8]
+    unk = None
+    if jobs_unknown is not None:
+        unk = jobs_unknown[jobs_unknown["policy"] == PLUS].set_index(["gpu", "workload"])
+    for r in jobs[jobs["policy"] == PLUS].itertuples():
+        p95u = "" if unk is None else f"{unk.loc[(r.gpu, r.workload), 'cost_ratio_vs_baseline_p95']:.3f}"
+        lines.append(
+            f"| {r.gpu} | {r.workload} | "
+            f"{_ci(r.cost_ratio_vs_baseline_mean, r.cost_ratio_vs_baseline_ci_lo, r.cost_ratio_vs_baseline_ci_hi, '{:.3f}')} | "
+            f"{r.cost_ratio_vs_baseline_p95:.3f} | {p95u} | {_ci(r.regret_pct_mean, r.regret_pct_ci_lo, r.regret_pct_ci_hi)} | "
+            f"{_ci(r.regret_diff_vs_zeus_pct_mean, r.regret_diff_vs_zeus_pct_ci_lo, r.regret_diff_vs_zeus_pct_ci_hi)} | {r.vs_zeus} |"
+        )
+    return "\n".join(lines)
+
+
 def section_items(arena: Path, arena_unknown: Path | None) -> list[str | list[Finding]]:
     """The section in order: fixed lines (headings, table, figure) and paragraphs of findings."""
     jobs, summary = read(arena)
@@ -237,9 +258,15 @@ def section_items(arena: Path, arena_unknown: Path | None) -> list[str | list[Fi
     pl = pl_only(jobs)
     if pl.sentence:
         items.append([pl])
-    if arena_unknown is not None:
-        items.append(safety(read(arena_unknown)[0]))
-    items += [summary_table(summary), "![arena](figures/policy-arena.png)"]
+    unknown = None if arena_unknown is None else read(arena_unknown)[0]
+    if unknown is not None:
+        items.append(safety(unknown))
+    items += [
+        summary_table(summary),
+        "zeus-plus per job (the table's p95: 95th percentile over seeds of cost / baseline):",
+        plus_job_table(jobs, unknown),
+        "![arena](figures/policy-arena.png)",
+    ]
     return items
 
 
