@@ -58,9 +58,13 @@ def plot_arena(summary: pd.DataFrame, jobs: pd.DataFrame) -> Figure:
             ax.set_xscale("symlog", linthresh=10.0)
             ax.set_title(f"{gpu} ({int(s['seeds'].max())} seeds, {s['half'].iloc[0]} half)")
             ax.set_xlabel("Regret vs oracle (%)")
-            ax.set_yticks(
-                y, [f"{p} (#{int(s.loc[p, 'rank'])})" if pd.notna(s.loc[p, "rank"]) else p for p in order]
-            )
+            for k, p in enumerate(order):  # the rank on this GPU, right of the interval
+                if pd.notna(s.loc[p, "rank"]):
+                    ax.annotate(
+                        f"#{int(s.loc[p, 'rank'])}", (float(s.loc[p, "regret_pct_ci_hi"]), k), xytext=(3, 5),
+                        textcoords="offset points", fontsize=6, va="bottom",
+                    )  # fmt: skip
+            ax.set_yticks(y, order)
             ax.invert_yaxis()
         axes[0].scatter([], [], s=14, color=UNSAFE, label="job with a seed > 1.02 x baseline")
         axes[0].scatter([], [], s=8, color="black", label="job (mean over seeds)")

@@ -123,6 +123,23 @@ POLICY_COMPARISON_DOC: dict[str, tuple[str, str, str]] = {
     "regret_vs_oracle_cum_pct_std": ("Its standard deviation over seeds (population)", "%", "0.5"),
     "failed_recurrences_mean": ("Recurrences that never reached the target, mean over seeds", "", "0"),
 }
+#: The cross-fitted tuning of zeus-plus (``python -m zeus_bench.sim.tuning``): one row per setting.
+POLICY_TUNING_DOC: dict[str, tuple[str, str, str]] = {
+    "margin, up_first, horizon": ("The setting's constants (class attributes of zeus-plus)", "", "0.2"),
+    "<gpu>_regret_pct": ("Mean regret over the GPU's jobs on the tune half, mean over seeds", "%", "2.9"),
+    "<gpu>_zeus_regret_pct": ("Zeus's, on the same seeds and paths", "%", "3.2"),
+    "<gpu>_regret_ratio": ("Their ratio", "", "0.92"),
+    "<gpu>_p95_max": (
+        "Largest over the jobs of the 95th percentile over seeds of cost / baseline",
+        "",
+        "1.004",
+    ),
+    "<gpu>_jobs_unsafe": ("Jobs whose 95th percentile exceeds 1.02", "", "0"),
+    "regret_ratio_mean": ("Mean over GPUs of the regret ratio", "", "0.78"),
+    "p95_max": ("Largest 95th percentile over every job", "", "1.039"),
+    "jobs_unsafe": ("Jobs above 1.02 over every GPU", "", "2"),
+    "chosen": ("The pick (zeus_bench.sim.tuning.choose)", "", "True"),
+}
 POLICY_DRIFT_DOC: dict[str, tuple[str, str, str]] = {
     "gpu": ("GPU kind", "", "v100"),
     "workload": ("Workload id", "", "cifar100"),
@@ -222,6 +239,14 @@ def render() -> str:
         "### `warmstart.csv`: one row per (prior GPU, GPU, workload)",
         "",
         _table([(c, *doc) for c, doc in POLICY_WARMSTART_DOC.items()]),
+        "",
+        "### `tuning-known.csv`, `tuning-unknown.csv`: one row per setting of zeus-plus's constants",
+        "",
+        "Written by `python -m zeus_bench.sim.tuning` on the *tune* half of the training paths (cross-fitting, "
+        "docs/policies.md), horizon known (margin, up_first) and unknown (horizon, margin, up_first); the arena "
+        "reports the other half.",
+        "",
+        _table([(c, *doc) for c, doc in POLICY_TUNING_DOC.items()]),
     ]
     for kind, schema in sorted(schemas().items()):
         where = KIND_PATHS.get(kind, "")

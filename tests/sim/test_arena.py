@@ -298,3 +298,12 @@ def test_trace_noise_level_from_confidence_columns() -> None:
     assert resolve_noise("trace", [power]) == pytest.approx(0.02, rel=1e-3)
     assert trace_noise_level(pd.DataFrame({"time_per_epoch_s": [1.0]})) is None
     assert isinstance(TraceSet, type)
+
+
+def test_a_split_job_recurs_as_often_as_the_whole_job() -> None:
+    job = _unique_job()  # 4 batch sizes x 2 limits; 64 has one path and is left out of both halves
+    whole = arena_mod.ArenaJob(split_job(job, "judge"), arena_mod.default_recurrences(job))
+    assert len(whole.job.batch_sizes) == 3 and whole.recurrences == 16
+    totals = arena_mod.run_arena([whole], ["pl-only"], Protocol((1, 2)))
+    df, _ = job_table([whole], totals, Protocol((1, 2)))
+    assert set(df["recurrences"]) == {16}

@@ -120,6 +120,7 @@ class _Task:
     job: JobTrace
     policy: str
     protocol: Protocol
+    recurrences: int
     policy_modules: tuple[str, ...] = ()
 
 
@@ -130,14 +131,25 @@ def _run(task: _Task) -> tuple[str, str, str, np.ndarray, np.ndarray]:
     for module in task.policy_modules:
         load_policy_module(module)
     model = JobModel(task.job, task.protocol.eta)
-    n = default_recurrences(task.job)
-    costs, failed = seed_costs(model, get_policy(task.policy), task.protocol, n)
+    costs, failed = seed_costs(model, get_policy(task.policy), task.protocol, task.recurrences)
     return task.job.gpu, task.job.workload.id, task.policy, costs.sum(axis=1), failed.sum(axis=1)
+
+
+@dataclass(frozen=True)
+class ArenaJob:
+    """A job restricted to one half of its paths, replayed as often as the whole job recurs.
+
+    ``recurrences`` is ``2 x |B| x |P|`` of the *whole* job: leaving a single-path batch size out of
+    both halves does not change how often the job recurs.
+    """
+
+    job: JobTrace
+    recurrences: int
 
 
 def judged_jobs(
     traces: dict[str, TraceSet], gpus: Sequence[str], workloads: Sequence[str] | None, half: str
-) -> list[JobTrace]:
+) -> list[ArenaJob]:
     """Every (GPU, workload) job restricted to ``half`` of its training paths.
 
     Raises:
@@ -152,14 +164,20 @@ def judged_jobs(
         if not ids:
             raise ConfigError(f"no workloads on GPU {gpu!r}")
         for w in ids:
-            job = split_job(ts.job(gpu, w), half)
+            whole = ts.job(gpu, w)
+            job = split_job(whole, half)
             check_job(job)
-            jobs.append(job)
+            jobs.append(ArenaJob(job, default_recurrences(whole)))
     return jobs
 
 
+def _arena_jobs(jobs: Sequence[ArenaJob | JobTrace]) -> list[ArenaJob]:
+    """Plain jobs recur ``2 x |B| x |P|`` times (their own batch sizes)."""
+    return [j if isinstance(j, ArenaJob) else ArenaJob(j, default_recurrences(j)) for j in jobs]
+
+
 def run_arena(
-    jobs: Sequence[JobTrace],
+    jobs: Sequence[ArenaJob | JobTrace],
     policies: Sequence[str],
     protocol: Protocol,
     jobs_n: int = 1,
@@ -177,7 +195,11 @@ def run_arena(
         raise ConfigError("no seeds given")
     check_horizon(protocol.horizon)
     check_noise(protocol.noise)
-    tasks = [_Task(j, p, protocol, tuple(policy_modules)) for j in jobs for p in names]
+    tasks = [
+        _Task(j.job, p, protocol, j.recurrences, tuple(policy_modules))
+        for j in _arena_jobs(jobs)
+        for p in names
+    ]
     out: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}
     if jobs_n > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(max_workers=jobs_n) as pool:
@@ -211,7 +233,7 @@ def _verdict(lo: float, hi: float) -> str:
 
 
 def job_table(
-    jobs: Sequence[JobTrace],
+    jobs: Sequence[ArenaJob | JobTrace],
     totals: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]],
     protocol: Protocol,
 ) -> tuple[pd.DataFrame, dict[tuple[str, str, str], np.ndarray]]:
@@ -220,11 +242,11 @@ def job_table(
     regrets: dict[tuple[str, str, str], np.ndarray] = {}
     idx = bootstrap_indices(len(protocol.seeds))
     policies = list(dict.fromkeys(k[2] for k in totals))
-    for job in jobs:
+    for aj in _arena_jobs(jobs):
+        job, n = aj.job, aj.recurrences
         gpu, w = job.gpu, job.workload.id
         model = JobModel(job, protocol.eta)
         refs = job_refs(model)
-        n = default_recurrences(job)
         zeus_total = totals[(gpu, w, COMPARATOR)][0]
         for p in policies:
             total, failed = totals[(gpu, w, p)]
