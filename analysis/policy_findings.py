@@ -194,6 +194,37 @@ def warm_start(table: pd.DataFrame) -> list[Finding]:
     return out
 
 
+def warm_start_per_job(table: pd.DataFrame) -> list[Finding]:
+    """Per pair, from ``warmstart_jobs.csv``: jobs significantly helped or hurt, and the cut without each job."""
+    out = []
+    for (src, dst), g in table.groupby(["prior_gpu", "gpu"], sort=False):
+        better = g[g["regret_first20_diff_pct_ci_high"] < 0]
+        worse = g[g["regret_first20_diff_pct_ci_low"] > 0]
+        low = g.loc[g["pair_cut_without_pct"].idxmin()]
+        high = g.loc[g["pair_cut_without_pct"].idxmax()]
+        nums = {
+            "jobs": float(len(g)),
+            "better": float(len(better)),
+            "worse": float(len(worse)),
+            "cut_pct": float(g["pair_cut_pct"].iloc[0]),
+            "without_min_pct": float(low["pair_cut_without_pct"]),
+            "without_max_pct": float(high["pair_cut_without_pct"]),
+            "seeds": float(g["seeds"].min()),
+            "first": float(FIRST),
+            "level_pct": 95.0,
+        }
+        hurt = f" (worse on {', '.join(worse['workload'])})" if len(worse) else ""
+        sentence = (
+            f"Warm start {src} -> {dst} per job: the paired first-{FIRST} regret difference (95 % bootstrap "
+            f"over {int(nums['seeds'])} seeds) is significantly better on {len(better)} of {len(g)} jobs and worse on "
+            f"{len(worse)}{hurt}; leaving one job out, the pair's {nums['cut_pct']:.0f} % cut ranges from "
+            f"{nums['without_min_pct']:.1f} % (without {low['workload']}) to {nums['without_max_pct']:.1f} % "
+            f"(without {high['workload']})."
+        )
+        out.append(Finding(f"policy.warm_jobs.{src}.{dst}", sentence, nums))
+    return out
+
+
 def job_table(comparison: pd.DataFrame) -> str:
     """Markdown table: per GPU and job, cost over the baseline's and max-batch's, regret, both policies."""
     head = "| GPU | job | Zeus cost/baseline | zeus-plus cost/baseline | Zeus cost/max-batch | zeus-plus cost/max-batch | Zeus regret % | zeus-plus regret % |"
@@ -227,6 +258,11 @@ def section_items(study: Path, seeds: Sequence[int]) -> list[str | list[Finding]
         "![drift](figures/policy-drift.png)",
         "### Cross-GPU warm start",
         warm_start(pd.read_csv(study / "warmstart.csv")),
+        *(
+            [warm_start_per_job(pd.read_csv(study / "warmstart_jobs.csv"))]
+            if (study / "warmstart_jobs.csv").exists()
+            else []
+        ),
     ]
 
 

@@ -33,9 +33,9 @@ POLICY_STYLE = {
 }
 # Drift scenarios in the order drawn (rows of the figure) and how a panel names each.
 DRIFT_SCENARIOS = {
-    "step": "optimum's epochs x{f:g} at once",
-    "morph": "optimum's epochs x{f:g} over 20",
-    "tilt": "curve tilts x{f:g}/doubling over 20",
+    "step": "optimum's epochs x{f} at once",
+    "morph": "the same over 20 recurrences",
+    "tilt": "whole curve tilts x{f} per doubling over 20 (neutral)",
 }
 SAFE = 1.02
 WIDTH = 7.0
@@ -136,11 +136,14 @@ def plot_drift(curves: pd.DataFrame) -> Figure:
                     ax.plot(m.index, m.to_numpy(), color=color, linestyle=ls, label=label)
                 ax.axhline(1.05, color="black", linestyle=":", linewidth=0.8, label="1.05 x new oracle")
                 ax.axvline(0, color="grey", linewidth=0.6)
-                ax.set_title(f"{gpu}, {kind}: {DRIFT_SCENARIOS[kind].format(f=factor)}", fontsize="small")
+                if row == 0:
+                    ax.set_title(f"{gpu}, factor {factor:g}")
                 if row == nrows - 1:
                     ax.set_xlabel("Recurrences since the change")
                 if col == 0:
-                    ax.set_ylabel("Cost / oracle's")
+                    ax.set_ylabel(f"{kind}: cost / oracle's")
+        caption = "; ".join(f"{k}: {DRIFT_SCENARIOS[k].format(f='F')}" for k in scenarios)
+        fig.suptitle(f"Mean over jobs (F: factor). {caption}", fontsize="x-small")
         handles, labels = axes[0, 0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
     return fig

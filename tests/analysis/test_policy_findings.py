@@ -129,3 +129,31 @@ def test_section_renders_from_the_study_tables(tmp_path: Path) -> None:
     assert text.startswith("## zeus-plus")
     assert "| v100 | imagenet | 1.010 | 1.000 |" in text
     assert "seeds 1-3" in text and "a 40 % cut" in text
+
+
+def test_warm_start_per_job_names_hurt_jobs_and_the_range_leaving_one_out() -> None:
+    from analysis.policy_findings import warm_start_per_job
+
+    rows = []
+    for w, diff, lo, hi, without in (
+        ("a", -5.0, -7.0, -3.0, 10.0),  # significantly better
+        ("b", 0.4, 0.2, 0.6, 45.0),  # significantly worse
+        ("c", -1.0, -3.0, 1.0, 40.0),  # neither
+    ):
+        rows.append(
+            {
+                "prior_gpu": "v100",
+                "gpu": "h200",
+                "workload": w,
+                "seeds": 10,
+                "regret_first20_diff_pct_mean": diff,
+                "regret_first20_diff_pct_ci_low": lo,
+                "regret_first20_diff_pct_ci_high": hi,
+                "pair_cut_pct": 37.0,
+                "pair_cut_without_pct": without,
+            }
+        )
+    (f,) = warm_start_per_job(pd.DataFrame(rows))
+    assert f.numbers["better"] == 1 and f.numbers["worse"] == 1
+    assert "worse on b" in f.sentence
+    assert "from 10.0 % (without a) to 45.0 % (without b)" in f.sentence

@@ -39,6 +39,11 @@ def test_simulate_then_summarize(
         "pl-only",
         "zeus-plus",
         "zeus-plus-safe",
+        "eps-greedy",
+        "ucb1",
+        "sw-ts",
+        "conservative-ucb",
+        "bo-ei",
     }
     assert set(runs["workload"]) == {"squad", "sentiment140"}
     assert sorted(runs["seed"].unique()) == [1, 2, 3]
