@@ -58,13 +58,13 @@ def test_simulate_then_summarize(
     printed = capsys.readouterr().out
     assert "E-save vs baseline cum %" in printed and "E-save vs max-batch cum %" in printed
     summary = pd.read_csv(csv)
-    assert len(summary) == 2 * 9
+    assert len(summary) == 2 * 14  # two workloads x every registered policy
     zeus = summary[(summary.policy == "zeus") & (summary.workload == "sentiment140")].iloc[0]
     assert zeus["seeds"] == 3 and zeus["recurrences"] == 25
     assert 0 < zeus["energy_savings_vs_baseline_cum_pct_mean"] < 40
     pq = tmp_path / "summary.parquet"
     assert main(["summarize", str(out), "--out", str(pq), "--format", "csv"]) == 0
-    assert len(read_table(pq, "sim_summary")) == 2 * 9
+    assert len(read_table(pq, "sim_summary")) == 2 * 14
 
 
 def test_same_command_same_table_and_jobs_agree(zeus_traces: Path, tmp_path: Path) -> None:
