@@ -9,7 +9,8 @@ import pytest
 from sim_toy import toy_job
 
 from zeus_bench.errors import ConfigError
-from zeus_bench.sim.warmjobs import WarmCosts, bootstrap_mean_ci, jobs_table, write_jobs_table
+from zeus_bench.sim.metrics import bootstrap_ci
+from zeus_bench.sim.warmjobs import WarmCosts, jobs_table, write_jobs_table
 from zeus_bench.sim.warmstart import Try, observed_tries, prior_from_tries
 from zeus_bench.store import read_table
 
@@ -73,8 +74,8 @@ def test_jobs_table_cuts_pairs_and_leaves_each_job_out() -> None:
 def test_bootstrap_interval_covers_the_mean_and_narrows_with_seeds() -> None:
     rng = np.random.default_rng(5)
     small, large = rng.normal(1.0, 1.0, 10), rng.normal(1.0, 1.0, 1000)
-    lo_s, hi_s = bootstrap_mean_ci(small)
-    lo_l, hi_l = bootstrap_mean_ci(large)
+    _, lo_s, hi_s = bootstrap_ci(small)
+    _, lo_l, hi_l = bootstrap_ci(large)
     assert lo_s < small.mean() < hi_s and lo_l < large.mean() < hi_l
     assert hi_l - lo_l < 0.3 * (hi_s - lo_s)
     assert lo_l < 1.0 < hi_l

@@ -27,7 +27,7 @@ import numpy as np
 
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import TraceSet
-from zeus_bench.sim.metrics import regret_pct
+from zeus_bench.sim.metrics import bootstrap_ci, regret_pct
 from zeus_bench.sim.schema import WARMSTART_JOBS
 from zeus_bench.sim.warmstart import PRIOR_SEED_OFFSET, NoSharedBatchSize, bind_prior, prior_for
 
@@ -41,9 +41,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EARLY = 20  # recurrences of the warm-start comparison (the study's "first 20")
-CI_LEVEL = 0.95
-BOOTSTRAP_REPS = 2000
-BOOTSTRAP_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -98,18 +95,6 @@ def warm_job_costs(
     return WarmCosts(cold, warm, references(model).oracle, n, missing)
 
 
-def bootstrap_mean_ci(values: np.ndarray, level: float = CI_LEVEL) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``values`` (fixed seed, :data:`BOOTSTRAP_REPS`)."""
-    v = np.asarray(values, dtype=float)
-    if len(v) < 2:
-        return float(v.mean()), float(v.mean())
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    means = v[rng.integers(0, len(v), size=(BOOTSTRAP_REPS, len(v)))].mean(axis=1)
-    tail = 100.0 * (1.0 - level) / 2.0
-    lo, hi = np.percentile(means, [tail, 100.0 - tail])
-    return float(lo), float(hi)
-
-
 def _cut(cold: float, warm: float) -> float:
     return 100.0 * (1.0 - warm / cold) if cold > 0 else float("nan")
 
@@ -130,7 +115,7 @@ def jobs_table(costs: Mapping[tuple[str, str, str], WarmCosts]) -> pd.DataFrame:
             for lab, a in (("cold", c.cold), ("warm", c.warm))
         }
         diff = early["warm"] - early["cold"]
-        lo, hi = bootstrap_mean_ci(diff)
+        _, lo, hi = bootstrap_ci(diff)
         rows.append(
             {
                 "prior_gpu": src,
