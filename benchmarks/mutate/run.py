@@ -57,6 +57,7 @@ class Module:
     sample: int = 20
     timeout: float = 120.0
     equivalent: list[dict[str, str]] = field(default_factory=list)
+    equivalent_annotations: bool = True
 
 
 @dataclass
@@ -155,6 +156,28 @@ def _spans(source: str, functions: list[str]) -> tuple[list[tuple[int, int]], li
     return wanted, logging_calls
 
 
+def _annotations(source: str) -> list[tuple[int, int, int, int]]:
+    """(line, col, end line, end col) of every annotation (never evaluated: ``from __future__ import annotations``)."""
+    found: list[tuple[int, int, int, int]] = []
+    for node in ast.walk(ast.parse(source)):
+        notes: list[ast.expr | None] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            a = node.args
+            notes += [x.annotation for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+            notes += [a.vararg.annotation if a.vararg else None, a.kwarg.annotation if a.kwarg else None]
+            notes.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            notes.append(node.annotation)
+        for n in notes:
+            if n is not None:
+                found.append((n.lineno, n.col_offset, n.end_lineno or n.lineno, n.end_col_offset or 0))
+    return found
+
+
+def _in_annotation(row: int, col: int, notes: list[tuple[int, int, int, int]]) -> bool:
+    return any((a, b) <= (row, col) < (c, d) for a, b, c, d in notes)
+
+
 def _inside(line: int, spans: list[tuple[int, int]]) -> bool:
     return any(a <= line <= b for a, b in spans)
 
@@ -229,17 +252,8 @@ def run_module(
             [cr, "init", str(cfg), str(session)], cwd=work, env=run_env, check=True, capture_output=True
         )
         source = (work / module.path).read_text()
-        lines = source.splitlines()
-        wanted, logging_calls = _spans(source, module.functions)
         db = sqlite3.connect(session)
-        items = db.execute(
-            "SELECT job_id, operator_name, occurrence, start_pos_row, start_pos_col FROM mutation_specs"
-        ).fetchall()
-        eligible = sorted(
-            (op, occ, row, col, job)
-            for job, op, occ, row, col in items
-            if (not module.functions or _inside(row, wanted)) and not _inside(row, logging_calls)
-        )
+        items, eligible = _eligible(module, source, db)
         out.population = len(eligible)
         rng = random.Random(f"{seed}:{module.name}")
         chosen = rng.sample(eligible, min(module.sample, len(eligible)))
@@ -253,38 +267,7 @@ def run_module(
         db.commit()
         db.close()
         subprocess.run([cr, "exec", str(cfg), str(session)], cwd=work, env=run_env, capture_output=True)
-        db = sqlite3.connect(session)
-        results = db.execute(
-            "SELECT s.operator_name, s.start_pos_row, s.definition_name, r.worker_outcome, r.test_outcome, r.diff, "
-            "r.output "
-            "FROM mutation_specs s JOIN work_results r ON s.job_id = r.job_id WHERE r.worker_outcome != 'SKIPPED'"
-        ).fetchall()
-        db.close()
-        for op, row, definition, worker, test, diff, output in sorted(results, key=lambda r: (r[1], r[0])):
-            out.sampled += 1
-            text = lines[row - 1].strip() if 0 < row <= len(lines) else ""
-            if worker != "NORMAL" or test == "INCOMPETENT":
-                # the mutant could not run (cosmic-ray failed, or it breaks the import): no verdict
-                out.incompetent += 1 if worker != "NORMAL" else 0
-                out.killed += 1 if test == "INCOMPETENT" and worker == "NORMAL" else 0
-                continue
-            if test == "KILLED":
-                out.killed += 1
-                if compare_rev is not None and OLD_PASSED not in (output or ""):
-                    out.killed_before += 1
-                continue
-            reason = _equivalent(module, op, text)
-            if reason:
-                out.equivalent += 1
-                continue
-            changed = [
-                x[1:].strip()
-                for x in (diff or "").splitlines()
-                if x.startswith("+") and not x.startswith("+++")
-            ]
-            out.survivors.append(
-                f"{module.path}:{row} [{definition}] {op}: {text!r} -> {changed[0] if changed else '?'!r}"
-            )
+        collect(out, session, source, compare_rev is not None)
         if keep is not None:
             shutil.copy2(session, keep / f"{module.name}.sqlite")
     finally:
@@ -301,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="modules mutated at once (default 1)")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "mutation-results.csv")
     parser.add_argument("--keep-sessions", type=Path, help="copy each module's cosmic-ray session here")
+    parser.add_argument("--from-sessions", type=Path, help="only recount the sessions kept in this folder")
     parser.add_argument(
         "--compare-rev",
         help="also count the mutants that the module's test files existing at this git revision kill "
@@ -326,6 +310,21 @@ def main(argv: list[str] | None = None) -> int:
     seed = int(defaults.get("seed", 0))
     env = dict(os.environ)
     env.setdefault("ZEUS_TRACE_DIR", str(REPO.parent / "shared" / "traces" / "zeus-nsdi23"))
+    if args.from_sessions:  # recount kept sessions (e.g. after marking equivalents)
+        outcomes = []
+        for m in modules:
+            path = args.from_sessions / f"{m.name}.sqlite"
+            if not path.is_file():
+                continue
+            o = Outcome(m)
+            source = (REPO / m.path).read_text()
+            db = sqlite3.connect(path)
+            o.population = len(_eligible(m, source, db)[1])
+            db.close()
+            collect(o, path, source, args.compare_rev is not None)
+            outcomes.append(o)
+        write_report(outcomes, args.out, args.compare_rev is not None, 0.0)
+        return 0
     if args.keep_sessions:
         args.keep_sessions.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
@@ -343,6 +342,59 @@ def main(argv: list[str] | None = None) -> int:
     total_s = time.monotonic() - start
     write_report(outcomes, args.out, args.compare_rev is not None, total_s)
     return 1 if any(o.error for o in outcomes) else 0
+
+
+def _eligible(module: Module, source: str, db: sqlite3.Connection) -> tuple[list[tuple], list[tuple]]:
+    """Every mutant of a session, and those eligible (in the functions, off logging), sorted."""
+    wanted, logging_calls = _spans(source, module.functions)
+    items = db.execute(
+        "SELECT job_id, operator_name, occurrence, start_pos_row, start_pos_col FROM mutation_specs"
+    ).fetchall()
+    eligible = sorted(
+        (op, occ, row, col, job)
+        for job, op, occ, row, col in items
+        if (not module.functions or _inside(row, wanted)) and not _inside(row, logging_calls)
+    )
+    return items, eligible
+
+
+def collect(out: Outcome, session: Path, source: str, compare: bool) -> None:
+    """Count a finished session's mutants into ``out`` (killed, equivalent, survivors)."""
+    module = out.module
+    lines = source.splitlines()
+    db = sqlite3.connect(session)
+    results = db.execute(
+        "SELECT s.operator_name, s.start_pos_row, s.definition_name, r.worker_outcome, r.test_outcome, r.diff, "
+        "r.output, s.start_pos_col "
+        "FROM mutation_specs s JOIN work_results r ON s.job_id = r.job_id WHERE r.worker_outcome != 'SKIPPED'"
+    ).fetchall()
+    db.close()
+    notes = _annotations(source) if module.equivalent_annotations else []
+    for op, row, definition, worker, test, diff, output, col in sorted(results, key=lambda r: (r[1], r[0])):
+        out.sampled += 1
+        text = lines[row - 1].strip() if 0 < row <= len(lines) else ""
+        if worker != "NORMAL" or test == "INCOMPETENT":
+            # the mutant could not run (cosmic-ray failed, or it breaks the import): no verdict
+            out.incompetent += 1 if worker != "NORMAL" else 0
+            out.killed += 1 if test == "INCOMPETENT" and worker == "NORMAL" else 0
+            continue
+        if test == "KILLED":
+            out.killed += 1
+            if compare and OLD_PASSED not in (output or ""):
+                out.killed_before += 1
+            continue
+        reason = _equivalent(module, op, text) or (
+            "an annotation (not evaluated)" if _in_annotation(row, col, notes) else ""
+        )
+        if reason:
+            out.equivalent += 1
+            continue
+        changed = [
+            x[1:].strip() for x in (diff or "").splitlines() if x.startswith("+") and not x.startswith("+++")
+        ]
+        out.survivors.append(
+            f"{module.path}:{row} [{definition}] {op}: {text!r} -> {changed[0] if changed else '?'!r}"
+        )
 
 
 def _pct(rate: float) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from zeus_bench.sim.policies.zeus_plus import SafeHillClimb
 
 BS = [16, 32, 64, 128, 256, 512]
@@ -68,3 +70,18 @@ def test_noise_within_the_rise_does_not_restart() -> None:
     cost[64] = 1.2
     run(opt, cost, 10)
     assert opt.resets == 0 and opt.incumbent() == 64
+
+
+def test_promise_is_the_measured_saving_in_baseline_costs() -> None:
+    # b0 = 128 ran once: 100 J in 10 epochs (the baseline's estimate, ratio 1); 64's first epoch
+    # was measured at 6 J: at the incumbent's 10 epochs it promises 100 - 60 = 40 J a recurrence,
+    # 0.4 baseline costs.
+    opt = SafeHillClimb([64, 128], 128, horizon=0)
+    opt.observe(128, 100.0, True, 10.0)
+    assert opt.promise(64, 128) == 0.0  # unmeasured: no promise
+    opt.epoch_costs[64] = 6.0
+    assert opt.promise(64, 128) == pytest.approx(0.4)
+    opt.baseline_ratio = 2.0  # the baseline costs twice the incumbent's mean
+    assert opt.promise(64, 128) == pytest.approx(0.2)
+    opt.epoch_costs[64] = 12.0  # dearer than the incumbent: no saving promised
+    assert opt.promise(64, 128) == 0.0

@@ -7,6 +7,7 @@ oracle counting a configuration feasible when only some of its paths reach the t
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -14,11 +15,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from zeus_bench.errors import ConfigError, TraceFormatError
 from zeus_bench.jobs import TraceSet
-from zeus_bench.sim.drift import Drift, oracle_cost_by_recurrence
+from zeus_bench.sim.drift import Drift, drift_of, oracle_cost_by_recurrence
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import PolicyContext
 from zeus_bench.sim.warmstart import Prior, bind_prior, prior_for
+from zeus_bench.store import read_table, write_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sim_toy import toy_job
@@ -86,3 +89,70 @@ def test_drifted_oracle_needs_every_path_to_reach_the_target() -> None:
     small = oracle_cost_by_recurrence(job, 1.0, Drift(_drift_rows("toy", 64, 1.04), job), 6)
     np.testing.assert_allclose(small, [862.5] * 4 + [862.5 * 1.04] * 2)
     assert np.all(oracle_cost_by_recurrence(job, 1.0, None, 3) == 862.5)
+
+
+@pytest.mark.parametrize("workload", ["movielens-1m", "imagenet", "cifar100"])
+def test_prior_rules_out_what_did_not_always_converge_on_either_side_of_b0(
+    zeus_traces: Path, workload: str
+) -> None:
+    ts = TraceSet(zeus_traces)
+    job = ts.job("a40", workload)
+    prior = prior_for(job, ts, "v100", 0.5)
+    other = ts.job("v100", workload)
+    reach = dict(zip(other.batch_sizes.tolist(), other.reach_fraction().tolist(), strict=True))
+    expected = {
+        int(b) for b in job.batch_sizes if int(b) in reach and reach[int(b)] < 1.0 and int(b) != job.b0
+    }
+    assert set(prior.ruled_out) == expected and list(prior.ruled_out) == sorted(expected)
+    if workload != "cifar100":
+        assert any(b < job.b0 for b in expected)  # sizes below b0 too
+
+
+def test_prior_never_rules_out_b0_even_where_it_did_not_converge(zeus_traces: Path, tmp_path: Path) -> None:
+    # A prior folder whose train trace says cifar100 at b0 = 1024 never reached the target.
+    folder = tmp_path / "prior"
+    folder.mkdir()
+    train = read_table(zeus_traces / "train.parquet", "train")
+    b0 = train["batch_size"] == 1024
+    train["target_epoch"] = train["target_epoch"].astype("Int64").mask(b0 & (train["dataset"] == "cifar100"))
+    write_table(train, folder / "train.parquet", "train")
+    shutil.copy(zeus_traces / "power-v100.parquet", folder / "power-v100.parquet")
+    ts = TraceSet(zeus_traces)
+    job = ts.job("a40", "cifar100")
+    assert job.b0 == 1024
+    prior = prior_for(job, TraceSet(folder), "v100", 0.5)
+    assert 1024 not in prior.ruled_out and {2048, 4096} <= set(prior.ruled_out)
+
+
+def test_drift_table_size_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    import zeus_bench.sim.drift as drift
+
+    monkeypatch.setattr(drift, "MAX_ROWS", 3)
+    rows = pd.DataFrame(
+        {
+            "workload": ["imagenet"] * 4,
+            "batch_size": [256] * 4,
+            "recurrence": [1, 2, 3, 4],
+            "epoch_factor": 1.0,
+        }
+    )
+    assert len(drift.validate_drift(rows.iloc[:3])) == 3  # at the bound: accepted
+    with pytest.raises(TraceFormatError, match="drift table: 4 rows, more than the 3 allowed"):
+        drift.validate_drift(rows)
+
+
+def test_drift_rows_naming_foreign_batch_sizes_name_the_smallest(zeus_traces: Path) -> None:
+    job = TraceSet(zeus_traces).job("v100", "imagenet")
+    rows = pd.DataFrame(
+        {
+            "workload": ["imagenet"] * 3,
+            "batch_size": [8192, 256, 4096],
+            "recurrence": [3, 3, 3],
+            "epoch_factor": 1.5,
+        }
+    )
+    with pytest.raises(
+        ConfigError, match=r"t\.csv: batch size 4096 of 'imagenet' is not in the 'v100' trace"
+    ):
+        drift_of(rows, job, "t.csv")
+    assert drift_of(rows[rows["workload"] == "none"], job) is None
