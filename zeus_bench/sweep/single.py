@@ -43,7 +43,7 @@ def sweep_single_process(
     from tqdm import tqdm
 
     from zeus_bench.device.control import PowerLimitSession
-    from zeus_bench.device.fake_load import fake_load
+    from zeus_bench.device.fake_load import MODEL_COUNTER_PERIOD_S, fake_load, model_clock
     from zeus_bench.device.monitor import EnergyMonitor
 
     backend, gpus = open_gpus(plan)
@@ -72,17 +72,26 @@ def sweep_single_process(
 
         model = workload.build_model().to(device)
         model.train()
-        fake = fake_load(gpus)
+        # Fake GPUs with a speed model: simulated time for the GPUs, the monitor and the bounds.
+        clock = model_clock(backend, gpus)
+        fake = fake_load(gpus, clock)
         loop = PointLoop(
             workload,
             model,
             device,
             plan,
-            EnergyMonitor(list(gpus), sync_cuda=device.type == "cuda"),
+            EnergyMonitor(
+                list(gpus),
+                sync_cuda=device.type == "cuda",
+                clock=clock or time.monotonic,
+                # The model's counter is exact at every read (continuous): no period to probe.
+                counter_update_period_s=MODEL_COUNTER_PERIOD_S if clock else None,
+            ),
             set_limit,
             agree=lambda d: d,
             barrier=lambda: None,
             fake=fake,
+            clock=clock or time.monotonic,
         )
         total = sum(len(ps) for _, ps in todo)
         with contextlib.ExitStack() as stack:
