@@ -87,6 +87,9 @@ def one_recurrence(args: argparse.Namespace, backend: object) -> dict:
     fake_gpu = zeus.gpus[0] if backend.name == "fake" else None  # type: ignore[attr-defined]
     fake = FakeLoad([fake_gpu]) if fake_gpu is not None else None
     if fake_gpu is not None:
+        # The fake GPU's speed model sets each step's time (50,000 samples/s uncapped, slower
+        # capped), not the host's load: a busy machine cannot make a low limit look faster.
+        backend.configure(index=fake_gpu.index, samples_per_s=50_000.0, half_batch=0.0)  # type: ignore[attr-defined]
         fake_gpu.set_load(min(1.0, 0.4 + bs / 512))  # larger batches keep the (fake) GPU busier
     with zeus:
         for _epoch in zeus.epochs():

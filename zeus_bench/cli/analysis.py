@@ -40,7 +40,7 @@ def register(sub: Any) -> None:
 
     q = sub.add_parser("pareto", help="ETA-vs-TTA Pareto frontier of a workload's feasible configurations")
     _traces_args(q)
-    q.add_argument("--workload", required=True)
+    q.add_argument("--workload", required=True, help="workload id in the traces (cifar100, imagenet, ...)")
     q.add_argument("--eta", type=eta_arg, default=0.5, help="eta for the cost column (default 0.5)")
     q.add_argument("--all", action="store_true", help="write every configuration with an on_frontier column")
     q.add_argument("--out", type=Path, default=None, help="output .csv or .parquet (default: CSV on stdout)")
@@ -54,7 +54,15 @@ def _potential(args: argparse.Namespace) -> int:
     check_out(args.out, FORMAT_SUFFIXES[args.format])
     ts = TraceSet(args.traces, args.workloads_file)
     ts.power(args.gpu)  # unknown GPU -> clear error
-    df = potential_table([ts.job(args.gpu, w) for w in ts.workload_ids(args.gpu)], args.eta)
+    ids = ts.workload_ids(args.gpu)
+    if not ids:
+        from zeus_bench.errors import TraceFormatError
+
+        raise TraceFormatError(
+            f"{Path(args.traces) / f'power-{args.gpu}.parquet'}: no rows of a registered workload with a "
+            f"train trace for GPU {args.gpu} (an empty power trace?): nothing to analyse"
+        )
+    df = potential_table([ts.job(args.gpu, w) for w in ids], args.eta)
     if args.format == "table":
         emit(_potential_table(df, args.gpu), args.out)
     else:

@@ -37,6 +37,7 @@ import datetime as _dt
 import fcntl
 import json
 import logging
+import math
 import os
 import signal
 import socket
@@ -107,12 +108,39 @@ def load_journal_entry(path: Path) -> JournalEntry:
         ConfigError: the file is unreadable or not a journal entry (one line naming it).
     """
     try:
-        return JournalEntry(**json.loads(path.read_text()))
+        entry = JournalEntry(**json.loads(path.read_text()))
     except (OSError, ValueError, TypeError) as exc:
         reason = " ".join(str(exc).split())
         raise ConfigError(
             f"{path}: unreadable power-limit journal entry ({reason}); inspect and delete it"
         ) from None
+    _check_journal_entry(path, entry)
+    return entry
+
+
+def _check_journal_entry(path: Path, entry: JournalEntry) -> None:
+    """Refuse an entry whose fields have the wrong type or an impossible value (NaN, a string, <= 0 W).
+
+    Restoring it would set a nonsense limit and delete the only record of the right one.
+    """
+    limit = entry.previous_power_limit_w
+    problems = {
+        "previous_power_limit_w": not isinstance(limit, int | float)
+        or isinstance(limit, bool)
+        or not math.isfinite(limit)
+        or limit <= 0,
+        "gpu_index": not isinstance(entry.gpu_index, int)
+        or isinstance(entry.gpu_index, bool)
+        or entry.gpu_index < 0,
+        "pid": not isinstance(entry.pid, int) or isinstance(entry.pid, bool),
+        **{f: not isinstance(getattr(entry, f), str) for f in ("backend", "gpu_uuid", "host", "started_utc")},
+    }
+    for field_name, bad in problems.items():
+        if bad:
+            raise ConfigError(
+                f"{path}: power-limit journal entry has an invalid {field_name} "
+                f"({getattr(entry, field_name)!r}); nothing restored, entry kept: inspect and delete it"
+            )
 
 
 def read_journal(

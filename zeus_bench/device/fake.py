@@ -11,8 +11,10 @@ The model (all parameters in the state, defaults those of an H200 running a busy
 * Throughput relative to the uncapped GPU is
   ``((draw_w - idle_w) / (demand_w - idle_w)) ** throughput_exponent`` (1 when not capped), so
   capping saves power faster than it costs speed, as on real GPUs.
-* Its speed is a model too, not the host's: uncapped it trains ``samples_per_s`` samples per
-  second, so a step of B samples lasts ``B / samples_per_s`` divided by the relative throughput
+* Its speed is a model too, not the host's: uncapped, a batch of B samples trains at
+  ``samples_per_s x B / (B + half_batch)`` samples per second (larger batches use the GPU better,
+  approaching ``samples_per_s``), so a step lasts ``(B + half_batch) / samples_per_s`` divided by
+  the relative throughput
   (:meth:`zeus_bench.device.fake_load.FakeLoad.paced` waits out the rest of the step after the
   host's computation), whatever else the host is doing. 0 paces by the host's time instead.
 * SM clock and temperature follow the limit and draw at once: the fake GPU is steady from its
@@ -44,6 +46,7 @@ from zeus_bench.device.errors import (
     PermissionDeniedError,
     PowerLimitOutOfRangeError,
 )
+from zeus_bench.errors import ConfigError
 from zeus_bench.fsutil import atomic_write_text
 
 STATE_ENV = "ZEUS_BENCH_FAKE_STATE"
@@ -65,7 +68,8 @@ DEFAULT_GPU: dict[str, Any] = {
     "energy_counter": True,
     "counter_latency_s": 0.0,
     "counter_update_period_s": 0.0,
-    "samples_per_s": 20000.0,
+    "samples_per_s": 1000.0,
+    "half_batch": 32.0,
     "set_calls": 0,
 }
 
@@ -80,6 +84,49 @@ def _may_set(state: dict[str, Any]) -> bool:
 def _gpu_draw_w(g: dict[str, Any]) -> float:
     demand = g["idle_w"] + g["load"] * (g["busy_w"] - g["idle_w"])
     return float(min(demand, g["power_limit_w"]))
+
+
+def _parse_state(path: Path, text: str) -> dict[str, Any]:
+    """The fake GPUs' state read from ``path``, checked: corrupt or wrong-shape JSON is one line.
+
+    Raises:
+        ConfigError: not JSON, or not ``{"allow_set": bool, "gpus": [{field: value, ...}, ...]}``
+            with a number for every numeric field (the message names the file and field).
+    """
+    try:
+        state = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(
+            f"{path}: fake GPU state is not valid JSON ({exc}); delete it to start afresh"
+        ) from None
+    where = f"{path}: fake GPU state"
+    if not isinstance(state, dict) or not isinstance(state.get("gpus"), list) or not state["gpus"]:
+        raise ConfigError(
+            f'{where} must be an object with a non-empty "gpus" list; delete it to start afresh'
+        )
+    if not isinstance(state.get("allow_set"), bool):
+        raise ConfigError(f'{where}: "allow_set" must be true or false; delete it to start afresh')
+    for i, g in enumerate(state["gpus"]):
+        if not isinstance(g, dict):
+            raise ConfigError(f"{where}: gpus[{i}] is not an object; delete it to start afresh")
+        for key, default in DEFAULT_GPU.items():
+            value = g.get(key, default)
+            numeric = isinstance(default, int | float) and not isinstance(default, bool)
+            if key not in g and key not in _OPTIONAL_FIELDS:
+                raise ConfigError(f"{where}: gpus[{i}] has no {key!r}; delete it to start afresh")
+            if numeric and (
+                not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value)
+            ):
+                raise ConfigError(f"{where}: gpus[{i}].{key} must be a finite number, got {value!r}")
+            if key == "energy_t" and value is not None and not isinstance(value, int | float):
+                raise ConfigError(f"{where}: gpus[{i}].energy_t must be a number or null, got {value!r}")
+    return state
+
+
+#: Fields added after the first state files were written: absent ones take their default.
+_OPTIONAL_FIELDS = frozenset(
+    {"counter_latency_s", "counter_update_period_s", "samples_per_s", "energy_counter"}
+)
 
 
 class FakeGPU(GPU):
@@ -195,9 +242,13 @@ class FakeGPU(GPU):
         """A temperature that follows the draw: 30 C plus 0.05 C per W (steady at once)."""
         return round(30.0 + 0.05 * _gpu_draw_w(self._get()), 1)
 
-    def model_samples_per_s(self) -> float:
-        """Uncapped speed of the model, samples/s (0: steps take the host's time)."""
-        return float(self._get().get("samples_per_s", 0.0))
+    def model_samples_per_s(self, batch_size: float | None = None) -> float:
+        """Uncapped speed of the model at ``batch_size`` (None: its peak), samples/s (0: no model)."""
+        g = self._get()
+        peak = float(g.get("samples_per_s", 0.0))
+        if batch_size is None or peak <= 0:
+            return peak
+        return peak * batch_size / (batch_size + float(g.get("half_batch", 0.0)))
 
     def step_time_s(self, uncapped_step_time_s: float) -> float:
         """Time one step takes at the current limit, given its uncapped time."""
@@ -261,7 +312,7 @@ class FakeBackend(GPUBackend):
                 fcntl.flock(fh, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
                 try:
                     text = self.state_path.read_text() if self.state_path.exists() else ""
-                    state = json.loads(text) if text.strip() else None
+                    state = _parse_state(self.state_path, text) if text.strip() else None
                     fresh = state is None
                     if state is None:
                         state = self._new_state()

@@ -7,16 +7,22 @@ fake GPUs enters :class:`FakeLoad` (load 1 for its duration, 0 after) and runs e
 force, so that traces measured on fake GPUs show the real trade-off.
 
 With the fake GPUs' speed model (``samples_per_s`` > 0, the default) a step of B samples lasts
-exactly ``B / samples_per_s x`` :meth:`FakeLoad.slowdown`: the pacing keeps a deadline on the
-host's monotonic clock and sleeps until it after the step's own computation, so the measured
-throughput is the model's whatever the host's load (the deadline carries over from step to step,
-so sleep overshoot does not accumulate). A host too slow for the model (a full-size network on a
-CPU) falls back to its own time, with one warning.
+exactly the model's time (:meth:`FakeLoad.step_s`), in one of two ways:
+
+* on a :class:`ModelClock` (the sweep's): simulated seconds that advance by each step's model
+  time and by nothing else. The fake GPUs' energy, the energy monitor and the measurement's
+  bounds all read that clock, so a point's throughput and energy per sample are the model's
+  exactly, whatever the host's load or speed, and no time is spent sleeping;
+* on the host's clock (code that times steps itself, such as the online example): the pacing
+  keeps a deadline on the monotonic clock and sleeps until it after the step's own computation
+  (the deadline carries over from step to step, so sleep overshoot does not accumulate). A host
+  too slow for the model falls back to its own time, with one warning.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -25,15 +31,44 @@ from zeus_bench.device.base import GPU
 from zeus_bench.device.fake import FakeGPU
 
 T = TypeVar("T")
+#: Update period the energy monitor assumes for fake GPUs on a :class:`ModelClock`, s: their
+#: counter is exact at every read (no NVML-like steps), so one microsecond of uncertainty.
+MODEL_COUNTER_PERIOD_S = 1e-6
 log = logging.getLogger(__name__)
+
+
+class ModelClock:
+    """Simulated seconds of fake GPUs: start at the wall clock, then advance only by :meth:`advance`.
+
+    A clock function (``clock()`` returns seconds) for :class:`~zeus_bench.device.fake.FakeBackend`,
+    the energy monitor and the measurement loop; thread-safe (the monitor reads it from a thread).
+    """
+
+    def __init__(self, start_s: float | None = None) -> None:
+        """Start at ``start_s`` (default: now, on ``time.time``, the fake state's clock)."""
+        self._now = time.time() if start_s is None else float(start_s)
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        """Simulated now, s."""
+        with self._lock:
+            return self._now
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock forward by ``seconds`` (>= 0)."""
+        if not seconds >= 0:
+            raise ValueError(f"a clock only moves forward, got {seconds}")
+        with self._lock:
+            self._now += seconds
 
 
 class FakeLoad:
     """Drives fake GPUs like a training job would (see the module docstring)."""
 
-    def __init__(self, gpus: Sequence[FakeGPU]) -> None:
-        """Wrap fake GPUs."""
+    def __init__(self, gpus: Sequence[FakeGPU], clock: ModelClock | None = None) -> None:
+        """Wrap fake GPUs; with ``clock`` (their backend's), steps take simulated time on it."""
         self.gpus = list(gpus)
+        self.clock = clock
 
     def __enter__(self) -> FakeLoad:
         for g in self.gpus:
@@ -50,7 +85,7 @@ class FakeLoad:
 
     def step_s(self, samples: int) -> float:
         """Seconds the model gives a step of ``samples`` at the current limits (0: no speed model)."""
-        speed = min(float(g.model_samples_per_s()) for g in self.gpus)
+        speed = min(float(g.model_samples_per_s(samples)) for g in self.gpus)
         return samples / speed * self.slowdown() if speed > 0 else 0.0
 
     def paced(self, step: Callable[[], T], samples: int | None = None) -> Callable[[], T]:
@@ -61,6 +96,15 @@ class FakeLoad:
         other); otherwise the host's time of the step stretched by :meth:`slowdown`.
         """
         target = self.step_s(samples) if samples else 0.0
+        clock = self.clock
+        if target > 0 and clock is not None:
+
+            def simulated() -> T:
+                out = step()
+                clock.advance(target)
+                return out
+
+            return simulated
         if target > 0:
             deadline = [0.0]
             warned = [False]
@@ -100,9 +144,23 @@ class FakeLoad:
         return slowed
 
 
-def fake_load(gpus: Sequence[GPU]) -> FakeLoad | None:
+def fake_load(gpus: Sequence[GPU], clock: ModelClock | None = None) -> FakeLoad | None:
     """A :class:`FakeLoad` over ``gpus`` when every one is a fake GPU, else None (real GPUs)."""
     fakes = [g for g in gpus if isinstance(g, FakeGPU)]
     if gpus and len(fakes) == len(gpus):
-        return FakeLoad(fakes)
+        return FakeLoad(fakes, clock)
     return None
+
+
+def model_clock(backend: object, gpus: Sequence[GPU]) -> ModelClock | None:
+    """Put a fake backend whose GPUs have a speed model on a :class:`ModelClock` (returned); else None."""
+    from zeus_bench.device.fake import FakeBackend
+
+    fakes = [g for g in gpus if isinstance(g, FakeGPU)]
+    if not isinstance(backend, FakeBackend) or not gpus or len(fakes) != len(gpus):
+        return None
+    if min(g.model_samples_per_s() for g in fakes) <= 0:
+        return None
+    clock = ModelClock()
+    backend.clock = clock
+    return clock

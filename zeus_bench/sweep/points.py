@@ -9,6 +9,7 @@ limits and emits rows; ``agree`` and ``barrier`` keep the other ranks in step.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,8 @@ class PointLoop:
     world_size: int = 1
     leader: bool = True
     fake: FakeLoad | None = None
+    #: Clock of the measurement's bounds (the fake GPUs' simulated one when they have a speed model).
+    clock: Callable[[], float] = time.monotonic
 
     def batches(self, batch_size: int) -> Iterator[Any]:
         """Endless synthetic batches of this process's share of ``batch_size``."""
@@ -80,11 +83,21 @@ class PointLoop:
                 if self.set_limit is not None:
                     self.set_limit(limit)
                 paced = (
-                    step if self.fake is None else self.fake.paced(synced_step, batch_size // self.world_size)
+                    step
+                    if self.fake is None
+                    # Simulated time on a model clock; else the host's time stretched by the cap.
+                    else self.fake.paced(
+                        synced_step, batch_size // self.world_size if self.fake.clock else None
+                    )
                 )
                 self.barrier()
                 m = measure_steps(
-                    paced, self.monitor, self.plan.settings, f"bs{batch_size}-pl{limit:g}", self.agree
+                    paced,
+                    self.monitor,
+                    self.plan.settings,
+                    f"bs{batch_size}-pl{limit:g}",
+                    self.agree,
+                    clock=self.clock,
                 )
                 if self.leader:
                     emit(batch_size, limit, m)
