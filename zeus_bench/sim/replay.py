@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from zeus_bench.jobs import JobTrace
 from zeus_bench.sim.draws import PathDraws
 from zeus_bench.sim.fastzeus import replay_zeus
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
+from zeus_bench.sim.policies.bandit import PRUNE_ROUNDS
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.policies.jit import jit_power_limit
 from zeus_bench.sim.rules import MAX_TRIES, ZERO_BUDGET_PENALTY, seed_generators
@@ -61,6 +63,34 @@ RUN_FIELDS = (
     "expected_cost",
 )
 Row = tuple[int, int, int, float, float, float, float, float, bool, bool, bool, float, float, float]
+
+
+class BanditKnobs(NamedTuple):
+    """Knobs of the batch-size optimizer the paper's code exposes (``PolicyContext`` fields).
+
+    Attributes:
+        prior_mean: Mean of each arm's Gaussian prior (reward = -cost, J); the paper's 0.
+        prior_precision: Its precision (1 / J^2); the paper's 0 (no prior).
+        prune_rounds: Rounds of pruning exploration; the paper's 2.
+    """
+
+    prior_mean: float = 0.0
+    prior_precision: float = 0.0
+    prune_rounds: int = PRUNE_ROUNDS
+
+    def check(self) -> None:
+        """Raise ConfigError naming the knob out of range."""
+        if not math.isfinite(self.prior_mean):
+            raise ConfigError(f"prior_mean must be a finite number, got {self.prior_mean}")
+        if not (math.isfinite(self.prior_precision) and self.prior_precision >= 0.0):
+            raise ConfigError(f"prior_precision must be finite and >= 0, got {self.prior_precision}")
+        if self.prune_rounds < 0:
+            raise ConfigError(f"prune_rounds must be >= 0, got {self.prune_rounds}")
+
+    @property
+    def default(self) -> bool:
+        """Whether these are the paper's defaults (what the fast replays implement)."""
+        return self == BanditKnobs()
 
 
 def default_recurrences(job: JobTrace) -> int:
@@ -144,6 +174,7 @@ class Runner:
     min_cost: float = math.inf
     drift: Callable[[int, int], float] | None = None  # (recurrence, bs index) -> epoch factor
     recurrence: int = 0
+    zero_budget_penalty: float = ZERO_BUDGET_PENALTY  # x beta x min_cost: a zero-budget try's cost
 
     def __post_init__(self) -> None:
         """Draw the paths from ``env`` (owned from now on) without NumPy's per-call overhead."""
@@ -173,7 +204,7 @@ class Runner:
             if cost_ub != math.inf:
                 budget = min(cost_ub // m.budget_epoch_cost[bi][pj], budget)
         if budget == 0.0:
-            cost = ZERO_BUDGET_PENALTY * self.beta * self.min_cost
+            cost = self.zero_budget_penalty * self.beta * self.min_cost
             return Outcome(decision.batch_size, limit, cost, False, 0.0, 0.0, 0.0, profiled)
         reached = target <= budget
         epochs = target if reached else budget
@@ -253,22 +284,25 @@ def replay(
     recurrences: int,
     window: int = 0,
     drift: Callable[[int, int], float] | None = None,
+    knobs: BanditKnobs | None = None,
 ) -> list[Row]:
     """Replay one recurring job for ``recurrences`` recurrences under one policy and seed.
 
     ``drift`` (:mod:`zeus_bench.sim.drift`) scales each sampled path's target epoch by a factor
     per (recurrence, batch-size index); the rows' expected columns stay the undrifted trace's.
+    ``knobs``: the batch-size optimizer's prior and pruning rounds (default: the paper's).
 
     Returns:
         One row per try that ran (and one per recurrence in which none ran), fields as
         :data:`RUN_FIELDS`.
     """
-    if policy_cls is Zeus and window == 0 and drift is None:
+    knobs = knobs or BanditKnobs()
+    if policy_cls is Zeus and window == 0 and drift is None and knobs.default:
         fast = replay_zeus(model, seed, beta, recurrences)
         if fast is not None:
             return fast
     env_rng, pol_rng = seed_generators(seed)
-    policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng, recurrences))
+    policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng, recurrences, *knobs))
     runner = Runner(model, policy, beta, env_rng, drift=drift)
     rows: list[Row] = []
     for r in range(1, recurrences + 1):
