@@ -112,6 +112,33 @@ def _workloads() -> dict[str, Any]:
     return dict(load_workloads())
 
 
+def job_tries(trace: list[tuple[Any, ...]], ident: tuple[Any, ...]) -> tuple[list[tuple[Any, ...]], int]:
+    """Try rows of one ``simulate_one_job`` from its recorded launches and observations.
+
+    Returns the rows (``ident``, recurrence, attempt, batch size, limit, ran, reached, profiled,
+    energy, time, cost observed) and the number of recurrences completed.
+    """
+    rows: list[tuple[Any, ...]] = []
+    recurrence, attempt, completed = 1, 0, 0
+    pending = None
+    for entry in trace:
+        if entry[0] == "run":
+            pending = entry
+            continue
+        assert pending is not None, "an observation without a try"
+        _, bs, pl, profiled, (energy, time, reached) = pending
+        pending = None
+        attempt += 1
+        ran = not (energy == 0 and time == 0 and not reached)
+        rows.append(
+            (*ident, recurrence, attempt, bs, pl, ran, bool(reached), profiled, energy, time, entry[1])
+        )
+        if reached:
+            completed += 1
+            recurrence, attempt = recurrence + 1, 0
+    return rows, completed
+
+
 def _run_task(task: Task) -> tuple[list[tuple[Any, ...]], list[dict[str, Any]]]:
     """Run the original simulator for one task; returns try rows and run rows."""
     simulate, Job, JITPowerLimitOptimizer, PruningGTSBatchSizeOptimizer = _original()
@@ -151,23 +178,8 @@ def _run_task(task: Task) -> tuple[list[tuple[Any, ...]], list[dict[str, Any]]]:
             except Exception as exc:  # the original's own failures are results, recorded
                 error = f"{type(exc).__name__}: {exc}"
         ident = (task.gpu, task.workload, eta, beta, task.seed)
-        recurrence, attempt, completed = 1, 0, 0
-        pending = None
-        for entry in trace:
-            if entry[0] == "run":
-                pending = entry
-                continue
-            assert pending is not None, "an observation without a try"
-            _, bs, pl, profiled, (energy, time, reached) = pending
-            pending = None
-            attempt += 1
-            ran = not (energy == 0 and time == 0 and not reached)
-            rows.append(
-                (*ident, recurrence, attempt, bs, pl, ran, bool(reached), profiled, energy, time, entry[1])
-            )
-            if reached:
-                completed += 1
-                recurrence, attempt = recurrence + 1, 0
+        got, completed = job_tries(trace, ident)
+        rows.extend(got)
         runs.append(
             dict(
                 zip(("gpu", "workload", "eta", "beta", "seed"), ident, strict=True),
@@ -263,6 +275,34 @@ def run_grid(traces: Path, out: Path, gpus: list[str], seeds: list[int], jobs: i
     log.info("wrote %d tries of %d runs to %s", len(tries), len(run_table), out)
 
 
+def run_extra(kind: str, traces: Path, out: Path, gpus: list[str], jobs: int) -> None:
+    """Run the arrivals or knobs grid (``original_arrivals.py``) and write its ``metadata_<kind>.json``."""
+    files = ["summary_train.csv", *(f"summary_power_{g}.csv" for g in gpus)]
+    for f in files:
+        if not (traces / f).is_file():
+            raise GoldenError(
+                f"{traces}: no {f} (set --traces or ZEUS_TRACE_DIR to the published Zeus traces)"
+            )
+    _original()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from original_arrivals import run_extra_grid
+
+    log.info("running the original simulator: %s grid", kind)
+    info = run_extra_grid(kind, traces, out, gpus, jobs, REPO)
+    meta = {
+        "label": LABEL,
+        "packages": {p: metadata.version(p) for p in ("zeus", "numpy", "pandas", "scikit-learn", "pyarrow")},
+        "python": platform.python_version(),
+        "command": f"python benchmarks/golden/run_original.py --traces $ZEUS_TRACE_DIR --gpus {' '.join(gpus)} "
+        f"--extra {kind}",
+        "date_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "traces_sha256": {f: _sha256(traces / f) for f in files},
+        **info,
+    }
+    (out / f"metadata_{kind}.json").write_text(json.dumps(meta, indent=2) + "\n")
+    log.info("wrote %d tries of %d runs (%s)", info["tries"], info["runs"], kind)
+
+
 def _baselines(traces: Path, gpu: str) -> dict[str, dict[str, tuple[float, float]]]:
     """Per workload, the expected (energy, time) per recurrence of b0 and max-batch at max limit.
 
@@ -342,6 +382,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=1, help="processes")
     p.add_argument("--skip-run", action="store_true", help="reuse the golden files, only write --reference")
     p.add_argument("--reference", type=Path, help="also write the reference figures (original_simulator.csv)")
+    p.add_argument(
+        "--extra",
+        choices=("arrivals", "knobs"),
+        action="append",
+        default=[],
+        help="run only this grid (repeatable): concurrent groups or optimizer knobs (original_arrivals.py)",
+    )
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
@@ -349,7 +396,10 @@ def main(argv: list[str] | None = None) -> int:
             raise GoldenError("no traces: pass --traces or set ZEUS_TRACE_DIR")
         if args.jobs < 1:
             raise GoldenError(f"--jobs must be >= 1, got {args.jobs}")
-        if not args.skip_run:
+        if args.extra:
+            for kind in args.extra:
+                run_extra(kind, args.traces, args.out, args.gpus, args.jobs)
+        elif not args.skip_run:
             run_grid(args.traces, args.out, args.gpus, args.seeds, args.jobs)
         if args.reference is not None:
             write_reference(args.out, args.traces, args.reference)

@@ -132,6 +132,10 @@ def _fails(args: list[str], capsys: pytest.CaptureFixture[str], message: str, ou
         (["--seeds", ","], "empty range"),
         (["--recurrences", "0"], "recurrences must be in [1, 100000], got 0"),
         (["--window", "-1"], "window must be in [0, 100000], got -1"),
+        (["--window", "1"], "window 1 makes every choice random"),
+        (["--prior-precision", "-1"], "--prior-precision must be a finite number >= 0"),
+        (["--prior-mean", "nan"], "--prior-mean must be a finite number"),
+        (["--prune-rounds", "-1"], "--prune-rounds must be in [0, 100], got -1"),
     ],
 )
 def test_bad_input_one_line_exit_2_nothing_written(
@@ -299,3 +303,21 @@ def test_summarize_prints_the_settings_of_each_row(
     zeus = [line.split() for line in lines if " zeus " in f" {line} "]
     settings = {(cells[3], cells[4]) for cells in zeus}
     assert settings == {("0.25", "2"), ("0.25", "inf"), ("1", "2"), ("1", "inf")}
+
+
+def test_bandit_knobs_reach_the_replay_and_the_provenance(zeus_traces: Path, tmp_path: Path) -> None:
+    base = sim_args(zeus_traces, "--workloads", "squad", "--policies", "zeus", "--seeds", "1-3")
+    assert main([*base, "--out", str(tmp_path / "a.parquet")]) == 0
+    knobs = [
+        "--prior-mean=-2e5",
+        "--prior-precision",
+        "1e-9",
+        "--prune-rounds",
+        "3",
+    ]  # = for a negative value
+    assert main([*base, *knobs, "--out", str(tmp_path / "b.parquet")]) == 0
+    a, b = read_table(tmp_path / "a.parquet", "runs"), read_table(tmp_path / "b.parquet", "runs")
+    assert a["batch_size"].tolist() != b["batch_size"].tolist()
+    assert read_metadata(tmp_path / "b.parquet")["bandit_knobs"] == {
+        "prior_mean": -2e5, "prior_precision": 1e-9, "prune_rounds": 3,
+    }  # fmt: skip

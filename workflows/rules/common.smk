@@ -227,6 +227,21 @@ def sweep_outputs(knob):
     return [f"results/sim/{{gpu}}/{knob}-{num(v)}.parquet" for v in config[f"{knob}_sweep"]["values"]]
 
 
+def bandit_knob_args():
+    """`zeus-bench simulate` options of the batch-size optimizer's knobs (config prior_mean,
+    prior_precision, prune_rounds); none at the paper's values, so the command lines stay as before."""
+    args = []
+    for key, flag, default in (
+        ("prior_mean", "--prior-mean", 0.0),
+        ("prior_precision", "--prior-precision", 0.0),
+        ("prune_rounds", "--prune-rounds", 2),
+    ):
+        value = config.get(key, default)
+        if value != default:
+            args.append(f"{flag}={value!r}")  # FLAG=VALUE: a negative mean is not taken for an option
+    return args
+
+
 def sweep_commands(knob):
     """Params function: one `zeus-bench simulate` command line per sweep value (shell-quoted), run
     by workflows/scripts/zeus_bench_many.py in one process, so the imports are paid once per GPU."""
@@ -244,6 +259,7 @@ def sweep_commands(knob):
             ]
             if config["window"]:
                 args += ["--window", str(config["window"])]
+            args += bandit_knob_args()
             lines.append(shlex.join(args))
         return shlex.join(lines)
 

@@ -25,6 +25,28 @@ MAX_JOBS = 1024
 MAX_SUBMISSIONS = 1_000_000
 
 
+#: Bound of --prune-rounds (each round tries every surviving batch size at least once).
+MAX_PRUNE_ROUNDS = 100
+
+
+def _finite_arg(what: str, minimum: float | None = None) -> Any:
+    """Argparse type: a finite float (``>= minimum`` when given)."""
+
+    def parse(text: str) -> float:
+        import math
+
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(value) or (minimum is not None and value < minimum):
+            bound = "" if minimum is None else f" >= {minimum:g}"
+            raise argparse.ArgumentTypeError(f"{what} must be a finite number{bound}, got {text!r}")
+        return value
+
+    return parse
+
+
 def _list_of(item: Any) -> Any:
     """Argparse type: comma-separated values, each parsed by ``item``."""
 
@@ -125,7 +147,29 @@ def register(sub: Any) -> None:
         type=bounded_int_arg(0, MAX_RECURRENCES, "window"),
         default=0,
         metavar="N",
-        help="bandit observation window for drift (0 = unbounded, default)",
+        help="bandit observation window for drift (0 = unbounded, default; 1 is refused: every choice "
+        "would be random)",
+    )
+    p.add_argument(
+        "--prior-mean",
+        type=_finite_arg("--prior-mean"),
+        default=0.0,
+        metavar="J",
+        help="mean of the batch-size optimizer's Gaussian prior per arm, as a reward (-cost, J; default 0)",
+    )
+    p.add_argument(
+        "--prior-precision",
+        type=_finite_arg("--prior-precision", minimum=0.0),
+        default=0.0,
+        metavar="1/J^2",
+        help="precision of that prior (default 0: no prior, the paper's)",
+    )
+    p.add_argument(
+        "--prune-rounds",
+        type=bounded_int_arg(0, MAX_PRUNE_ROUNDS, "--prune-rounds"),
+        default=2,
+        metavar="N",
+        help="rounds of pruning exploration of the batch-size optimizer (default 2, the paper's)",
     )
     add_protocol_args(p)
     p.add_argument(
@@ -207,6 +251,12 @@ def register(sub: Any) -> None:
         default=0.3,
         help="share of jobs that start while the previous runs (default 0.3)",
     )
+    r.add_argument(
+        "--ratio-sigma",
+        type=float,
+        default=0.25,
+        help="log-standard deviation of the runtimes (default 0.25; 1.0 spreads runtime_ratio over ~0.1-10)",
+    )
     r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     r.add_argument("--out", type=Path, required=True, help="output .csv or .parquet")
     r.set_defaults(func=_synth)
@@ -225,6 +275,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from zeus_bench.sim.grid import iter_simulate_tables, plan
     from zeus_bench.sim.policies import POLICIES
     from zeus_bench.sim.policies.base import load_policy_module
+    from zeus_bench.sim.replay import BanditKnobs
     from zeus_bench.store import TableWriter
 
     log = logging.getLogger("zeus_bench.cli.sim")
@@ -248,6 +299,7 @@ def _simulate(args: argparse.Namespace) -> int:
     if (args.prior_traces is None) != (args.prior_gpu is None):
         raise ConfigError("--prior-traces and --prior-gpu go together")
     prior = None if args.prior_traces is None else (TraceSet(args.prior_traces), args.prior_gpu)
+    knobs = BanditKnobs(args.prior_mean, args.prior_precision, args.prune_rounds)
     tasks = []
     for gpu in args.gpu:
         tasks += plan(
@@ -266,6 +318,7 @@ def _simulate(args: argparse.Namespace) -> int:
             prior,
             args.horizon,
             args.noise,
+            knobs,
         )
     provenance = {
         "command": "simulate",
@@ -279,6 +332,7 @@ def _simulate(args: argparse.Namespace) -> int:
         "prior": None if prior is None else f"{args.prior_traces}:{args.prior_gpu}",
         "horizon": tasks[0].horizon if tasks else args.horizon,
         "noise": tasks[0].noise if tasks else 0.0,
+        "bandit_knobs": knobs._asdict(),
     }
     replays = sum(t.units for t in tasks)
     start = time.perf_counter()
@@ -376,12 +430,15 @@ def _synth(args: argparse.Namespace) -> int:
             f"--workloads x --groups x --jobs-per-group is {rows:,} submissions; at most {MAX_SUBMISSIONS:,} "
             "are allowed (an arrival table that large would take longer to replay than any study needs)"
         )
+    if not 0.0 <= args.ratio_sigma <= 5.0:
+        raise ConfigError(f"--ratio-sigma must lie in [0, 5], got {args.ratio_sigma}")
     df = synthetic_arrivals(
         args.workloads,
         args.groups,
         args.jobs_per_group,
         np.random.default_rng(args.seed),
         overlap=args.overlap,
+        ratio_sigma=args.ratio_sigma,
     )
     with atomic_path(args.out) as tmp:
         if args.out.suffix == ".parquet":

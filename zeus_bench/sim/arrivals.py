@@ -12,15 +12,31 @@ workload   str   Workload id (registry); one workload per group
 runtime_ratio float Runtime of this job over its workload's mean runtime (> 0)
 ========== ===== ==================================================================
 
-Rules (after the paper's simulator): each group is replayed on its own in start order. When a
-job starts while other jobs of its group still run, it uses the best configuration known at
-that time (the least-cost run that reached the target so far; before any, the policy's
-:meth:`~zeus_bench.sim.policies.Policy.best`); otherwise the policy's prediction. A job's outcome
-is computed when it starts and observed by the policy when it ends (``end_time``), in order of
-end time. A job that does not reach the target is retried at its end, for the same duration,
-choosing its configuration the same way (at most 20 tries). The early-stop threshold is beta
-x the least cost of one successful run. Energy, time and cost in the ``runs`` rows are scaled by
-``runtime_ratio``; the policy and the early-stop threshold see unscaled costs, as in the paper.
+Rules: those of the paper's simulator (``Simulator.simulate_one_alibaba_group`` of PyPI
+``zeus==0.16.0``, its optimizer built with ``concurrency=True``), try for try
+(``tests/sim/test_sim_arrivals_golden.py``). Each group is replayed on its own, with fresh
+generators seeded as a single job's, in start order. Before a submission starts, the jobs that
+ended by its start time are observed, in order of end time (the first listed among equal
+ends). A job started while other jobs of its group run uses the best configuration known: the
+batch size of the cheapest single try that reached the target so far (b0 before any) at its JIT
+limit; otherwise the policy predicts. A batch size's JIT limit is known from the moment its
+profiling try is launched, so a job started meanwhile runs at it without profiling again
+(:meth:`~zeus_bench.sim.policies.Policy.started`). A job's outcome is computed when it starts
+and observed when it ends (``end_time``). A job that does not reach the target is retried at its
+end, for the same duration, choosing its configuration the same way. The early-stop threshold
+is beta x the least cost of one successful try. A try whose early-stop budget is zero never
+runs: the policy observes cost 0 and not reached (the paper's simulator in this mode), no row
+is written, and the job is retried.
+
+Departures, where the paper's simulator never ends: it retries a job without limit, and a job
+whose every retry has a zero budget (cost 0 observed, so Thompson Sampling keeps choosing it)
+retries forever once no other job runs. Here a submission is given up after
+:data:`MAX_ZERO_BUDGET_TRIES` zero-budget tries in a row, or :data:`MAX_SUBMISSION_TRIES` tries
+in all; a submission in which no try ran then gets one row (``ran`` False, as
+:meth:`~zeus_bench.sim.replay.Runner.missed_row`). Energy, time and cost in the ``runs`` rows are
+scaled by ``runtime_ratio``; the policy and the early-stop threshold see unscaled costs, as in
+the paper. The ``zeus`` policy with the paper's knobs and no window replays through a fused loop
+(:func:`replay_group_zeus`), equal row for row to the generic one.
 """
 
 from __future__ import annotations
@@ -34,13 +50,18 @@ import numpy as np
 
 from zeus_bench.errors import TraceFormatError
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
-from zeus_bench.sim.replay import MAX_TRIES, JobModel, Row, Runner, seed_generators
+from zeus_bench.sim.policies.builtin import Zeus
+from zeus_bench.sim.replay import BanditKnobs, JobModel, Row, Runner, seed_generators
 from zeus_bench.usertables import read_user_table
 
 if TYPE_CHECKING:  # pandas is imported where tables are read or built
     import pandas as pd
 
 ARRIVAL_COLUMNS = ("group", "start_time", "end_time", "workload", "runtime_ratio")
+#: Zero-budget tries in a row after which a submission is given up (the paper's code: never).
+MAX_ZERO_BUDGET_TRIES = 20
+#: Tries in all after which a submission is given up (the paper's code: never).
+MAX_SUBMISSION_TRIES = 1000
 
 
 def read_arrivals(path: str | Path) -> pd.DataFrame:
@@ -99,12 +120,14 @@ def synthetic_arrivals(
     rng: np.random.Generator,
     mean_runtime_s: float = 3600.0,
     overlap: float = 0.3,
+    ratio_sigma: float = 0.25,
 ) -> pd.DataFrame:
     """Generate a synthetic arrival table for tests and examples.
 
     Within a group, gaps between submissions are exponential with mean ``mean_runtime_s x (1 -
     overlap)``, so that about ``overlap`` of the jobs start while the previous one still runs;
-    runtimes are log-normal around ``mean_runtime_s`` and ``runtime_ratio`` is runtime / mean.
+    runtimes are log-normal around ``mean_runtime_s`` (log-standard deviation ``ratio_sigma``;
+    1.0 spreads ``runtime_ratio`` over about 0.1-10) and ``runtime_ratio`` is runtime / mean.
     """
     import pandas as pd
 
@@ -112,7 +135,7 @@ def synthetic_arrivals(
     for w in workloads:
         for g in range(groups_per_workload):
             t = 0.0
-            runtimes = rng.lognormal(0.0, 0.25, size=jobs_per_group)
+            runtimes = rng.lognormal(0.0, ratio_sigma, size=jobs_per_group)
             runtimes = runtimes / runtimes.mean()
             for k in range(jobs_per_group):
                 runtime = float(runtimes[k] * mean_runtime_s)
@@ -127,8 +150,10 @@ class _Running:
     end: float
     ratio: float
     outcome: Outcome
-    recurrence: int
+    submission: int
     attempt: int
+    zeros: int  # zero-budget tries in a row, this one included
+    ran: bool  # a try of this submission ran (this one or an earlier)
 
 
 def replay_group(
@@ -140,43 +165,66 @@ def replay_group(
     ends: np.ndarray,
     ratios: np.ndarray,
     window: int = 0,
+    knobs: BanditKnobs | None = None,
 ) -> list[Row]:
-    """Replay one group of an arrival table (rows in start order) under one policy and seed."""
+    """Replay one group of an arrival table (rows in start order) under one policy and seed.
+
+    Returns:
+        One row per try that ran, in the order the tries end (observed), fields as
+        :data:`~zeus_bench.sim.replay.RUN_FIELDS`, ``recurrence`` the submission's number in
+        the group (from 1); plus one row per submission given up without a try that ran.
+    """
+    knobs = knobs or BanditKnobs()
+    if policy_cls is Zeus and window == 0 and knobs.default:
+        from zeus_bench.sim.fastarrivals import replay_group_zeus
+
+        fast = replay_group_zeus(model, seed, beta, starts, ends, ratios)
+        if fast is not None:
+            return fast
     env_rng, pol_rng = seed_generators(seed)
-    policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng))
-    runner = Runner(model, policy, beta, env_rng)
+    ctx = PolicyContext(model.job, model.eta, beta, window, pol_rng, None, *knobs, concurrent=True)
+    policy = policy_cls(ctx)
+    runner = Runner(model, policy, beta, env_rng, zero_budget_penalty=0.0)
     running: list[_Running] = []
     rows: list[Row] = []
-    ran: set[int] = set()  # recurrences with a try that ran
     best: Decision | None = None
 
-    def launch(start: float, end: float, ratio: float, recurrence: int, attempt: int) -> None:
+    def launch(start: float, end: float, ratio: float, sub: int, attempt: int, zeros: int, ran: bool) -> None:
         decision = (best if best is not None else policy.best()) if running else policy.predict()
-        running.append(_Running(start, end, ratio, runner.run_try(decision), recurrence, attempt))
+        out = runner.run_try(decision)
+        policy.started(out.batch_size, out.power_limit_w, out.profiled)
+        zeros = zeros + 1 if out.epochs == 0.0 else 0
+        running.append(_Running(start, end, ratio, out, sub, attempt, zeros, ran or out.epochs > 0.0))
 
     def reap(now: float) -> None:
         nonlocal best
         while running:
-            job = min(running, key=lambda j: j.end)
+            job = min(running, key=_end)
             if job.end > now:
                 return
             running.remove(job)
             out = job.outcome
             policy.observe(out)
-            if out.epochs > 0:
-                rows.append(runner.row(job.recurrence, job.attempt, out, job.ratio))
-                ran.add(job.recurrence)
-            elif job.attempt == MAX_TRIES and job.recurrence not in ran:
-                rows.append(runner.missed_row(job.recurrence, job.attempt, out, job.ratio))
+            if out.epochs > 0.0:
+                rows.append(runner.row(job.submission, job.attempt, out, job.ratio))
             if out.reached:
                 if out.cost < runner.min_cost:
                     runner.min_cost = out.cost
                     best = Decision(out.batch_size, out.power_limit_w)
-            elif job.attempt < MAX_TRIES:
-                launch(job.end, job.end + (job.end - job.start), job.ratio, job.recurrence, job.attempt + 1)
+            elif job.zeros < MAX_ZERO_BUDGET_TRIES and job.attempt < MAX_SUBMISSION_TRIES:
+                span = job.end - job.start
+                launch(
+                    job.end, job.end + span, job.ratio, job.submission, job.attempt + 1, job.zeros, job.ran
+                )
+            elif not job.ran:
+                rows.append(runner.missed_row(job.submission, job.attempt, out, job.ratio))
 
     for k in range(len(starts)):
         reap(float(starts[k]))
-        launch(float(starts[k]), float(ends[k]), float(ratios[k]), k + 1, 1)
+        launch(float(starts[k]), float(ends[k]), float(ratios[k]), k + 1, 1, 0, False)
     reap(math.inf)
     return rows
+
+
+def _end(job: _Running) -> float:
+    return job.end

@@ -10,6 +10,7 @@ floats. ``jobs > 1`` spreads (workload, eta, policy) tasks over processes.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -25,7 +26,15 @@ from zeus_bench.sim.drift import Drift, drift_of
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import load_policy_module
 from zeus_bench.sim.policies.builtin import Zeus
-from zeus_bench.sim.replay import RUN_FIELDS, JobModel, Row, check_job, default_recurrences, replay
+from zeus_bench.sim.replay import (
+    RUN_FIELDS,
+    BanditKnobs,
+    JobModel,
+    Row,
+    check_job,
+    default_recurrences,
+    replay,
+)
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
 from zeus_bench.sim.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
 from zeus_bench.store import ColumnTable, ColumnValues
@@ -34,6 +43,7 @@ if TYPE_CHECKING:  # frames come from pandas only where callers ask for them
     import pandas as pd
 
 log = logging.getLogger(__name__)
+DEFAULT_KNOBS = BanditKnobs()
 
 Progress = Callable[[int], None]
 
@@ -55,6 +65,7 @@ class Task:
     prior: Prior | None = None  # cross-GPU warm start (zeus_bench.sim.warmstart)
     horizon: Horizon = KNOWN  # what the policy is told of the recurrences (zeus_bench.sim.rules)
     noise: float = 0.0  # per-try noise on time and power (relative std; 0: none)
+    knobs: BanditKnobs = DEFAULT_KNOBS  # the batch-size optimizer's prior and pruning rounds
 
     @property
     def units(self) -> int:
@@ -174,7 +185,7 @@ def _replay_frames(
     """Replay every (beta, seed) of a task (and every arrival group), yielding frames of rows."""
     model = JobModel(task.job, task.eta)
     plain = task.window == 0 and task.drift is None and task.arrivals is None and task.noise == 0.0
-    if policy_cls is Zeus and plain:
+    if policy_cls is Zeus and plain and task.knobs.default:
         lockstep = _lockstep_frames(task, model, progress, chunk_rows)
         first = next(lockstep, None)
         if first is not None:  # else the lockstep does not apply: replay seed by seed
@@ -184,23 +195,25 @@ def _replay_frames(
     drift = None if task.drift is None else Drift(task.drift, task.job)
     blocks: list[tuple[float, int, str | None, list[Row]]] = []
     pending, yielded = 0, False
-    groups = [] if task.arrivals is None else list(task.arrivals.groupby("group", sort=True))
+    groups = [] if task.arrivals is None else _groups(task.arrivals)
     for beta in task.betas:
         for seed in task.seeds:
             if task.arrivals is None:
                 rows = replay(
                     model, policy_cls, seed, beta, task.recurrences, task.window, drift,
-                    task.horizon, task.noise,
+                    task.horizon, task.noise, task.knobs,
                 )  # fmt: skip
                 blocks.append((beta, seed, None, rows))
                 pending += len(rows)
-            for group, g in groups:
+            for group, starts, ends, ratios in groups:
                 rows = replay_group(
-                    model, policy_cls, seed, beta, g["start_time"].to_numpy(), g["end_time"].to_numpy(),
-                    g["runtime_ratio"].to_numpy(), task.window,
+                    model, policy_cls, seed, beta, starts, ends, ratios, task.window, task.knobs
                 )  # fmt: skip
-                blocks.append((beta, seed, str(group), rows))
+                blocks.append((beta, seed, group, rows))
                 pending += len(rows)
+                if pending >= chunk_rows:  # the rows of a large table go out as they come
+                    yield _frame(task, blocks)
+                    blocks, pending, yielded = [], 0, True
             if progress is not None:
                 progress(1)
             if pending >= chunk_rows:
@@ -208,6 +221,23 @@ def _replay_frames(
                 blocks, pending, yielded = [], 0, True
     if blocks or not yielded:
         yield _frame(task, blocks)
+
+
+def _groups(arrivals: pd.DataFrame) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per group (sorted by name), its start, end and runtime-ratio arrays in start order.
+
+    The table is sorted by (group, start_time) (:func:`~zeus_bench.sim.arrivals.validate_arrivals`);
+    this sorts again (stably) in case a caller's is not, and slices the columns, so that no
+    frame per group is built.
+    """
+    order = np.lexsort((arrivals["start_time"].to_numpy(), arrivals["group"].to_numpy(dtype=str)))
+    names = arrivals["group"].to_numpy(dtype=str)[order]
+    starts = arrivals["start_time"].to_numpy(dtype=float)[order]
+    ends = arrivals["end_time"].to_numpy(dtype=float)[order]
+    ratios = arrivals["runtime_ratio"].to_numpy(dtype=float)[order]
+    cuts = np.flatnonzero(names[1:] != names[:-1]) + 1
+    bounds = [0, *cuts.tolist(), len(names)]
+    return [(str(names[a]), starts[a:b], ends[a:b], ratios[a:b]) for a, b in itertools.pairwise(bounds)]
 
 
 #: Seeds replayed together in lockstep (more amortise each step's array operations over more
@@ -275,6 +305,7 @@ def plan(
     prior: tuple[TraceSet, str] | None = None,
     horizon: Horizon = KNOWN,
     noise: float = 0.0,
+    knobs: BanditKnobs | None = None,
 ) -> list[Task]:
     """Check the inputs and lay out the tasks (no replay yet).
 
@@ -296,6 +327,13 @@ def plan(
         get_policy(p)
     if window < 0:
         raise ConfigError(f"window must be >= 0, got {window}")
+    if window == 1:
+        raise ConfigError(
+            "window 1 makes every choice random (an arm needs 2 observations in its window before "
+            "Thompson Sampling samples it, so every prediction explores); use 0 (unbounded) or >= 2"
+        )
+    if knobs is not None:
+        knobs.check()
     if recurrences is not None and recurrences < 1:
         raise ConfigError(f"recurrences must be >= 1, got {recurrences}")
     from zeus_bench.cost import check_beta, check_eta
@@ -343,6 +381,7 @@ def plan(
                         job_prior,
                         horizon,
                         noise,
+                        knobs or BanditKnobs(),
                     )
                 )
     return tasks

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from zeus_bench.jobs import JobTrace
 from zeus_bench.sim.draws import PathDraws
 from zeus_bench.sim.fastzeus import replay_zeus
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
+from zeus_bench.sim.policies.bandit import PRUNE_ROUNDS
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.policies.jit import jit_power_limit
 from zeus_bench.sim.rules import (
@@ -70,6 +72,34 @@ RUN_FIELDS = (
     "expected_cost",
 )
 Row = tuple[int, int, int, float, float, float, float, float, bool, bool, bool, float, float, float]
+
+
+class BanditKnobs(NamedTuple):
+    """Knobs of the batch-size optimizer the paper's code exposes (``PolicyContext`` fields).
+
+    Attributes:
+        prior_mean: Mean of each arm's Gaussian prior (reward = -cost, J); the paper's 0.
+        prior_precision: Its precision (1 / J^2); the paper's 0 (no prior).
+        prune_rounds: Rounds of pruning exploration; the paper's 2.
+    """
+
+    prior_mean: float = 0.0
+    prior_precision: float = 0.0
+    prune_rounds: int = PRUNE_ROUNDS
+
+    def check(self) -> None:
+        """Raise ConfigError naming the knob out of range."""
+        if not math.isfinite(self.prior_mean):
+            raise ConfigError(f"prior_mean must be a finite number, got {self.prior_mean}")
+        if not (math.isfinite(self.prior_precision) and self.prior_precision >= 0.0):
+            raise ConfigError(f"prior_precision must be finite and >= 0, got {self.prior_precision}")
+        if self.prune_rounds < 0:
+            raise ConfigError(f"prune_rounds must be >= 0, got {self.prune_rounds}")
+
+    @property
+    def default(self) -> bool:
+        """Whether these are the paper's defaults (what the fast replays implement)."""
+        return self == BanditKnobs()
 
 
 def default_recurrences(job: JobTrace) -> int:
@@ -155,6 +185,7 @@ class Runner:
     recurrence: int = 0
     noise: float = 0.0  # relative std of the per-try factors on time and power (0: none)
     noise_rng: np.random.Generator | None = None
+    zero_budget_penalty: float = ZERO_BUDGET_PENALTY  # x beta x min_cost: a zero-budget try's cost
 
     def __post_init__(self) -> None:
         """Draw the paths from ``env`` (owned from now on) without NumPy's per-call overhead."""
@@ -197,7 +228,7 @@ class Runner:
             if cost_ub != math.inf:
                 budget = min(cost_ub // m.budget_epoch_cost[bi][pj], budget)
         if budget == 0.0:
-            cost = ZERO_BUDGET_PENALTY * self.beta * self.min_cost
+            cost = self.zero_budget_penalty * self.beta * self.min_cost
             return Outcome(decision.batch_size, limit, cost, False, 0.0, 0.0, 0.0, profiled)
         reached = target <= budget
         epochs = target if reached else budget
@@ -281,6 +312,7 @@ def replay(
     drift: Callable[[int, int], float] | None = None,
     horizon: Horizon = KNOWN,
     noise: float = 0.0,
+    knobs: BanditKnobs | None = None,
 ) -> list[Row]:
     """Replay one recurring job for ``recurrences`` recurrences under one policy and seed.
 
@@ -289,18 +321,20 @@ def replay(
     ``horizon`` says what the policy is told about the number of recurrences
     (:func:`~zeus_bench.sim.rules.horizon_recurrences`); ``noise`` > 0 scales every try's time
     and average power by seeded factors (:meth:`Runner._noisy`, a generator of its own).
+    ``knobs``: the batch-size optimizer's prior and pruning rounds (default: the paper's).
 
     Returns:
         One row per try that ran (and one per recurrence in which none ran), fields as
         :data:`RUN_FIELDS`.
     """
-    if policy_cls is Zeus and window == 0 and drift is None and noise == 0.0:
+    knobs = knobs or BanditKnobs()
+    if policy_cls is Zeus and window == 0 and drift is None and noise == 0.0 and knobs.default:
         fast = replay_zeus(model, seed, beta, recurrences)
         if fast is not None:
             return fast
     env_rng, pol_rng = seed_generators(seed)
     told = horizon_recurrences(horizon, recurrences)
-    policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng, told))
+    policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng, told, *knobs))
     runner = Runner(
         model, policy, beta, env_rng, drift=drift, noise=noise,
         noise_rng=noise_generator(seed) if noise > 0.0 else None,

@@ -143,18 +143,25 @@ def approx_from_sums(n: float, s1: float, s2: float, s_abs: float) -> tuple[floa
     return approx
 
 
-def posterior(x: Sequence[float]) -> tuple[float, float]:
+def posterior(
+    x: Sequence[float], prior_mean: float = 0.0, prior_precision: float = 0.0
+) -> tuple[float, float]:
     """Posterior mean and standard deviation of an arm's mean reward from its rewards ``x``.
 
-    Reward precision ``1 / var`` (population variance), prior precision 0: the posterior
-    precision is ``n / var`` and the mean the sample mean; zero variance gives a point mass.
+    Reward precision ``1 / var`` (population variance); the posterior precision is
+    ``prior_precision + n / var`` and the mean ``(prior_precision x prior_mean + sum / var) /
+    precision`` (with the default prior, precision 0, the sample mean); zero variance gives a
+    point mass at the sample mean whatever the prior, as the paper's optimizer has it.
     """
     total, var = sum_and_variance(x)
     if var == 0.0:
         return (total / len(x), 0.0)
     reward_precision = 1.0 / var
-    precision = len(x) * reward_precision
-    return (reward_precision * total / precision, math.sqrt(1.0 / precision))
+    if prior_precision == 0.0 and prior_mean == 0.0:
+        precision = len(x) * reward_precision
+        return (reward_precision * total / precision, math.sqrt(1.0 / precision))
+    precision = prior_precision + len(x) * reward_precision
+    return ((prior_precision * prior_mean + reward_precision * total) / precision, math.sqrt(1.0 / precision))
 
 
 def largest_sample(posteriors: Sequence[tuple[float, float]], z: Sequence[float]) -> int:
@@ -180,6 +187,13 @@ class PruningThompsonSampling:
             arm).
         window: Observations per arm the posterior uses (the latest); 0 = all (no drift
             handling).
+        prior_mean: Mean of each arm's Gaussian prior (reward, i.e. minus a cost in J).
+        prior_precision: Precision of that prior (1 / J^2); 0 (default) = no prior.
+        concurrency: Runs may overlap (arrival tables): pruning takes an observation only for
+            the batch size its last :meth:`predict` asked for, once, as the paper's optimizer
+            built with ``concurrency=True`` (an observation arriving between a pruning result
+            and the next prediction is kept in the history only). Without it, an observation of
+            the batch size pruning waits for is taken whenever it comes.
     """
 
     def __init__(
@@ -189,6 +203,9 @@ class PruningThompsonSampling:
         rng: np.random.Generator,
         prune_rounds: int = PRUNE_ROUNDS,
         window: int = 0,
+        prior_mean: float = 0.0,
+        prior_precision: float = 0.0,
+        concurrency: bool = False,
     ) -> None:
         """Create an optimizer in its initial state (pruning round 1 at b0)."""
         bs = sorted({int(b) for b in batch_sizes})
@@ -207,6 +224,15 @@ class PruningThompsonSampling:
         self._order_draws = ChoiceDraws(rng)
         self.prune_rounds = int(prune_rounds)
         self.window = int(window)
+        if not (math.isfinite(prior_mean) and math.isfinite(prior_precision) and prior_precision >= 0.0):
+            raise ConfigError(
+                f"prior_mean must be finite and prior_precision finite and >= 0, got {prior_mean}, {prior_precision}"
+            )
+        self.prior_mean = float(prior_mean)
+        self.prior_precision = float(prior_precision)
+        self._no_prior = self.prior_mean == 0.0 and self.prior_precision == 0.0
+        self.concurrency = bool(concurrency)
+        self._awaiting: int | None = None  # concurrency: the batch size the last predict asked pruning for
         # Pruning state.
         self._round = 0
         self._candidates: list[int] = list(bs)
@@ -294,7 +320,9 @@ class PruningThompsonSampling:
         """Batch size for the next run."""
         arms = self._arms
         if arms is None:  # pruning: the batch size it waits for
-            return self._down[0] if self._down else self._up[0]
+            b = self._down[0] if self._down else self._up[0]
+            self._awaiting = b
+            return b
         # One random visiting order per prediction, drawn even when every arm is explored,
         # then one posterior sample per arm in arm order: the paper's sequence of draws.
         n = len(arms)
@@ -309,7 +337,7 @@ class PruningThompsonSampling:
         # rng.normal(means, stds) is means[i] + stds[i] * (i-th standard normal), in arm order;
         # the first largest sample wins (a NaN first of all, as argmax has it).
         z = self._rng.standard_normal(n).tolist()
-        if self.window == 0:
+        if self.window == 0 and self._no_prior:
             arm = self._sampled_arm(arms, z)
             if arm is not None:
                 return arm
@@ -392,7 +420,11 @@ class PruningThompsonSampling:
             raise ConfigError(f"batch size {b} is not among {self.batch_sizes}")
         self._history.append((b, c, r))
         if self._arms is None:
-            if b == self._expected():
+            if self.concurrency:
+                if b == self._awaiting:
+                    self._awaiting = None
+                    self._prune_observe(b, c, r)
+            elif b == self._expected():
                 self._prune_observe(b, c, r)
         elif b in self._rewards:
             self._rewards[b].append(-c)
@@ -435,7 +467,7 @@ class PruningThompsonSampling:
         cached = self._post_cache.get(arm)
         if cached is not None:
             return cached
-        post = posterior(self._window(arm))
+        post = posterior(self._window(arm), self.prior_mean, self.prior_precision)
         self._post_cache[arm] = post
         return post
 
@@ -470,6 +502,10 @@ class PruningThompsonSampling:
             "arms": None if self._arms is None else list(self._arms),
             "rewards": [[b, list(r)] for b, r in self._rewards.items()],
             "history": [[b, c, r] for b, c, r in self._history],
+            "prior_mean": self.prior_mean,
+            "prior_precision": self.prior_precision,
+            "concurrency": self.concurrency,
+            "awaiting": self._awaiting,
         }
 
     @classmethod
@@ -486,7 +522,12 @@ class PruningThompsonSampling:
             rng_from_state(d["rng"]),
             prune_rounds=d["prune_rounds"],
             window=d["window"],
+            prior_mean=float(d.get("prior_mean", 0.0)),
+            prior_precision=float(d.get("prior_precision", 0.0)),
+            concurrency=bool(d.get("concurrency", False)),
         )
+        awaiting = d.get("awaiting")
+        obj._awaiting = None if awaiting is None else int(awaiting)
         obj._round = int(d["round"])
         obj._candidates = [int(b) for b in d["candidates"]]
         obj._default = int(d["default"])

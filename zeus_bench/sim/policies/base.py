@@ -84,6 +84,11 @@ class PolicyContext:
         recurrences: How many recurrences the job is replayed for, when the caller knows (the
             simulator does); None otherwise. A deployment knows it when the job runs on a
             schedule; ``zeus-plus`` budgets its exploration over it.
+        prior_mean: Mean of the batch-size optimizer's Gaussian prior per arm (reward = -cost, J).
+        prior_precision: Precision of that prior (1 / J^2; 0 = none, the paper's default).
+        prune_rounds: Rounds of pruning exploration of the batch-size optimizer (the paper's 2).
+        concurrent: Tries may overlap (an arrival table): the optimizer follows the paper's
+            concurrency rules.
     """
 
     job: JobTrace
@@ -92,6 +97,10 @@ class PolicyContext:
     window: int
     rng: np.random.Generator
     recurrences: int | None = None
+    prior_mean: float = 0.0
+    prior_precision: float = 0.0
+    prune_rounds: int = 2
+    concurrent: bool = False
 
 
 class Policy(ABC):
@@ -120,6 +129,13 @@ class Policy(ABC):
 
     def observe(self, outcome: Outcome) -> None:  # noqa: B027 - optional hook
         """Learn from the outcome of a try (default: ignore it)."""
+
+    def started(self, batch_size: int, power_limit_w: float, profiled: bool) -> None:  # noqa: B027 - optional hook
+        """A try was launched at this configuration (concurrent replays call it at launch).
+
+        ``profiled``: its first epoch profiled the batch size's limits and ``power_limit_w`` is
+        the limit chosen. Default: ignore it (the outcome comes to :meth:`observe` at the end).
+        """
 
     def stop_cost(self, default: float, epoch_cost: float = float("nan")) -> float:
         """Cost at which the runner stops the try just predicted (default: ``beta x`` best cost).

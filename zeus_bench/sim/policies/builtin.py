@@ -34,6 +34,11 @@ class _JitMixin:
         if outcome.profiled:
             self.jit_limits[outcome.batch_size] = outcome.power_limit_w
 
+    def started(self, batch_size: int, power_limit_w: float, profiled: bool) -> None:
+        """The profile's limit is known once the first epoch has profiled (the paper's JIT)."""
+        if profiled:
+            self.jit_limits.setdefault(batch_size, power_limit_w)
+
 
 @register_policy
 class Zeus(_JitMixin, Policy):
@@ -48,7 +53,14 @@ class Zeus(_JitMixin, Policy):
         super().__init__(ctx)
         self._init_jit()
         self.bandit = PruningThompsonSampling(
-            [int(b) for b in ctx.job.batch_sizes], ctx.job.b0, ctx.rng, window=ctx.window
+            [int(b) for b in ctx.job.batch_sizes],
+            ctx.job.b0,
+            ctx.rng,
+            prune_rounds=ctx.prune_rounds,
+            window=ctx.window,
+            prior_mean=ctx.prior_mean,
+            prior_precision=ctx.prior_precision,
+            concurrency=ctx.concurrent,
         )
 
     def predict(self) -> Decision:
