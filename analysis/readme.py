@@ -16,10 +16,10 @@ from zeus_bench.store import schemas
 
 # Where each registered kind lives in results/ (kinds not listed are documented without a path).
 KIND_PATHS: dict[str, str] = {
-    "train": "`data/traces/zeus/train.parquet` (imported, git-ignored)",
+    "train": "`data/traces/zeus/train.parquet` (imported, git-ignored); `results/capriccio/train.parquet` (the Capriccio runs, `workflows/capriccio.smk`)",
     "power": "`data/traces/zeus/power-<gpu>.parquet` (imported, git-ignored); `results/traces/<gpu>/power-<gpu>.parquet` (this project's sweeps, committed)",
-    "runs": "`results/sim/<gpu>/main.parquet`, `eta-<eta>.parquet`, `beta-<beta>.parquet` (git-ignored)",
-    "sim_summary": "`results/summary/<gpu>.csv` (committed); the sweeps': `results/sim/<gpu>/summary-eta.parquet`, `summary-beta.parquet` (git-ignored)",
+    "runs": "`results/sim/<gpu>/main.parquet`, `eta-<eta>.parquet`, `beta-<beta>.parquet`, `alibaba.parquet` (git-ignored)",
+    "sim_summary": "`results/summary/<gpu>.csv` (committed); the Alibaba replay's: `results/alibaba/<gpu>.csv`; the sweeps': `results/sim/<gpu>/summary-eta.parquet`, `summary-beta.parquet` (git-ignored)",
     "warmstart_jobs": "`results/policy/warmstart_jobs.csv` (committed; `python -m zeus_bench.sim.study`, `zeus_bench.sim.warmjobs`)",
     "arena_jobs": "`results/policy/arena/{known,unknown}/arena_jobs.parquet` (committed; `zeus-bench arena --horizon known|unknown --out DIR`)",
     "arena_summary": "`results/policy/arena/{known,unknown}/arena_summary.parquet` (committed)",
