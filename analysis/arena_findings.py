@@ -171,6 +171,41 @@ def rank(summary: pd.DataFrame, jobs: pd.DataFrame) -> list[Finding]:
     return out
 
 
+def folds(summary: pd.DataFrame, fold2: pd.DataFrame) -> list[Finding]:
+    """Per GPU: zeus-plus's regret ratio to Zeus on each half (the halves swapped), and the goal on both."""
+    out = []
+    for gpu, rows in summary[summary["policy"] == PLUS].groupby("gpu", sort=False):
+        a = rows.iloc[0]
+        other = fold2[(fold2["gpu"] == gpu) & (fold2["policy"] == PLUS)]
+        if other.empty:
+            continue
+        b = other.iloc[0]
+        nums = {
+            "judge_ratio": float(a["regret_ratio_vs_zeus"]),
+            "judge_ratio_hi": float(a["regret_ratio_vs_zeus_ci_hi"]),
+            "tune_ratio": float(b["regret_ratio_vs_zeus"]),
+            "tune_ratio_lo": float(b["regret_ratio_vs_zeus_ci_lo"]),
+            "tune_ratio_hi": float(b["regret_ratio_vs_zeus_ci_hi"]),
+            "tune_jobs_worse": float(b["jobs_worse_than_zeus"]),
+            "tune_rank": float(b["rank"]),
+        }
+        both = max(nums["judge_ratio_hi"], nums["tune_ratio_hi"]) <= BETTER
+        verdict = (
+            f"the {BETTER} x goal holds on both halves"
+            if both
+            else f"the {BETTER} x goal does not hold on both halves"
+        )
+        sentence = (
+            f"On {gpu}, with the halves swapped (the constants chosen on the judge half are the same), zeus-plus's "
+            f"regret is {_ci(nums['tune_ratio'], nums['tune_ratio_lo'], nums['tune_ratio_hi'])} x Zeus's on the tune "
+            f"half against {nums['judge_ratio']:.2f} x on the judge half, significantly worse than Zeus on "
+            f"{int(nums['tune_jobs_worse'])} jobs there, rank {int(nums['tune_rank'])}: {verdict}; which training "
+            "paths a job samples decides as much as the policy."
+        )
+        out.append(Finding(f"arena.folds.{gpu}", sentence, nums))
+    return out
+
+
 def max_batch(jobs: pd.DataFrame) -> list[Finding]:
     """Per GPU: jobs where zeus-plus costs significantly more than max-batch (interval above 1)."""
     out = []
@@ -243,7 +278,9 @@ def plus_job_table(jobs: pd.DataFrame, jobs_unknown: pd.DataFrame | None) -> str
     return "\n".join(lines)
 
 
-def section_items(arena: Path, arena_unknown: Path | None) -> list[str | list[Finding]]:
+def section_items(
+    arena: Path, arena_unknown: Path | None, arena_fold2: Path | None = None
+) -> list[str | list[Finding]]:
     """The section in order: fixed lines (headings, table, figure) and paragraphs of findings."""
     jobs, summary = read(arena)
     items: list[str | list[Finding]] = [
@@ -252,6 +289,10 @@ def section_items(arena: Path, arena_unknown: Path | None) -> list[str | list[Fi
         "The zeus-plus section above replays every training path, the ones its constants were once chosen on; "
         "this section's numbers are out of sample (cross-fitted), with their intervals.",
         regret(summary, jobs),
+    ]
+    if arena_fold2 is not None:
+        items.append(folds(summary, read(arena_fold2)[1]))
+    items += [
         rank(summary, jobs),
         max_batch(jobs),
     ]
@@ -270,10 +311,10 @@ def section_items(arena: Path, arena_unknown: Path | None) -> list[str | list[Fi
     return items
 
 
-def render_section(arena: Path, arena_unknown: Path | None) -> str:
+def render_section(arena: Path, arena_unknown: Path | None, arena_fold2: Path | None = None) -> str:
     """The section as Markdown."""
     out: list[str] = []
-    for x in section_items(arena, arena_unknown):
+    for x in section_items(arena, arena_unknown, arena_fold2):
         out += [*(f"- {f.sentence}" for f in x), ""] if isinstance(x, list) else [x, ""]
     return "\n".join(out).strip() + "\n"
 
@@ -287,10 +328,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--arena", type=Path, required=True)
     ap.add_argument("--arena-unknown", type=Path, default=None)
+    ap.add_argument("--arena-fold2", type=Path, default=None)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     try:
-        text = render_section(args.arena, args.arena_unknown)
+        text = render_section(args.arena, args.arena_unknown, args.arena_fold2)
     except Exception as exc:  # a missing or malformed table: one line
         print(f"arena_findings: error: {exc}".splitlines()[0], file=sys.stderr)
         return 2

@@ -1141,7 +1141,7 @@ class Report:
         if self.args.arena is not None:
             from analysis.arena_findings import section_items as arena_items
 
-            for item in arena_items(self.args.arena, self.args.arena_unknown):
+            for item in arena_items(self.args.arena, self.args.arena_unknown, self.args.arena_fold2):
                 self.say(*item) if isinstance(item, list) else self.add(item, "")
 
     def render(self) -> str:
@@ -1193,6 +1193,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy-seeds", type=int_range_arg, default=list(range(1, 11)), help="its seeds")
     p.add_argument("--arena", type=Path, default=None, help="arena folder, horizon known (zeus-bench arena)")
     p.add_argument("--arena-unknown", type=Path, default=None, help="arena folder, horizon unknown")
+    p.add_argument(
+        "--arena-fold2", type=Path, default=None, help="arena folder, the halves swapped (--half tune)"
+    )
     p.add_argument(
         "--reference",
         type=Path,

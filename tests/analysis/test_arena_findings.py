@@ -89,3 +89,13 @@ def test_section_and_figure_from_written_tables(tmp_path: Path) -> None:
     assert "| ga | zeus-plus | 1 |" in text and "horizon unknown" in text.lower()
     fig = plot_arena(summary, jobs)
     assert len([a for a in fig.axes if a.get_visible()]) == 2
+
+
+def test_folds_goal_on_both_halves_or_not() -> None:
+    _, judge = _tables(0.4)
+    _, good = _tables(0.5)
+    _, bad = _tables(1.1)
+    assert all("holds on both halves" in f.sentence for f in af.folds(judge, good))
+    flipped = af.folds(judge, bad)
+    assert all("does not hold on both halves" in f.sentence for f in flipped)
+    assert flipped[0].numbers["tune_ratio"] == pytest.approx(1.1)

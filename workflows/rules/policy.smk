@@ -54,23 +54,26 @@ rule policy_arena:
         traces=lambda wc: sorted({traces_of(g) for g in policy_study_gpus()}),
         code=POLICY_CODE,
     output:
-        jobs=f"{ARENA_DIR}/{{horizon}}/arena_jobs.parquet",
-        summary=f"{ARENA_DIR}/{{horizon}}/arena_summary.parquet",
+        jobs=f"{ARENA_DIR}/{{run}}/arena_jobs.parquet",
+        summary=f"{ARENA_DIR}/{{run}}/arena_summary.parquet",
     wildcard_constraints:
-        horizon="known|unknown",
+        # fold2: the halves swapped (constants chosen on the judge half are the same: tuning-known-fold2.csv)
+        run="known|unknown|fold2",
     threads: config["arena"]["jobs"]
     params:
         traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
         gpus=lambda wc: ",".join(policy_study_gpus()),
         seeds=config["arena"]["seeds"],
         out_dir=lambda wc, output: os.path.dirname(output.jobs),
+        horizon=lambda wc: "unknown" if wc.run == "unknown" else "known",
+        half=lambda wc: "tune" if wc.run == "fold2" else "judge",
     conda:
         ENV
     log:
-        "logs/policy/arena-{horizon}.log",
+        "logs/policy/arena-{run}.log",
     shell:
-        "zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} --horizon {wildcards.horizon} "
-        "--jobs {threads} --out {params.out_dir} > {log} 2>&1"
+        "zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} --horizon {params.horizon} "
+        "--half {params.half} --jobs {threads} --out {params.out_dir} > {log} 2>&1"
 
 
 rule figure_arena:

@@ -23,7 +23,9 @@ rule report:
         policy=lambda wc, input: (
             f"--policy-study {POLICY_DIR} --policy-seeds {config['policy_study']['seeds']}" if input.policy else ""
         ),
-        arena=lambda wc, input: f"--arena {ARENA_DIR}/known --arena-unknown {ARENA_DIR}/unknown" if input.arena else "",
+        arena=lambda wc, input: f"--arena {ARENA_DIR}/known --arena-unknown {ARENA_DIR}/unknown --arena-fold2 {ARENA_DIR}/fold2"
+        if input.arena
+        else "",
         alibaba=alibaba_report_args,
     conda:
         ENV

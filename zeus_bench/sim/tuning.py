@@ -81,8 +81,9 @@ def tune_on(
     seeds: Sequence[int],
     horizon: Horizon,
     n_jobs: int = 1,
+    half: str = "tune",
 ) -> pd.DataFrame:
-    """Score every setting on the tune half of each job's training paths: one row per setting.
+    """Score every setting on one half (default tune) of each job's training paths: one row per setting.
 
     ``jobs`` are whole jobs; each is split here (:func:`~zeus_bench.sim.crossfit.split_job`), so
     no path of the judged half is ever replayed while tuning.
@@ -149,6 +150,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--horizon", default="unknown")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument(
+        "--half",
+        choices=("tune", "judge"),
+        default="tune",
+        help="half tuned on (judge: the second fold's check)",
+    )
+    ap.add_argument(
         "--constants",
         default=",".join(ZEUS_PLUS_GRID),
         help="the grid's constants to vary (others: defaults)",
@@ -169,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"--constants: {unknown[0]!r} is not in the grid ({', '.join(ZEUS_PLUS_GRID)})"
             )
         grid = {c: ZEUS_PLUS_GRID[c] for c in names}
-        table = tune_on(jobs, "zeus-plus", grid, args.seeds, args.horizon, args.jobs)
+        table = tune_on(jobs, "zeus-plus", grid, args.seeds, args.horizon, args.jobs, args.half)
     except ZeusBenchError as exc:
         print(f"tuning: error: {exc}", file=sys.stderr)
         return 2
