@@ -210,7 +210,12 @@ def _older_tests(module: Module, rev: str) -> list[str]:
 
 
 def run_module(
-    module: Module, seed: int, env: dict[str, str], keep: Path | None, compare_rev: str | None = None
+    module: Module,
+    seed: int,
+    env: dict[str, str],
+    keep: Path | None,
+    compare_rev: str | None = None,
+    resume: Path | None = None,
 ) -> Outcome:
     """Mutate one module in a copy of the checkout; return its outcome."""
     out = Outcome(module)
@@ -248,24 +253,38 @@ def run_module(
         )
         session = work / "session.sqlite"
         cr = str(Path(python).with_name("cosmic-ray"))
-        subprocess.run(
-            [cr, "init", str(cfg), str(session)], cwd=work, env=run_env, check=True, capture_output=True
-        )
         source = (work / module.path).read_text()
-        db = sqlite3.connect(session)
-        items, eligible = _eligible(module, source, db)
-        out.population = len(eligible)
-        rng = random.Random(f"{seed}:{module.name}")
-        chosen = rng.sample(eligible, min(module.sample, len(eligible)))
-        keep_ids = {c[4] for c in chosen}
-        skip = [(job,) for job, *_ in items if job not in keep_ids]
-        db.executemany(
-            "INSERT INTO work_results (job_id, worker_outcome, output, test_outcome, diff) "
-            "VALUES (?, 'SKIPPED', 'not sampled', NULL, NULL)",
-            skip,
-        )
-        db.commit()
-        db.close()
+        previous = None if resume is None else resume / f"{module.name}.sqlite"
+        if previous is not None and previous.is_file():
+            # Tests only grow between the two runs: a killed mutant stays killed, so only the
+            # survivors (and what could not run) are run again.
+            shutil.copy2(previous, session)
+            db = sqlite3.connect(session)
+            out.population = len(_eligible(module, source, db)[1])
+            db.execute(
+                "DELETE FROM work_results WHERE worker_outcome != 'SKIPPED' AND "
+                "(test_outcome IS NULL OR test_outcome != 'KILLED')"
+            )
+            db.commit()
+            db.close()
+        else:
+            subprocess.run(
+                [cr, "init", str(cfg), str(session)], cwd=work, env=run_env, check=True, capture_output=True
+            )
+            db = sqlite3.connect(session)
+            items, eligible = _eligible(module, source, db)
+            out.population = len(eligible)
+            rng = random.Random(f"{seed}:{module.name}")
+            chosen = rng.sample(eligible, min(module.sample, len(eligible)))
+            keep_ids = {c[4] for c in chosen}
+            skip = [(job,) for job, *_ in items if job not in keep_ids]
+            db.executemany(
+                "INSERT INTO work_results (job_id, worker_outcome, output, test_outcome, diff) "
+                "VALUES (?, 'SKIPPED', 'not sampled', NULL, NULL)",
+                skip,
+            )
+            db.commit()
+            db.close()
         subprocess.run([cr, "exec", str(cfg), str(session)], cwd=work, env=run_env, capture_output=True)
         collect(out, session, source, compare_rev is not None)
         if keep is not None:
@@ -285,6 +304,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "mutation-results.csv")
     parser.add_argument("--keep-sessions", type=Path, help="copy each module's cosmic-ray session here")
     parser.add_argument("--from-sessions", type=Path, help="only recount the sessions kept in this folder")
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        help="start from the sessions kept in this folder (--keep-sessions) and run only their mutants "
+        "that were not killed (after adding tests: a killed mutant stays killed)",
+    )
     parser.add_argument(
         "--compare-rev",
         help="also count the mutants that the module's test files existing at this git revision kill "
@@ -331,7 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     outcomes: list[Outcome] = []
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
         futures = {
-            pool.submit(run_module, m, seed, env, args.keep_sessions, args.compare_rev): m for m in modules
+            pool.submit(run_module, m, seed, env, args.keep_sessions, args.compare_rev, args.resume): m
+            for m in modules
         }
         for fut in concurrent.futures.as_completed(futures):
             o = fut.result()

@@ -71,3 +71,16 @@ def test_restore_leaves_a_limit_already_back_untouched(fake_backend: FakeBackend
     (entry,) = restore_from_journal(fake_backend, state)
     assert entry.previous_power_limit_w == 450.0
     assert gpu.setter_calls() == calls and not path.exists()
+
+
+def test_default_state_dir_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from zeus_bench.device.control import STATE_DIR_ENV, default_state_dir
+
+    monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "explicit"))
+    assert default_state_dir() == tmp_path / "explicit"
+    monkeypatch.delenv(STATE_DIR_ENV)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    assert default_state_dir() == tmp_path / "xdg" / "zeus-bench"
+    monkeypatch.delenv("XDG_STATE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_state_dir() == tmp_path / "home" / ".local" / "state" / "zeus-bench"

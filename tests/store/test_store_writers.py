@@ -132,3 +132,31 @@ def test_table_writer_failing_mid_stream_keeps_the_previous_file(tmp_path: Path,
         out.write(power_frame(600.0).assign(batch_size=[64, 64]))  # ...then a bad one
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "words"),
+    [
+        ("time_per_epoch_s", float("inf"), "non-finite value"),
+        ("avg_power_w", 0.0, "must be > 0, got 0.0"),
+        ("power_limit_w", -5.0, "must be > 0, got -5.0"),
+        ("batch_size", 2.5, "must be an integer, got 2.5"),
+        ("avg_power_uncertainty_w", -1.0, "must be >= 0, got -1.0"),
+        ("avg_power_w", float("nan"), "missing value"),
+    ],
+)
+@pytest.mark.parametrize("row", [1, 2])
+def test_both_writers_name_the_row_of_a_bad_value(
+    tmp_path: Path, column: str, value: float, words: str, row: int
+) -> None:
+    columns = power_columns() | {"avg_power_uncertainty_w": np.array([1.0, 2.0, 3.0])}
+    columns = {c: (v.astype(float) if isinstance(v, np.ndarray) else v) for c, v in columns.items()}
+    columns[column] = np.broadcast_to(np.array(columns[column], dtype=float), (3,)).copy()
+    columns[column][row] = value
+    message = f"column '{column}' row {row}: {words}".replace("(", r"\(").replace(")", r"\)")
+    with pytest.raises(TraceFormatError, match=message), TableWriter(tmp_path / "p.parquet", "power") as out:
+        out.write(ColumnTable(3, columns))
+    frame = pd.DataFrame({c: (v if isinstance(v, np.ndarray) else [v] * 3) for c, v in columns.items()})
+    with pytest.raises(TraceFormatError, match=message):
+        write_table(frame, tmp_path / "q.parquet", "power")
+    assert list(tmp_path.iterdir()) == []

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from zeus_bench.traces.fetch import TracesUnavailableError, obtain_zeus_traces
+from zeus_bench.errors import TraceFormatError
+from zeus_bench.traces.fetch import TracesUnavailableError, obtain_zeus_traces, read_manifest
 
 URL = "http://127.0.0.1:9/{commit}/trace/{file}"
 COMMIT = "3df2fc42768a05e3bea7defdd55cdd0ea981aa7e"
@@ -60,3 +61,27 @@ def test_failure_after_the_first_file_keeps_the_previous_folder(tmp_path: Path) 
         obtain_zeus_traces(_files(), out, url_template=URL, commit=COMMIT, fetch=_fails_after_train)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert [p.name for p in tmp_path.iterdir()] == ["zeus"]  # no staging folder left
+
+
+def test_read_manifest_reads_what_the_fetch_wrote_and_refuses_the_rest(tmp_path: Path) -> None:
+    out = tmp_path / "zeus"
+    obtain_zeus_traces(
+        _files(),
+        out,
+        url_template=URL,
+        commit=COMMIT,
+        fetch=lambda u: TRAIN if u.endswith("train.csv") else POWER,
+    )
+    manifest = read_manifest(out)
+    assert manifest["status"] == "ok" and manifest["gpus"] == ["v100"]
+    assert set(manifest["files"]) == {"summary_train.csv", "summary_power_v100.csv"}
+    with pytest.raises(
+        TraceFormatError, match=r"MANIFEST\.json: no such file \(run 'zeus-bench fetch-traces'\)"
+    ):
+        read_manifest(tmp_path / "none")
+    (out / "MANIFEST.json").write_text("{not json")
+    with pytest.raises(TraceFormatError, match="corrupt manifest"):
+        read_manifest(out)
+    (out / "MANIFEST.json").write_text("[1, 2]")
+    with pytest.raises(TraceFormatError, match="corrupt manifest"):
+        read_manifest(str(out))
