@@ -4,7 +4,8 @@
 kill that process with SIGKILL (no handler, no ``finally``, no atexit: as the OOM killer or a
 SLURM time limit would). The points: ``warmup`` (after each warm-up step), ``window`` (after each
 measured step inside an energy window), ``write`` (inside every atomic table write, after the
-temporary file is written and before it replaces the target). ``NAME:N:group`` kills the whole
+temporary file is written and before it replaces the target), ``merge`` (``sweep-merge``, its
+shards read, before its output is written). ``NAME:N:group`` kills the whole
 process group instead (a workflow manager and all its jobs at once). Unset (always, outside
 tests), a point costs one environment lookup.
 """

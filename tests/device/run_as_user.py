@@ -42,13 +42,18 @@ def warm_up() -> None:
     scratch = tempfile.mkdtemp(prefix="zb-warm-")
     saved = {k: os.environ.pop(k, None) for k in SCRATCH_ENV}
     os.environ.update(ZEUS_BENCH_FAKE_STATE=f"{scratch}/fake.json", ZEUS_BENCH_STATE_DIR=f"{scratch}/state")
-    err = os.dup(2)
+    saved_fds = [os.dup(1), os.dup(2)]
     null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
     os.dup2(null, 2)
     try:
         status = main([*WARM_UP, "--out", f"{scratch}/warm.parquet"])
     finally:
-        os.dup2(err, 2)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, copy in zip((1, 2), saved_fds, strict=True):
+            os.dup2(copy, fd)
+            os.close(copy)
         os.close(null)
         logging.root.handlers.clear()  # the real command sets up its own logging
         shutil.rmtree(scratch, ignore_errors=True)

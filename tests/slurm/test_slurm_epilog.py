@@ -6,8 +6,8 @@ this module writes while it runs: the fake backend, on a state file that the job
 share, its two GPUs standing for the node's two gres GPUs. The GPUs start at 650 and 610 W (not
 their 700 W maximum), so a restore to the previous limit is told apart from a reset.
 
-* a zeus-bench sweep that set 300 W, killed by ``scancel --signal=KILL`` (no handler can run: the
-  sweep's own restore never happens, its journal is left behind);
+* a zeus-bench sweep that set 300 W and ignores SIGTERM, cancelled by ``scancel`` (SIGTERM, then
+  SIGKILL after KillWait: the sweep's own restore never runs, its journal is left behind);
 * a job that sets 250 W and ignores SIGTERM, killed by its time limit (SIGTERM, then SIGKILL after
   KillWait).
 """
@@ -87,17 +87,19 @@ def time_limited(hooks: Path) -> str:
 
 def test_epilog_restores_a_sweep_killed_by_scancel(hooks: Path, time_limited: str) -> None:
     state = hooks / "fake-gpus.json"
+    # SIGTERM ignored (inherited through exec; the session leaves an ignored signal ignored), so
+    # scancel's SIGTERM does nothing and its SIGKILL, KillWait later, ends the sweep mid-window.
     sweep = (
-        f"'{sys.executable}' -m zeus_bench.cli.main sweep --backend fake --workload movielens-1m --tiny "
+        f"trap '' TERM; exec '{sys.executable}' -m zeus_bench.cli.main sweep --backend fake --workload movielens-1m --tiny "
         "--batch-sizes 4 --power-limits 300 --warmup-iters 1 --warmup-s 0 --steady-s 0 --measure-iters 1 "
         f"--measure-s 3600 --max-measure-s 3600 --gpus 0 --out '{hooks / 'never.parquet'}'"
     )
     job = sbatch(hooks, "scancel", sweep)
     # The time-limited job holds one GPU at 250 W; this one sets 300 W on the other (150 s: it may
     # wait for the time-limited sweep of conftest.py to free a GPU).
-    gpu = wait_for(lambda: next((i for i, w in enumerate(limits(state)) if w == 300.0), None), 150, "300 W")
+    [gpu] = wait_for(lambda: [i for i, w in enumerate(limits(state)) if w == 300.0], 150, "300 W")
     assert (hooks / "records" / f"job-{job}.json").exists()  # written by the prolog
-    subprocess.run(["scancel", "--signal=KILL", "--full", job], check=True, timeout=30)
+    subprocess.run(["scancel", job], check=True, timeout=30)
     assert wait_for(lambda: ended(job), 60, "the cancelled job and its epilog to end") == "CANCELLED"
     assert limits(state)[gpu] == BEFORE[gpu]
     assert not (hooks / "records" / f"job-{job}.json").exists()
@@ -113,9 +115,10 @@ def test_epilog_restores_a_job_killed_at_its_time_limit(hooks: Path, time_limite
         150,
         "250 W",
     )
-    gpu = int((hooks / "timelimit.log").read_text().split()[1])
-    assert limits(state)[gpu] == 250.0
+    gpu = int((hooks / "timelimit.log").read_text().split()[1])  # it printed "set <gpu>" after setting 250 W
     final = wait_for(lambda: ended(time_limited), 150, "SLURM to end the job at its time limit", interval=2)
     assert final == "TIMEOUT"
     assert limits(state) == BEFORE
+    # Set three times: to 610/650 W here, to 250 W by the job, back by the epilog.
+    assert FakeBackend(state_path=state, n_gpus=2).gpu(gpu).setter_calls() == 3
     assert not list((hooks / "records").glob("*.json"))

@@ -41,7 +41,7 @@ LIMITS = (300.0, 500.0)
 BATCH_SIZES = (4, 8)
 SETTINGS = [
     *("--warmup-iters", "1", "--warmup-s", "0", "--steady-s", "0", "--measure-iters", "2"),
-    *("--measure-s", "0.05", "--window-s", "0.02", "--min-windows", "2", "--max-measure-s", "0.3"),
+    *("--measure-s", "0.01", "--window-s", "0.01", "--min-windows", "1", "--max-measure-s", "0.05"),
 ]
 
 
@@ -110,7 +110,7 @@ def check_episode(folder: Path, reference: list[tuple[int, float, float]]) -> No
 def draw_fault(rng: random.Random, step: str) -> str:
     """A seeded moment inside ``step``: ``warmup``/``window``/``write`` of a cell, the merge's write."""
     if step == "merge":
-        return "write:1"
+        return rng.choice(["merge:1", "write:1"])  # shards read, output not yet written / being written
     phase = rng.choice(["warmup", "window", "write"])
     count = {"warmup": rng.randint(1, 2), "window": rng.randint(1, 8), "write": rng.randint(1, 3)}[phase]
     return f"{phase}:{count}"
@@ -160,6 +160,9 @@ def test_sweep_survives_20_kills(folder: Path, with_daemon: bool) -> None:
             run = folder / f"episode{episodes}"
             for step in [*(f"bs{b}" for b in BATCH_SIZES), "merge"]:
                 argv = merge(run) if step == "merge" else cell(run, int(step[2:]))
+                if len(kills) == KILLS:  # the last episode's remaining steps run unharmed
+                    assert harness.run(argv)["exit"] == 0
+                    continue
                 fault = draw_fault(rng, step)
                 result = harness.run(argv, {"ZEUS_BENCH_FAULT": fault})
                 if "exit" in result:  # the step ended before that moment: it is done
@@ -180,8 +183,8 @@ def test_sweep_survives_20_kills(folder: Path, with_daemon: bool) -> None:
                 assert fake_limits(state) == [700.0]
             check_episode(run, reference)
             episodes += 1
-        phases = {k.split()[1].split(":")[0] if "merge" not in k else "merge" for k in kills}
-        assert phases == {"warmup", "window", "write", "merge"}
+        phases = {"merge" if k.startswith("merge") else k.split()[1].split(":")[0] for k in kills}
+        assert len(kills) == KILLS and phases == {"warmup", "window", "write", "merge"}
         took = time.monotonic() - start
         extra = f", daemon restored within {max(restore_s) * 1000:.0f} ms" if restore_s else ""
         print(f"{len(kills)} kills over {episodes} episodes in {took:.1f} s{extra}: {kills}")
@@ -192,3 +195,92 @@ def test_sweep_survives_20_kills(folder: Path, with_daemon: bool) -> None:
         harness.close()
         if daemon is not None:
             daemon.stop()
+
+
+WORKFLOW_KILLS = ("window", "write", "merge")
+
+
+def workflow_config(folder: Path) -> Path:
+    measure = dict(zip([a.lstrip("-").replace("-", "_") for a in SETTINGS[::2]], SETTINGS[1::2], strict=True))
+    cfg = {
+        "sweep": {
+            "out_dir": "results/sweep",
+            "command": "",
+            "tiny": True,
+            "gpus": {
+                "fake-h200": {
+                    "backend": "fake",
+                    "gpu_index": 0,
+                    "observe": False,
+                    "power_limits": list(LIMITS),
+                }
+            },
+            "measure": {k: float(v) if "." in v else int(v) for k, v in measure.items()},
+            "workloads": {"movielens-1m": list(BATCH_SIZES)},
+        }
+    }
+    path = folder / "sweep.yaml"
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+def test_workflow_survives_kills_of_the_whole_run(folder: Path) -> None:
+    """Snakemake itself and its job SIGKILLed together (``NAME:N:group``), then unlocked and rerun."""
+    start = time.monotonic()
+    repo = Path(__file__).resolve().parents[2]
+    base = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(repo / "workflows/sweep.smk"),
+        "--directory",
+        str(folder),
+    ]
+    base += ["--configfile", str(workflow_config(folder)), "--cores", "1", "--resources", "gpu=1"]
+    rng = random.Random(2408)
+
+    def snakemake(*args: str, fault: str | None = None) -> int:
+        env = {**os.environ, **({"ZEUS_BENCH_FAULT": fault} if fault else {})}
+        proc = subprocess.run(
+            [*base, *args], env=env, capture_output=True, text=True, timeout=600, start_new_session=True
+        )
+        return proc.returncode
+
+    killed = []
+    for phase in WORKFLOW_KILLS:
+        fault = f"{phase}:{rng.randint(1, 4) if phase != 'merge' else 1}:group"
+        code = snakemake("--rerun-incomplete", fault=fault)
+        assert code == -signal.SIGKILL, f"{fault}: snakemake ended with {code}, not killed"
+        killed.append(fault)
+        assert snakemake("--unlock") == 0
+        assert gpu_restore() == [700.0]
+    assert snakemake("--rerun-incomplete") == 0
+    merged = folder / "results/sweep/fake-h200/power-fake-h200.parquet"
+    got = cells_of(merged)
+    assert [(b, w) for b, w, _ in got] == [(b, w) for b in BATCH_SIZES for w in LIMITS]
+    assert read_table(merged, "power").attrs["zeus_bench"]["complete"] is True
+    for b in BATCH_SIZES:
+        meta = read_table(folder / f"results/sweep/fake-h200/movielens-1m/bs{b}.parquet", "power").attrs[
+            "zeus_bench"
+        ]
+        assert meta["complete"] is True
+        assert sorted((int(p["batch_size"]), float(p["power_limit_w"])) for p in meta["points"]) == [
+            (b, w) for w in LIMITS
+        ]
+    assert [p.name for p in (folder / "results").rglob("*.tmp")] == []
+    assert fake_limits(folder / "fake.json") == [700.0]
+    print(f"workflow: {len(killed)} kills {killed} and reruns in {time.monotonic() - start:.1f} s")
+
+
+def gpu_restore() -> list[float]:
+    """``zeus-bench gpu restore`` after a kill (a fresh process), then the fake GPU's limits."""
+    out = subprocess.run(
+        [sys.executable, "-m", "zeus_bench.cli.main", "gpu", "restore", "--backend", "fake"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    return fake_limits(Path(os.environ["ZEUS_BENCH_FAKE_STATE"]))

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from zeus_bench.errors import ConfigError, TraceFormatError
+from zeus_bench.faults import fault_point
 from zeus_bench.fsutil import remove_partial_writes
 from zeus_bench.provenance import sha256_file
 from zeus_bench.store import read_table, validate, write_table
@@ -57,6 +58,7 @@ def merge_shards(shards: Sequence[str | Path], out: str | Path) -> pd.DataFrame:
     merged = merged.drop(columns="_shard").sort_values(_KEY, kind="stable").reset_index(drop=True)
     merged = validate(merged, "power", where=str(out))
     complete = all(bool(meta.get("complete", True)) for meta in metas)
+    fault_point("merge")
     write_table(
         merged,
         out,
