@@ -27,7 +27,13 @@ def _measure(backend: FakeBackend, batch: int, limit_w: float, host_s: float) ->
         time.sleep(rng.uniform(0, host_s))
 
     with FakeLoad([gpu], clock) as load:
-        monitor = EnergyMonitor([gpu], sync_cuda=False, clock=clock, counter_update_period_s=MODEL_COUNTER_PERIOD_S)
+        monitor = EnergyMonitor(
+            [gpu],
+            sync_cuda=False,
+            clock=clock,
+            counter_update_period_s=MODEL_COUNTER_PERIOD_S,
+            read_in_background=False,
+        )
         try:
             point = measure_steps(
                 load.paced(host_step, batch),

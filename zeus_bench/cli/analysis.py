@@ -40,7 +40,7 @@ def register(sub: Any) -> None:
 
     q = sub.add_parser("pareto", help="ETA-vs-TTA Pareto frontier of a workload's feasible configurations")
     _traces_args(q)
-    q.add_argument("--workload", required=True)
+    q.add_argument("--workload", required=True, help="workload id in the traces (cifar100, imagenet, ...)")
     q.add_argument("--eta", type=eta_arg, default=0.5, help="eta for the cost column (default 0.5)")
     q.add_argument("--all", action="store_true", help="write every configuration with an on_frontier column")
     q.add_argument("--out", type=Path, default=None, help="output .csv or .parquet (default: CSV on stdout)")

@@ -23,7 +23,12 @@ def add_backend_arg(parser: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``gpu`` command group."""
-    gpu = sub.add_parser("gpu", help="inspect GPUs and restore power limits", description=__doc__)
+    gpu = sub.add_parser(
+        "gpu",
+        help="inspect GPUs and restore power limits",
+        description="Inspect GPUs (zeus-bench gpu info) and put back power limits a killed run left "
+        "journalled (zeus-bench gpu restore).",
+    )
     gsub = gpu.add_subparsers(dest="gpu_command", metavar="SUBCOMMAND", parser_class=type(gpu))
     gsub.required = True
 

@@ -50,7 +50,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    _describe(sub)
     return parser
+
+
+def _describe(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Give every subcommand without a description its one-line help as one (``X --help`` shows it)."""
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, parser in sub.choices.items():
+        if not parser.description and helps.get(name):
+            parser.description = str(helps[name])[:1].upper() + str(helps[name])[1:] + "."
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _describe(action)
 
 
 def _setup_logging(verbose: int, quiet: bool) -> None:

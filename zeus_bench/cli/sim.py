@@ -21,7 +21,7 @@ from zeus_bench.cli.common import (
 TABLE_SUFFIXES = (".parquet", ".csv")
 #: Bound of --jobs (worker processes).
 MAX_JOBS = 1024
-#: Bound of synth-arrivals' --groups and --jobs-per-group.
+#: Bound of synth-arrivals' --groups and --jobs-per-group, and of their product (rows written).
 MAX_SUBMISSIONS = 1_000_000
 
 
@@ -37,6 +37,18 @@ def _list_of(item: Any) -> Any:
     return parse
 
 
+class _PolicyHelp(argparse.HelpFormatter):
+    """Help of ``simulate``: ``--policies`` lists the registered policies (imported only for --help)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = super()._get_help_string(action)
+        if "--policies" in action.option_strings:
+            from zeus_bench.sim.policies import POLICIES
+
+            text = f"{text}; registered: {', '.join(POLICIES)}"
+        return text
+
+
 def register(sub: Any) -> None:
     """Add ``simulate``, ``summarize`` and ``synth-arrivals``."""
     p = sub.add_parser(
@@ -44,6 +56,7 @@ def register(sub: Any) -> None:
         help="replay recurring jobs on the traces under policies; one row per try",
         description="Replay recurring training jobs on recorded traces under energy-optimization "
         "policies (docs/policies.md). Writes a 'runs' Parquet table, one row per try.",
+        formatter_class=_PolicyHelp,
     )
     p.add_argument("--traces", type=Path, required=True, metavar="DIR", help="folder of imported traces")
     p.add_argument(
@@ -150,7 +163,13 @@ def register(sub: Any) -> None:
     )
     q.set_defaults(func=_summarize)
 
-    r = sub.add_parser("synth-arrivals", help="write a synthetic arrival table (for tests and examples)")
+    r = sub.add_parser(
+        "synth-arrivals",
+        help="write a synthetic arrival table (for tests and examples)",
+        description="Write a synthetic arrival table (the input of simulate --arrivals): per workload, "
+        "--groups groups of --jobs-per-group submissions, a share --overlap of which start while the "
+        f"previous one runs, drawn from --seed; at most {MAX_SUBMISSIONS:,} rows in all.",
+    )
     r.add_argument("--workloads", type=_list_of(str), required=True, help="comma-separated workload ids")
     r.add_argument(
         "--groups",
@@ -200,6 +219,9 @@ def _simulate(args: argparse.Namespace) -> int:
         if args.policies == "all"
         else [s.strip() for s in args.policies.split(",") if s.strip()]
     )
+    repeated = sorted({p for p in policies if policies.count(p) > 1})
+    if repeated:
+        raise ConfigError(f"--policies: {', '.join(repeated)} listed twice (each policy is simulated once)")
     workloads = (
         None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
     )
@@ -326,6 +348,12 @@ def _synth(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown workload {unknown[0]!r}; known: {', '.join(known)}")
     if not 0.0 <= args.overlap < 1.0:
         raise ConfigError(f"--overlap must lie in [0, 1), got {args.overlap}")
+    rows = len(args.workloads) * args.groups * args.jobs_per_group
+    if rows > MAX_SUBMISSIONS:
+        raise ConfigError(
+            f"--workloads x --groups x --jobs-per-group is {rows:,} submissions; at most {MAX_SUBMISSIONS:,} "
+            "are allowed (an arrival table that large would take longer to replay than any study needs)"
+        )
     df = synthetic_arrivals(
         args.workloads,
         args.groups,

@@ -105,7 +105,12 @@ def register(sub: Any) -> None:
         metavar="FILE.yaml",
         help="YAML file of extra/overriding workloads (registry entries: dataset, network, ...)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the model's initial weights and synthetic batches (default 0)",
+    )
     p.add_argument(
         "--warmup-iters", type=int, default=5, help="warm-up iterations per point, at least (default 5)"
     )
@@ -164,9 +169,17 @@ def register(sub: Any) -> None:
     t.add_argument("--max-epochs", type=int, default=None, help="epoch budget (default: the registry's)")
     p.set_defaults(func=_sweep)
 
-    m = sub.add_parser("sweep-merge", help="merge power-trace shards (one per sweep cell) into one trace")
-    m.add_argument("shards", type=Path, nargs="+", metavar="SHARD.parquet")
-    m.add_argument("--out", type=Path, required=True, metavar="FILE.parquet")
+    m = sub.add_parser(
+        "sweep-merge",
+        help="merge power-trace shards (one per sweep cell) into one trace",
+        description="Merge the power-trace shards of a sweep (one Parquet file per workload, GPU kind "
+        "and batch size, as the sweep workflow writes them) into one power trace, checking that "
+        "they share a schema and that no point appears twice; each shard's provenance is kept.",
+    )
+    m.add_argument(
+        "shards", type=Path, nargs="+", metavar="SHARD.parquet", help="power-trace shards to merge"
+    )
+    m.add_argument("--out", type=Path, required=True, metavar="FILE.parquet", help="merged power trace")
     m.set_defaults(func=_merge)
 
     q = sub.add_parser(

@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
     val = tsub.add_parser(
         "validate", help="check trace files (Zeus CSV or zeus-bench Parquet) without converting"
     )
-    val.add_argument("paths", type=Path, nargs="+", metavar="PATH")
+    val.add_argument("paths", type=Path, nargs="+", metavar="PATH", help="trace files or folders to check")
     val.set_defaults(func=_validate)
 
 

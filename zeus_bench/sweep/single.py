@@ -84,8 +84,10 @@ def sweep_single_process(
                 list(gpus),
                 sync_cuda=device.type == "cuda",
                 clock=clock or time.monotonic,
-                # The model's counter is exact at every read (continuous): no period to probe.
+                # The model's counter is exact at every read (continuous): no period to probe,
+                # and edges read at once (a reader thread would read after later steps moved it).
                 counter_update_period_s=MODEL_COUNTER_PERIOD_S if clock else None,
+                read_in_background=clock is None,
             ),
             set_limit,
             agree=lambda d: d,
