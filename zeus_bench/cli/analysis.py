@@ -54,7 +54,15 @@ def _potential(args: argparse.Namespace) -> int:
     check_out(args.out, FORMAT_SUFFIXES[args.format])
     ts = TraceSet(args.traces, args.workloads_file)
     ts.power(args.gpu)  # unknown GPU -> clear error
-    df = potential_table([ts.job(args.gpu, w) for w in ts.workload_ids(args.gpu)], args.eta)
+    ids = ts.workload_ids(args.gpu)
+    if not ids:
+        from zeus_bench.errors import TraceFormatError
+
+        raise TraceFormatError(
+            f"{Path(args.traces) / f'power-{args.gpu}.parquet'}: no rows of a registered workload with a "
+            f"train trace for GPU {args.gpu} (an empty power trace?): nothing to analyse"
+        )
+    df = potential_table([ts.job(args.gpu, w) for w in ids], args.eta)
     if args.format == "table":
         emit(_potential_table(df, args.gpu), args.out)
     else:

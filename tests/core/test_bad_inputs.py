@@ -1,0 +1,55 @@
+"""Bad inputs of issue 23, each class refused in one line with exit status 2 and nothing written."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from zeus_bench.cli.main import main
+from zeus_bench.store import read_table, write_table
+
+
+def _refused(capsys: pytest.CaptureFixture[str], args: list[str], *expected: str) -> str:
+    capsys.readouterr()
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    err = captured.err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for text in expected:
+        assert text in err, err
+    return err
+
+
+def test_empty_power_trace_given_to_potential(tiny_traces, tmp_path, capsys):
+    traces = tmp_path / "traces"
+    shutil.copytree(tiny_traces, traces)
+    power = read_table(traces / "power-v100.parquet", "power")
+    write_table(power.head(0), traces / "power-v100.parquet", "power")
+    out = tmp_path / "p.csv"
+    args = ["potential", "--traces", str(traces), "--gpu", "v100", "--format", "csv", "--out", str(out)]
+    _refused(capsys, args, "power-v100.parquet", "nothing to analyse")
+    assert not out.exists()
+
+
+def test_duplicated_policies_in_simulate(tiny_traces, tmp_path, capsys):
+    out = tmp_path / "runs.parquet"
+    args = ["simulate", "--traces", str(tiny_traces), "--gpu", "v100", "--policies", "zeus,baseline,zeus"]
+    _refused(capsys, [*args, "--seeds", "1", "--out", str(out)], "--policies: zeus listed twice")
+    assert not out.exists()
+
+
+def test_synth_arrivals_with_huge_counts_is_bounded(tmp_path, capsys):
+    out = tmp_path / "arrivals.csv"
+    args = ["synth-arrivals", "--workloads", "squad,cifar100", "--groups", "1000000"]
+    _refused(capsys, [*args, "--jobs-per-group", "1000000", "--out", str(out)], "at most 1,000,000")
+    assert not out.exists()
+
+
+def test_help_of_synth_arrivals_and_sweep_merge_describe_them():
+    from zeus_bench.cli.main import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert "arrival table" in sub.choices["synth-arrivals"].description
+    assert "shards" in sub.choices["sweep-merge"].description
