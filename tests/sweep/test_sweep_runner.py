@@ -22,6 +22,8 @@ def test_sweep_writes_valid_power_trace_and_restores_limits(fake_env, tiny_workl
     from zeus_bench.device.fake import FakeBackend
 
     out = tmp_path / "power.parquet"
+    # Host-timed fake (no speed model, so no simulated clock): the counter tracker's path, as on a GPU.
+    FakeBackend().configure(samples_per_s=0.0)
     assert sweep(out, "--batch-sizes", "8,4", "--power-limits", "300,700") == 0
     df = read_table(out, "power")
     assert list(zip(df["batch_size"], df["power_limit_w"], strict=True)) == [

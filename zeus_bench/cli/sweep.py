@@ -87,6 +87,18 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--out", type=Path, required=True, metavar="FILE.parquet", help="output trace")
     p.add_argument("--resume", action="store_true", help="keep the points already in --out, measure the rest")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the cells with an estimate of GPU-time and energy from the measuring settings; measure nothing",
+    )
+    p.add_argument(
+        "--estimate-trace",
+        type=Path,
+        default=None,
+        metavar="POWER.parquet",
+        help="with --dry-run: take each point's power from this power trace instead of its limit",
+    )
     add_backend_arg(p)
     p.add_argument(
         "--gpu-kind", default=None, help="value of the trace's gpu column (default: from the GPU name)"
@@ -253,8 +265,34 @@ def plan_from_args(args: argparse.Namespace) -> SweepPlan:
     )
 
 
+def _dry_run(args: argparse.Namespace) -> int:
+    """``--dry-run``: the cells and their estimated cost, without torch or a GPU."""
+    from zeus_bench.errors import ConfigError
+    from zeus_bench.registry import load_workloads
+    from zeus_bench.sweep.estimate import estimate_cells, render_estimate
+
+    plan = plan_from_args(args) if args.batch_sizes else None
+    if plan is None:
+        raise ConfigError(
+            "--dry-run needs explicit --batch-sizes (the paper's come from the workload's code)"
+        )
+    limits = plan.power_limits_w
+    if limits is None:
+        limits = (700.0,)  # unknown without opening the GPU: the H200's maximum as an upper bound
+    spec = load_workloads(args.workloads_file).get(args.workload)
+    if spec is None:
+        raise ConfigError(f"unknown workload {args.workload!r}")
+    cells = estimate_cells(
+        plan.batch_sizes, limits, plan.settings, len(plan.gpu_indices), args.estimate_trace, spec.dataset
+    )
+    print(render_estimate(args.workload, cells), end="")
+    return 0
+
+
 def _sweep(args: argparse.Namespace) -> int:
     os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")  # CUDA ordinals = NVML indices
+    if args.dry_run:
+        return _dry_run(args)
     check_out(args.out, (".parquet",))
     require_extra("torch", "workloads", "zeus-bench sweep (it trains the workloads)")
     from zeus_bench.errors import ConfigError
