@@ -34,3 +34,9 @@ def test_estimate_from_a_power_trace():
     settings = MeasureSettings(5, 2.0, 20, 10.0, window_s=2.0, min_windows=3, max_measure_s=60, warmup_max_s=30)
     (cell,) = estimate_cells([1024], [700.0], settings, trace=trace, dataset="cifar100")
     assert cell.power_source == "trace" and 0 < cell.min_j / cell.min_s < 700.0
+
+
+def test_sweep_progress_logs_an_eta():
+    from zeus_bench.sweep.single import progress_line
+
+    assert progress_line(2, 8, 30.0) == "2/8 points measured in 30 s; ETA 90 s"

@@ -114,6 +114,7 @@ def sweep_single_process(
                     break
                 measured += len(point_limits)
                 bar.update(len(point_limits))
+                log.info("%s", progress_line(measured, total, time.monotonic() - sweep_start))
     writer.provenance["sweep_wall_s"] = round(time.monotonic() - sweep_start, 3)
     df = writer.write(complete=True)
     if df.empty:
@@ -121,6 +122,12 @@ def sweep_single_process(
             f"no batch size of {plan.workload} fits on {gpus[0].name()}; nothing written"
         )
     return SweepOutcome(df, writer.path, measured, reused, writer.provenance["skipped"])
+
+
+def progress_line(done: int, total: int, elapsed_s: float) -> str:
+    """``3/8 points measured in 41 s; ETA 68 s`` (the rest at the mean pace so far), for the logs."""
+    eta = elapsed_s / done * (total - done) if done else float("nan")
+    return f"{done}/{total} points measured in {elapsed_s:.0f} s; ETA {eta:.0f} s"
 
 
 def _out_of_memory(plan: SweepPlan, writer: SweepWriter, index: int, name: str, rest: list[int]) -> None:
