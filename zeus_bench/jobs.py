@@ -235,7 +235,9 @@ class TraceSet:
     @functools.cache  # noqa: B019 - one TraceSet per folder; the cache is its purpose
     def power(self, gpu: str) -> pd.DataFrame:
         """The power trace of one GPU kind."""
-        return read_table(self._power_path(gpu), "power")
+        df = read_table(self._power_path(gpu), "power")
+        _check_one_gpu(self._power_path(gpu), df["gpu"].to_numpy(), gpu)
+        return df
 
     def unknown_gpu(self, gpu: str) -> ConfigError:
         """The error for a GPU kind without a power trace here; it recognises a folder of raw Zeus CSVs."""
@@ -259,7 +261,9 @@ class TraceSet:
 
     @functools.cache  # noqa: B019
     def _power_columns(self, gpu: str) -> dict[str, np.ndarray]:
-        return read_columns(self._power_path(gpu), "power", POWER_COLUMNS)
+        columns = read_columns(self._power_path(gpu), "power", POWER_COLUMNS)
+        _check_one_gpu(self._power_path(gpu), columns["gpu"], gpu)
+        return columns
 
     @functools.cache  # noqa: B019
     def _joined_columns(self, gpu: str) -> dict[str, np.ndarray]:
@@ -280,6 +284,20 @@ class TraceSet:
         if workload not in self.workloads:
             raise UnknownWorkloadError(f"unknown workload {workload!r}; known: {', '.join(self.workloads)}")
         return build_job(self._joined_columns(gpu), self._power_columns(gpu), self.workloads[workload], gpu)
+
+
+def _check_one_gpu(path: Path, gpus: np.ndarray, gpu: str) -> None:
+    """Refuse a power trace whose ``gpu`` column names another GPU kind than its file (mixed GPUs).
+
+    Raises:
+        TraceFormatError: the file, the column and the kinds found.
+    """
+    others = sorted({str(g) for g in np.unique(gpus.astype(str))} - {gpu})
+    if others:
+        raise TraceFormatError(
+            f"{path}: column gpu holds {', '.join(others)} besides {gpu}: a power trace holds one GPU kind "
+            f"(split it into power-<gpu>.parquet files)"
+        )
 
 
 def inner_join(left: Columns, right: Columns, keys: Sequence[str]) -> dict[str, np.ndarray]:

@@ -53,3 +53,26 @@ def test_help_of_synth_arrivals_and_sweep_merge_describe_them():
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
     assert "arrival table" in sub.choices["synth-arrivals"].description
     assert "shards" in sub.choices["sweep-merge"].description
+
+
+def test_power_trace_mixing_gpus_given_to_pareto(tiny_traces, tmp_path, capsys):
+    traces = tmp_path / "traces"
+    shutil.copytree(tiny_traces, traces)
+    power = read_table(traces / "power-v100.parquet", "power")
+    power.loc[power.index[::2], "gpu"] = "a40"
+    write_table(power, traces / "power-v100.parquet", "power")
+    out = tmp_path / "pareto.csv"
+    args = [
+        "pareto",
+        "--traces",
+        str(traces),
+        "--gpu",
+        "v100",
+        "--workload",
+        "squad",
+        "--all",
+        "--out",
+        str(out),
+    ]
+    _refused(capsys, args, "power-v100.parquet: column gpu holds a40 besides v100")
+    assert not out.exists()
