@@ -226,7 +226,7 @@ def _simulate(args: argparse.Namespace) -> int:
         None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
     )
     arrivals = read_arrivals(args.arrivals) if args.arrivals is not None else None
-    drift = read_drift(args.drift) if args.drift is not None else None
+    drift = read_drift(args.drift, args.workloads_file) if args.drift is not None else None
     if (args.prior_traces is None) != (args.prior_gpu is None):
         raise ConfigError("--prior-traces and --prior-gpu go together")
     prior = None if args.prior_traces is None else (TraceSet(args.prior_traces), args.prior_gpu)
