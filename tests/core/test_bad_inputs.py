@@ -123,3 +123,17 @@ def test_drift_table_may_name_a_workload_of_the_workloads_file(tiny_traces, tmp_
     out.unlink()
     _refused(capsys, [*args, "--seeds", "1", "--out", str(out)], str(drift), "unknown workload 'nosuch'")
     assert not out.exists()
+
+
+def test_summarize_reads_every_format_simulate_writes(tiny_traces, tmp_path, capsys):
+    tables = {}
+    for suffix in (".parquet", ".csv"):
+        runs = tmp_path / f"runs{suffix}"
+        args = ["simulate", "--traces", str(tiny_traces), "--gpu", "v100", "--policies", "zeus,baseline"]
+        assert main([*args, "--seeds", "1-2", "--out", str(runs)]) == 0
+        out = tmp_path / f"summary-from{suffix}.csv"
+        assert main(["summarize", str(runs), "--format", "csv", "--out", str(out)]) == 0, (
+            capsys.readouterr().err
+        )
+        tables[suffix] = out.read_text()
+    assert tables[".csv"] == tables[".parquet"] and tables[".csv"].count("\n") > 2
