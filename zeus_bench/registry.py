@@ -7,6 +7,7 @@ their own jobs with a YAML file of the same shape (``load_workloads(path)``), ne
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -15,6 +16,9 @@ from typing import Any
 import yaml
 
 from zeus_bench.errors import ConfigError, UnknownWorkloadError
+
+#: Largest epoch budget of a workload (the paper's jobs train at most a few hundred epochs).
+MAX_EPOCHS = 100_000
 
 _FIELDS = {
     "dataset": str,
@@ -78,12 +82,18 @@ def _parse(data: Any, source: str) -> dict[str, WorkloadSpec]:
             )
         try:
             values = {k: typ(entry[k]) for k, typ in _FIELDS.items()}
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ConfigError(f"{source}: workload {wid!r}: {exc}") from None
         if values["metric_direction"] not in ("max", "min"):
             raise ConfigError(f"{source}: workload {wid!r}: metric_direction must be 'max' or 'min'")
         if values["max_epochs"] < 1 or values["default_batch_size"] < 1:
             raise ConfigError(f"{source}: workload {wid!r}: max_epochs and default_batch_size must be >= 1")
+        if values["max_epochs"] > MAX_EPOCHS:
+            raise ConfigError(
+                f"{source}: workload {wid!r}: max_epochs {values['max_epochs']} is above {MAX_EPOCHS:,}"
+            )
+        if isinstance(values["target_metric"], float) and not math.isfinite(values["target_metric"]):
+            raise ConfigError(f"{source}: workload {wid!r}: target_metric must be a finite number")
         values["optimizer"] = values["optimizer"].lower()
         out[str(wid)] = WorkloadSpec(id=str(wid), **values)
     return out
@@ -104,6 +114,8 @@ def load_workloads(path: str | Path | None = None) -> dict[str, WorkloadSpec]:
             data = yaml.safe_load(p.read_text())
         except OSError as exc:
             raise ConfigError(f"{p}: cannot read workload file ({exc.strerror})") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{p}: not a text (UTF-8 YAML) workload file; is it a binary file?") from None
         except yaml.YAMLError as exc:
             raise ConfigError(f"{p}: not valid YAML ({str(exc).splitlines()[0]})") from None
         registry.update(_parse(data, str(p)))

@@ -76,3 +76,64 @@ def test_power_trace_mixing_gpus_given_to_pareto(tiny_traces, tmp_path, capsys):
     ]
     _refused(capsys, args, "power-v100.parquet: column gpu holds a40 besides v100")
     assert not out.exists()
+
+
+WORKLOAD = """workloads:
+  mysquad:
+    dataset: squad
+    network: bert_base_uncased
+    optimizer: adamw
+    target_metric: 84.0
+    metric: validation F1
+    metric_direction: max
+    default_batch_size: 32
+    max_epochs: {epochs}
+"""
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "not a text (UTF-8 YAML) workload file"),
+        (WORKLOAD.format(epochs=".inf").encode(), "cannot convert float infinity to integer"),
+        (WORKLOAD.format(epochs="1000000000").encode(), "max_epochs 1000000000 is above 100,000"),
+    ],
+)
+def test_bad_workloads_file(tiny_traces, tmp_path, capsys, content, expected):
+    path = tmp_path / "workloads.yaml"
+    path.write_bytes(content)
+    out = tmp_path / "p.csv"
+    args = ["potential", "--traces", str(tiny_traces), "--gpu", "v100", "--workloads-file", str(path)]
+    _refused(capsys, [*args, "--format", "csv", "--out", str(out)], str(path), expected)
+    assert not out.exists()
+
+
+def test_drift_table_may_name_a_workload_of_the_workloads_file(tiny_traces, tmp_path, capsys):
+    workloads = tmp_path / "workloads.yaml"
+    workloads.write_text(WORKLOAD.format(epochs=10))
+    drift = tmp_path / "drift.csv"
+    drift.write_text("workload,batch_size,recurrence,epoch_factor\nmysquad,32,2,1.5\n")
+    out = tmp_path / "runs.parquet"
+    args = ["simulate", "--traces", str(tiny_traces), "--gpu", "v100", "--workloads", "mysquad"]
+    args += ["--workloads-file", str(workloads), "--drift", str(drift), "--policies", "zeus,baseline"]
+    assert main([*args, "--seeds", "1", "--out", str(out)]) == 0, capsys.readouterr().err
+    assert read_table(out, "runs")["workload"].eq("mysquad").all()
+    # A name in neither is still refused, naming the file.
+    drift.write_text("workload,batch_size,recurrence,epoch_factor\nnosuch,32,2,1.5\n")
+    out.unlink()
+    _refused(capsys, [*args, "--seeds", "1", "--out", str(out)], str(drift), "unknown workload 'nosuch'")
+    assert not out.exists()
+
+
+def test_summarize_reads_every_format_simulate_writes(tiny_traces, tmp_path, capsys):
+    tables = {}
+    for suffix in (".parquet", ".csv"):
+        runs = tmp_path / f"runs{suffix}"
+        args = ["simulate", "--traces", str(tiny_traces), "--gpu", "v100", "--policies", "zeus,baseline"]
+        assert main([*args, "--seeds", "1-2", "--out", str(runs)]) == 0
+        out = tmp_path / f"summary-from{suffix}.csv"
+        assert main(["summarize", str(runs), "--format", "csv", "--out", str(out)]) == 0, (
+            capsys.readouterr().err
+        )
+        tables[suffix] = out.read_text()
+    assert tables[".csv"] == tables[".parquet"] and tables[".csv"].count("\n") > 2

@@ -191,7 +191,11 @@ def test_bad_workload_b0(
             "group,start_time,end_time,workload,runtime_ratio\ng,5,1,squad,1\n",
             "end_time must be after start_time",
         ),
-        ("group,start_time,end_time,workload,runtime_ratio\ng,0,1,squad,0\n", "runtime_ratio must be > 0"),
+        ("group,start_time,end_time,workload,runtime_ratio\ng,0,1,squad,0\n", "column 'runtime_ratio' row 0"),
+        (
+            "group,start_time,end_time,workload,runtime_ratio\ng,0,1,squad,1e300\n",
+            "column 'runtime_ratio' row 0: 1e+300 is outside (0, 1e+06]",
+        ),
         ("group,start_time,end_time,workload,runtime_ratio\ng,x,1,squad,1\n", "column 'start_time' row 0"),
         (
             "group,start_time,end_time,workload,runtime_ratio\ng,0,1,squad,1\ng,1,2,imagenet,1\n",

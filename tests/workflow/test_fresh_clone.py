@@ -19,6 +19,7 @@ def _git(*args: str, cwd: Path) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_workflow_in_a_fresh_clone_leaves_git_status_clean(tmp_path, zeus_csv_dir):
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.fail("needs git and this checkout's history (CI runs on a clone)", pytrace=False)

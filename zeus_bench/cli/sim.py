@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zeus_bench.cli.common import (
     MAX_RECURRENCES,
@@ -16,6 +16,9 @@ from zeus_bench.cli.common import (
     int_range_arg,
     render,
 )
+
+if TYPE_CHECKING:  # pandas is imported by the handlers, not at start-up
+    import pandas as pd
 
 #: Output suffixes of the tables simulate, summarize and synth-arrivals write.
 TABLE_SUFFIXES = (".parquet", ".csv")
@@ -295,7 +298,7 @@ def _simulate(args: argparse.Namespace) -> int:
         None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
     )
     arrivals = read_arrivals(args.arrivals) if args.arrivals is not None else None
-    drift = read_drift(args.drift) if args.drift is not None else None
+    drift = read_drift(args.drift, args.workloads_file) if args.drift is not None else None
     if (args.prior_traces is None) != (args.prior_gpu is None):
         raise ConfigError("--prior-traces and --prior-gpu go together")
     prior = None if args.prior_traces is None else (TraceSet(args.prior_traces), args.prior_gpu)
@@ -367,16 +370,26 @@ _SHOWN = {
 }
 
 
+def read_runs(path: Path) -> pd.DataFrame:
+    """A runs table as ``simulate --out`` writes it: Parquet, or CSV (validated by the same schema)."""
+    from zeus_bench.store import read_table, validate
+    from zeus_bench.usertables import read_user_table
+
+    if Path(path).suffix.lower() == ".csv":
+        return validate(read_user_table(path, "runs table"), "runs", where=str(path))
+    return read_table(path, "runs")
+
+
 def _summarize(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from zeus_bench.fsutil import atomic_path
     from zeus_bench.sim.summarize import summarize
-    from zeus_bench.store import read_table, write_table
+    from zeus_bench.store import write_table
 
     out = args.out
     check_out(out, TABLE_SUFFIXES)
-    summary = summarize(read_table(args.runs, "runs"))
+    summary = summarize(read_runs(args.runs))
     if args.format == "table":
         shown = pd.DataFrame(index=summary.index)
         for col, label in _SHOWN.items():

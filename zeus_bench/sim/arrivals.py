@@ -62,6 +62,9 @@ ARRIVAL_COLUMNS = ("group", "start_time", "end_time", "workload", "runtime_ratio
 MAX_ZERO_BUDGET_TRIES = 20
 #: Tries in all after which a submission is given up (the paper's code: never).
 MAX_SUBMISSION_TRIES = 1000
+#: Largest runtime_ratio accepted: a job a million times its workload's mean runtime is a unit
+#: mistake, and scaled costs that large overflow the replay's energy and time (float64) downstream.
+MAX_RUNTIME_RATIO = 1e6
 
 
 def read_arrivals(path: str | Path) -> pd.DataFrame:
@@ -101,9 +104,13 @@ def validate_arrivals(df: pd.DataFrame, where: str = "arrival table") -> pd.Data
     bad = np.flatnonzero(out["end_time"].to_numpy() <= out["start_time"].to_numpy())
     if len(bad):
         raise TraceFormatError(f"{where}: row {int(bad[0])}: end_time must be after start_time")
-    bad = np.flatnonzero(out["runtime_ratio"].to_numpy() <= 0)
+    ratio = out["runtime_ratio"].to_numpy()
+    bad = np.flatnonzero((ratio <= 0) | (ratio > MAX_RUNTIME_RATIO))
     if len(bad):
-        raise TraceFormatError(f"{where}: row {int(bad[0])}: runtime_ratio must be > 0")
+        raise TraceFormatError(
+            f"{where}: column 'runtime_ratio' row {int(bad[0])}: {float(ratio[bad[0]]):g} is outside (0, {MAX_RUNTIME_RATIO:g}] "
+            "(a job's runtime over its workload's mean)"
+        )
     per_group = out.groupby("group")["workload"].nunique()
     mixed = per_group[per_group > 1]
     if len(mixed):

@@ -62,7 +62,7 @@ MAX_ROWS = 1_000_000
 EpochFactor = Callable[[int, int], float]
 
 
-def read_drift(path: str | Path) -> pd.DataFrame:
+def read_drift(path: str | Path, workloads_file: str | Path | None = None) -> pd.DataFrame:
     """Read and validate a drift table.
 
     Raises:
@@ -70,11 +70,13 @@ def read_drift(path: str | Path) -> pd.DataFrame:
         UnknownWorkloadError: a workload id that is not in the registry.
     """
     df = read_user_table(path, "drift table")
-    return validate_drift(df, str(path))
+    return validate_drift(df, str(path), workloads_file)
 
 
-def validate_drift(df: pd.DataFrame, where: str = "drift table") -> pd.DataFrame:
-    """Check a drift table's columns and values; return it typed and sorted."""
+def validate_drift(
+    df: pd.DataFrame, where: str = "drift table", workloads_file: str | Path | None = None
+) -> pd.DataFrame:
+    """Check a drift table's columns and values (workloads: built-in or ``workloads_file``'s); return it typed and sorted."""
     import pandas as pd
 
     missing = [c for c in DRIFT_COLUMNS if c not in df.columns]
@@ -104,7 +106,7 @@ def validate_drift(df: pd.DataFrame, where: str = "drift table") -> pd.DataFrame
         raise TraceFormatError(f"{where}: epoch_factor must be > 0")
     if out.duplicated(["workload", "batch_size", "recurrence"]).any():
         raise TraceFormatError(f"{where}: a (workload, batch_size, recurrence) appears twice")
-    known = load_workloads(None)
+    known = load_workloads(workloads_file)  # the built-in ones and those of --workloads-file
     unknown = sorted(set(out["workload"]) - set(known))
     if unknown:
         raise UnknownWorkloadError(f"{where}: unknown workload {unknown[0]!r}; known: {', '.join(known)}")
