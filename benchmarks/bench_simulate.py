@@ -192,6 +192,14 @@ def main() -> int:
         default=Path(os.environ.get("ZEUS_BENCH_CALIB", REPO.parent / "shared" / "bench" / "calib.py")),
         help="calibration script (default $ZEUS_BENCH_CALIB or ../shared/bench/calib.py)",
     )
+    parser.add_argument(
+        "--skip-arrivals",
+        action="store_true",
+        help="skip the cluster-scale arrival replay (bench_arrivals.py)",
+    )
+    parser.add_argument(
+        "--arrival-slice", type=int, default=1, help="groups per workload the original replays (default 1)"
+    )
     args = parser.parse_args()
     if args.peer_jobs < 1:
         print("--peer-jobs must be >= 1", file=sys.stderr)
@@ -221,6 +229,7 @@ def main() -> int:
         phases = _phases(traces, tmp)
         peer = _peer(args.peer, csv_dir, traces, args.peer_jobs) if args.peer else None
         calib_after = _calibration(args.calib)
+        arrivals = None if args.skip_arrivals else _arrivals(args, csv_dir, traces, tmp)
 
     calib = None if calib_before is None or calib_after is None else (calib_before + calib_after) / 2
     print(
@@ -261,7 +270,46 @@ def main() -> int:
         print(f"  per job {theirs:.3f} s wall ({_units(theirs, calib)}), {theirs_cpu:.3f} s CPU")
         print(f"  ratio, original per job / ours per job (whole process): {theirs / ours:,.0f}x wall,")
         print(f"  {theirs_cpu / ours_cpu:,.0f}x CPU (CPU time is the steadier figure on a busy machine)")
+    if arrivals is not None:
+        _print_arrivals(*arrivals)
     return 0
+
+
+def _arrivals(args: argparse.Namespace, csv_dir: Path, traces: Path, tmp: Path) -> tuple[object, ...]:
+    """The cluster-scale arrival replay (bench_arrivals.py), calibrated right before it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_arrivals
+
+    table = bench_arrivals.make_table(tmp)
+    calib = _calibration(args.calib)
+    whole = bench_arrivals.whole_process(traces, table, tmp)
+    ratio = None
+    if args.peer:
+        ratio = bench_arrivals.slice_ratio(args.peer, csv_dir, traces, table, args.arrival_slice)
+    return calib, whole, ratio
+
+
+def _print_arrivals(
+    calib: float | None, whole: tuple[float, float, float, int], ratio: dict[str, float] | None
+) -> None:
+    wall, cpu, peak, rows = whole
+    print(
+        "\ncluster-scale arrival replay: zeus-bench synth-arrivals --workloads <all six> --groups 10000 "
+        "--jobs-per-group 50 --seed 7 (60,000 groups, 3,000,000 submissions), then zeus-bench simulate "
+        "--gpu v100 --policies zeus --seeds 1 --arrivals TABLE"
+    )
+    print(
+        f"  wall {wall:.2f} s ({_units(wall, calib)}; calibration {calib} s right before), CPU {cpu:.2f} s, "
+        f"peak RSS {peak:.0f} MiB, {rows:,} rows"
+    )
+    if ratio is not None:
+        print(
+            f"  slice side by side ({ratio['groups']:.0f} groups, {ratio['submissions']:.0f} submissions; "
+            f"simulate_one_alibaba_group only): original {ratio['theirs_s']:.3f} s per group wall "
+            f"({ratio['theirs_cpu_s']:.3f} s CPU), ours {ratio['ours_s'] * 1e3:.2f} ms "
+            f"({ratio['ours_cpu_s'] * 1e3:.2f} ms CPU): {ratio['theirs_s'] / ratio['ours_s']:,.0f}x wall, "
+            f"{ratio['theirs_cpu_s'] / ratio['ours_cpu_s']:,.0f}x CPU"
+        )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@ Reads a JSON request on stdin::
                "max_epochs": .., "b0": .., "recurrences": .., "seed": ..}, ...]}
 
 and prints one JSON object: ``{"seconds": [wall per job], "cpu_seconds": [CPU per job],
-"zeus_version": ..}``.
+"zeus_version": ..}``. An optional ``"groups"`` list (each a job's fields, ``seed`` and the
+group's ``start_time``, ``end_time``, ``runtime_ratio`` lists) times
+``simulate_one_alibaba_group`` (optimizer built with ``concurrency=True``) per group, first.
 """
 
 from __future__ import annotations
@@ -42,6 +44,26 @@ def main() -> int:
     train = pd.read_csv(traces / "summary_train.csv")
     power = pd.read_csv(traces / f"summary_power_{request['gpu']}.csv")
     seconds, cpu_seconds = [], []
+    for spec in request.get("groups", []):  # simulate_one_alibaba_group, concurrency=True
+        job = Job(
+            *(spec[k] for k in ("dataset", "network", "optimizer", "target_metric", "max_epochs", "b0"))
+        )
+        group_df = pd.DataFrame(
+            {
+                "group": "g",
+                "dataset": spec["dataset"],
+                **{k: spec[k] for k in ("start_time", "end_time", "runtime_ratio")},
+            }
+        )
+        bso = PruningGTSBatchSizeOptimizer(concurrency=True, seed=spec["seed"], verbose=False)
+        sim = Simulator(
+            train, power, bso, JITPowerLimitOptimizer(verbose=False), seed=spec["seed"], verbose=False
+        )
+        with contextlib.redirect_stdout(io.StringIO()):
+            start, cpu_start = time.perf_counter(), time.process_time()
+            sim.simulate_one_alibaba_group(job, group_df, request["beta"], request["eta"])
+            seconds.append(time.perf_counter() - start)
+            cpu_seconds.append(time.process_time() - cpu_start)
     for spec in request["jobs"]:
         job = Job(
             spec["dataset"],

@@ -16,7 +16,10 @@ holds both loops to the original simulator and to each other.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from heapq import heappop, heappush
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from zeus_bench.sim.draws import MASK32, emulated, word_stream
 from zeus_bench.sim.fastzeus import _configs
@@ -24,8 +27,6 @@ from zeus_bench.sim.policies.bandit import PruningThompsonSampling
 from zeus_bench.sim.rules import seed_generators
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from zeus_bench.sim.replay import JobModel, Row
 
 
@@ -40,7 +41,7 @@ def replay_group_zeus(
     from zeus_bench.sim.arrivals import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES
 
     configs = _configs(model)
-    env_rng, pol_rng = seed_generators(seed)
+    env_rng, pol_rng = _generators(seed)
     if configs is None or not emulated(env_rng):
         return None
     job = model.job
@@ -56,13 +57,17 @@ def replay_group_zeus(
     known: set[int] = set()  # batch sizes whose JIT profile was launched
     min_cost = inf
     best_b = int(job.b0)
-    # A running job: [end, start, ratio, b, cost, reached, epochs, energy, time, profiled,
-    # submission, attempt, zeros in a row, a try of the submission ran]
-    running: list[list] = []  # type: ignore[type-arg]
+    # Running jobs, a heap of (end, launch number, start, ratio, b, cost, reached, epochs, energy,
+    # time, profiled, submission, attempt, zeros in a row, a try of the submission ran): the
+    # first to end first, the first launched among equal ends (the generic loop's order).
+    running: list[tuple] = []  # type: ignore[type-arg]
+    launches = 0
     rows: list[Row] = []
     append = rows.append
 
     def launch(start: float, end: float, ratio: float, sub: int, attempt: int, zeros: int, ran: bool) -> None:
+        nonlocal launches
+        launches += 1
         b = best_b if running else predict()
         paths, n_paths, epoch_cost, e_ep, t_ep, prof_e, prof_t, _, _, _, _ = configs[bs_index[b]]
         profiled = b not in known
@@ -84,9 +89,24 @@ def replay_group_zeus(
         if profiled:
             known.add(b)
         if budget == 0.0:
-            running.append(
-                [end, start, ratio, b, 0.0, False, 0.0, 0.0, 0.0, profiled, sub, attempt, zeros + 1, ran]
+            job_ = (
+                end,
+                launches,
+                start,
+                ratio,
+                b,
+                0.0,
+                False,
+                0.0,
+                0.0,
+                0.0,
+                profiled,
+                sub,
+                attempt,
+                zeros + 1,
+                ran,
             )
+            heappush(running, job_)
             return
         reached = target <= budget
         epochs = target if reached else budget
@@ -97,21 +117,46 @@ def replay_group_zeus(
             energy = epochs * e_ep
             time = epochs * t_ep
         cost = eta * energy + k_time * time
-        running.append(
-            [end, start, ratio, b, cost, reached, epochs, energy, time, profiled, sub, attempt, 0, True]
+        job_ = (
+            end,
+            launches,
+            start,
+            ratio,
+            b,
+            cost,
+            reached,
+            epochs,
+            energy,
+            time,
+            profiled,
+            sub,
+            attempt,
+            0,
+            True,
         )
+        heappush(running, job_)
 
     def reap(now: float) -> None:
         nonlocal min_cost, best_b
-        while running:
-            job_ = min(running, key=_end) if len(running) > 1 else running[0]
-            end = job_[0]
-            if end > now:
-                return
-            running.remove(job_)
-            start, ratio, b, cost, reached, epochs, energy, time, profiled, sub, attempt, zeros, ran = job_[
-                1:
-            ]
+        while running and running[0][0] <= now:
+            job_ = heappop(running)
+            (
+                end,
+                _,
+                start,
+                ratio,
+                b,
+                cost,
+                reached,
+                epochs,
+                energy,
+                time,
+                profiled,
+                sub,
+                attempt,
+                zeros,
+                ran,
+            ) = job_
             observe(b, cost, reached)
             if epochs > 0.0:
                 _, _, _, _, _, _, _, limit, exp_e, exp_t, exp_c = configs[bs_index[b]]
@@ -144,5 +189,22 @@ def replay_group_zeus(
     return rows
 
 
-def _end(job: list) -> float:  # type: ignore[type-arg]
-    return job[0]  # type: ignore[no-any-return]
+_GENERATORS: dict[int, tuple[np.random.Generator, np.random.Generator, Any, Any]] = {}
+
+
+def _generators(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
+    """``seed_generators(seed)``, reset to their seeded state (made once per seed, per process).
+
+    Every group starts from the same seeded generators; setting a bit generator's state is much
+    cheaper than seeding one (a cluster-scale table has tens of thousands of groups). A group's
+    replay is over before the next asks for them (one replay at a time in a process).
+    """
+    cached = _GENERATORS.get(seed)
+    if cached is None:
+        env, pol = seed_generators(seed)
+        cached = (env, pol, env.bit_generator.state, pol.bit_generator.state)
+        _GENERATORS[seed] = cached
+    env, pol, env_state, pol_state = cached
+    env.bit_generator.state = env_state
+    pol.bit_generator.state = pol_state
+    return env, pol

@@ -230,14 +230,18 @@ def _groups(arrivals: pd.DataFrame) -> list[tuple[str, np.ndarray, np.ndarray, n
     this sorts again (stably) in case a caller's is not, and slices the columns, so that no
     frame per group is built.
     """
-    order = np.lexsort((arrivals["start_time"].to_numpy(), arrivals["group"].to_numpy(dtype=str)))
-    names = arrivals["group"].to_numpy(dtype=str)[order]
+    import pandas as pd
+
+    codes, names = pd.factorize(arrivals["group"], sort=True)  # vectorised, whatever the string storage
+    order = np.lexsort((arrivals["start_time"].to_numpy(), codes))
+    codes = codes[order]
+    labels = [str(n) for n in names]
     starts = arrivals["start_time"].to_numpy(dtype=float)[order]
     ends = arrivals["end_time"].to_numpy(dtype=float)[order]
     ratios = arrivals["runtime_ratio"].to_numpy(dtype=float)[order]
-    cuts = np.flatnonzero(names[1:] != names[:-1]) + 1
-    bounds = [0, *cuts.tolist(), len(names)]
-    return [(str(names[a]), starts[a:b], ends[a:b], ratios[a:b]) for a, b in itertools.pairwise(bounds)]
+    cuts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    bounds = [0, *cuts.tolist(), len(codes)]
+    return [(labels[codes[a]], starts[a:b], ends[a:b], ratios[a:b]) for a, b in itertools.pairwise(bounds)]
 
 
 #: Seeds replayed together in lockstep (more amortise each step's array operations over more

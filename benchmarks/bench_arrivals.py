@@ -1,0 +1,103 @@
+"""Cluster-scale arrival replay benchmark (part of ``bench_simulate.py``; ``make bench``).
+
+Times the whole process ``zeus-bench simulate --gpu v100 --policies zeus --seeds 1 --arrivals
+TABLE`` on the table ``zeus-bench synth-arrivals --workloads <all six> --groups 10000
+--jobs-per-group 50 --seed 7`` writes (10,000 groups per workload: 60,000 groups, 3,000,000
+submissions; made first, not timed): wall and CPU seconds and the process's own peak resident
+memory (``wait4``). With ``--peer``, the original simulator's ``simulate_one_alibaba_group``
+and this package's replay on the same slice of that table (the first groups of each workload),
+side by side, and the ratio of their seconds per group.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+WORKLOADS = "cifar100,imagenet,squad,librispeech,movielens-1m,sentiment140"
+SYNTH = ["--workloads", WORKLOADS, "--groups", "10000", "--jobs-per-group", "50", "--seed", "7"]
+GPU = "v100"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def make_table(out_dir: Path) -> Path:
+    """Write the cluster-scale table (not timed)."""
+    table = out_dir / "arrivals.parquet"
+    cmd = [sys.executable, "-m", "zeus_bench.cli.main", "synth-arrivals", *SYNTH, "--out", str(table)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return table
+
+
+def whole_process(traces: Path, table: Path, out_dir: Path) -> tuple[float, float, float, int]:
+    """(wall s, CPU s, peak RSS MiB, rows) of ``zeus-bench simulate --arrivals`` on ``table``."""
+    out = out_dir / "arrivals-runs.parquet"
+    cmd = [
+        sys.executable, "-m", "zeus_bench.cli.main", "simulate", "--traces", str(traces), "--gpu", GPU,
+        "--policies", "zeus", "--seeds", "1", "--arrivals", str(table), "--out", str(out),
+    ]  # fmt: skip
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"zeus-bench simulate --arrivals failed ({proc.returncode})")
+    import pyarrow.parquet as pq
+
+    rows = pq.ParquetFile(out).metadata.num_rows
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, rows
+
+
+def slice_ratio(python: str, csv_dir: Path, traces: Path, table: Path, per_workload: int) -> dict[str, float]:
+    """The original and ours, seconds per group on the first ``per_workload`` groups of each workload."""
+    from zeus_bench.jobs import TraceSet
+    from zeus_bench.sim.arrivals import read_arrivals, replay_group
+    from zeus_bench.sim.policies.builtin import Zeus
+    from zeus_bench.sim.replay import JobModel
+
+    arrivals = read_arrivals(table)
+    ts = TraceSet(traces)
+    groups, specs = [], []
+    for w in WORKLOADS.split(","):
+        names = [f"{w}-{i}" for i in range(per_workload)]
+        job = ts.job(GPU, w)
+        for name in names:
+            g = arrivals[arrivals["group"] == name]
+            groups.append((JobModel(job, 0.5), g))
+            spec = job.workload
+            specs.append(
+                {
+                    "dataset": spec.dataset, "network": spec.network, "optimizer": spec.optimizer,
+                    "target_metric": spec.target_metric, "max_epochs": spec.max_epochs, "b0": job.b0, "seed": 1,
+                    **{k: g[k].tolist() for k in ("start_time", "end_time", "runtime_ratio")},
+                }
+            )  # fmt: skip
+    start, cpu = time.perf_counter(), time.process_time()
+    for model, g in groups:
+        replay_group(
+            model, Zeus, 1, 2.0, *(g[k].to_numpy() for k in ("start_time", "end_time", "runtime_ratio"))
+        )
+    ours, ours_cpu = time.perf_counter() - start, time.process_time() - cpu
+    request = {"traces": str(csv_dir), "gpu": GPU, "eta": 0.5, "beta": 2.0, "jobs": [], "groups": specs}
+    out = subprocess.run(
+        [python, str(REPO / "benchmarks" / "peer_original.py")],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "peer failed")
+    result = json.loads(out.stdout)
+    n = len(groups)
+    return {
+        "groups": n,
+        "submissions": sum(len(g) for _, g in groups),
+        "ours_s": ours / n,
+        "ours_cpu_s": ours_cpu / n,
+        "theirs_s": sum(result["seconds"]) / n,
+        "theirs_cpu_s": sum(result["cpu_seconds"]) / n,
+    }
