@@ -7,7 +7,6 @@ oracle counting a configuration feasible when only some of its paths reach the t
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -20,29 +19,39 @@ from zeus_bench.jobs import TraceSet
 from zeus_bench.sim.drift import Drift, drift_of, oracle_cost_by_recurrence
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import PolicyContext
-from zeus_bench.sim.warmstart import Prior, bind_prior, prior_for
-from zeus_bench.store import read_table, write_table
+from zeus_bench.sim.warmstart import Prior, Try, bind_prior, observed_tries, prior_for, prior_from_tries
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sim_toy import toy_job
 
 
-def test_prior_relative_cost_is_each_size_over_the_best(zeus_traces: Path) -> None:
+def test_prior_relative_cost_is_each_size_over_the_best() -> None:
+    # Observed tries on the prior GPU: 32 reached twice (mean 11 J), 64 once (5 J, the best),
+    # 128 once (20 J), 256 never; 512 is not a batch size of the target.
+    job = toy_job({32: [2.0], 64: [2.0], 128: [2.0], 256: [2.0]}, b0=64)
+    tries = [
+        Try(32, 2.0, 10.0, True), Try(32, 2.0, 12.0, True), Try(64, 2.0, 5.0, True),
+        Try(128, 2.0, 20.0, True), Try(256, 9.0, 30.0, False), Try(512, 1.0, 1.0, True),
+    ]  # fmt: skip
+    prior = prior_from_tries(job, tries, "v100")
+    assert prior.best_batch_size == 64
+    assert dict(prior.relative_cost) == pytest.approx({32: 2.2, 64: 1.0, 128: 4.0}, rel=1e-12)
+    assert prior.far_from_best(1.1) == (32, 128) and prior.far_from_best(3.0) == (128,)
+    assert prior.ruled_out == (256,)
+
+
+def test_prior_from_a_real_replay_is_its_tries_mean_cost_over_the_best(zeus_traces: Path) -> None:
     ts = TraceSet(zeus_traces)
     job = ts.job("a40", "cifar100")
-    prior = prior_for(job, ts, "v100", 0.5)
-    rel = dict(prior.relative_cost)
-    assert rel[prior.best_batch_size] == 1.0
-    assert min(rel.values()) == 1.0 and all(r >= 1.0 for r in rel.values())
-    # each shared converging batch size's least expected cost on the prior GPU over the best's
-    cfg = ts.job("v100", "cifar100").configurations(0.5)
-    feasible = cfg[cfg["feasible"] & cfg["batch_size"].isin(job.batch_sizes)]
-    per_bs = feasible.groupby("batch_size")["cost"].min()
-    for b, c in per_bs.items():
-        assert rel[int(b)] == pytest.approx(c / per_bs.min(), rel=1e-12)
-    far = prior.far_from_best(1.1)
-    assert far and set(far) == {b for b, r in rel.items() if r > 1.1}
-    assert prior.best_batch_size not in far
+    prior = prior_for(job, ts, "v100", 0.5, seed=11)
+    tries = observed_tries(ts.job("v100", "cifar100"), 0.5, 2.0, 11)
+    means = {
+        b: float(np.mean([t.cost for t in tries if t.batch_size == b and t.reached]))
+        for b in {t.batch_size for t in tries if t.reached} & set(job.batch_sizes.tolist())
+    }
+    best = min(means.values())
+    assert dict(prior.relative_cost) == pytest.approx({b: c / best for b, c in means.items()}, rel=1e-12)
+    assert all(r >= 1.0 for _, r in prior.relative_cost)
 
 
 def test_far_from_best_prunes_only_what_costs_more_than_the_factor() -> None:
@@ -92,36 +101,29 @@ def test_drifted_oracle_needs_every_path_to_reach_the_target() -> None:
 
 
 @pytest.mark.parametrize("workload", ["movielens-1m", "imagenet", "cifar100"])
-def test_prior_rules_out_what_did_not_always_converge_on_either_side_of_b0(
+def test_prior_rules_out_what_the_prior_replay_tried_and_never_saw_reach(
     zeus_traces: Path, workload: str
 ) -> None:
     ts = TraceSet(zeus_traces)
     job = ts.job("a40", workload)
-    prior = prior_for(job, ts, "v100", 0.5)
-    other = ts.job("v100", workload)
-    reach = dict(zip(other.batch_sizes.tolist(), other.reach_fraction().tolist(), strict=True))
+    prior = prior_for(job, ts, "v100", 0.5, seed=5)
+    tries = observed_tries(ts.job("v100", workload), 0.5, 2.0, 5)
+    reached = {t.batch_size for t in tries if t.reached}
     expected = {
-        int(b) for b in job.batch_sizes if int(b) in reach and reach[int(b)] < 1.0 and int(b) != job.b0
+        t.batch_size
+        for t in tries
+        if t.batch_size in set(job.batch_sizes.tolist())
+        and t.batch_size not in reached
+        and t.batch_size != job.b0
     }
     assert set(prior.ruled_out) == expected and list(prior.ruled_out) == sorted(expected)
-    if workload != "cifar100":
-        assert any(b < job.b0 for b in expected)  # sizes below b0 too
 
 
-def test_prior_never_rules_out_b0_even_where_it_did_not_converge(zeus_traces: Path, tmp_path: Path) -> None:
-    # A prior folder whose train trace says cifar100 at b0 = 1024 never reached the target.
-    folder = tmp_path / "prior"
-    folder.mkdir()
-    train = read_table(zeus_traces / "train.parquet", "train")
-    b0 = train["batch_size"] == 1024
-    train["target_epoch"] = train["target_epoch"].astype("Int64").mask(b0 & (train["dataset"] == "cifar100"))
-    write_table(train, folder / "train.parquet", "train")
-    shutil.copy(zeus_traces / "power-v100.parquet", folder / "power-v100.parquet")
-    ts = TraceSet(zeus_traces)
-    job = ts.job("a40", "cifar100")
-    assert job.b0 == 1024
-    prior = prior_for(job, TraceSet(folder), "v100", 0.5)
-    assert 1024 not in prior.ruled_out and {2048, 4096} <= set(prior.ruled_out)
+def test_prior_never_rules_out_b0_even_where_it_did_not_reach() -> None:
+    job = toy_job({32: [2.0], 64: [2.0], 128: [2.0]}, b0=64)
+    tries = [Try(64, 9.0, 30.0, False), Try(32, 2.0, 10.0, True), Try(128, 9.0, 30.0, False)]
+    prior = prior_from_tries(job, tries, "v100")
+    assert prior.ruled_out == (128,) and prior.best_batch_size == 32
 
 
 def test_drift_table_size_bound(monkeypatch: pytest.MonkeyPatch) -> None:
