@@ -20,8 +20,8 @@ KIND_PATHS: dict[str, str] = {
     "power": "`data/traces/zeus/power-<gpu>.parquet` (imported, git-ignored); `results/traces/<gpu>/power-<gpu>.parquet` (this project's sweeps, committed)",
     "runs": "`results/sim/<gpu>/main.parquet`, `eta-<eta>.parquet`, `beta-<beta>.parquet` (git-ignored)",
     "sim_summary": "`results/summary/<gpu>.csv` (committed); the sweeps': `results/sim/<gpu>/summary-eta.parquet`, `summary-beta.parquet` (git-ignored)",
-    "arena_jobs": "`results/policy/arena/{known,unknown,fold2}/arena_jobs.parquet` (committed; `zeus-bench arena --horizon known|unknown [--half tune] --out DIR`)",
-    "arena_summary": "`results/policy/arena/{known,unknown,fold2}/arena_summary.parquet` (committed)",
+    "arena_jobs": "`results/policy/arena/{known,unknown}/arena_jobs.parquet` (committed; `zeus-bench arena --horizon known|unknown [--half tune] --out DIR`)",
+    "arena_summary": "`results/policy/arena/{known,unknown}/arena_summary.parquet` (committed)",
 }
 
 _BASE = "b0 at the maximum power limit"
