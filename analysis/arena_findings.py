@@ -171,36 +171,32 @@ def rank(summary: pd.DataFrame, jobs: pd.DataFrame) -> list[Finding]:
     return out
 
 
-def folds(summary: pd.DataFrame, fold2: pd.DataFrame) -> list[Finding]:
-    """Per GPU: zeus-plus's regret ratio to Zeus on each half (the halves swapped), and the goal on both."""
+def folds(tune_table: pd.DataFrame, judge_table: pd.DataFrame) -> list[Finding]:
+    """The second fold, from the two tuning tables: constants chosen on the judge half, judged on the tune half.
+
+    ``tune_table`` / ``judge_table``: ``python -m zeus_bench.sim.tuning`` on the tune / judge half
+    (horizon known), the same grid. Per GPU: the regret ratio to Zeus that the judge half's pick
+    has on the tune half, and whether the 0.6 x goal holds there.
+    """
+    keys = [
+        c for c in ("horizon", "margin", "up_first", "noise_z", "loan", "prune") if c in judge_table.columns
+    ]
+    pick = judge_table[judge_table["chosen"]].iloc[0]
+    first = tune_table[tune_table["chosen"]].iloc[0]
+    row = tune_table
+    for k in keys:
+        row = row[row[k] == pick[k]]
+    setting = ", ".join(f"{k} {pick[k]}" for k in keys)
+    same = all(first[k] == pick[k] for k in keys)
     out = []
-    for gpu, rows in summary[summary["policy"] == PLUS].groupby("gpu", sort=False):
-        a = rows.iloc[0]
-        other = fold2[(fold2["gpu"] == gpu) & (fold2["policy"] == PLUS)]
-        if other.empty:
-            continue
-        b = other.iloc[0]
-        nums = {
-            "judge_ratio": float(a["regret_ratio_vs_zeus"]),
-            "judge_ratio_hi": float(a["regret_ratio_vs_zeus_ci_hi"]),
-            "tune_ratio": float(b["regret_ratio_vs_zeus"]),
-            "tune_ratio_lo": float(b["regret_ratio_vs_zeus_ci_lo"]),
-            "tune_ratio_hi": float(b["regret_ratio_vs_zeus_ci_hi"]),
-            "tune_jobs_worse": float(b["jobs_worse_than_zeus"]),
-            "tune_rank": float(b["rank"]),
-        }
-        both = max(nums["judge_ratio_hi"], nums["tune_ratio_hi"]) <= BETTER
-        verdict = (
-            f"the {BETTER} x goal holds on both halves"
-            if both
-            else f"the {BETTER} x goal does not hold on both halves"
-        )
+    for gpu in [c.removesuffix("_regret_ratio") for c in tune_table.columns if c.endswith("_regret_ratio")]:
+        ratio = float(row[f"{gpu}_regret_ratio"].iloc[0])
+        nums = {"ratio": ratio, "same_pick": float(same), "goal": BETTER}
+        verdict = "meets" if ratio <= BETTER else "misses"
         sentence = (
-            f"On {gpu}, with the halves swapped (the constants chosen on the judge half are the same), zeus-plus's "
-            f"regret is {_ci(nums['tune_ratio'], nums['tune_ratio_lo'], nums['tune_ratio_hi'])} x Zeus's on the tune "
-            f"half against {nums['judge_ratio']:.2f} x on the judge half, significantly worse than Zeus on "
-            f"{int(nums['tune_jobs_worse'])} jobs there, rank {int(nums['tune_rank'])}: {verdict}; which training "
-            "paths a job samples decides as much as the policy."
+            f"Second fold on {gpu}: the judge half picks {setting} ({'the same as' if same else 'not'} the tune half's "
+            f"pick); on the tune half that setting's regret is {ratio:.2f} x Zeus's (tuning table, no interval), "
+            f"so it {verdict} the {BETTER} x goal there."
         )
         out.append(Finding(f"arena.folds.{gpu}", sentence, nums))
     return out
@@ -279,7 +275,7 @@ def plus_job_table(jobs: pd.DataFrame, jobs_unknown: pd.DataFrame | None) -> str
 
 
 def section_items(
-    arena: Path, arena_unknown: Path | None, arena_fold2: Path | None = None
+    arena: Path, arena_unknown: Path | None, tuning: tuple[Path, Path] | None = None
 ) -> list[str | list[Finding]]:
     """The section in order: fixed lines (headings, table, figure) and paragraphs of findings."""
     jobs, summary = read(arena)
@@ -290,8 +286,8 @@ def section_items(
         "this section's numbers are out of sample (cross-fitted), with their intervals.",
         regret(summary, jobs),
     ]
-    if arena_fold2 is not None:
-        items.append(folds(summary, read(arena_fold2)[1]))
+    if tuning is not None and all(p.is_file() for p in tuning):
+        items.append(folds(pd.read_csv(tuning[0]), pd.read_csv(tuning[1])))
     items += [
         rank(summary, jobs),
         max_batch(jobs),
@@ -311,10 +307,10 @@ def section_items(
     return items
 
 
-def render_section(arena: Path, arena_unknown: Path | None, arena_fold2: Path | None = None) -> str:
+def render_section(arena: Path, arena_unknown: Path | None, tuning: tuple[Path, Path] | None = None) -> str:
     """The section as Markdown."""
     out: list[str] = []
-    for x in section_items(arena, arena_unknown, arena_fold2):
+    for x in section_items(arena, arena_unknown, tuning):
         out += [*(f"- {f.sentence}" for f in x), ""] if isinstance(x, list) else [x, ""]
     return "\n".join(out).strip() + "\n"
 
@@ -328,11 +324,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--arena", type=Path, required=True)
     ap.add_argument("--arena-unknown", type=Path, default=None)
-    ap.add_argument("--arena-fold2", type=Path, default=None)
+    ap.add_argument("--tuning", type=Path, nargs=2, default=None, metavar=("TUNE_CSV", "JUDGE_CSV"))
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     try:
-        text = render_section(args.arena, args.arena_unknown, args.arena_fold2)
+        text = render_section(
+            args.arena, args.arena_unknown, None if args.tuning is None else tuple(args.tuning)
+        )
     except Exception as exc:  # a missing or malformed table: one line
         print(f"arena_findings: error: {exc}".splitlines()[0], file=sys.stderr)
         return 2

@@ -21,8 +21,8 @@ KIND_PATHS: dict[str, str] = {
     "runs": "`results/sim/<gpu>/main.parquet`, `eta-<eta>.parquet`, `beta-<beta>.parquet`, `alibaba.parquet` (git-ignored)",
     "sim_summary": "`results/summary/<gpu>.csv` (committed); the Alibaba replay's: `results/alibaba/<gpu>.csv`; the sweeps': `results/sim/<gpu>/summary-eta.parquet`, `summary-beta.parquet` (git-ignored)",
     "warmstart_jobs": "`results/policy/warmstart_jobs.csv` (committed; `python -m zeus_bench.sim.study`, `zeus_bench.sim.warmjobs`)",
-    "arena_jobs": "`results/policy/arena/{known,unknown,fold2}/arena_jobs.parquet` (committed; `zeus-bench arena --horizon known|unknown [--half tune] --out DIR`)",
-    "arena_summary": "`results/policy/arena/{known,unknown,fold2}/arena_summary.parquet` (committed)",
+    "arena_jobs": "`results/policy/arena/{known,unknown}/arena_jobs.parquet` (committed; `zeus-bench arena --horizon known|unknown [--half tune] --out DIR`)",
+    "arena_summary": "`results/policy/arena/{known,unknown}/arena_summary.parquet` (committed)",
 }
 
 _BASE = "b0 at the maximum power limit"

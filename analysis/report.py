@@ -1141,7 +1141,7 @@ class Report:
         if self.args.arena is not None:
             from analysis.arena_findings import section_items as arena_items
 
-            for item in arena_items(self.args.arena, self.args.arena_unknown, self.args.arena_fold2):
+            for item in arena_items(self.args.arena, self.args.arena_unknown, self.args.arena_tuning):
                 self.say(*item) if isinstance(item, list) else self.add(item, "")
 
     def render(self) -> str:

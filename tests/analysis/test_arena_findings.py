@@ -91,11 +91,27 @@ def test_section_and_figure_from_written_tables(tmp_path: Path) -> None:
     assert len([a for a in fig.axes if a.get_visible()]) == 2
 
 
-def test_folds_goal_on_both_halves_or_not() -> None:
-    _, judge = _tables(0.4)
-    _, good = _tables(0.5)
-    _, bad = _tables(1.1)
-    assert all("holds on both halves" in f.sentence for f in af.folds(judge, good))
-    flipped = af.folds(judge, bad)
-    assert all("does not hold on both halves" in f.sentence for f in flipped)
-    assert flipped[0].numbers["tune_ratio"] == pytest.approx(1.1)
+def test_second_fold_from_the_tuning_tables() -> None:
+    def table(chosen: int, ratios: list[float]) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "margin": [0.2, 0.4],
+                "up_first": [True, True],
+                "ga_regret_ratio": ratios,
+                "chosen": [i == chosen for i in (0, 1)],
+            }
+        )
+
+    tune = table(0, [0.5, 0.9])
+    f = af.folds(tune, table(1, [0.45, 0.4]))  # the judge half picks 0.4, which is 0.9 x on the tune half
+    assert (
+        f[0].numbers["ratio"] == pytest.approx(0.9)
+        and "misses" in f[0].sentence
+        and "(not the" in f[0].sentence
+    )
+    f = af.folds(tune, table(0, [0.4, 0.45]))  # the same pick: 0.5 x on the tune half
+    assert (
+        f[0].numbers["ratio"] == pytest.approx(0.5)
+        and "meets" in f[0].sentence
+        and "the same as" in f[0].sentence
+    )

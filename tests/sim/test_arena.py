@@ -148,6 +148,11 @@ def test_no_run_is_both_tuned_and_judged(monkeypatch: pytest.MonkeyPatch) -> Non
     job_table(judged, totals, Protocol((1, 2)))
     assert seen["tune"] and seen["judge"]
     assert seen["tune"].isdisjoint(seen["judge"])
+    # The second fold tunes on the judge half: exactly the judged paths, none of the tune half.
+    judged = set(seen["judge"])
+    seen["judge"] = set()
+    tuning.tune_on({"toygpu": [job]}, "zeus-plus", {"margin": (0.2, 0.4)}, (1, 2), "known", half="judge")
+    assert seen["judge"] == judged
 
 
 # --- horizon and noise ----------------------------------------------------------------------

@@ -359,10 +359,10 @@ ARENA_DIR = f"{POLICY_DIR}/arena"
 
 
 def arena_files(horizon=None):
-    """The arena's tables (horizon known, unknown, and the second fold; or one run); none without the study's GPUs."""
+    """The arena's tables (horizon known and unknown, or one run); none without the study's GPUs."""
     if not policy_study_gpus():
         return []
-    horizons = ("known", "unknown", "fold2") if horizon is None else (horizon,)
+    horizons = ("known", "unknown") if horizon is None else (horizon,)
     return [f"{ARENA_DIR}/{h}/{t}.parquet" for h in horizons for t in ("arena_jobs", "arena_summary")]
 
 

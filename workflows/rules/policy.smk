@@ -57,7 +57,7 @@ rule policy_arena:
         jobs=f"{ARENA_DIR}/{{run}}/arena_jobs.parquet",
         summary=f"{ARENA_DIR}/{{run}}/arena_summary.parquet",
     wildcard_constraints:
-        # fold2: the halves swapped (constants chosen on the judge half are the same: tuning-known-fold2.csv)
+        # fold2 (--half tune) is for constants chosen on the judge half; not run by default
         run="known|unknown|fold2",
     threads: config["arena"]["jobs"]
     params:

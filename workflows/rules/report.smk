@@ -23,7 +23,7 @@ rule report:
         policy=lambda wc, input: (
             f"--policy-study {POLICY_DIR} --policy-seeds {config['policy_study']['seeds']}" if input.policy else ""
         ),
-        arena=lambda wc, input: f"--arena {ARENA_DIR}/known --arena-unknown {ARENA_DIR}/unknown --arena-fold2 {ARENA_DIR}/fold2"
+        arena=lambda wc, input: f"--arena {ARENA_DIR}/known --arena-unknown {ARENA_DIR}/unknown --arena-tuning {POLICY_DIR}/tuning-known.csv {POLICY_DIR}/tuning-known-fold2.csv"
         if input.arena
         else "",
         alibaba=alibaba_report_args,

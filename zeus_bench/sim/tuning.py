@@ -88,10 +88,8 @@ def tune_on(
     ``jobs`` are whole jobs; each is split here (:func:`~zeus_bench.sim.crossfit.split_job`), so
     no path of the judged half is ever replayed while tuning.
     """
-    protocol = Protocol(tuple(seeds), horizon=horizon, half="tune")
-    halves = {
-        g: [ArenaJob(split_job(j, "tune"), default_recurrences(j)) for j in js] for g, js in jobs.items()
-    }
+    protocol = Protocol(tuple(seeds), horizon=horizon, half=half)
+    halves = {g: [ArenaJob(split_job(j, half), default_recurrences(j)) for j in js] for g, js in jobs.items()}
     combos = settings(grid)
     flat = [(g, j) for g, js in halves.items() for j in js]
     work = [(j, policy, s, protocol) for s in [None, *combos] for _, j in flat]
