@@ -12,7 +12,12 @@ Run by ``make bench`` (and ``make bench-peer``), not by the tests. It prints:
    ``.venv-peer/``), the original simulator (``zeus._legacy.simulate``, Zeus v0.3.0 code) on one
    job per workload of the same grid, timed in ``simulate_one_job`` only (its start-up not
    counted), and the ratio of its seconds per job to ours (whole process) per job;
-4. every wall time also in calibration units (wall time / ``calib.py`` seconds, measured before
+4. the cluster-scale arrival replay (``bench_arrivals.py``: ``synth-arrivals --workloads <all
+   six> --groups 10000 --jobs-per-group 50 --seed 7``, 3,000,000 submissions, replayed under
+   ``zeus`` on the V100: wall, CPU, peak RSS, calibrated right before), and with ``--peer`` the
+   original's ``simulate_one_alibaba_group`` on a slice of it side by side (``--skip-arrivals``
+   leaves it out);
+5. every wall time also in calibration units (wall time / ``calib.py`` seconds, measured before
    and after; see ``../shared/bench/README.md``), which survive a busier machine.
 
     python benchmarks/bench_simulate.py [--traces DIR] [--peer PYTHON] [--peer-jobs 6]

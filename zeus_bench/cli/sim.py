@@ -337,6 +337,8 @@ def _simulate(args: argparse.Namespace) -> int:
         "noise": tasks[0].noise if tasks else 0.0,
         "bandit_knobs": knobs._asdict(),
     }
+    # The tasks hold each workload's rows of the arrival table: the whole table can go.
+    del arrivals
     replays = sum(t.units for t in tasks)
     start = time.perf_counter()
     # Rows are written as replays finish (Parquet row groups): memory holds one frame at a time.
