@@ -11,6 +11,7 @@ import pytest
 
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import TraceSet
+from zeus_bench.sim import recurrences
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.zeus_plus import SafeHillClimb
 from zeus_bench.sim.replay import JobModel, default_recurrences, replay
@@ -389,11 +390,9 @@ def test_warmstart_reuses_the_comparisons_cold_runs(
     replayed = study.warmstart_study(sets, pairs, [1, 2], 0.5, 2.0, {"sentiment140"})
     calls: list[str] = []
     real = study.recurrence_costs
-    monkeypatch.setattr(
-        study,
-        "recurrence_costs",
-        lambda model, cls, *a, **k: calls.append(cls.__name__) or real(model, cls, *a, **k),
-    )
+    counted = lambda model, cls, *a, **k: calls.append(cls.__name__) or real(model, cls, *a, **k)  # noqa: E731
+    monkeypatch.setattr(study, "recurrence_costs", counted)  # the study's cold runs
+    monkeypatch.setattr(recurrences, "recurrence_costs", counted)  # the warm runs (sim.warmjobs)
     reused = study.warmstart_study(sets, pairs, [1, 2], 0.5, 2.0, {"sentiment140"}, runs)
     assert len(calls) == 4  # the warm runs only: one per seed (its own prior) and pair
     assert reused.equals(replayed) and len(reused) == 2

@@ -186,6 +186,7 @@ def _prior_folder(tmp_path: Path, zeus_traces: Path, keep: set[int] | None, name
     power = read_table(zeus_traces / "power-v100.parquet", "power")
     if keep is not None:
         power = power[(power["dataset"] != "imagenet") | power["batch_size"].isin(keep)]
+    power["gpu"] = name  # a trace holds one GPU kind, named as its file is (TraceSet checks it)
     write_table(power, folder / f"power-{name}.parquet", "power")
     return folder
 

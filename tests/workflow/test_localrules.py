@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-CLUSTER_JOBS = {"simulate", "simulate_eta", "simulate_beta", "policy_study", "policy_arena", "simulate_alibaba"}
+CLUSTER_JOBS = {
+    "simulate",
+    "simulate_eta",
+    "simulate_beta",
+    "policy_study",
+    "policy_arena",
+    "simulate_alibaba",
+}
 
 
 def test_localrules_are_every_rule_but_the_simulations():

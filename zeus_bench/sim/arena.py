@@ -47,9 +47,9 @@ from zeus_bench.sim.metrics import (
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy
 from zeus_bench.sim.policies.builtin import Zeus
+from zeus_bench.sim.recurrences import references as job_refs
 from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
-from zeus_bench.sim.study import references as job_refs
 
 log = logging.getLogger(__name__)
 

@@ -52,16 +52,13 @@ from zeus_bench.errors import TraceFormatError
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.replay import BanditKnobs, JobModel, Row, Runner, seed_generators
+from zeus_bench.sim.rules import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES
 from zeus_bench.usertables import read_user_table
 
 if TYPE_CHECKING:  # pandas is imported where tables are read or built
     import pandas as pd
 
 ARRIVAL_COLUMNS = ("group", "start_time", "end_time", "workload", "runtime_ratio")
-#: Zero-budget tries in a row after which a submission is given up (the paper's code: never).
-MAX_ZERO_BUDGET_TRIES = 20
-#: Tries in all after which a submission is given up (the paper's code: never).
-MAX_SUBMISSION_TRIES = 1000
 #: Largest runtime_ratio accepted: a job a million times its workload's mean runtime is a unit
 #: mistake, and scaled costs that large overflow the replay's energy and time (float64) downstream.
 MAX_RUNTIME_RATIO = 1e6

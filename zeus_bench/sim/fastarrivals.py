@@ -24,7 +24,7 @@ import numpy as np
 from zeus_bench.sim.draws import MASK32, emulated, word_stream
 from zeus_bench.sim.fastzeus import _configs
 from zeus_bench.sim.policies.bandit import PruningThompsonSampling
-from zeus_bench.sim.rules import seed_generators
+from zeus_bench.sim.rules import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES, seed_generators
 
 if TYPE_CHECKING:
     from zeus_bench.sim.replay import JobModel, Row
@@ -38,8 +38,6 @@ def replay_group_zeus(
     None when this path does not apply (a JIT limit unmeasured, or generators whose draws
     :mod:`zeus_bench.sim.draws` does not reproduce): the caller runs the generic loop.
     """
-    from zeus_bench.sim.arrivals import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES
-
     configs = _configs(model)
     env_rng, pol_rng = _generators(seed)
     if configs is None or not emulated(env_rng):

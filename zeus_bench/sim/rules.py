@@ -8,6 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 MAX_TRIES = 20  # tries per recurrence
+#: Zero-budget tries in a row after which a submission is given up (the paper's code: never).
+MAX_ZERO_BUDGET_TRIES = 20
+#: Tries in all after which a submission is given up (the paper's code: never).
+MAX_SUBMISSION_TRIES = 1000
 ZERO_BUDGET_PENALTY = 100.0  # a zero-budget try is observed at this x beta x min_cost
 
 

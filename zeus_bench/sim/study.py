@@ -36,7 +36,6 @@ import itertools
 import logging
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -45,11 +44,10 @@ import pandas as pd
 from zeus_bench.errors import ZeusBenchError
 from zeus_bench.jobs import JobTrace, TraceSet
 from zeus_bench.sim.drift import SCENARIOS, Drift, oracle_cost_by_recurrence, scenario
-from zeus_bench.sim.metrics import charged, cost_ratio, regret_pct
+from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
-from zeus_bench.sim.policies.base import Policy
-from zeus_bench.sim.policies.builtin import max_limit_w, oracle_configuration
-from zeus_bench.sim.replay import JobModel, default_recurrences, replay
+from zeus_bench.sim.recurrences import recurrence_costs, references
+from zeus_bench.sim.replay import JobModel, default_recurrences
 from zeus_bench.sim.warmjobs import EARLY, WarmCosts, jobs_table, warm_job_costs, write_jobs_table
 
 log = logging.getLogger(__name__)
@@ -60,51 +58,6 @@ RECOVERY_SPAN = 5  # recurrences averaged when testing recovery
 DRIFT_FACTORS = (1.5, 2.0)  # epochs of the old optimum after the change, relative to before
 DRIFT_WINDOW = 10  # Zeus's window in the drift experiment
 MORPH_RAMP = 20
-
-
-@dataclass(frozen=True)
-class Refs:
-    """Expected cost per recurrence of the three references of a job (J)."""
-
-    baseline: float
-    max_batch: float
-    oracle: float
-
-
-def references(model: JobModel) -> Refs:
-    """Expected recurrence costs of b0 and max-batch at their maximum limits, and of the oracle."""
-    job = model.job
-
-    def at(b: int, p: float) -> float:
-        return model.expected_cost[model.bs_index[b]][model.limit_index[p]]
-
-    ob, op = oracle_configuration(job, model.eta)
-    mb = job.max_batch()
-    return Refs(at(job.b0, max_limit_w(job, job.b0)), at(mb, max_limit_w(job, mb)), at(ob, op))
-
-
-def recurrence_costs(
-    model: JobModel,
-    cls: type[Policy],
-    seeds: Sequence[int],
-    beta: float,
-    n: int,
-    window: int = 0,
-    drift: Drift | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """What every recurrence is charged, and whether it failed (rows: seeds, columns: recurrences).
-
-    A failed recurrence (no try reached the target) is charged what its tries spent plus the
-    baseline's expected cost (:func:`zeus_bench.sim.metrics.charged`, the summary's rule).
-    """
-    spent = np.zeros((len(seeds), n))
-    reached = np.zeros((len(seeds), n), dtype=bool)
-    for i, s in enumerate(seeds):
-        for r in replay(model, cls, s, beta, n, window, drift):
-            spent[i, r[0] - 1] += r[7]
-            reached[i, r[0] - 1] |= r[8]
-    failed = ~reached
-    return charged(spent, failed.astype(float), references(model).baseline), failed
 
 
 #: What :func:`recurrence_costs` returned for one run without drift or window, by (gpu, workload,

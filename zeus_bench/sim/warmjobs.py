@@ -73,8 +73,8 @@ def warm_job_costs(
         cold: The cold runs' charged costs if already replayed (rows: seeds).
     """
     from zeus_bench.sim.policies import get_policy
+    from zeus_bench.sim.recurrences import recurrence_costs, references
     from zeus_bench.sim.replay import default_recurrences
-    from zeus_bench.sim.study import recurrence_costs, references
 
     job = model.job
     n = default_recurrences(job)

@@ -1,0 +1,69 @@
+"""What a study charges each recurrence of a replay, and a job's reference costs.
+
+The one place both the zeus-plus study (:mod:`zeus_bench.sim.study`), the warm-start tables
+(:mod:`zeus_bench.sim.warmjobs`) and the arena (:mod:`zeus_bench.sim.arena`) take them from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from zeus_bench.sim.metrics import charged
+from zeus_bench.sim.policies.builtin import max_limit_w, oracle_configuration
+from zeus_bench.sim.replay import replay
+
+if TYPE_CHECKING:
+    from zeus_bench.sim.drift import Drift
+    from zeus_bench.sim.policies.base import Policy
+    from zeus_bench.sim.replay import JobModel
+
+__all__ = ["Refs", "recurrence_costs", "references"]
+
+
+@dataclass(frozen=True)
+class Refs:
+    """Expected cost per recurrence of the three references of a job (J)."""
+
+    baseline: float
+    max_batch: float
+    oracle: float
+
+
+def references(model: JobModel) -> Refs:
+    """Expected recurrence costs of b0 and max-batch at their maximum limits, and of the oracle."""
+    job = model.job
+
+    def at(b: int, p: float) -> float:
+        return model.expected_cost[model.bs_index[b]][model.limit_index[p]]
+
+    ob, op = oracle_configuration(job, model.eta)
+    mb = job.max_batch()
+    return Refs(at(job.b0, max_limit_w(job, job.b0)), at(mb, max_limit_w(job, mb)), at(ob, op))
+
+
+def recurrence_costs(
+    model: JobModel,
+    cls: type[Policy],
+    seeds: Sequence[int],
+    beta: float,
+    n: int,
+    window: int = 0,
+    drift: Drift | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """What every recurrence is charged, and whether it failed (rows: seeds, columns: recurrences).
+
+    A failed recurrence (no try reached the target) is charged what its tries spent plus the
+    baseline's expected cost (:func:`zeus_bench.sim.metrics.charged`, the summary's rule).
+    """
+    spent = np.zeros((len(seeds), n))
+    reached = np.zeros((len(seeds), n), dtype=bool)
+    for i, s in enumerate(seeds):
+        for r in replay(model, cls, s, beta, n, window, drift):
+            spent[i, r[0] - 1] += r[7]
+            reached[i, r[0] - 1] |= r[8]
+    failed = ~reached
+    return charged(spent, failed.astype(float), references(model).baseline), failed
