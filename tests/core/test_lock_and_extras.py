@@ -29,7 +29,9 @@ def test_make_test_installs_every_extra_the_tests_import():
 def test_reproduce_installs_with_the_lock_of_exact_versions():
     assert "-c $(LOCK)" in _make_recipe("$(VENV)/.core")
     lines = [
-        line for line in (REPO / "requirements.lock").read_text().splitlines() if line and not line.startswith("#")
+        line
+        for line in (REPO / "requirements.lock").read_text().splitlines()
+        if line and not line.startswith("#")
     ]
     assert lines and all(re.fullmatch(r"[A-Za-z0-9_.-]+==[^=\s]+", line) for line in lines), lines
     pinned = {line.split("==")[0].lower().replace("_", "-") for line in lines}

@@ -12,7 +12,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_point_bounds_follow_the_measuring_settings():
-    settings = MeasureSettings(5, 2.0, 20, 10.0, window_s=2.0, min_windows=3, max_measure_s=60, warmup_max_s=30)
+    settings = MeasureSettings(
+        5, 2.0, 20, 10.0, window_s=2.0, min_windows=3, max_measure_s=60, warmup_max_s=30
+    )
     assert point_seconds(settings) == (12.0, 90.0)
     wide = MeasureSettings(5, 2.0, 20, 1.0, window_s=2.0, min_windows=4, max_measure_s=60, warmup_max_s=30)
     assert point_seconds(wide)[0] == 2.0 + 8.0  # four windows of 2 s outlast measure_s
@@ -31,7 +33,9 @@ def test_dry_run_prints_cells_with_estimates_and_measures_nothing(tmp_path, caps
 
 def test_estimate_from_a_power_trace():
     trace = REPO / "results" / "traces" / "h200" / "power-h200.parquet"
-    settings = MeasureSettings(5, 2.0, 20, 10.0, window_s=2.0, min_windows=3, max_measure_s=60, warmup_max_s=30)
+    settings = MeasureSettings(
+        5, 2.0, 20, 10.0, window_s=2.0, min_windows=3, max_measure_s=60, warmup_max_s=30
+    )
     (cell,) = estimate_cells([1024], [700.0], settings, trace=trace, dataset="cifar100")
     assert cell.power_source == "trace" and 0 < cell.min_j / cell.min_s < 700.0
 
