@@ -78,15 +78,17 @@ class SweepWriter:
         for stale in remove_partial_writes(path):
             log.warning("removed %s, a partial write of %s left by a killed run", stale, path.name)
         if previous is not None:
-            # The points a resumed run keeps carry their measurement records along.
+            # The records of the points a resumed run keeps (``points`` lists what this run measured).
             kept = {
                 (int(b), float(p))
                 for b, p in zip(previous["batch_size"], previous["power_limit_w"], strict=True)
             }
-            old = previous.attrs.get("zeus_bench", {}).get("points", [])
-            self.provenance["points"] = [
-                pt for pt in old if (int(pt["batch_size"]), float(pt["power_limit_w"])) in kept
-            ] + list(self.provenance["points"])
+            old = previous.attrs.get("zeus_bench", {})
+            self.provenance["reused_points"] = [
+                pt
+                for pt in [*old.get("reused_points", []), *old.get("points", [])]
+                if (int(pt["batch_size"]), float(pt["power_limit_w"])) in kept
+            ]
 
     def done(self) -> set[tuple[int, float]]:
         """(batch size, limit) pairs already in the table."""
