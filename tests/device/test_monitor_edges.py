@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 
 from zeus_bench.device.fake import FakeBackend
@@ -89,3 +90,13 @@ def test_uncertainty_takes_the_larger_edge_power_when_a_window_ends_idle() -> No
     m = mon.end_window("idle_edges")
     assert m.avg_power_w == pytest.approx((80.0 * 3 + 600.0) / 4)
     assert m.energy_uncertainty_j[0] == pytest.approx(0.1 * m.avg_power_w)
+
+
+def test_integrating_an_empty_or_reversed_interval_gives_nothing() -> None:
+    from zeus_bench.device.monitor import integrate_power_j
+
+    t, p = np.array([0.0, 1.0, 2.0]), np.array([100.0, 200.0, 300.0])
+    assert integrate_power_j(t, p, 1.5, 0.5) == 0.0  # reversed: no energy, not a negative one
+    assert integrate_power_j(t, p, 1.0, 1.0) == 0.0
+    assert integrate_power_j(np.array([]), np.array([]), 0.0, 1.0) == 0.0
+    assert integrate_power_j(t, p, 0.5, 1.5) == pytest.approx(200.0)

@@ -160,3 +160,15 @@ def test_both_writers_name_the_row_of_a_bad_value(
     with pytest.raises(TraceFormatError, match=message):
         write_table(frame, tmp_path / "q.parquet", "power")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_arrow_number_helper_honours_slice_offsets() -> None:
+    # read_columns reads numbers straight from Arrow buffers (no pandas): a sliced array's values
+    # start at its offset (the Arrow helpers go to store/columns.py in the redesign)
+    import pyarrow as pa
+
+    from zeus_bench.store import _numbers
+
+    values = pa.array([1.0, 2.0, 3.0, 4.0, 5.0]).slice(2, 2)
+    assert _numbers(values).tolist() == [3.0, 4.0]
+    assert _numbers(pa.array([7, 8, 9], type=pa.int64()).slice(1)).tolist() == [8, 9]

@@ -261,6 +261,13 @@ def test_changing_eta_reruns_only_what_depends_on_it(reduced_run):
         assert untouched not in jobs
 
 
+def test_changing_beta_reruns_the_eta_sweep_but_not_the_beta_sweep(reduced_run):
+    # The eta sweep runs at the configured beta; the beta sweep sets its own betas.
+    jobs = _jobs(reduced_run.snakemake("-n", "--config", "beta=3.0").stdout)
+    assert jobs["simulate"] == 2 and jobs["simulate_eta"] == 2
+    assert "simulate_beta" not in jobs and "zeus_traces" not in jobs
+
+
 def test_changed_eta_run_then_nothing(reduced_run, tmp_path):
     import shutil
 
