@@ -6,6 +6,7 @@ import abc
 import contextlib
 import logging
 import math
+import os
 import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -35,11 +36,20 @@ def find_root(workload_id: str, root: str | Path, marker: str, subdirs: Sequence
         DatasetError: no candidate directory holds ``marker``.
     """
     base = Path(root).expanduser()
-    if not base.is_dir():
+    try:
+        readable = base.is_dir() and os.access(base, os.R_OK | os.X_OK)
+    except OSError:  # a parent folder this user may not enter
+        readable = False
+    if not readable:
         raise DatasetError(f"{workload_id}: dataset root {base} is not a readable directory")
     for cand in (base, *(base / s for s in subdirs)):
-        if (cand / marker).exists():
-            return cand
+        try:
+            if (cand / marker).exists():
+                return cand
+        except OSError as exc:  # e.g. a subfolder this user may not enter
+            raise DatasetError(
+                f"{workload_id}: dataset root {cand} is not readable ({exc.strerror})"
+            ) from None
     where = " or ".join(str(Path(s) / marker) for s in ("", *subdirs))
     raise DatasetError(f"{workload_id}: dataset root {base} has no {where}")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from optional import require
 from sentiment140_helpers import write_sentiment140
 
 from zeus_bench.capriccio import TRAIN_NAME, VAL_NAME, _parse_time, read_tweets, slice_starts
@@ -67,7 +68,7 @@ def test_slices_follow_the_papers_rules(tmp_path, capsys):
 
 
 def test_the_slices_are_what_the_sentiment140_workload_reads(tmp_path):
-    pytest.importorskip("torch")
+    require("torch")
     from workloads.sentiment140 import read_sentiment140
 
     src = write_sentiment140(tmp_path / "s140.csv")

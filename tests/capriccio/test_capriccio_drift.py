@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from optional import require
 from sentiment140_helpers import BAD, FILLER, GOOD, write_sentiment140
 
 from zeus_bench.cli.main import main
@@ -28,8 +29,8 @@ BATCH_SIZES = [8, 16, 32]
 
 @pytest.fixture(scope="module")
 def drift_run(tmp_path_factory):
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
+    require("torch")
+    require("transformers")
     tmp = tmp_path_factory.mktemp("capriccio")
     write_sentiment140(tmp / "s140.csv", days=20)
     (tmp / "vocab.txt").write_text(
