@@ -1194,7 +1194,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arena", type=Path, default=None, help="arena folder, horizon known (zeus-bench arena)")
     p.add_argument("--arena-unknown", type=Path, default=None, help="arena folder, horizon unknown")
     p.add_argument(
-        "--arena-fold2", type=Path, default=None, help="arena folder, the halves swapped (--half tune)"
+        "--arena-tuning",
+        type=Path,
+        nargs=2,
+        default=None,
+        metavar=("TUNE_HALF_CSV", "JUDGE_HALF_CSV"),
+        help="zeus-plus tuning tables of both folds (python -m zeus_bench.sim.tuning)",
     )
     p.add_argument(
         "--reference",
