@@ -32,3 +32,14 @@ def test_synthetic_gaps_and_runtimes_follow_the_overlap(overlap: float) -> None:
     assert np.diff(starts).mean() == pytest.approx(100.0 * max(1.0 - overlap, 1e-3), rel=0.06)
     assert runtime.mean() == pytest.approx(100.0, rel=1e-9)
     np.testing.assert_allclose(table["runtime_ratio"].to_numpy(), runtime / 100.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("ratio", [0.0, -0.5, 2e6])
+def test_a_runtime_ratio_outside_its_range_is_named(ratio: float) -> None:
+    rows = [("a", 0.0, 1.0, "imagenet", 1.0), ("a", 2.0, 3.0, "imagenet", ratio)]
+    with pytest.raises(
+        TraceFormatError, match=r"t\.csv: column 'runtime_ratio' row 1: .* is outside \(0, 1e\+06\]"
+    ):
+        validate_arrivals(pd.DataFrame(rows, columns=list(ARRIVAL_COLUMNS)), "t.csv")
+    ok = validate_arrivals(pd.DataFrame(rows[:1], columns=list(ARRIVAL_COLUMNS)), "t.csv")
+    assert ok["runtime_ratio"].tolist() == [1.0]
