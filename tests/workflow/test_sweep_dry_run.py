@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -68,3 +69,24 @@ def test_dry_run_leaves_out_measured_cells(tmp_path: Path) -> None:
     assert "fake: movielens-1m: every cell already measured" in text
     assert "fake: dry run: cifar100, 2 point(s) in 1 cell(s); nothing measured" in text
     assert "dry run: movielens-1m" not in text
+
+
+def test_dry_run_takes_power_from_the_gpu_kinds_merged_trace(tmp_path: Path) -> None:
+    sweep = yaml.safe_load((REPO / "config" / "sweep-fake.yaml").read_text())["sweep"]
+    sweep["out_dir"] = str(tmp_path / "out")
+    sweep["workloads"] = {"cifar100": [1024]}
+    sweep["gpus"]["fake"]["power_limits"] = [700]
+    at_limit = _table(
+        _dry_run(tmp_path, sweep), "fake: dry run: cifar100, 1 point(s) in 1 cell(s); nothing measured"
+    )
+    # an earlier run's merged trace of this GPU kind (here the committed H200 one)
+    merged = tmp_path / "out" / "fake" / "power-fake.parquet"
+    merged.parent.mkdir(parents=True)
+    shutil.copy(REPO / "results" / "traces" / "h200" / "power-h200.parquet", merged)
+    traced = _table(
+        _dry_run(tmp_path, sweep), "fake: dry run: cifar100, 1 point(s) in 1 cell(s); nothing measured"
+    )
+    assert at_limit[2].split()[-1] == "limit" and traced[2].split()[-1] == "trace"
+    assert at_limit[2].split()[2] == traced[2].split()[2]  # same GPU-time
+    kj = [float(t[2].split()[3].split("-")[0]) for t in (at_limit, traced)]
+    assert 0 < kj[1] < kj[0]  # the measured draw is below the limit
