@@ -11,6 +11,10 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+# `snakemake --report report.html`: every figure with its caption, and the findings (results/report.md).
+report: "workflows/report/workflow.rst"
+
+
 include: "workflows/rules/common.smk"
 
 

@@ -11,6 +11,12 @@ min_version("9.0")
 include: "rules/sweep.smk"
 
 
+# `snakemake -n`: the cells to measure and what they will cost (as `zeus-bench sweep --dry-run`),
+# printed before the job table, so that GPU-hours are weighed before they are spent.
+if workflow.output_settings.dryrun:
+    logger.info(sweep_estimate())
+
+
 onstart:
     sweep_preflight()
 

@@ -58,7 +58,7 @@ rule figure_alibaba:
         code=ALIBABA_FIGURE_CODE,
         summary=lambda wc: alibaba_summaries(),
     output:
-        fig("alibaba"),
+        report_fig("alibaba", "alibaba", "Cluster"),
     params:
         **FIG_PARAMS,
     conda:

@@ -286,6 +286,14 @@ def fig(name):
     return [f"{FIG}/{name}.{ext}" for ext in FORMATS]
 
 
+def report_fig(name, family, category, subcategory=None):
+    """Every format of one figure, its PNG flagged for `snakemake --report` (caption
+    workflows/report/<family>.rst; the PDF holds the same figure)."""
+    caption = str(Path(workflow.basedir, "workflows", "report", f"{family}.rst"))
+    flag = dict(caption=caption, category=category, subcategory=subcategory)
+    return [report(f, **flag) if f.endswith(".png") else f for f in fig(name)]
+
+
 def checkpoint_of(gpu):
     """Inputs of a rule whose params ask the traces checkpoint which workloads `gpu` has (the Zeus
     GPUs): Snakemake requires the checkpoint's outputs among the rule's inputs, or it refuses the
@@ -309,10 +317,11 @@ def beta_sims(gpu):
 PER_GPU_FIGURES = ("pareto", "policies", "ablation", "convergence", "regret", "eta", "beta")
 
 
-def per_gpu_outputs(names):
-    """Named outputs of a per-GPU analysis job: its figures and the summaries it writes."""
+def per_gpu_outputs(names, category):
+    """Named outputs of a per-GPU analysis job: its figures (in the HTML report's `category`, one
+    subcategory per GPU) and the summaries it writes."""
     return {
-        "figures": [f for name in names for f in fig(f"{name}-{{gpu}}")],
+        "figures": [f for name in names for f in report_fig(f"{name}-{{gpu}}", name, category, "{gpu}")],
         # As `zeus-bench summarize` writes it (the same code, in this process).
         "summary": "results/summary/{gpu}.csv",
         # The sweeps' sim_summary tables (git-ignored), read by the report instead of summarising again.

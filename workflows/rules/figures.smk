@@ -15,7 +15,7 @@ rule figure_potential:
         code=FIGURE_CODE,
         potential=lambda wc: expand("results/potential/{gpu}.csv", gpu=all_gpus()),
     output:
-        fig("potential"),
+        report_fig("potential", "potential", "Traces"),
     params:
         **FIG_PARAMS,
     conda:
@@ -52,7 +52,7 @@ rule figures_per_gpu:
         eta=lambda wc: eta_sims(wc.gpu),
         beta=lambda wc: beta_sims(wc.gpu),
     output:
-        **per_gpu_outputs(PER_GPU_FIGURES),
+        **per_gpu_outputs(PER_GPU_FIGURES, "Measured GPUs"),
     wildcard_constraints:
         gpu=OWN_GPU_RE,
     params:
@@ -71,7 +71,7 @@ rule figures_per_gpu:
 
 use rule figures_per_gpu as figures_per_gpu_profiles with:
     output:
-        **per_gpu_outputs((*PER_GPU_FIGURES, "power-profiles")),
+        **per_gpu_outputs((*PER_GPU_FIGURES, "power-profiles"), "Traces"),
     wildcard_constraints:
         gpu=NOT_OWN_GPU_RE,
     params:
@@ -88,7 +88,7 @@ rule figure_h200:
         code=FIGURE_CODE,
         power=own_power_files(),
     output:
-        fig("h200"),
+        report_fig("h200", "h200", "Measured GPUs"),
     params:
         **FIG_PARAMS,
     conda:
@@ -107,7 +107,7 @@ rule figure_generations:
         zeus=lambda wc: [f"{ZEUS_DIR}/power-{g}.parquet" for g in zeus_gpus()],
         power=own_power_files(),
     output:
-        fig("generations"),
+        report_fig("generations", "generations", "Measured GPUs"),
     params:
         **FIG_PARAMS,
     conda:

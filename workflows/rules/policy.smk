@@ -30,7 +30,7 @@ rule figure_policy:
         code=code(*_ANALYSIS_BASE, "analysis/policy_plots.py", "analysis/plots.py"),
         tables=[f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES],
     output:
-        [f for kind in POLICY_FIGURES for f in fig(f"policy-{kind}")],
+        [f for kind in POLICY_FIGURES for f in report_fig(f"policy-{kind}", "policy", "Policies")],
     params:
         kinds=" ".join(POLICY_FIGURES),
         formats=FIG_PARAMS["formats"],
@@ -82,7 +82,7 @@ rule figure_arena:
         code=code(*_ANALYSIS_BASE, "analysis/arena_plots.py", "analysis/plots.py"),
         tables=[f"{ARENA_DIR}/known/{t}.parquet" for t in ("arena_jobs", "arena_summary")],
     output:
-        fig("policy-arena"),
+        report_fig("policy-arena", "policy-arena", "Policies"),
     params:
         arena=lambda wc, input: os.path.dirname(input.tables[0]),
         stem=lambda wc, output: os.path.splitext(output[0])[0],

@@ -10,7 +10,11 @@ rule report:
     output:
         # report.md with the Zeus traces; without them report-partial.md (git-ignored), so that a
         # run offline never replaces the committed report with a partial one.
-        "results/{report}.md",
+        report(
+            "results/{report}.md",
+            caption=str(Path(workflow.basedir, "workflows", "report", "findings.rst")),
+            category="Findings",
+        ),
     wildcard_constraints:
         report="report|report-partial",
     params:

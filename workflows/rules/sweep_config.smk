@@ -1,6 +1,7 @@
 # Configuration and input functions of the sweep rules (workflows/rules/sweep.smk): the only
 # sweep file that reads `config`.
 
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -98,3 +99,32 @@ def sweep_cell_args(wildcards):
         "--tiny" if SWEEP.get("tiny", False) else "",
     ]
     return " ".join(a for a in args if a)
+
+
+def sweep_estimate():
+    """The dry run's estimate: `zeus-bench sweep --dry-run`'s table (GPU-time and energy per cell,
+    from the measuring settings; each point's power from the GPU kind's merged trace when an
+    earlier run left one, else its limit) for every cell whose shard is still missing."""
+    from types import SimpleNamespace
+
+    from zeus_bench.cli.main import build_parser
+    from zeus_bench.cli.sweep import estimate_text
+
+    parser = build_parser()
+    texts = []
+    for gpu in SWEEP["gpus"]:
+        trace = Path(SWEEP_DIR, gpu, f"power-{gpu}.parquet")
+        for workload, batch_sizes in SWEEP["workloads"].items():
+            todo = [b for b in batch_sizes if not Path(SWEEP_DIR, gpu, workload, f"bs{b}.parquet").exists()]
+            if not todo:
+                texts.append(f"{gpu}: {workload}: every cell already measured\n")
+                continue
+            argv = [
+                *("sweep", "--workload", workload, "--batch-sizes", ",".join(map(str, todo))),
+                *shlex.split(sweep_cell_args(SimpleNamespace(gpu=gpu))),
+                *("--out", f"{gpu}.parquet"),
+                *(("--estimate-trace", str(trace)) if trace.is_file() else ()),
+            ]
+            with exit_on_error():
+                texts.append(f"{gpu}: {estimate_text(parser.parse_args(argv))}")
+    return "".join(texts)

@@ -267,6 +267,18 @@ def plan_from_args(args: argparse.Namespace) -> SweepPlan:
 
 def _dry_run(args: argparse.Namespace) -> int:
     """``--dry-run``: the cells and their estimated cost, without torch or a GPU."""
+    print(estimate_text(args), end="")
+    return 0
+
+
+def estimate_text(args: argparse.Namespace) -> str:
+    """The ``--dry-run`` table of parsed ``zeus-bench sweep`` arguments.
+
+    The sweep workflow's dry run prints it too (workflows/rules/sweep_config.smk).
+
+    Raises:
+        ConfigError: no explicit batch sizes, an unknown workload, or options the plan refuses.
+    """
     from zeus_bench.errors import ConfigError
     from zeus_bench.registry import load_workloads
     from zeus_bench.sweep.estimate import estimate_cells, render_estimate
@@ -285,8 +297,7 @@ def _dry_run(args: argparse.Namespace) -> int:
     cells = estimate_cells(
         plan.batch_sizes, limits, plan.settings, len(plan.gpu_indices), args.estimate_trace, spec.dataset
     )
-    print(render_estimate(args.workload, cells), end="")
-    return 0
+    return render_estimate(args.workload, cells)
 
 
 def _sweep(args: argparse.Namespace) -> int:
