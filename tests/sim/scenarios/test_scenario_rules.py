@@ -158,3 +158,18 @@ def test_drift_rows_naming_foreign_batch_sizes_name_the_smallest(zeus_traces: Pa
     ):
         drift_of(rows, job, "t.csv")
     assert drift_of(rows[rows["workload"] == "none"], job) is None
+
+
+def test_observed_tries_are_every_try_that_ran(zeus_traces: Path) -> None:
+    from zeus_bench.sim.replay import RUN_FIELDS, JobModel, default_recurrences, replay
+
+    job = TraceSet(zeus_traces).job("v100", "cifar100")
+    n = default_recurrences(job)
+    rows = [
+        dict(zip(RUN_FIELDS, r, strict=True))
+        for r in replay(JobModel(job, 0.5), get_policy("zeus-plus"), 3, 2.0, n)
+    ]
+    ran = [r for r in rows if r["ran"]]
+    assert any(not r["profiled"] for r in ran)  # tries after a size's first: the filter is "ran"
+    expected = [Try(r["batch_size"], r["epochs"], r["cost"], r["reached"]) for r in ran]
+    assert observed_tries(job, 0.5, 2.0, 3) == expected
