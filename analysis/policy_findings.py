@@ -200,8 +200,19 @@ def warm_start_per_job(table: pd.DataFrame) -> list[Finding]:
     for (src, dst), g in table.groupby(["prior_gpu", "gpu"], sort=False):
         better = g[g["regret_first20_diff_pct_ci_high"] < 0]
         worse = g[g["regret_first20_diff_pct_ci_low"] > 0]
-        low = g.loc[g["pair_cut_without_pct"].idxmin()]
-        high = g.loc[g["pair_cut_without_pct"].idxmax()]
+        cuts = g.dropna(subset=["pair_cut_without_pct"])
+        if cuts.empty:  # no cold regret to cut (e.g. cold already at the oracle): no leave-one-out
+            hurt = f" (worse on {', '.join(worse['workload'])})" if len(worse) else ""
+            sentence = (
+                f"Warm start {src} -> {dst} per job: the paired first-{FIRST} regret difference (95 % bootstrap "
+                f"over {int(g['seeds'].min())} seeds) is significantly better on {len(better)} of {len(g)} jobs "
+                f"and worse on {len(worse)}{hurt}; cold zeus-plus has no regret to cut on these jobs."
+            )
+            nums = {"jobs": float(len(g)), "better": float(len(better)), "worse": float(len(worse))}
+            out.append(Finding(f"policy.warm_jobs.{src}.{dst}", sentence, nums))
+            continue
+        low = cuts.loc[cuts["pair_cut_without_pct"].idxmin()]
+        high = cuts.loc[cuts["pair_cut_without_pct"].idxmax()]
         nums = {
             "jobs": float(len(g)),
             "better": float(len(better)),

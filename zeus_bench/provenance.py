@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import hashlib
+import os
 import subprocess
 from pathlib import Path
 
@@ -39,10 +40,21 @@ def git_commit() -> str | None:
 
 
 def base_provenance() -> dict[str, object]:
-    """Provenance common to every written table: package version, git commit, creation time."""
+    """Provenance common to every written table: package version, git commit, creation time.
+
+    With ``SOURCE_DATE_EPOCH`` set (the reproducible-builds convention; the workflow sets it for
+    the tables it commits), the creation time is that epoch and the commit is left out, so the
+    same inputs give the same bytes in any checkout.
+    """
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        created = _dt.datetime.fromtimestamp(int(epoch), _dt.UTC)
+        commit = None
+    else:
+        created, commit = _dt.datetime.now(_dt.UTC), git_commit()
     return {
         "package": "zeus-bench",
         "package_version": __version__,
-        "git_commit": git_commit(),
-        "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "git_commit": commit,
+        "created_utc": created.isoformat(timespec="seconds"),
     }

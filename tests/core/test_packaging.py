@@ -74,3 +74,13 @@ def test_cli_version_and_unknown_command(capsys) -> None:  # type: ignore[no-unt
     assert main(["frobnicate"]) == 2
     err = capsys.readouterr().err
     assert "invalid choice" in err and len(err.strip().splitlines()) == 1
+
+
+def test_source_date_epoch_makes_the_provenance_reproducible(monkeypatch) -> None:
+    from zeus_bench.provenance import base_provenance
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
+    p = base_provenance()
+    assert p["created_utc"] == "1970-01-01T00:00:00+00:00" and p["git_commit"] is None
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    assert base_provenance()["created_utc"] != "1970-01-01T00:00:00+00:00"

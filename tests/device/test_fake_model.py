@@ -82,7 +82,7 @@ def test_model_clock_moves_only_forward():
         ("[1, 2]", 'must be an object with a non-empty "gpus" list'),
         (json.dumps({"allow_set": True, "gpus": []}), 'non-empty "gpus" list'),
         (json.dumps({"allow_set": True, "gpus": ["x"]}), "gpus[0] is not an object"),
-        (json.dumps({"allow_set": "yes", "gpus": [{}]}), '"allow_set" must be true or false'),
+        (json.dumps({"allow_set": "yes", "gpus": [{}]}), '"allow_set" must be true, false or "root"'),
     ],
 )
 def test_corrupt_or_wrong_shape_state_file_is_one_line(fake_env, capsys, content, expected):

@@ -159,7 +159,7 @@ HEAD = "group,start_time,end_time,dataset,runtime_ratio\n"
     [
         ("group,start_time,end_time,runtime_ratio\na,0,1,1\n", "missing column(s) dataset"),
         (HEAD + "a,0,1,cifar101,1\n", "column 'dataset': unknown workload(s) cifar101"),
-        (HEAD + "a,0,1,cifar100,0\n", "runtime_ratio must be > 0"),
+        (HEAD + "a,0,1,cifar100,0\n", "'runtime_ratio' row 0: 0 is outside (0, 1e+06]"),
         (HEAD + "a,5,1,cifar100,1\n", "end_time must be after start_time"),
         (HEAD + "a,x,1,cifar100,1\n", "column 'start_time' row 0: not a finite number"),
         (HEAD + "a,0,1,cifar100,1\na,2,3,squad,1\n", "group 'a' has more than one workload"),

@@ -72,7 +72,8 @@ rule policy_arena:
     log:
         "logs/policy/arena-{run}.log",
     shell:
-        "zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} --horizon {params.horizon} "
+        # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns)
+        "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} --horizon {params.horizon} "
         "--half {params.half} --jobs {threads} --out {params.out_dir} > {log} 2>&1"
 
 

@@ -104,8 +104,8 @@ def _parse_state(path: Path, text: str) -> dict[str, Any]:
         raise ConfigError(
             f'{where} must be an object with a non-empty "gpus" list; delete it to start afresh'
         )
-    if not isinstance(state.get("allow_set"), bool):
-        raise ConfigError(f'{where}: "allow_set" must be true or false; delete it to start afresh')
+    if not (isinstance(state.get("allow_set"), bool) or state.get("allow_set") == "root"):
+        raise ConfigError(f'{where}: "allow_set" must be true, false or "root"; delete it to start afresh')
     for i, g in enumerate(state["gpus"]):
         if not isinstance(g, dict):
             raise ConfigError(f"{where}: gpus[{i}] is not an object; delete it to start afresh")
