@@ -36,3 +36,17 @@ def test_a_study_table_that_breaks_its_kind_is_refused() -> None:
         validate(pd.concat([good, good.assign(epoch_factor=0.0)]), "policy_drift_curves", "d.csv")
     with pytest.raises(TraceFormatError, match=r"d.csv: duplicate rows for key"):
         validate(pd.concat([good, good]), "policy_drift_curves", "d.csv")
+
+
+def test_the_golden_reference_writer_checks_the_reference_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.syspath_prepend(str(repo / "benchmarks" / "golden"))
+    import peer
+    import reference
+
+    committed = repo / "results" / "reference" / "original_simulator.csv"
+    table = pd.read_csv(committed)
+    reference.check_reference(table, committed)
+    table.loc[3, "beta"] = 0.0
+    with pytest.raises(peer.GoldenError, match=r"original_simulator.csv: column 'beta' row 3: must be > 0"):
+        reference.check_reference(table, committed)
