@@ -111,8 +111,15 @@ def test_tuning_tables_are_checked_gpu_by_gpu():
         validate_tuning(df[["margin", "up_first", "chosen"]], "t.csv")
 
 
-def test_potential_kind_is_the_potential_table():
+def test_potential_writes_a_potential_table(zeus_traces, tmp_path):
+    from zeus_bench.cli.main import main
+
     assert get_schema("potential").names == POTENTIAL_COLUMNS
+    out = tmp_path / "v100.csv"
+    args = ["potential", "--traces", str(zeus_traces), "--gpu", "v100", "--format", "csv", "--out", str(out)]
+    assert main(args) == 0
+    df = pd.read_csv(out)
+    assert list(df.columns) == POTENTIAL_COLUMNS and len(validate(df, "potential", str(out))) == 6
 
 
 @pytest.mark.parametrize("extra", [["--all"], []])
