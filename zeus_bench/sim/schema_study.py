@@ -56,10 +56,11 @@ COMPARISON = register_schema(
             _ratio(
                 "cost_ratio_vs_baseline_cum_mean",
                 "Cumulative cost over the baseline's expected cumulative cost (b0 at the maximum limit), "
-                "mean over seeds",
+                "mean over seeds; missing when no training path of b0 reaches the target",
                 "0.987",
+                nullable=True,
             ),
-            _ratio("cost_ratio_vs_baseline_cum_std", _STD, "0.004"),
+            _ratio("cost_ratio_vs_baseline_cum_std", _STD, "0.004", nullable=True),
             _ratio(
                 "cost_ratio_vs_max_batch_cum_mean", "The same against max-batch at the maximum limit", "1.011"
             ),
