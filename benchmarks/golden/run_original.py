@@ -38,19 +38,17 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
+from peer import LABEL, REFERENCE_SEEDS, REPO, GoldenError, original, workloads
+from reference import write_reference
 
 log = logging.getLogger("golden")
 
-REPO = Path(__file__).resolve().parents[2]
 ETAS = (0.25, 0.5, 0.75)
 BETAS = (1.25, 1.5, 2.0, 3.0, math.inf)
 GPUS = ("v100", "a40")
 SEEDS = (1, 2, 3)
-REFERENCE_SEEDS = tuple(range(1, 11))  # eta 0.5, beta 2: the seeds of the reference figures
 MAX_TRIES = 20
-LABEL = "original simulator (Zeus v0.3.0 code)"
 TRY_COLUMNS = (
     "gpu",
     "workload",
@@ -70,28 +68,11 @@ TRY_COLUMNS = (
 )
 
 
-class GoldenError(Exception):
-    """A problem with the inputs of this script (reported in one line, exit status 2)."""
-
-
 class _SharedLog(list):  # type: ignore[type-arg]
     """A list that survives the original's ``deepcopy`` of its optimizers (copies are itself)."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _SharedLog:
         return self
-
-
-def _original() -> Any:
-    """Import the original simulator's modules (one-line error when missing)."""
-    try:
-        from zeus._legacy import simulate
-        from zeus._legacy.job import Job
-        from zeus._legacy.policy.optimizer import JITPowerLimitOptimizer, PruningGTSBatchSizeOptimizer
-    except ImportError as exc:
-        raise GoldenError(
-            f"cannot import the original simulator ({exc}); run in a venv with zeus==0.16.0 (make golden)"
-        ) from None
-    return simulate, Job, JITPowerLimitOptimizer, PruningGTSBatchSizeOptimizer
 
 
 @dataclass(frozen=True)
@@ -103,13 +84,6 @@ class Task:
     workload: str
     seed: int
     settings: tuple[tuple[float, float], ...]
-
-
-def _workloads() -> dict[str, Any]:
-    sys.path.insert(0, str(REPO))
-    from zeus_bench.registry import load_workloads
-
-    return dict(load_workloads())
 
 
 def job_tries(trace: list[tuple[Any, ...]], ident: tuple[Any, ...]) -> tuple[list[tuple[Any, ...]], int]:
@@ -141,8 +115,8 @@ def job_tries(trace: list[tuple[Any, ...]], ident: tuple[Any, ...]) -> tuple[lis
 
 def _run_task(task: Task) -> tuple[list[tuple[Any, ...]], list[dict[str, Any]]]:
     """Run the original simulator for one task; returns try rows and run rows."""
-    simulate, Job, JITPowerLimitOptimizer, PruningGTSBatchSizeOptimizer = _original()
-    spec = _workloads()[task.workload]
+    simulate, Job, JITPowerLimitOptimizer, PruningGTSBatchSizeOptimizer = original()
+    spec = workloads()[task.workload]
     train = pd.read_csv(Path(task.traces) / "summary_train.csv")
     power = pd.read_csv(Path(task.traces) / f"summary_power_{task.gpu}.csv")
     # b0 capped at the largest batch size this GPU's power trace holds for the dataset.
@@ -197,7 +171,7 @@ def _tasks(traces: Path, gpus: Iterable[str], seeds: Iterable[int]) -> list[Task
     grid = tuple((e, b) for e in ETAS for b in BETAS)
     tasks = []
     for gpu in gpus:
-        for workload in _workloads():
+        for workload in workloads():
             for seed in sorted(set(seeds) | set(REFERENCE_SEEDS)):
                 settings = grid if seed in seeds else ((0.5, 2.0),)
                 tasks.append(Task(str(traces), gpu, workload, seed, settings))
@@ -224,7 +198,7 @@ def run_grid(traces: Path, out: Path, gpus: list[str], seeds: list[int], jobs: i
             raise GoldenError(
                 f"{traces}: no {f} (set --traces or ZEUS_TRACE_DIR to the published Zeus traces)"
             )
-    _original()  # one line now, not one per worker, when the original is not installed
+    original()  # one line now, not one per worker, when the original is not installed
     tasks = _tasks(traces, gpus, seeds)
     log.info("running the original simulator: %d tasks with %d process(es)", len(tasks), jobs)
     rows: list[tuple[Any, ...]] = []
@@ -261,7 +235,7 @@ def run_grid(traces: Path, out: Path, gpus: list[str], seeds: list[int], jobs: i
         "traces_sha256": {f: _sha256(traces / f) for f in files},
         "grid": {
             "gpus": gpus,
-            "workloads": list(_workloads()),
+            "workloads": list(workloads()),
             "etas": list(ETAS),
             "betas": [str(b) for b in BETAS],
             "seeds": seeds,
@@ -283,7 +257,7 @@ def run_extra(kind: str, traces: Path, out: Path, gpus: list[str], jobs: int) ->
             raise GoldenError(
                 f"{traces}: no {f} (set --traces or ZEUS_TRACE_DIR to the published Zeus traces)"
             )
-    _original()
+    original()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from original_arrivals import run_extra_grid
 
@@ -301,71 +275,6 @@ def run_extra(kind: str, traces: Path, out: Path, gpus: list[str], jobs: int) ->
     }
     (out / f"metadata_{kind}.json").write_text(json.dumps(meta, indent=2) + "\n")
     log.info("wrote %d tries of %d runs (%s)", info["tries"], info["runs"], kind)
-
-
-def _baselines(traces: Path, gpu: str) -> dict[str, dict[str, tuple[float, float]]]:
-    """Per workload, the expected (energy, time) per recurrence of b0 and max-batch at max limit.
-
-    Uses the original's own joined frame (``Simulator.df``: its ETA and TTA columns), the mean
-    over the training paths that reach the target within max epochs.
-    """
-    simulate, Job, *_ = _original()
-    train = pd.read_csv(traces / "summary_train.csv")
-    power = pd.read_csv(traces / f"summary_power_{gpu}.csv")
-    sim = simulate.Simulator(train, power, None, None, verbose=False)
-    out: dict[str, dict[str, tuple[float, float]]] = {}
-    for wid, spec in _workloads().items():
-        b0 = min(spec.default_batch_size, int(power.loc[power.dataset == spec.dataset, "batch_size"].max()))
-        job = Job(spec.dataset, spec.network, spec.optimizer, spec.target_metric, spec.max_epochs, b0)
-        df = job.filter_df(sim.df)
-        ok = df.target_epoch.notna() & (df.target_epoch <= spec.max_epochs)
-        all_reach = ok.groupby(df.batch_size).all()
-        refs = {"b0": b0, "max-batch": int(all_reach[all_reach].index.max())}
-        out[wid] = {}
-        for name, bs in refs.items():
-            rows = df[(df.batch_size == bs) & ok]
-            rows = rows[rows.power_limit == df.loc[df.batch_size == bs, "power_limit"].max()]
-            out[wid][name] = (float(rows.ETA.mean()), float(rows.TTA.mean()))
-    return out
-
-
-def write_reference(golden: Path, traces: Path, path: Path) -> None:
-    """Savings of the original's runs at eta 0.5, beta 2, seeds 1-10 (``original_simulator.csv``)."""
-    tries = pd.read_parquet(golden / "original_tries.parquet")
-    tries = tries[(tries.eta == 0.5) & (tries.beta == 2.0) & tries.seed.isin(REFERENCE_SEEDS)]
-    runs = pd.read_csv(golden / "original_runs.csv")
-    sel = runs[(runs.eta == 0.5) & (runs.beta == 2.0) & runs.seed.isin(REFERENCE_SEEDS)]
-    if (sel["error"].fillna("") != "").any():
-        raise GoldenError("a reference run (eta 0.5, beta 2) raised in the original; no reference written")
-    records = []
-    for gpu in sorted(tries.gpu.unique()):
-        refs = _baselines(traces, gpu)
-        for wid, t in tries[tries.gpu == gpu].groupby("workload", sort=False):
-            per_rec = t.groupby(["seed", "recurrence"])[["energy_j", "time_s"]].sum()
-            for baseline, (ref_e, ref_t) in refs[wid].items():
-                for scope in ("cum", "last10"):
-                    vals: dict[str, list[float]] = {"energy": [], "time": []}
-                    for _, s in per_rec.groupby(level="seed"):
-                        s = s.iloc[-10:] if scope == "last10" else s
-                        vals["energy"].append(100.0 * (1.0 - s.energy_j.sum() / (ref_e * len(s))))
-                        vals["time"].append(100.0 * (1.0 - s.time_s.sum() / (ref_t * len(s))))
-                    for metric, v in vals.items():
-                        records.append(
-                            {
-                                "gpu": gpu,
-                                "workload": wid,
-                                "eta": 0.5,
-                                "beta": 2.0,
-                                "seeds": f"{min(REFERENCE_SEEDS)}-{max(REFERENCE_SEEDS)}",
-                                "baseline": baseline,
-                                "metric": f"{metric}_savings_{scope}",
-                                "value_pct": round(float(np.mean(v)), 6),
-                                "source": LABEL,
-                            }
-                        )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(records).to_csv(path, index=False)
-    log.info("wrote %d reference figures to %s", len(records), path)
 
 
 def main(argv: list[str] | None = None) -> int:

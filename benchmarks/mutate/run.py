@@ -22,9 +22,7 @@ Usage: ``python benchmarks/mutate/run.py [--module NAME ...] [--sample N] [--job
 from __future__ import annotations
 
 import argparse
-import ast
 import concurrent.futures
-import csv
 import json
 import logging
 import os
@@ -38,54 +36,14 @@ import sys
 import tempfile
 import time
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from outcomes import Module, Outcome, write_report
+from source import annotation_spans, in_annotation, inside, spans
 
 log = logging.getLogger("mutate")
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).with_name("modules.toml")
-
-
-@dataclass
-class Module:
-    """One module to mutate and the fast test files that guard it."""
-
-    name: str
-    path: str
-    tests: list[str]
-    functions: list[str] = field(default_factory=list)
-    sample: int = 20
-    timeout: float = 120.0
-    equivalent: list[dict[str, str]] = field(default_factory=list)
-    equivalent_annotations: bool = True
-
-
-@dataclass
-class Outcome:
-    """What one module's run gave."""
-
-    module: Module
-    sampled: int = 0
-    killed: int = 0
-    equivalent: int = 0
-    survivors: list[str] = field(default_factory=list)
-    incompetent: int = 0
-    killed_before: int = 0  # with --compare-rev: killed by the older tests alone
-    seconds: float = 0.0
-    population: int = 0
-    error: str = ""
-
-    @property
-    def kill_rate(self) -> float:
-        """Killed over sampled less the equivalents (nan if none left)."""
-        n = self.sampled - self.equivalent - self.incompetent
-        return self.killed / n if n > 0 else float("nan")
-
-    @property
-    def kill_rate_before(self) -> float:
-        """With ``--compare-rev``: the older tests' kills over the same mutants."""
-        n = self.sampled - self.equivalent - self.incompetent
-        return self.killed_before / n if n > 0 else float("nan")
 
 
 def load_modules(path: Path = CONFIG) -> tuple[dict[str, object], list[Module]]:
@@ -126,60 +84,6 @@ def copy_checkout(dest: Path) -> None:
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, target)
-
-
-def _spans(source: str, functions: list[str]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """Line spans of the named functions (``Class.method`` or ``function``) and of logging calls."""
-    tree = ast.parse(source)
-    wanted: list[tuple[int, int]] = []
-    logging_calls: list[tuple[int, int]] = []
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                qual = f"{prefix}{child.name}"
-                if qual in functions:
-                    wanted.append((child.lineno, child.end_lineno or child.lineno))
-                visit(child, qual + ".")
-            else:
-                if (
-                    isinstance(child, ast.Expr)
-                    and isinstance(child.value, ast.Call)
-                    and isinstance(child.value.func, ast.Attribute)
-                    and isinstance(child.value.func.value, ast.Name)
-                    and child.value.func.value.id in ("log", "logger", "logging")
-                ):
-                    logging_calls.append((child.lineno, child.end_lineno or child.lineno))
-                visit(child, prefix)
-
-    visit(tree, "")
-    return wanted, logging_calls
-
-
-def _annotations(source: str) -> list[tuple[int, int, int, int]]:
-    """(line, col, end line, end col) of every annotation (never evaluated: ``from __future__ import annotations``)."""
-    found: list[tuple[int, int, int, int]] = []
-    for node in ast.walk(ast.parse(source)):
-        notes: list[ast.expr | None] = []
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            a = node.args
-            notes += [x.annotation for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
-            notes += [a.vararg.annotation if a.vararg else None, a.kwarg.annotation if a.kwarg else None]
-            notes.append(node.returns)
-        elif isinstance(node, ast.AnnAssign):
-            notes.append(node.annotation)
-        for n in notes:
-            if n is not None:
-                found.append((n.lineno, n.col_offset, n.end_lineno or n.lineno, n.end_col_offset or 0))
-    return found
-
-
-def _in_annotation(row: int, col: int, notes: list[tuple[int, int, int, int]]) -> bool:
-    return any((a, b) <= (row, col) < (c, d) for a, b, c, d in notes)
-
-
-def _inside(line: int, spans: list[tuple[int, int]]) -> bool:
-    return any(a <= line <= b for a, b in spans)
 
 
 def _equivalent(module: Module, operator: str, line_text: str) -> str:
@@ -372,14 +276,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _eligible(module: Module, source: str, db: sqlite3.Connection) -> tuple[list[tuple], list[tuple]]:
     """Every mutant of a session, and those eligible (in the functions, off logging), sorted."""
-    wanted, logging_calls = _spans(source, module.functions)
+    wanted, logging_calls = spans(source, module.functions)
     items = db.execute(
         "SELECT job_id, operator_name, occurrence, start_pos_row, start_pos_col FROM mutation_specs"
     ).fetchall()
     eligible = sorted(
         (op, occ, row, col, job)
         for job, op, occ, row, col in items
-        if (not module.functions or _inside(row, wanted)) and not _inside(row, logging_calls)
+        if (not module.functions or inside(row, wanted)) and not inside(row, logging_calls)
     )
     return items, eligible
 
@@ -395,7 +299,7 @@ def collect(out: Outcome, session: Path, source: str, compare: bool) -> None:
         "FROM mutation_specs s JOIN work_results r ON s.job_id = r.job_id WHERE r.worker_outcome != 'SKIPPED'"
     ).fetchall()
     db.close()
-    notes = _annotations(source) if module.equivalent_annotations else []
+    notes = annotation_spans(source) if module.equivalent_annotations else []
     for op, row, definition, worker, test, diff, output, col in sorted(results, key=lambda r: (r[1], r[0])):
         out.sampled += 1
         text = lines[row - 1].strip() if 0 < row <= len(lines) else ""
@@ -410,7 +314,7 @@ def collect(out: Outcome, session: Path, source: str, compare: bool) -> None:
                 out.killed_before += 1
             continue
         reason = _equivalent(module, op, text) or (
-            "an annotation (not evaluated)" if _in_annotation(row, col, notes) else ""
+            "an annotation (not evaluated)" if in_annotation(row, col, notes) else ""
         )
         if reason:
             out.equivalent += 1
@@ -421,41 +325,6 @@ def collect(out: Outcome, session: Path, source: str, compare: bool) -> None:
         out.survivors.append(
             f"{module.path}:{row} [{definition}] {op}: {text!r} -> {changed[0] if changed else '?'!r}"
         )
-
-
-def _pct(rate: float) -> str:
-    return f"{100 * rate:.1f}" if rate == rate else ""
-
-
-def write_report(outcomes: list[Outcome], out: Path, before: bool, total_s: float) -> None:
-    """Print the table and the survivors; write them (CSV, and a text file beside it)."""
-    header = ["module", "mutants", "sampled", "killed", "equiv", "surv", "rate%"]
-    header += ["before%"] if before else []
-    print("\n" + " ".join(f"{h:>9}" for h in [*header, "s"]))
-    for o in outcomes:
-        cells = [o.module.name, o.population, o.sampled, o.killed, o.equivalent, len(o.survivors)]
-        cells += [_pct(o.kill_rate)] + ([_pct(o.kill_rate_before)] if before else [])
-        print(
-            " ".join(f"{c:>9}" for c in [*cells, f"{o.seconds:.0f}"])
-            + (f"  ERROR {o.error}" if o.error else "")
-        )
-    print(f"total {total_s:.0f} s wall")
-    survivors = [s for o in outcomes for s in o.survivors]
-    if survivors:
-        print("\nsurvivors:")
-        for s in survivors:
-            print("  " + s)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    cols = ["module", "path", "mutants", "sampled", "killed", "equivalent", "survived", "kill_rate_pct"]
-    with out.open("w", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(cols + (["killed_before", "kill_rate_before_pct"] if before else []) + ["seconds"])
-        for o in outcomes:
-            row: list[object] = [o.module.name, o.module.path, o.population, o.sampled, o.killed]
-            row += [o.equivalent, len(o.survivors), _pct(o.kill_rate)]
-            row += [o.killed_before, _pct(o.kill_rate_before)] if before else []
-            w.writerow([*row, round(o.seconds)])
-    out.with_name("mutation-survivors.txt").write_text("".join(s + "\n" for s in survivors))
 
 
 if __name__ == "__main__":

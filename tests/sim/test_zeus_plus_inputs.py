@@ -82,14 +82,27 @@ def test_no_drift_replays_identically_and_a_step_moves_the_optimum(zeus_traces: 
     [
         ("workload,batch\nimagenet,256\n", "missing column(s) batch_size, recurrence, epoch_factor"),
         ("workload,batch_size,recurrence,epoch_factor\n", "no rows"),
+        (
+            "workload,batch_size,recurrence,epoch_factor,note\nimagenet,256,3,1.5,x\n",
+            "unknown column(s) note",
+        ),
         ("workload,batch_size,recurrence,epoch_factor\nimagenet,256,x,1.5\n", "column 'recurrence'"),
-        ("workload,batch_size,recurrence,epoch_factor\nimagenet,256,3,0\n", "epoch_factor must be > 0"),
+        (
+            "workload,batch_size,recurrence,epoch_factor\nimagenet,256,3,0\n",
+            "column 'epoch_factor' row 0: must be > 0",
+        ),
         ("workload,batch_size,recurrence,epoch_factor\nimagenet,256,3,inf\n", "non-finite"),
-        ("workload,batch_size,recurrence,epoch_factor\nimagenet,256,2.5,1\n", "must hold integers"),
-        ("workload,batch_size,recurrence,epoch_factor\nimagenet,256,0,1\n", "'recurrence' must be >= 1"),
+        (
+            "workload,batch_size,recurrence,epoch_factor\nimagenet,256,2.5,1\n",
+            "column 'recurrence' row 0: must be an integer",
+        ),
+        (
+            "workload,batch_size,recurrence,epoch_factor\nimagenet,256,0,1\n",
+            "column 'recurrence' row 0: must be > 0",
+        ),
         (
             "workload,batch_size,recurrence,epoch_factor\nimagenet,256,3,1\nimagenet,256,3,2\n",
-            "appears twice",
+            "duplicate rows for key (workload=imagenet, batch_size=256, recurrence=3)",
         ),
         ("workload,batch_size,recurrence,epoch_factor\nnosuch,256,3,1.5\n", "unknown workload 'nosuch'"),
         (

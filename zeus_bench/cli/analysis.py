@@ -50,6 +50,7 @@ def register(sub: Any) -> None:
 def _potential(args: argparse.Namespace) -> int:
     from zeus_bench.jobs import TraceSet
     from zeus_bench.potential import potential_table
+    from zeus_bench.store import validate
 
     check_out(args.out, FORMAT_SUFFIXES[args.format])
     ts = TraceSet(args.traces, args.workloads_file)
@@ -63,6 +64,7 @@ def _potential(args: argparse.Namespace) -> int:
             f"train trace for GPU {args.gpu} (an empty power trace?): nothing to analyse"
         )
     df = potential_table([ts.job(args.gpu, w) for w in ids], args.eta)
+    validate(df, "potential", str(args.out or "potential table"))
     if args.format == "table":
         emit(_potential_table(df, args.gpu), args.out)
     else:
@@ -112,6 +114,7 @@ def _pareto(args: argparse.Namespace) -> int:
     from zeus_bench.fsutil import atomic_path
     from zeus_bench.jobs import TraceSet
     from zeus_bench.pareto import pareto_mask
+    from zeus_bench.store import validate
 
     check_out(args.out, (".csv", ".parquet"))
     ts = TraceSet(args.traces, args.workloads_file)
@@ -123,6 +126,7 @@ def _pareto(args: argparse.Namespace) -> int:
     configs.insert(0, "gpu", job.gpu)
     configs["on_frontier"] = on
     df: pd.DataFrame = configs if args.all else configs[on].sort_values("tta_s").reset_index(drop=True)
+    validate(df, "configurations", str(args.out or "configurations"))
     if args.out is not None and args.out.suffix == ".parquet":
         with atomic_path(args.out) as tmp:
             df.to_parquet(tmp, index=False)

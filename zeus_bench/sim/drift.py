@@ -1,15 +1,8 @@
 """Drift: how a recurring job's epochs to the target change over its recurrences.
 
-A drift table (``.csv`` or ``.parquet``) has one row per point, columns (exactly these names):
-
-============= ===== ===============================================================
-column        type  meaning
-============= ===== ===============================================================
-workload      str   Workload id (registry)
-batch_size    int   Batch size whose training paths drift
-recurrence    int   Recurrence (from 1) at which the factor holds
-epoch_factor  float Multiplier of every path's target epoch (> 0, finite)
-============= ===== ===============================================================
+A drift table (``.csv`` or ``.parquet``) has one row per point and the columns of the ``drift``
+table kind (``zeus_bench/sim/schema_drift.py``, documented in ``results/README.md``): ``workload``,
+``batch_size``, ``recurrence`` (from 1) and ``epoch_factor`` (> 0, finite), exactly these names.
 
 Per (workload, batch size) the factor of a recurrence is interpolated linearly between the
 listed recurrences and held constant before the first and after the last; batch sizes not listed
@@ -50,12 +43,14 @@ from zeus_bench.cost import epoch_cost
 from zeus_bench.errors import ConfigError, TraceFormatError, UnknownWorkloadError
 from zeus_bench.jobs import JobTrace
 from zeus_bench.registry import load_workloads
+from zeus_bench.sim.schema_drift import DRIFT
+from zeus_bench.store import validate
 from zeus_bench.usertables import read_user_table
 
 if TYPE_CHECKING:  # pandas is imported where tables are read or built
     import pandas as pd
 
-DRIFT_COLUMNS = ("workload", "batch_size", "recurrence", "epoch_factor")
+DRIFT_COLUMNS = tuple(DRIFT.names)  # the drift kind's columns, in order
 SCENARIOS = ("step", "morph", "tilt")
 MAX_ROWS = 1_000_000
 
@@ -76,36 +71,21 @@ def read_drift(path: str | Path, workloads_file: str | Path | None = None) -> pd
 def validate_drift(
     df: pd.DataFrame, where: str = "drift table", workloads_file: str | Path | None = None
 ) -> pd.DataFrame:
-    """Check a drift table's columns and values (workloads: built-in or ``workloads_file``'s); return it typed and sorted."""
-    import pandas as pd
+    """Check a drift table; return it typed and sorted.
 
-    missing = [c for c in DRIFT_COLUMNS if c not in df.columns]
-    if missing:
-        raise TraceFormatError(
-            f"{where}: missing column(s) {', '.join(missing)}; needs {', '.join(DRIFT_COLUMNS)}"
-        )
+    The ``drift`` kind (``sim/schema_drift.py``) checks the columns, types and values and that a
+    (workload, batch_size, recurrence) appears once; here are the rules across rows: a size bound,
+    and workloads built in or of ``workloads_file`` (batch sizes the job has: :func:`drift_of`).
+
+    Raises:
+        TraceFormatError: no rows, too many rows, or a row that breaks the kind (one line).
+        UnknownWorkloadError: a workload id that is not in the registry.
+    """
     if df.empty:
         raise TraceFormatError(f"{where}: no rows")
     if len(df) > MAX_ROWS:
         raise TraceFormatError(f"{where}: {len(df)} rows, more than the {MAX_ROWS} allowed")
-    out = pd.DataFrame({"workload": df["workload"].astype(str)})
-    for col in ("batch_size", "recurrence", "epoch_factor"):
-        values = pd.to_numeric(df[col], errors="coerce")
-        bad = values.isna() | ~np.isfinite(values.to_numpy(dtype=float))
-        if bad.any():
-            raise TraceFormatError(
-                f"{where}: column {col!r} has a non-numeric or non-finite value in row {int(np.argmax(bad.to_numpy()))}"
-            )
-        if col != "epoch_factor" and (values != values.round()).any():
-            raise TraceFormatError(f"{where}: column {col!r} must hold integers")
-        out[col] = values.astype(float if col == "epoch_factor" else np.int64)
-    for col, low in (("batch_size", 1), ("recurrence", 1)):
-        if (out[col] < low).any():
-            raise TraceFormatError(f"{where}: column {col!r} must be >= {low}")
-    if (out["epoch_factor"] <= 0).any():
-        raise TraceFormatError(f"{where}: epoch_factor must be > 0")
-    if out.duplicated(["workload", "batch_size", "recurrence"]).any():
-        raise TraceFormatError(f"{where}: a (workload, batch_size, recurrence) appears twice")
+    out = validate(df, "drift", where)
     known = load_workloads(workloads_file)  # the built-in ones and those of --workloads-file
     unknown = sorted(set(out["workload"]) - set(known))
     if unknown:

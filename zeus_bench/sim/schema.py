@@ -1,6 +1,7 @@
-"""Schemas of the simulator's tables: ``runs`` (one row per try) and ``sim_summary``.
+"""Schemas of the simulator's tables: ``runs`` (one row per try), ``sim_summary``, ``warmstart_jobs``.
 
-Both are documented column by column in ``results/README.md`` and ``docs/policies.md``.
+Importing it registers every other kind of ``zeus_bench.sim`` too (arena, study, drift, analysis:
+the ``schema_*`` modules), so ``results/README.md``, rendered from the schemas, documents them all.
 """
 
 from __future__ import annotations
@@ -391,4 +392,5 @@ WARMSTART_JOBS = register_schema(
         key=("prior_gpu", "gpu", "workload"),
     )
 )
-from zeus_bench.sim import arena_schema as _arena_schema  # noqa: E402, F401 - registers the arena tables
+# Imported for their registrations (E402: after this module's kinds, F401: unused names).
+from zeus_bench.sim import arena_schema, schema_analysis, schema_drift, schema_study  # noqa: E402, F401

@@ -232,6 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command line: run the study and write its tables."""
     from zeus_bench.cli.common import int_range_arg
     from zeus_bench.fsutil import atomic_path
+    from zeus_bench.store import validate
 
     ap = argparse.ArgumentParser(prog="python -m zeus_bench.sim.study", description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -268,6 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         warm_runs: dict[tuple[str, str, str], WarmCosts] = {}
         tables["warmstart"] = warmstart_study(sets, pairs, args.seeds, 0.5, 2.0, wanted, runs, warm_runs)
         warm_jobs = jobs_table(warm_runs)
+        for name, df in tables.items():  # each table is its kind, policy_<name> (sim/schema_study.py)
+            validate(df, f"policy_{name}", str(args.out_dir / f"{name}.csv"))
     except ZeusBenchError as exc:
         print(f"study: error: {exc}", file=sys.stderr)
         return 2

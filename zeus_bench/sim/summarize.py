@@ -34,6 +34,7 @@ from zeus_bench.errors import ConfigError
 from zeus_bench.sim import metrics
 from zeus_bench.sim.metrics import RUN
 from zeus_bench.sim.schema import SUMMARY
+from zeus_bench.store import validate
 
 log = logging.getLogger(__name__)
 
@@ -161,4 +162,5 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     stats("regret_vs_oracle_cum_pct", "regret_vs_oracle_cum_pct")
     out["failed_recurrences_mean"] = agg["failed_recurrences"].mean()
     out = out.replace([np.inf, -np.inf], np.nan).reset_index()  # metrics only: beta may be inf
+    validate(out, SUMMARY.kind, "summary")  # a check of the kind: the frame is returned as computed
     return out[SUMMARY.names]

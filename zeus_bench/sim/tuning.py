@@ -34,6 +34,7 @@ from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import Policy
 from zeus_bench.sim.replay import JobModel, default_recurrences
 from zeus_bench.sim.rules import Horizon
+from zeus_bench.sim.schema_study import validate_tuning
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         grid = {c: ZEUS_PLUS_GRID[c] for c in names}
         table = tune_on(jobs, "zeus-plus", grid, args.seeds, args.horizon, args.jobs, args.half)
+        validate_tuning(table, str(args.out))
     except ZeusBenchError as exc:
         print(f"tuning: error: {exc}", file=sys.stderr)
         return 2
