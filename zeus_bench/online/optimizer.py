@@ -32,8 +32,7 @@ from typing import Any
 from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA, check_beta, check_eta
 from zeus_bench.errors import ConfigError
 from zeus_bench.fsutil import atomic_write_text
-from zeus_bench.optimizers import OPTIMIZERS, Optimizer
-from zeus_bench.sim.policies.bandit import PRUNE_ROUNDS
+from zeus_bench.optimizers import OPTIMIZERS, PRUNE_ROUNDS, Optimizer
 
 POLICY_NAMES = tuple(OPTIMIZERS)
 

@@ -30,6 +30,7 @@ from zeus_bench.sim.policies.bandit import PRUNE_ROUNDS, PruningThompsonSampling
 
 __all__ = [
     "OPTIMIZERS",
+    "PRUNE_ROUNDS",
     "LimitMeasurement",
     "MinCostPerSample",
     "Optimizer",
