@@ -10,8 +10,6 @@ from zeus_bench.device.monitor import EnergyMonitor
 from zeus_bench.errors import ConfigError
 from zeus_bench.online.profiler import (
     JITPowerLimitProfiler,
-    LimitMeasurement,
-    MinCostPerSample,
     ProfileCache,
     ProfilerConfig,
     ProfilerState,
@@ -188,14 +186,6 @@ def test_config_validation():
     with pytest.raises(ConfigError, match=r"power limit\(s\) \[800.0\] W outside"):
         ProfilerConfig(power_limits_w=(800.0,)).limits_w(200, 700)
     assert ProfilerConfig(step_w=100).limits_w(200, 700) == [700, 600, 500, 400, 300, 200]
-    with pytest.raises(ConfigError, match="no power limit"):
-        MinCostPerSample().choose([], 0.5, 700)
-
-
-def test_cost_per_sample_uses_zeus_cost():
-    m = LimitMeasurement(power_limit_w=300, iterations=10, samples=100, time_s=2.0, energy_j=600.0)
-    assert m.throughput_sps == 50 and m.avg_power_w == 300
-    assert m.cost_per_sample_j(0.5, 700) == pytest.approx(0.5 * 6.0 + 0.5 * 700 * 0.02)
 
 
 def test_corrupt_cache(tmp_path):

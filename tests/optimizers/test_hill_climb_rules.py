@@ -6,30 +6,10 @@ ruled-out list (or the capped set), a drift check that fires on noise.
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from zeus_bench.sim.policies.zeus_plus import SafeHillClimb
-
-BS = [16, 32, 64, 128, 256, 512]
-COST = {16: 3.0, 32: 1.6, 64: 1.0, 128: 1.3, 256: 2.0, 512: 4.0}
-
-
-def run(opt: SafeHillClimb, cost: dict[int, float], n: int) -> list[int]:
-    """Drive the optimizer for n recurrences on a noiseless job; returns the batch sizes run."""
-    seen = []
-    for _ in range(n):
-        while True:
-            b = opt.predict()
-            seen.append(b)
-            cap = opt.stop_cost(math.inf)
-            reached = cost[b] <= cap
-            opt.observe(b, min(cost[b], cap), reached, 10.0)
-            if reached:
-                break
-    return seen
-
+from tests.optimizers.climb_toy import BS, COST, run
+from zeus_bench.optimizers.hill_climb import SafeHillClimb
 
 #: After the optimum (64) drifts, the largest size is the cheapest by far.
 DRIFTED = {64: 2.0, 128: 2.5, 256: 2.6, 512: 1.1}

@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cost import zeus_cost
+from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA, zeus_cost
 from zeus_bench.device import get_backend
 from zeus_bench.device.base import GPUBackend
 from zeus_bench.device.control import PowerLimitSession
@@ -74,8 +74,8 @@ class ZeusCallback:
         target_metric: float,
         max_epochs: int,
         state_dir: str | Path,
-        eta: float = 0.5,
-        beta: float = 2.0,
+        eta: float = DEFAULT_ETA,
+        beta: float = DEFAULT_BETA,
         higher_is_better: bool = True,
         gpu_indices: Sequence[int] = (0,),
         backend: GPUBackend | str | None = None,

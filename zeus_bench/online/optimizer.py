@@ -1,14 +1,17 @@
 """The batch-size optimizer across recurrences of a job, with its state on disk.
 
-The policy is the simulator's own :class:`~zeus_bench.sim.policies.bandit.PruningThompsonSampling`
-(pruning, then Gaussian Thompson Sampling); this module only persists it in a small JSON file
+The policy is one of the simulator's own batch-size optimizers, found by name in
+:data:`zeus_bench.optimizers.OPTIMIZERS` (``zeus``: pruning, then Gaussian Thompson Sampling;
+``zeus-plus``: safe hill climbing) and driven through their one contract
+(:class:`zeus_bench.optimizers.Optimizer`); this module only persists it in a small JSON file
 between recurrences, records each run, and decides early stopping: a run whose cost so far
-passes ``beta`` times the best cost of the runs that reached the target is stopped.
+passes ``beta`` times the best cost of the runs that reached the target, or the optimizer's own
+cap for it (:meth:`~zeus_bench.optimizers.Optimizer.stop_cost`), is stopped.
 
 State file layout (``version`` 1)::
 
     {"version": 1, "job": {"batch_sizes": [...], "default_batch_size": b0, "eta": .., "beta": ..,
-     "seed": .., "prune_rounds": .., "window": ..}, "policy": <PruningThompsonSampling.state_dict()>,
+     "seed": .., "prune_rounds": .., "window": .., "policy": name}, "policy": <optimizer.state_dict()>,
      "runs": [{"batch_size", "cost_j", "energy_j", "time_s", "reached", "early_stopped",
                "epochs", "finished_unix_s"}, ...]}
 """
@@ -26,15 +29,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from zeus_bench.cost import check_beta, check_eta
+from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA, check_beta, check_eta
 from zeus_bench.errors import ConfigError
 from zeus_bench.fsutil import atomic_write_text
-from zeus_bench.sim.policies.bandit import PruningThompsonSampling
-from zeus_bench.sim.policies.zeus_plus import SafeHillClimb
+from zeus_bench.optimizers import OPTIMIZERS, PRUNE_ROUNDS, Optimizer
 
-POLICY_NAMES = ("zeus", "zeus-plus")
+POLICY_NAMES = tuple(OPTIMIZERS)
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,8 @@ class BatchSizeOptimizer:
         seed: Seed of the policy's generator (used only when the state is created).
         prune_rounds: Pruning rounds of the policy (``zeus``).
         window: Observations per arm in the posterior (0: all).
-        policy: ``zeus`` (pruning + Thompson Sampling) or ``zeus-plus`` (:class:`SafeHillClimb`:
+        policy: A name in :data:`~zeus_bench.optimizers.OPTIMIZERS`: ``zeus`` (pruning + Thompson
+            Sampling) or ``zeus-plus`` (:class:`~zeus_bench.optimizers.hill_climb.SafeHillClimb`:
             budgeted neighbour probes, stopped at ``(1 + margin) x`` the incumbent's cost).
 
     Raises:
@@ -79,10 +80,10 @@ class BatchSizeOptimizer:
         state_path: str | Path,
         batch_sizes: Sequence[int],
         default_batch_size: int,
-        eta: float = 0.5,
-        beta: float = 2.0,
+        eta: float = DEFAULT_ETA,
+        beta: float = DEFAULT_BETA,
         seed: int = 0,
-        prune_rounds: int = 2,
+        prune_rounds: int = PRUNE_ROUNDS,
         window: int = 0,
         policy: str = "zeus",
     ) -> None:
@@ -112,17 +113,15 @@ class BatchSizeOptimizer:
         except (OSError, ValueError, KeyError, TypeError):
             return -1
 
-    def _load(self) -> PruningThompsonSampling | SafeHillClimb:
+    def _load(self) -> Optimizer:
         if not self.state_path.exists():
             j = self.job
-            if j["policy"] == "zeus-plus":
-                return SafeHillClimb(j["batch_sizes"], j["default_batch_size"], window=j["window"])
-            return PruningThompsonSampling(
+            return OPTIMIZERS[j["policy"]].for_job(
                 j["batch_sizes"],
                 j["default_batch_size"],
-                np.random.default_rng(j["seed"]),
-                prune_rounds=j["prune_rounds"],
+                seed=j["seed"],
                 window=j["window"],
+                prune_rounds=j["prune_rounds"],
             )
         try:
             data = json.loads(self.state_path.read_text())
@@ -133,8 +132,12 @@ class BatchSizeOptimizer:
             saved_job = data["job"]
             saved_job.setdefault("policy", "zeus")  # states written before zeus-plus existed
             self.runs = [RunRecord(**r) for r in data["runs"]]
-            cls = SafeHillClimb if saved_job["policy"] == "zeus-plus" else PruningThompsonSampling
-            policy: PruningThompsonSampling | SafeHillClimb = cls.from_state_dict(data["policy"])
+            cls = OPTIMIZERS.get(saved_job["policy"])
+            if cls is None:
+                raise ConfigError(
+                    f"{self.state_path}: unknown optimizer {saved_job['policy']!r} (known: {', '.join(OPTIMIZERS)})"
+                )
+            policy = cls.from_state_dict(data["policy"])
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"{self.state_path}: corrupt batch-size optimizer state ({exc})") from None
         differ = [
@@ -194,12 +197,13 @@ class BatchSizeOptimizer:
     def should_stop(self, cost_so_far_j: float, epochs_done: int = 0) -> bool:
         """Whether a run that has cost ``cost_so_far_j`` should stop early.
 
-        ``zeus``: cost > beta x best. ``zeus-plus`` also stops a probe before the epoch that
-        would pass its cap (:meth:`SafeHillClimb.stop_cost`, with the mean epoch cost so far).
+        Cost > beta x best; and, once an epoch is done, before the epoch that would pass the
+        optimizer's cap for this run (:meth:`~zeus_bench.optimizers.Optimizer.stop_cost`, given the
+        mean epoch cost so far; ``zeus`` has none, ``zeus-plus`` caps its probes).
         """
         best = self.best_cost_j()
         default = self.beta * best if math.isfinite(best) else math.inf
-        if isinstance(self.policy, SafeHillClimb) and epochs_done > 0:
+        if epochs_done > 0:
             epoch_cost = cost_so_far_j / epochs_done
             cap = self.policy.stop_cost(default, epoch_cost)
             if cap < default and cost_so_far_j + epoch_cost > cap:
@@ -239,10 +243,7 @@ class BatchSizeOptimizer:
                     "%s: another recurrence reported meanwhile; adding this run to its state", self.state_path
                 )
                 self.policy = self._load()
-            if isinstance(self.policy, SafeHillClimb):
-                self.policy.observe(record.batch_size, record.cost_j, record.reached, float(record.epochs))
-            else:
-                self.policy.observe(record.batch_size, record.cost_j, record.reached)
+            self.policy.observe(record.batch_size, record.cost_j, record.reached, float(record.epochs))
             self.runs.append(record)
             self.save()
             self._loaded_runs = len(self.runs)

@@ -4,8 +4,9 @@ During the first epoch at a batch size it has not seen, the profiler tries power
 maximum down in ``step_w`` steps. At each limit it warms up, then measures throughput and
 average power over at least ``profile_iters`` iterations *and* at least ``profile_min_s``
 seconds (fast GPUs run 40 iterations in about a second, too short for the energy counter).
-It then picks the limit of least cost per sample (:class:`MinCostPerSample`, built on
-:func:`zeus_bench.cost.zeus_cost`), sets it and caches the profile per
+It then picks the limit of least cost per sample (:class:`~zeus_bench.optimizers.jit.MinCostPerSample`,
+built on :func:`zeus_bench.cost.zeus_cost`; how it differs from the simulator's choice:
+:mod:`zeus_bench.optimizers.jit`), sets it and caches the profile per
 (workload, GPU, batch size) in a JSON file (:class:`ProfileCache`).
 
 States and transitions::
@@ -32,16 +33,28 @@ import fcntl
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from zeus_bench.cost import check_eta, zeus_cost
+from zeus_bench.cost import DEFAULT_ETA, check_eta
 from zeus_bench.device.control import PowerLimitSession
 from zeus_bench.device.monitor import EnergyMonitor
 from zeus_bench.errors import ConfigError
 from zeus_bench.fsutil import atomic_write_text
+from zeus_bench.optimizers.jit import LimitMeasurement, MinCostPerSample, OptimumStrategy
+
+__all__ = [
+    "JITPowerLimitProfiler",
+    "LimitMeasurement",
+    "MinCostPerSample",
+    "OptimumStrategy",
+    "PowerProfile",
+    "ProfileCache",
+    "ProfilerConfig",
+    "ProfilerState",
+]
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +85,7 @@ class ProfilerConfig:
             ~0.1 s, so a few seconds keep its error around a per cent).
     """
 
-    eta: float = 0.5
+    eta: float = DEFAULT_ETA
     step_w: float = 25.0
     power_limits_w: tuple[float, ...] | None = None
     warmup_iters: int = 10
@@ -101,64 +114,6 @@ class ProfilerConfig:
             out.append(round(w, 3))
             w -= self.step_w
         return out
-
-
-@dataclass(frozen=True)
-class LimitMeasurement:
-    """Throughput and power measured at one power limit."""
-
-    power_limit_w: float
-    iterations: int
-    samples: int
-    time_s: float
-    energy_j: float
-    below_counter_period: bool = False
-
-    @property
-    def throughput_sps(self) -> float:
-        """Samples per second."""
-        return self.samples / self.time_s
-
-    @property
-    def avg_power_w(self) -> float:
-        """Average power over the GPUs' sum, W."""
-        return self.energy_j / self.time_s
-
-    def cost_per_sample_j(self, eta: float, max_power_w: float) -> float:
-        """Zeus cost of one sample at this limit, J."""
-        return zeus_cost(self.energy_j / self.samples, self.time_s / self.samples, eta, max_power_w)
-
-
-class OptimumStrategy(Protocol):
-    """Chooses the power limit from a profile."""
-
-    def choose(self, measurements: Sequence[LimitMeasurement], eta: float, max_power_w: float) -> float:
-        """Return the chosen power limit, W."""
-        ...
-
-
-class MinCostPerSample:
-    """The limit of least Zeus cost per sample.
-
-    Costs within ``rel_tol`` of the least are ties, broken towards the higher limit (faster,
-    and what an uncapped GPU does anyway).
-    """
-
-    def __init__(self, rel_tol: float = 1e-6) -> None:
-        self.rel_tol = rel_tol
-
-    def choose(self, measurements: Sequence[LimitMeasurement], eta: float, max_power_w: float) -> float:
-        """Return the limit of least cost per sample, W."""
-        if not measurements:
-            raise ConfigError("no power limit was measured")
-        costs = [m.cost_per_sample_j(eta, max_power_w) for m in measurements]
-        least = min(costs)
-        ties = [
-            m.power_limit_w
-            for m, c in zip(measurements, costs, strict=True)
-            if c <= least * (1 + self.rel_tol)
-        ]
-        return max(ties)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pytest
 
 from zeus_bench.errors import ConfigError
 from zeus_bench.online.optimizer import BatchSizeOptimizer
-from zeus_bench.sim.policies.zeus_plus import SafeHillClimb
+from zeus_bench.optimizers.hill_climb import SafeHillClimb
 
 BS = [32, 64, 128, 256]
 

@@ -1,0 +1,243 @@
+"""Options of ``zeus-bench simulate``, ``summarize`` and ``synth-arrivals`` (handlers: :mod:`zeus_bench.cli.sim`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from zeus_bench.cli.common import (
+    MAX_RECURRENCES,
+    beta_arg,
+    bounded_int_arg,
+    eta_arg,
+    int_range_arg,
+)
+from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
+
+#: Output suffixes of the tables simulate, summarize and synth-arrivals write.
+TABLE_SUFFIXES = (".parquet", ".csv")
+#: Bound of --jobs (worker processes).
+MAX_JOBS = 1024
+#: Bound of synth-arrivals' --groups and --jobs-per-group, and of their product (rows written).
+MAX_SUBMISSIONS = 1_000_000
+
+
+#: Bound of --prune-rounds (each round tries every surviving batch size at least once).
+MAX_PRUNE_ROUNDS = 100
+
+
+def _finite_arg(what: str, minimum: float | None = None) -> Any:
+    """Argparse type: a finite float (``>= minimum`` when given)."""
+
+    def parse(text: str) -> float:
+        import math
+
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(value) or (minimum is not None and value < minimum):
+            bound = "" if minimum is None else f" >= {minimum:g}"
+            raise argparse.ArgumentTypeError(f"{what} must be a finite number{bound}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _list_of(item: Any) -> Any:
+    """Argparse type: comma-separated values, each parsed by ``item``."""
+
+    def parse(text: str) -> list[Any]:
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        if not parts:
+            raise argparse.ArgumentTypeError(f"empty list {text!r}")
+        return [item(p) for p in parts]
+
+    return parse
+
+
+def add_protocol_args(p: argparse.ArgumentParser) -> None:
+    """``--horizon`` and ``--noise`` (``simulate`` and ``arena``; checked by the grid's plan)."""
+    p.add_argument(
+        "--horizon",
+        default="known",
+        metavar="known|unknown|N",
+        help="recurrences the policy is told: known (default: the replay's true number), unknown "
+        "(the policy's own online default) or N",
+    )
+    p.add_argument(
+        "--noise",
+        default=0.0,
+        metavar="LEVEL",
+        help="seeded per-try noise on time and power: relative std in [0, 0.1] (default 0; docs/policies.md)",
+    )
+
+
+class _PolicyHelp(argparse.HelpFormatter):
+    """Help of ``simulate``: ``--policies`` lists the registered policies (imported only for --help)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = super()._get_help_string(action)
+        if "--policies" in action.option_strings:
+            from zeus_bench.sim.policies import POLICIES
+
+            text = f"{text}; registered: {', '.join(POLICIES)}"
+        return text
+
+
+def add_simulate_args(p: argparse.ArgumentParser) -> None:
+    """Add ``simulate``'s options to ``p``."""
+    p.add_argument("--traces", type=Path, required=True, metavar="DIR", help="folder of imported traces")
+    p.add_argument(
+        "--gpu",
+        type=_list_of(str),
+        required=True,
+        metavar="GPU[,GPU...]",
+        help="GPU kind(s) (power-<gpu>.parquet in DIR)",
+    )
+    p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
+    p.add_argument(
+        "--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads"
+    )
+    p.add_argument("--policies", default="all", help="'all' (default) or comma-separated policy names")
+    p.add_argument(
+        "--policy-module",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import a module (dotted name or .py file) that registers extra policies; repeatable",
+    )
+    p.add_argument(
+        "--seeds",
+        type=int_range_arg,
+        default=list(range(1, 11)),
+        help="seeds, e.g. 1-10 (default) or 1,4,7-9",
+    )
+    p.add_argument(
+        "--eta",
+        type=_list_of(eta_arg),
+        default=[DEFAULT_ETA],
+        help=f"energy weight(s) in [0, 1], comma-separated (default {DEFAULT_ETA})",
+    )
+    p.add_argument(
+        "--beta",
+        type=_list_of(beta_arg),
+        default=[DEFAULT_BETA],
+        help=f"early-stop threshold(s) > 0, 'inf' = off (default {DEFAULT_BETA})",
+    )
+    p.add_argument(
+        "--recurrences",
+        type=bounded_int_arg(1, MAX_RECURRENCES, "recurrences", auto=True),
+        default=None,
+        metavar="auto|N",
+        help="recurrences per job (default auto: 2 x |B| x |P|)",
+    )
+    p.add_argument(
+        "--window",
+        type=bounded_int_arg(0, MAX_RECURRENCES, "window"),
+        default=0,
+        metavar="N",
+        help="bandit observation window for drift (0 = unbounded, default; 1 is refused: every choice "
+        "would be random)",
+    )
+    p.add_argument(
+        "--prior-mean",
+        type=_finite_arg("--prior-mean"),
+        default=0.0,
+        metavar="J",
+        help="mean of the batch-size optimizer's Gaussian prior per arm, as a reward (-cost, J; default 0)",
+    )
+    p.add_argument(
+        "--prior-precision",
+        type=_finite_arg("--prior-precision", minimum=0.0),
+        default=0.0,
+        metavar="1/J^2",
+        help="precision of that prior (default 0: no prior, the paper's)",
+    )
+    p.add_argument(
+        "--prune-rounds",
+        type=bounded_int_arg(0, MAX_PRUNE_ROUNDS, "--prune-rounds"),
+        default=2,
+        metavar="N",
+        help="rounds of pruning exploration of the batch-size optimizer (default 2, the paper's)",
+    )
+    add_protocol_args(p)
+    p.add_argument(
+        "--arrivals",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="arrival table (.csv/.parquet) of concurrent submissions",
+    )
+    p.add_argument(
+        "--drift",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="drift table (.csv/.parquet): epochs-to-target factors per recurrence (zeus_bench.sim.drift)",
+    )
+    p.add_argument(
+        "--prior-traces",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="warm start: folder of another GPU's traces (with --prior-gpu; used by zeus-plus)",
+    )
+    p.add_argument(
+        "--prior-gpu", default=None, metavar="NAME", help="warm start: the GPU kind in --prior-traces"
+    )
+    p.add_argument(
+        "--jobs",
+        type=bounded_int_arg(1, MAX_JOBS, "--jobs"),
+        default=1,
+        metavar="N",
+        help="worker processes (default 1)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="FILE.parquet|FILE.csv",
+        help="runs table to write (Parquet or CSV, by the suffix)",
+    )
+
+
+def add_summarize_args(p: argparse.ArgumentParser) -> None:
+    """Add ``summarize``'s options to ``p``."""
+    p.add_argument("runs", type=Path, metavar="FILE.parquet", help="runs table from 'zeus-bench simulate'")
+    p.add_argument("--out", type=Path, default=None, help="write the full summary (.csv or .parquet)")
+    p.add_argument(
+        "--format", choices=("table", "csv", "json"), default="table", help="printed format (default table)"
+    )
+
+
+def add_synth_args(p: argparse.ArgumentParser) -> None:
+    """Add ``synth-arrivals``' options to ``p``."""
+    p.add_argument("--workloads", type=_list_of(str), required=True, help="comma-separated workload ids")
+    p.add_argument(
+        "--groups",
+        type=bounded_int_arg(1, MAX_SUBMISSIONS, "--groups"),
+        default=2,
+        help="groups per workload (default 2)",
+    )
+    p.add_argument(
+        "--jobs-per-group",
+        type=bounded_int_arg(1, MAX_SUBMISSIONS, "--jobs-per-group"),
+        default=50,
+        help="submissions per group (default 50)",
+    )
+    p.add_argument(
+        "--overlap",
+        type=float,
+        default=0.3,
+        help="share of jobs that start while the previous runs (default 0.3)",
+    )
+    p.add_argument(
+        "--ratio-sigma",
+        type=float,
+        default=0.25,
+        help="log-standard deviation of the runtimes (default 0.25; 1.0 spreads runtime_ratio over ~0.1-10)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--out", type=Path, required=True, help="output .csv or .parquet")

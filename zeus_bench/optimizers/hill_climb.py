@@ -1,0 +1,590 @@
+"""The batch-size optimizer of ``zeus-plus``: safe, budgeted hill climbing, with drift detection and priors.
+
+:class:`SafeHillClimb` is, like Zeus's :class:`~zeus_bench.sim.policies.bandit.PruningThompsonSampling`,
+a pure algorithm (no I/O, no clock) that the simulator replays (:mod:`zeus_bench.sim.policies.zeus_plus`
+adapts it to the policy interface) and :mod:`zeus_bench.online` runs inside a training loop. It uses only
+what a deployment observes: its own runs' batch size, cost, epochs and whether they reached the target, the
+cost of one epoch of each batch size it ran (its JIT profile measures it) and, when known, how many times
+the job will recur. Rules (``docs/policies.md``):
+
+* **Incumbent**: the batch size of least mean cost among those that reached the target (the last
+  ``window`` runs of each when ``window`` > 0); b0 before any run. A profiled run's mean cost
+  leaves out what its profiling first epoch cost more than an epoch at the chosen limit.
+* **Dearer**: a batch size is dearer than the incumbent when its mean cost exceeds the
+  incumbent's by more than ``noise_z`` standard deviations of the incumbent's runs (over the
+  square root of its own runs); with one run of the incumbent, by anything.
+* **Probes**: the prior's best (warm start), then the incumbent's coarse neighbours (nearest
+  twice and half it; the larger first), then its adjacent ones, then those of every batch size
+  not dearer than the incumbent. Not probed: a batch size ruled out, one run twice, one whose one
+  run was dearer by more than the noise (else it gets a second run), and (``prune``) one beyond a
+  dearer batch size on the same side of the incumbent: the cost curve is taken as unimodal.
+* **Early stop of a probe** at ``(1 + margin) x`` the incumbent's mean cost, or at its funds,
+  whichever is lower (and never above ``beta x`` the best); a run of the incumbent at ``beta x``
+  its own mean cost when that is higher than ``beta x`` the best (the simulator's
+  :meth:`~zeus_bench.sim.policies.zeus_plus.ZeusPlus.stop_cost`). A larger batch size stops after its
+  first epoch when that epoch costs no less than one of the incumbent's, or when it times the
+  incumbent's mean epochs exceeds the incumbent's mean cost: a larger batch rarely needs fewer
+  epochs, so it cannot win. A probe cut by its funds before it cost the incumbent's mean is
+  inconclusive (tried again when the funds allow); one cut at the cap is ruled out.
+* **Funds** (a conservative bandit): with ``horizon`` N recurrences (the simulator passes the
+  replay's count), a probe may spend ``(1 + safety) x N x`` the baseline's recurrence cost (b0 at
+  its maximum limit, estimated from b0's runs and its JIT profile) less what was spent and less
+  the incumbent's cost for this and every later recurrence, plus a loan of ``loan x`` the saving
+  its measured epoch cost promises. ``horizon`` 0 (the variant ``zeus-plus-safe``) assumes
+  nothing about N: the cumulative cost so far must stay within ``(1 + safety) x`` the
+  baseline's, plus the incumbent's saving credited ``lookahead x t`` recurrences ahead.
+* **Drift**: when a batch size's last 4 runs average more than 1.4 x its earlier mean and 3 standard
+  errors above it, the job has changed: the optimizer keeps only the last run of every other batch size
+  (and the 4 of this one), forgets what it ruled out, and searches again from the new incumbent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from zeus_bench.errors import ConfigError
+
+STATE_VERSION = 3
+DEFAULT_MARGIN = 0.2  # cross-fitted: chosen on the tune half (zeus_bench.sim.tuning; docs/policies.md)
+DEFAULT_SAFETY = 0.02
+# Recurrences assumed when unknown (tune half: no value is safe everywhere; least regret).
+DEFAULT_HORIZON = 50
+DEFAULT_LOAN = 1.0  # anytime budget: baseline recurrences lent per unit of measured promised saving
+DEFAULT_LOOKAHEAD = 4.0  # anytime budget: recurrences ahead, per one past, credited at the saving
+ANYTIME_MARGIN = 0.2  # zeus-plus-safe's margin (leave-one-GPU-out, benchmarks/zeus_plus_tuning.py)
+DRIFT_RISE = 0.4  # least relative rise of a batch size's latest runs that counts as drift
+DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
+DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
+NOISE_Z = 3.0  # standard deviations of the incumbent's runs a cost must pass to count as dearer
+#: Settings of the optimizer, as its constructor takes them and :meth:`SafeHillClimb.state_dict` keeps them.
+_SETTINGS: tuple[str, ...] = ("margin", "safety", "window", "horizon", "up_first", "loan", "lookahead")
+_SETTINGS += ("prune", "noise_z", "prior_best")  # (in the order of the saved state's keys)
+_COUNTS = ("recurrences", "resets", "probes", "failed_probes")  # persisted counters
+#: Settings older saved states lack, as those versions ran: 1 (projected budget only) had no loan or
+#: lookahead; 1 and 2 did not prune.
+_LEGACY: dict[str, Any] = dict(loan=DEFAULT_LOAN, lookahead=DEFAULT_LOOKAHEAD, prune=False, noise_z=NOISE_Z)
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return math.fsum(xs) / len(xs)
+
+
+class SafeHillClimb:
+    """Batch-size optimizer of ``zeus-plus``: budgeted neighbour probes with early cut-off.
+
+    Args:
+        batch_sizes: Feasible batch sizes (any order, unique).
+        default_batch_size: The job's default batch size b0; must be one of ``batch_sizes``.
+        margin: A probe is stopped at ``(1 + margin) x`` the incumbent's mean cost; a batch
+            size run once is given a second run if it cost less than that (one run of the
+            incumbent; with more, the noise of its runs decides).
+        safety: Allowed excess of the cumulative cost over running b0 throughout (0.02 = 2 %).
+        window: Latest runs per batch size its mean uses (0 = all).
+        prior_best: Batch size to probe first (warm start), or None; the prior says it
+            converges, so its probe is budgeted as one that cannot fail.
+        ruled_out: Batch sizes never to probe (warm start: they did not converge elsewhere).
+        horizon: Recurrences the job will have (at least ``t + 1``): the funds are the 2 %
+            allowance over them plus the incumbent's projected saving (:meth:`budget`). 0: the
+            anytime budget, which assumes nothing about the number of recurrences.
+        loan: Baseline costs a probe may borrow per unit of the saving its measured epoch cost
+            promises (:meth:`promise`).
+        lookahead: Anytime budget: the incumbent's saving over the baseline is credited for
+            ``lookahead x`` as many recurrences as have run.
+        up_first: Probe the larger coarse neighbour before the smaller one.
+        prune: Probe no batch size beyond one dearer than the incumbent (unimodal cost curve).
+        noise_z: Standard deviations of the incumbent's runs by which a mean cost must exceed
+            the incumbent's to count as dearer.
+    """
+
+    def __init__(
+        self,
+        batch_sizes: Sequence[int],
+        default_batch_size: int,
+        margin: float = DEFAULT_MARGIN,
+        safety: float = DEFAULT_SAFETY,
+        window: int = 0,
+        prior_best: int | None = None,
+        ruled_out: Iterable[int] = (),
+        horizon: int = DEFAULT_HORIZON,
+        up_first: bool = True,
+        loan: float = DEFAULT_LOAN,
+        lookahead: float = DEFAULT_LOOKAHEAD,
+        prune: bool = True,
+        noise_z: float = NOISE_Z,
+    ) -> None:
+        """Create the optimizer before any run (incumbent b0)."""
+        bs = sorted({int(b) for b in batch_sizes})
+        if not bs:
+            raise ConfigError("the batch-size optimizer needs at least one batch size")
+        b0 = int(default_batch_size)
+        if b0 not in bs:
+            raise ConfigError(f"default batch size {b0} is not among {bs}")
+        if not (margin > 0.0 and math.isfinite(margin)):
+            raise ConfigError(f"margin must be a positive number, got {margin}")
+        if not (safety >= 0.0 and math.isfinite(safety)):
+            raise ConfigError(f"safety must be a number >= 0, got {safety}")
+        if window < 0:
+            raise ConfigError(f"window must be >= 0 (0 = unbounded), got {window}")
+        if horizon < 0:
+            raise ConfigError(f"horizon must be >= 0 recurrences (0 = anytime budget), got {horizon}")
+        if not (noise_z >= 0.0 and math.isfinite(noise_z)):
+            raise ConfigError(f"noise_z must be a number >= 0, got {noise_z}")
+        if not (loan >= 0.0 and math.isfinite(loan)) or not (lookahead >= 0.0 and math.isfinite(lookahead)):
+            raise ConfigError(f"loan and lookahead must be numbers >= 0, got {loan} and {lookahead}")
+        self.batch_sizes = bs
+        self._coarse_of: dict[tuple[int, bool, float], int | None] = {}  # _coarse's answers (bs is fixed)
+        self.default_batch_size = b0
+        self.margin, self.safety, self.noise_z = float(margin), float(safety), float(noise_z)
+        self.window, self.horizon, self.up_first = int(window), int(horizon), bool(up_first)
+        self.loan, self.lookahead = float(loan), float(lookahead)
+        self.second_chance, self.prune = True, bool(prune)
+        self.prior_best = None if prior_best is None or int(prior_best) not in bs else int(prior_best)
+        self._means: dict[int, float] = {}  # mean_cost of each batch size
+        self._spreads: dict[int, float] = {}  # _spread of each batch size
+        self._incumbent: int | None = None  # incumbent()'s answer
+        self._costs: dict[int, list[float]] = {}
+        self.epochs: dict[int, list[float]] = {}
+        self.tried: set[int] = set()
+        self.ruled_out: set[int] = {int(b) for b in ruled_out if int(b) != b0}
+        self.base_costs: list[float] = []
+        self.baseline_ratio = 1.0
+        self.spent, self.recurrences = 0.0, 0
+        self.probe: int | None = None
+        self.probe_cap = math.inf
+        self.one_epoch = False  # the probe under way stops after its first epoch
+        self.probe_funds = math.inf  # anytime budget: what the probe under way may spend
+        self.scouting = False  # anytime budget: the probe under way was cut to one epoch by its funds
+        self.epoch_costs: dict[int, float] = {}  # cost of one epoch per batch size (its JIT profile)
+        self.short: dict[int, float] = {}  # cost at which an inconclusive probe was cut (a lower bound)
+        self.capped: set[int] = set()  # larger batch sizes whose probe was cut at the cap
+        self.resets = self.probes = self.failed_probes = 0
+
+    @classmethod
+    def for_job(
+        cls,
+        batch_sizes: Sequence[int],
+        default_batch_size: int,
+        *,
+        seed: int = 0,
+        window: int = 0,
+        prune_rounds: int | None = None,
+    ) -> SafeHillClimb:
+        """The optimizer before any run, with its defaults (it draws nothing and does not prune in rounds)."""
+        return cls(batch_sizes, default_batch_size, window=window)
+
+    # ------------------------------------------------------------------------------- estimates
+    @property
+    def costs(self) -> dict[int, list[float]]:
+        """Costs of each batch size's runs, oldest first.
+
+        Read-only in place: a change goes through :meth:`_add_cost` or a new dict assigned here, so
+        that the estimates derived from it (kept between calls: a replay asks for them millions
+        of times) are recomputed.
+        """
+        return self._costs
+
+    @costs.setter
+    def costs(self, value: dict[int, list[float]]) -> None:
+        self._costs = value
+        self._means.clear()
+        self._spreads.clear()
+        self._incumbent = None
+
+    def _add_cost(self, b: int, cost: float) -> None:
+        self._costs.setdefault(b, []).append(cost)
+        self._means.pop(b, None)
+        self._spreads.pop(b, None)
+        self._incumbent = None
+
+    def _recent(self, b: int) -> list[float]:
+        c = self._costs.get(b, [])
+        return c[-self.window :] if self.window else c
+
+    def mean_cost(self, b: int) -> float:
+        """Mean cost of a batch size's runs that reached the target (inf: none)."""
+        m = self._means.get(b)
+        if m is None:
+            c = self._recent(b)
+            m = self._means[b] = _mean(c) if c else math.inf
+        return m
+
+    def incumbent(self) -> int:
+        """Batch size of least mean cost (b0 before any run reached the target)."""
+        if self._incumbent is None:
+            best, best_cost = self.default_batch_size, math.inf
+            for b in self.batch_sizes:
+                m = self.mean_cost(b)
+                if m < best_cost:
+                    best, best_cost = b, m
+            self._incumbent = best
+        return self._incumbent
+
+    def _neighbours(self, b: int) -> list[int]:
+        """Neighbours of ``b``: coarse (nearest half and twice it, log scale), then adjacent."""
+        bs = self.batch_sizes
+        i = bs.index(b)
+        out = []
+        sides = [(False, i - 1), (True, i + 1)]
+        if self.up_first:
+            sides.reverse()
+        for up, _ in sides:
+            x = self._coarse(b, up)
+            # A larger batch size cut at the cap may only have drawn a slow training path: the
+            # search may step over it (never over one that could not win from its first epoch).
+            while up and x is not None and x in self.capped:
+                x = self._coarse(x, up)
+            if x is not None:
+                out.append(x)
+        return out + [bs[j] for _, j in sides if 0 <= j < len(bs)]
+
+    def _coarse(self, b: int, up: bool, factor: float = 2.0) -> int | None:
+        """The batch size nearest ``factor`` times (``up``) or over ``b`` on a log scale, beyond ``b``."""
+        key = (b, up, factor)
+        if key not in self._coarse_of:
+            bs = self.batch_sizes
+            i = bs.index(b)
+            side = bs[i + 1 :] if up else bs[:i]
+            target = b * factor if up else b / factor
+            self._coarse_of[key] = min(side, key=lambda x: (abs(math.log(x / target)), x)) if side else None
+        return self._coarse_of[key]
+
+    def _candidates(self, inc: int) -> list[int]:
+        """Batch sizes to probe next, in order.
+
+        The prior's best (warm start), then the neighbours of the incumbent, then those of every
+        other batch size whose mean cost is within ``(1 + margin) x`` the incumbent's (a noisy
+        plateau does not end the search), cheapest first.
+        """
+        near = sorted(
+            (b for b in self.costs if b != inc and self._recent(b) and not self._dearer(b, inc)),
+            key=self.mean_cost,
+        )
+        order = [self.prior_best] if self.prior_best is not None else []
+        for b in [inc, *near]:
+            order += self._neighbours(b)
+        return [
+            b
+            for b in dict.fromkeys(order)
+            if b is not None
+            and not self._settled(b, inc)
+            and not (self.prune and self._beyond_dearer(b, inc))
+        ]
+
+    def _beyond_dearer(self, b: int, inc: int) -> bool:
+        """Whether a batch size between ``b`` and the incumbent already cost more than the incumbent.
+
+        The cost curve over batch sizes is taken as unimodal (it falls to one optimum and rises
+        beyond it): past a batch size dearer than the incumbent, it only rises further.
+        """
+        lo, hi = sorted((b, inc))
+        return any(self._dearer(c, inc) for c in self.batch_sizes if lo < c < hi)
+
+    def _dearer(self, c: int, inc: int) -> bool:
+        """Whether ``c`` is known to cost more than the incumbent: ruled out, or dearer on average.
+
+        A larger batch size ruled out because it was cut at its cap (:attr:`capped`) may only
+        have drawn a slow training path: it counts by its runs that reached the target, if any;
+        one a prior ruled out (never run here) does not count either.
+        """
+        if c in self.ruled_out and c in self.tried and c not in self.capped:
+            return True  # its own probe failed (one a prior ruled out is no evidence here)
+        runs = self._recent(c)
+        if not runs:
+            return False
+        noise = self.noise_z * self._spread(inc) / math.sqrt(len(runs))
+        return self.mean_cost(c) > self.mean_cost(inc) + noise
+
+    def _settled(self, b: int, inc: int) -> bool:
+        """Whether probing ``b`` again would teach nothing: ruled out, run twice, or clearly dearer.
+
+        One run that is not dearer than the incumbent beyond the noise of the incumbent's runs
+        (with one run of the incumbent: within ``(1 + margin) x`` its cost) may have been an
+        unlucky training path, so such a batch size is probed a second time.
+        """
+        if b in self.ruled_out:
+            return True
+        if b not in self.tried:
+            return False
+        c = self._recent(b)
+        if not self.second_chance or not c or len(c) > 1:
+            return True
+        if len(self._recent(inc)) > 1:
+            return self._dearer(b, inc)
+        return self.mean_cost(b) > (1.0 + self.margin) * self.mean_cost(inc)
+
+    def _spread(self, b: int) -> float:
+        """Standard deviation of a batch size's costs (0 with fewer than two runs)."""
+        sd = self._spreads.get(b)
+        if sd is None:
+            c = self._recent(b)
+            if len(c) < 2:
+                sd = 0.0
+            else:
+                m = self.mean_cost(b)
+                sd = math.sqrt(math.fsum([(x - m) ** 2 for x in c]) / (len(c) - 1))
+            self._spreads[b] = sd
+        return sd
+
+    # --------------------------------------------------------------------------- the interface
+    def predict(self) -> int:
+        """Batch size of the next run: a probe when one is due and affordable, else the incumbent."""
+        inc = self.incumbent()
+        inc_cost = self.mean_cost(inc)
+        self.probe, self.probe_cap, self.probe_funds = None, math.inf, math.inf
+        if not math.isfinite(inc_cost) or not self.base_costs:
+            return inc  # no run of b0 yet: no estimate of the baseline, no budget
+        return self._predict_funded(inc, inc_cost)
+
+    def _predict_funded(self, inc: int, inc_cost: float) -> int:
+        """The first due probe its funds pay for, capped at them; else the incumbent.
+
+        Unmeasured batch sizes (cost of one epoch unknown) go first, in neighbour order, then
+        measured ones, the most promising first; one that cannot beat ``(1 + margin) x`` the
+        incumbent even at the incumbent's epochs ends the list.
+        """
+        full = (1.0 + self.margin) * inc_cost
+        budget = self.budget(inc_cost)
+        for b in sorted(self._candidates(inc), key=lambda x: self._expected(x, inc)):
+            if self._expected(b, inc) > full:
+                break
+            funds = budget + self.loan * self.promise(b, inc) * self._base()
+            if funds >= self._need(b, inc):
+                self.probe, self.probe_cap, self.probe_funds = b, min(full, funds), funds
+                return b
+        return inc
+
+    def _base(self) -> float:
+        """Cost of the baseline's recurrence (b0 at its maximum limit), estimated from b0's runs.
+
+        Their mean less one standard error: a lower bound, so that noise does not fund probes.
+        """
+        c = self.base_costs
+        m = _mean(c)
+        se = math.sqrt(math.fsum((x - m) ** 2 for x in c) / (len(c) - 1) / len(c)) if len(c) > 1 else 0.0
+        return (m - se) * self.baseline_ratio
+
+    def _mean_epochs(self, b: int) -> float:
+        e = self.epochs.get(b)
+        return _mean(e) if e else math.nan
+
+    def budget(self, inc_cost: float) -> float:
+        """Safety budget: what a probe may spend now, the incumbent's runs kept in reserve.
+
+        With a horizon of N recurrences (this one is the ``t``-th): ``(1 + safety) x N x`` the
+        baseline's recurrence cost, minus what was spent, minus the incumbent's cost for this
+        recurrence (should the probe fail) and each of the ``N - t`` after it. Without one
+        (anytime): ``(1 + safety) x`` the baseline's cumulative cost up to and including this
+        recurrence, plus the incumbent's saving over the baseline credited for ``lookahead x t``
+        recurrences (a job that recurred ``t`` times is expected to recur about as many again),
+        minus what was spent, minus the incumbent's run this recurrence. Unbounded once the
+        incumbent costs more than the baseline (after drift: probing can only help); 0 before b0
+        has run.
+        """
+        if not self.base_costs:
+            return 0.0
+        base, t = self._base(), self.recurrences + 1
+        if inc_cost > (1.0 + self.safety) * _mean(self.base_costs) * self.baseline_ratio:
+            return math.inf
+        if self.horizon > 0:
+            n = max(self.horizon, t)
+            return (1.0 + self.safety) * n * base - self.spent - (n - t + 1) * inc_cost
+        credit = self.lookahead * t * max(0.0, base - inc_cost)
+        return (1.0 + self.safety) * t * base + credit - self.spent - inc_cost
+
+    def _expected(self, b: int, inc: int) -> float:
+        """Expected cost of a run of ``b``: its measured epoch cost x the incumbent's mean epochs.
+
+        -inf while unmeasured (measuring comes first).
+        """
+        e_inc = self._mean_epochs(inc)
+        if b in self.epoch_costs and math.isfinite(e_inc):
+            return self.epoch_costs[b] * e_inc
+        return -math.inf
+
+    def promise(self, b: int, inc: int) -> float:
+        """Saving per recurrence that ``b``'s measured epoch cost promises, in baseline costs.
+
+        Against the incumbent's mean cost; 0 while unmeasured or when it promises none.
+        """
+        e = self._expected(b, inc)
+        if not self.base_costs or not math.isfinite(e):
+            return 0.0
+        return max(0.0, self.mean_cost(inc) - e) / self._base()
+
+    def _need(self, b: int, inc: int) -> float:
+        """Least funds worth a probe of ``b``.
+
+        Its expected run once measured, else what one epoch of it costs at most (enough to
+        measure it): the incumbent's epoch cost, times ``inc / b`` for a smaller batch size (as
+        many more steps per epoch). A probe once cut by its funds at some cost needs
+        ``(1 + margin) x`` that cost.
+        """
+        e_inc = self._mean_epochs(inc)
+        if not math.isfinite(e_inc) or e_inc <= 0.0:
+            return 0.0
+        if b in self.epoch_costs:
+            need = self._expected(b, inc)
+        else:
+            need = self.mean_cost(inc) / e_inc * max(1.0, inc / b)
+        return max(need, (1.0 + self.margin) * self.short.get(b, 0.0))
+
+    def _cut_by_funds(self, b: int, c: float) -> bool:
+        """Whether a probe that did not reach the target was stopped by its funds.
+
+        That is: capped below ``(1 + margin) x`` the incumbent's mean cost, stopped within one
+        epoch of that cap, and below the incumbent's mean cost. Otherwise it ran out of epochs or
+        was clearly dearer: conclusive.
+        """
+        inc_cost = self.mean_cost(self.incumbent())
+        epoch = self.epoch_costs.get(b, math.inf)
+        funded_cap = self.probe_cap < (1.0 + self.margin) * inc_cost
+        return funded_cap and c < inc_cost and c >= self.probe_cap - epoch
+
+    def stop_cost(self, default: float, epoch_cost: float = math.nan) -> float:
+        """Cost at which the run just predicted stops (``default``: beta x the best cost).
+
+        A probe stops at its cap (:meth:`predict` set it). A probe of a larger batch size stops
+        after its first epoch when that epoch's cost (``epoch_cost``, measured by the JIT profile)
+        times the incumbent's mean epochs passes the incumbent's mean cost by more than
+        ``noise_z`` standard deviations of its runs: a larger batch rarely needs fewer epochs to
+        the target, so it cannot win. The epoch cost of every run is recorded (the funds rule of
+        :meth:`predict` and the expected cost of a probe use it).
+        """
+        cap = self.probe_cap
+        inc = self.incumbent()
+        self.one_epoch = False
+        if self.probe is not None and self.probe > inc and math.isfinite(epoch_cost):
+            epochs = self.epochs.get(inc)
+            # Beyond the noise of the incumbent's runs: a cheaper path of it could still lose.
+            if epochs and epoch_cost * _mean(epochs) > self.mean_cost(inc) + self.noise_z * self._spread(inc):
+                cap, self.one_epoch = epoch_cost, True
+        if self.probe is None and math.isfinite(epoch_cost):
+            self.epoch_costs[inc] = float(epoch_cost)
+        if self.probe is not None and math.isfinite(epoch_cost):
+            # The first epoch measured the probe's epoch cost; if its expected run does not fit
+            # its funds it stops after that epoch and is tried again later.
+            self.epoch_costs[self.probe] = float(epoch_cost)
+            expected = self._expected(self.probe, inc)
+            if not self.one_epoch and (expected > self.probe_funds or cap < epoch_cost):
+                cap, self.one_epoch, self.scouting = epoch_cost, True, True
+        return min(default, cap)
+
+    def observe(
+        self, batch_size: int, cost: float, reached: bool, epochs: float = math.nan, overhead: float = 0.0
+    ) -> None:
+        """Feed back one run: its batch size, cost (0 if it never ran), whether it reached, epochs.
+
+        ``overhead`` is what the run cost more than it would have at its chosen power limit (its
+        first epoch profiled every limit): it counts as spent, but not towards the batch size's
+        mean cost.
+        """
+        b, c, r = int(batch_size), float(cost), bool(reached)
+        if not (overhead >= 0.0 and math.isfinite(overhead)):
+            raise ConfigError(f"overhead must be a finite number >= 0, got {overhead}")
+        if b not in self.batch_sizes:
+            raise ConfigError(f"batch size {b} is not among {self.batch_sizes}")
+        probing = b == self.probe
+        # Anytime budget: a probe cut by its funds before it cost the incumbent's mean (not
+        # because it was clearly dearer) is inconclusive: it is tried again once funds allow.
+        inconclusive = (
+            probing and not r and (self.scouting or (not self.one_epoch and self._cut_by_funds(b, c)))
+        )
+        scouted = self.scouting
+        if probing and not r and not self.one_epoch and not inconclusive and b > self.incumbent():
+            self.capped.add(b)
+        self.probe, self.probe_cap, self.one_epoch = None, math.inf, False
+        self.probe_funds, self.scouting = math.inf, False
+        self.spent += c
+        if not inconclusive:
+            self.tried.add(b)
+        elif not scouted:
+            self.short[b] = max(self.short.get(b, 0.0), c)
+        if probing:
+            self.probes += 1
+            self.failed_probes += not r
+        if not r:
+            if probing:
+                if not inconclusive:
+                    self.ruled_out.add(b)
+            elif c > 0.0:
+                # The incumbent stopped early: its cost so far is a lower bound of what it costs
+                # now, and keeping it makes a drifted incumbent lose its place.
+                self._add_cost(b, max(0.0, c - overhead))
+                self._check_drift(b)
+            return
+        self.recurrences += 1
+        if b == self.default_batch_size:
+            self.base_costs.append(c - overhead)
+        self._add_cost(b, c - overhead)
+        if math.isfinite(epochs):
+            self.epochs.setdefault(b, []).append(float(epochs))
+        self._check_drift(b)
+
+    def _check_drift(self, b: int) -> None:
+        """Restart the search when a batch size's latest runs are clearly dearer than before.
+
+        Clearly: the mean of its last :data:`DRIFT_RUNS` runs exceeds the mean of the earlier
+        ones by more than :data:`DRIFT_RISE` of it and by more than :data:`DRIFT_Z` standard errors
+        (the earlier runs' spread), so that the paths' own noise does not restart the search.
+        """
+        c = self.costs[b]
+        if len(c) <= DRIFT_RUNS + 1:
+            return
+        before = c[:-DRIFT_RUNS][-self.window :] if self.window else c[:-DRIFT_RUNS]
+        m0, m1 = _mean(before), _mean(c[-DRIFT_RUNS:])
+        sd = math.sqrt(_mean([(x - m0) ** 2 for x in before])) if len(before) > 1 else 0.0
+        if m1 <= (1.0 + DRIFT_RISE) * m0 or m1 - m0 <= DRIFT_Z * sd / math.sqrt(DRIFT_RUNS):
+            return
+        self.resets += 1
+        self.costs = {x: v[-1:] for x, v in self.costs.items() if x != b} | {b: c[-DRIFT_RUNS:]}
+        self.epochs = {x: v[-1:] for x, v in self.epochs.items() if x != b} | {
+            b: self.epochs.get(b, [])[-DRIFT_RUNS:]
+        }
+        self.tried, self.ruled_out, self.capped = {b}, set(), set()
+
+    def best_batch_size(self) -> int:
+        """Best batch size known so far (the incumbent)."""
+        return self.incumbent()
+
+    # ----------------------------------------------------------------------------- persistence
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-serializable state (``version`` :data:`STATE_VERSION`; 1 and 2 still load)."""
+        return {
+            "version": STATE_VERSION,
+            "batch_sizes": list(self.batch_sizes),
+            "default_batch_size": self.default_batch_size,
+            **{k: getattr(self, k) for k in _SETTINGS},
+            "costs": [[b, list(c)] for b, c in sorted(self.costs.items())],
+            "epochs": [[b, list(e)] for b, e in sorted(self.epochs.items())],
+            **{k: sorted(getattr(self, k)) for k in ("tried", "ruled_out", "capped")},
+            "base_costs": list(self.base_costs),
+            "baseline_ratio": self.baseline_ratio,
+            "spent": self.spent,
+            **{k: getattr(self, k) for k in _COUNTS},
+            "epoch_costs": [[b, e] for b, e in sorted(self.epoch_costs.items())],
+            "short": [[b, c] for b, c in sorted(self.short.items())],
+        }
+
+    @classmethod
+    def from_state_dict(cls, d: dict[str, Any]) -> SafeHillClimb:
+        """Restore an optimizer saved with :meth:`state_dict`."""
+        if d.get("version") not in (1, 2, STATE_VERSION):
+            raise ConfigError(
+                f"unsupported zeus-plus optimizer state version {d.get('version')!r} "
+                f"(this version reads 1 to {STATE_VERSION})"
+            )
+        settings = {k: d.get(k, _LEGACY[k]) if k in _LEGACY else d[k] for k in _SETTINGS}
+        obj = cls(d["batch_sizes"], d["default_batch_size"], **settings)
+        obj.costs = {int(b): [float(x) for x in c] for b, c in d["costs"]}
+        obj.epochs = {int(b): [float(x) for x in e] for b, e in d["epochs"]}
+        obj.tried, obj.capped = {int(b) for b in d["tried"]}, {int(b) for b in d["capped"]}
+        obj.ruled_out = {int(b) for b in d["ruled_out"]}
+        obj.base_costs = [float(x) for x in d["base_costs"]]
+        obj.baseline_ratio, obj.spent = float(d["baseline_ratio"]), float(d["spent"])
+        obj.recurrences, obj.resets = int(d["recurrences"]), int(d["resets"])
+        obj.probes, obj.failed_probes = int(d["probes"]), int(d["failed_probes"])
+        obj.epoch_costs = {int(b): float(e) for b, e in d.get("epoch_costs", [])}
+        obj.short = {int(b): float(c) for b, c in d.get("short", [])}
+        return obj
