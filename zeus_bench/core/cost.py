@@ -12,7 +12,7 @@ from typing import TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 
 DEFAULT_ETA = 0.5
 DEFAULT_BETA = 2.0

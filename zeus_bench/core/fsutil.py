@@ -88,7 +88,7 @@ def check_writable_file(path: str | Path, suffixes: tuple[str, ...] = (), what: 
     Raises:
         ConfigError: the one-line reason.
     """
-    from zeus_bench.errors import ConfigError
+    from zeus_bench.core.errors import ConfigError
 
     final = Path(path)
     if final.is_dir():
@@ -107,7 +107,7 @@ def check_writable_dir(path: str | Path, what: str = "output folder") -> Path:
     Raises:
         ConfigError: ``path`` is a file, or it (or its nearest existing parent) is not writable.
     """
-    from zeus_bench.errors import ConfigError
+    from zeus_bench.core.errors import ConfigError
 
     final = Path(path)
     if final.exists() and not final.is_dir():
@@ -121,7 +121,7 @@ def check_writable_dir(path: str | Path, what: str = "output folder") -> Path:
 
 
 def _check_folder_writable(final: Path, what: str) -> None:
-    from zeus_bench.errors import ConfigError
+    from zeus_bench.core.errors import ConfigError
 
     base = _nearest_existing(final)
     if not base.is_dir():
