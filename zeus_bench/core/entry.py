@@ -18,24 +18,24 @@ from zeus_bench.core.errors import ConfigError
 from zeus_bench.core.fsutil import check_writable_file
 
 
-def eta_arg(text: str) -> float:
-    """Argparse type: eta in [0, 1]."""
+def _checked_float(text: str, check: Callable[[float], float]) -> float:
+    """``check(float(text))``, its errors as argparse's (one line, exit status 2)."""
     try:
-        return check_eta(float(text))
+        return check(float(text))
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def eta_arg(text: str) -> float:
+    """Argparse type: eta in [0, 1] (:func:`~zeus_bench.core.cost.check_eta`)."""
+    return _checked_float(text, check_eta)
 
 
 def beta_arg(text: str) -> float:
-    """Argparse type: beta > 0 (``inf`` turns early stopping off)."""
-    try:
-        return check_beta(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    """Argparse type: beta > 0, ``inf`` turns early stopping off (:func:`~zeus_bench.core.cost.check_beta`)."""
+    return _checked_float(text, check_beta)
 
 
 #: The most seeds one command accepts (each seed replays every job): far beyond any useful study
