@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from zeus_bench.errors import TraceFormatError
+from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.store import ColumnTable, TableWriter, read_columns, read_table, write_table
 
 
