@@ -131,3 +131,31 @@ def test_usertables_keeps_its_unvalidated_reader(tmp_path: Path) -> None:
     assert old_reader(path, "arrival table").columns.tolist() == ["anything", "at_all"]
     with pytest.raises(TraceFormatError, match=r"missing\.csv: no such arrival table$"):
         old_reader(tmp_path / "missing.csv", "arrival table")
+
+
+def test_schemas_finds_every_module_that_registers_a_kind() -> None:
+    """A kind registered in a module that ``SCHEMA_MODULES`` does not reach is missing from
+    ``schemas()`` (and from the README rendered from it) until something else imports it."""
+    import ast
+    import subprocess
+    import sys
+
+    package = STORE.parent
+    registering = set()
+    for path in package.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        calls = [
+            n
+            for n in tree.body
+            if isinstance(n, ast.Expr | ast.Assign) and "register_schema(" in ast.unparse(n)
+        ]
+        if calls and path.parent != STORE:
+            parts = path.relative_to(package.parent).with_suffix("").parts
+            registering.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    assert {"zeus_bench.traces.schema", "zeus_bench.sim.schema"} <= registering
+    code = (
+        "import sys\nfrom zeus_bench.store import schemas\nschemas()\n"
+        f"print(sorted(m for m in {sorted(registering)!r} if m not in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", f"not reached from SCHEMA_MODULES: {out.stdout.strip()}"
