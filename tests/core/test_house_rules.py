@@ -307,3 +307,20 @@ def test_pending_mismatch_fails_both_ways() -> None:
     with pytest.raises(AssertionError, match="no longer violate"):
         _assert_matches_pending({}, {"a.py": "fixed elsewhere"}, "rule")
     _assert_matches_pending({"a.py": [1]}, {"a.py": "pending"}, "rule")
+
+
+def test_the_config_schemas_defaults_are_cores() -> None:
+    """A JSON schema cannot import Python: its eta/beta defaults must equal ``zeus_bench.core.cost``'s."""
+    import json
+
+    from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+
+    found = {}
+    for path in sorted((REPO / "config").glob("*.schema.json")):
+        props = json.loads(path.read_text()).get("properties", {})
+        found |= {
+            f"{path.name}:{k}": props[k]["default"] for k in ("eta", "beta") if "default" in props.get(k, {})
+        }
+    assert found["config.schema.json:eta"] == DEFAULT_ETA
+    assert {v for k, v in found.items() if k.endswith(":eta")} == {DEFAULT_ETA}
+    assert {v for k, v in found.items() if k.endswith(":beta")} == {DEFAULT_BETA}
