@@ -1,133 +1,16 @@
-"""Registry of recurring training jobs (workloads), kept as data in ``data/workloads.yaml``.
+"""Moved to zeus_bench.traces.workloads; re-exported here for one release."""
 
-A :class:`WorkloadSpec` says which trace rows form the job and what its baseline is. Users add
-their own jobs with a YAML file of the same shape (``load_workloads(path)``), never with code.
-"""
+from zeus_bench.traces.workloads import *  # noqa: F403
+from zeus_bench.traces.workloads import (
+    MAX_EPOCHS,
+    WorkloadSpec,
+    get_workload,
+    load_workloads,
+)
 
-from __future__ import annotations
-
-import functools
-import math
-from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
-from typing import Any
-
-import yaml
-
-from zeus_bench.errors import ConfigError, UnknownWorkloadError
-
-#: Largest epoch budget of a workload (the paper's jobs train at most a few hundred epochs).
-MAX_EPOCHS = 100_000
-
-_FIELDS = {
-    "dataset": str,
-    "network": str,
-    "optimizer": str,
-    "target_metric": float,
-    "metric": str,
-    "metric_direction": str,
-    "max_epochs": int,
-    "default_batch_size": int,
-}
-
-
-@dataclass(frozen=True)
-class WorkloadSpec:
-    """One recurring training job.
-
-    Attributes:
-        id: Workload id (the trace's dataset name for the paper's jobs, e.g. ``imagenet``).
-        dataset: Dataset name in the traces.
-        network: Network name in the traces.
-        optimizer: Optimizer name in the traces (lower case).
-        target_metric: Validation metric value that counts as converged.
-        metric: What the metric is, in words.
-        metric_direction: ``max`` if higher is better, ``min`` if lower is better.
-        max_epochs: Epoch budget of one training run.
-        default_batch_size: Published default batch size b0 (before any per-GPU cap).
-    """
-
-    id: str
-    dataset: str
-    network: str
-    optimizer: str
-    target_metric: float
-    metric: str
-    metric_direction: str
-    max_epochs: int
-    default_batch_size: int
-
-
-def _parse(data: Any, source: str) -> dict[str, WorkloadSpec]:
-    if not isinstance(data, dict) or not isinstance(data.get("workloads"), dict):
-        raise ConfigError(f"{source}: expected a mapping with a 'workloads' mapping")
-    out: dict[str, WorkloadSpec] = {}
-    for wid, entry in data["workloads"].items():
-        if not isinstance(entry, dict):
-            raise ConfigError(f"{source}: workload {wid!r} must be a mapping")
-        unknown = set(entry) - set(_FIELDS)
-        missing = set(_FIELDS) - set(entry)
-        if unknown or missing:
-            raise ConfigError(
-                f"{source}: workload {wid!r}: "
-                + "; ".join(
-                    s
-                    for s in (
-                        f"unknown keys {sorted(unknown)}" if unknown else "",
-                        f"missing keys {sorted(missing)}" if missing else "",
-                    )
-                    if s
-                )
-            )
-        try:
-            values = {k: typ(entry[k]) for k, typ in _FIELDS.items()}
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise ConfigError(f"{source}: workload {wid!r}: {exc}") from None
-        if values["metric_direction"] not in ("max", "min"):
-            raise ConfigError(f"{source}: workload {wid!r}: metric_direction must be 'max' or 'min'")
-        if values["max_epochs"] < 1 or values["default_batch_size"] < 1:
-            raise ConfigError(f"{source}: workload {wid!r}: max_epochs and default_batch_size must be >= 1")
-        if values["max_epochs"] > MAX_EPOCHS:
-            raise ConfigError(
-                f"{source}: workload {wid!r}: max_epochs {values['max_epochs']} is above {MAX_EPOCHS:,}"
-            )
-        if isinstance(values["target_metric"], float) and not math.isfinite(values["target_metric"]):
-            raise ConfigError(f"{source}: workload {wid!r}: target_metric must be a finite number")
-        values["optimizer"] = values["optimizer"].lower()
-        out[str(wid)] = WorkloadSpec(id=str(wid), **values)
-    return out
-
-
-@functools.cache
-def _builtin() -> dict[str, WorkloadSpec]:
-    text = resources.files("zeus_bench").joinpath("data/workloads.yaml").read_text()
-    return _parse(yaml.safe_load(text), "zeus_bench/data/workloads.yaml")
-
-
-def load_workloads(path: str | Path | None = None) -> dict[str, WorkloadSpec]:
-    """Return the workload registry: the built-in jobs, updated by a user YAML file if given."""
-    registry = dict(_builtin())
-    if path is not None:
-        p = Path(path)
-        try:
-            data = yaml.safe_load(p.read_text())
-        except OSError as exc:
-            raise ConfigError(f"{p}: cannot read workload file ({exc.strerror})") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"{p}: not a text (UTF-8 YAML) workload file; is it a binary file?") from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{p}: not valid YAML ({str(exc).splitlines()[0]})") from None
-        registry.update(_parse(data, str(p)))
-    return registry
-
-
-def get_workload(workload_id: str, path: str | Path | None = None) -> WorkloadSpec:
-    """Return one workload by id, or raise :class:`UnknownWorkloadError` listing the known ids."""
-    registry = load_workloads(path)
-    try:
-        return registry[workload_id]
-    except KeyError:
-        raise UnknownWorkloadError(
-            f"unknown workload {workload_id!r}; known: {', '.join(sorted(registry))}"
-        ) from None
+__all__ = [
+    "MAX_EPOCHS",
+    "WorkloadSpec",
+    "get_workload",
+    "load_workloads",
+]

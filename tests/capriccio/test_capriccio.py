@@ -12,8 +12,8 @@ import pytest
 from optional import require
 from sentiment140_helpers import write_sentiment140
 
-from zeus_bench.capriccio import TRAIN_NAME, VAL_NAME, _parse_time, read_tweets, slice_starts
 from zeus_bench.cli.main import main
+from zeus_bench.traces.capriccio import TRAIN_NAME, VAL_NAME, _parse_time, read_tweets, slice_starts
 
 
 def _rows(path: Path) -> list[list[str]]:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from zeus_bench.cli.common import MAX_SEEDS
 from zeus_bench.cli.main import main
+from zeus_bench.core.entry import MAX_SEEDS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,7 +40,7 @@ def read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     folder.mkdir()
     folder.chmod(0o555)
     if os.access(folder, os.W_OK):  # root ignores the mode: answer as a read-only mount would
-        import zeus_bench.fsutil
+        import zeus_bench.core.fsutil
 
         real = os.access
 
@@ -49,7 +49,7 @@ def read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
                 return False
             return real(path, mode, **kw)
 
-        monkeypatch.setattr(zeus_bench.fsutil.os, "access", access)
+        monkeypatch.setattr(zeus_bench.core.fsutil.os, "access", access)
     yield folder
     folder.chmod(0o755)
 
@@ -233,7 +233,7 @@ def test_example_recurrences_bound(tmp_path):
 def test_exit_command_exits_with_the_status_and_skips_the_final_collections() -> None:
     import gc
 
-    from zeus_bench.cli.common import exit_command
+    from zeus_bench.core.entry import exit_command
 
     try:
         with pytest.raises(SystemExit) as info:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zeus_bench.cost import check_beta, check_eta, epoch_cost, zeus_cost
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.cost import check_beta, check_eta, epoch_cost, zeus_cost
+from zeus_bench.core.errors import ConfigError
 
 
 def test_cost_values() -> None:

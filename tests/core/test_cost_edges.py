@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA, check_beta, check_eta, epoch_cost, zeus_cost
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, check_beta, check_eta, epoch_cost, zeus_cost
 
 
 def test_defaults_are_the_papers() -> None:

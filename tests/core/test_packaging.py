@@ -46,7 +46,32 @@ CORE_MODULES = [
     "zeus_bench.cost",
     "zeus_bench.cli.main",
     "zeus_bench.workload_api",
+    "zeus_bench.registry",
+    "zeus_bench.core.cost",
+    "zeus_bench.core.entry",
+    "zeus_bench.store.columns",
+    "zeus_bench.traces.jobs",
+    "zeus_bench.traces.workloads",
+    "zeus_bench.sweep.workload",
 ]
+
+
+def test_every_package_folder_is_a_regular_package() -> None:
+    """setuptools' find (pyproject ``packages.find``) ships only folders with an ``__init__.py``."""
+    folders = {p.parent for p in (REPO / "zeus_bench").rglob("*.py")}
+    assert sorted(f.relative_to(REPO).as_posix() for f in folders if not (f / "__init__.py").is_file()) == []
+
+
+def test_the_workload_registry_is_package_data() -> None:
+    """``traces/workloads.py`` reads ``zeus_bench/data/workloads.yaml`` through importlib.resources."""
+    from importlib import resources
+
+    from zeus_bench.traces.workloads import load_workloads
+
+    data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert "data/*.yaml" in data["zeus_bench"]
+    assert resources.files("zeus_bench").joinpath("data/workloads.yaml").is_file()
+    assert "imagenet" in load_workloads()
 
 
 def test_core_imports_without_torch() -> None:

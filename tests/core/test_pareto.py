@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from zeus_bench.pareto import pareto_frontier, pareto_mask
+from zeus_bench.traces.pareto import pareto_frontier, pareto_mask
 
 
 def test_hand_made_points() -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from zeus_bench.errors import ConfigError, UnknownWorkloadError
-from zeus_bench.registry import get_workload, load_workloads
+from zeus_bench.core.errors import ConfigError, UnknownWorkloadError
+from zeus_bench.traces.workloads import get_workload, load_workloads
 
 
 def test_builtin_jobs_of_the_paper() -> None:

@@ -18,8 +18,11 @@ import pytest
 from tiny_traces import write_tiny_traces
 
 from zeus_bench.errors import TraceFormatError
-from zeus_bench.jobs import TraceSet, _group_mean, _mean, build_job, inner_join
 from zeus_bench.store import ColumnTable, TableWriter, read_columns, read_table
+from zeus_bench.traces._columns import group_mean as _group_mean
+from zeus_bench.traces._columns import inner_join
+from zeus_bench.traces._columns import series_mean as _mean
+from zeus_bench.traces.jobs import TraceSet, build_job
 
 REPO = Path(__file__).resolve().parents[2]
 

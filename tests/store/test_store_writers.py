@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from zeus_bench.errors import TraceFormatError
+from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.store import ColumnTable, TableWriter, read_columns, read_table, write_table
 
 
@@ -167,7 +167,7 @@ def test_arrow_number_helper_honours_slice_offsets() -> None:
     # start at its offset (the Arrow helpers go to store/columns.py in the redesign)
     import pyarrow as pa
 
-    from zeus_bench.store import _numbers
+    from zeus_bench.store.columns import _numbers
 
     values = pa.array([1.0, 2.0, 3.0, 4.0, 5.0]).slice(2, 2)
     assert _numbers(values).tolist() == [3.0, 4.0]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from zeus_bench.errors import TraceFormatError
+from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.traces.fetch import TracesUnavailableError, obtain_zeus_traces, read_manifest
 
 URL = "http://127.0.0.1:9/{commit}/trace/{file}"

@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # pandas is imported by the handlers, not at start-up
     import pandas as pd
 
 from zeus_bench.cli.common import FORMAT_SUFFIXES, add_format_arg, check_out, emit, eta_arg, render
+from zeus_bench.core.cost import DEFAULT_ETA
 
 
 def _traces_args(p: argparse.ArgumentParser) -> None:
@@ -33,7 +34,10 @@ def register(sub: Any) -> None:
     )
     _traces_args(p)
     p.add_argument(
-        "--eta", type=eta_arg, default=0.5, help="energy weight of the cost in [0, 1] (default 0.5)"
+        "--eta",
+        type=eta_arg,
+        default=DEFAULT_ETA,
+        help="energy weight of the cost in [0, 1] (default %(default)s)",
     )
     add_format_arg(p)
     p.set_defaults(func=_potential)
@@ -41,7 +45,9 @@ def register(sub: Any) -> None:
     q = sub.add_parser("pareto", help="ETA-vs-TTA Pareto frontier of a workload's feasible configurations")
     _traces_args(q)
     q.add_argument("--workload", required=True, help="workload id in the traces (cifar100, imagenet, ...)")
-    q.add_argument("--eta", type=eta_arg, default=0.5, help="eta for the cost column (default 0.5)")
+    q.add_argument(
+        "--eta", type=eta_arg, default=DEFAULT_ETA, help="eta for the cost column (default %(default)s)"
+    )
     q.add_argument("--all", action="store_true", help="write every configuration with an on_frontier column")
     q.add_argument("--out", type=Path, default=None, help="output .csv or .parquet (default: CSV on stdout)")
     q.set_defaults(func=_pareto)

@@ -1,127 +1,37 @@
-"""Helpers shared by command modules: argument types and result output."""
+"""Helpers shared by command modules: argument specs and result output.
+
+The argument types, bounds and the exit helper live in :mod:`zeus_bench.core.entry` (imported
+by the lower floors too) and are re-exported here for the command modules.
+"""
 
 from __future__ import annotations
 
 import argparse
-import gc
 import io
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
-from zeus_bench.cost import check_beta, check_eta
-from zeus_bench.errors import ConfigError
-from zeus_bench.fsutil import atomic_write_text, check_writable_file
+from zeus_bench.core.entry import (
+    MAX_RECURRENCES,
+    MAX_SEEDS,
+    beta_arg,
+    bounded_int_arg,
+    check_out,
+    eta_arg,
+    exit_command,
+    int_range_arg,
+    require_extra,
+)
+from zeus_bench.core.fsutil import atomic_write_text
 
 if TYPE_CHECKING:  # pandas is imported by the handlers that render tables, not at start-up
     import pandas as pd
 
 
-def eta_arg(text: str) -> float:
-    """Argparse type: eta in [0, 1]."""
-    try:
-        return check_eta(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def beta_arg(text: str) -> float:
-    """Argparse type: beta > 0 (``inf`` turns early stopping off)."""
-    try:
-        return check_beta(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-#: The most seeds one command accepts (each seed replays every job): far beyond any useful study
-#: (issue 14's memory check runs 20,000); simulate streams its rows, so memory stays bounded, and
-#: the bound keeps the output (about 70 rows per seed and job) and the run time finite.
-MAX_SEEDS = 100_000
-#: The most recurrences per job a replay accepts (the paper's jobs recur 2 x |B| x |P| <= ~100 times).
-MAX_RECURRENCES = 100_000
-
-
-def int_range_arg(text: str, limit: int = MAX_SEEDS) -> list[int]:
-    """Parse as argparse type: ``1-10``, ``3`` or ``1,4,7-9`` -> sorted unique non-negative ints.
-
-    An empty range (``""``, ``5-3``) is refused, and so is a range of more than ``limit`` values
-    (checked from the bounds, before any list is built).
-    """
-    bounds: list[tuple[int, int]] = []
-    for raw in text.split(","):
-        part = raw.strip()
-        if not part:
-            continue
-        lo, sep, hi = part.partition("-")
-        try:
-            a = int(lo)
-            b = int(hi) if sep else a
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer range: {text!r}") from None
-        if b < a:
-            raise argparse.ArgumentTypeError(f"empty range {part!r}")
-        bounds.append((a, b))
-    if not bounds:
-        raise argparse.ArgumentTypeError(f"empty range {text!r}")
-    count = sum(b - a + 1 for a, b in bounds)
-    if count > limit:
-        raise argparse.ArgumentTypeError(f"{text!r} is {count} values; at most {limit} are allowed")
-    return sorted({v for a, b in bounds for v in range(a, b + 1)})
-
-
-def bounded_int_arg(minimum: int, maximum: int, what: str, auto: bool = False) -> Callable[[str], int | None]:
-    """Build an argparse type: an integer in [minimum, maximum] (``auto`` -> None when allowed)."""
-
-    def parse(text: str) -> int | None:
-        if auto and text == "auto":
-            return None
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"not {'auto or ' if auto else ''}an integer: {text!r}"
-            ) from None
-        if not minimum <= n <= maximum:
-            raise argparse.ArgumentTypeError(f"{what} must be in [{minimum}, {maximum}], got {n}")
-        return n
-
-    return parse
-
-
 #: Output suffixes of each --format.
 FORMAT_SUFFIXES: dict[str, tuple[str, ...]] = {"csv": (".csv",), "json": (".json",), "table": (".txt", ".md")}
-
-
-def check_out(path: Path | None, suffixes: tuple[str, ...] = (), what: str = "--out") -> None:
-    """Refuse, before any work, an output that cannot be written or has the wrong suffix.
-
-    Raises:
-        ConfigError: one line naming the output and the problem.
-    """
-    if path is not None:
-        check_writable_file(path, suffixes, what)
-
-
-def require_extra(module: str, extra: str, purpose: str) -> None:
-    """Refuse a command whose optional dependency is missing, naming the extra that installs it.
-
-    Raises:
-        ConfigError: ``module`` cannot be imported.
-    """
-    import importlib
-
-    try:
-        importlib.import_module(module)
-    except ImportError:
-        raise ConfigError(
-            f"{purpose} needs {module}, which is not installed: pip install -e '.[{extra}]'"
-        ) from None
 
 
 def add_format_arg(parser: argparse.ArgumentParser, default: str = "table") -> None:
@@ -162,14 +72,18 @@ def emit(text: str, out: Path | None) -> None:
         atomic_write_text(out, text)
 
 
-def exit_command(status: int) -> NoReturn:
-    """End a command-line process with ``status``, without the interpreter's final collections.
-
-    At exit Python runs its cyclic garbage collector over every object left (about 0.1 s once
-    pandas and matplotlib are imported, in each of the workflow's processes). Freezing them
-    first skips that work; atexit handlers and module teardown still run. For entry points only
-    (``python -m ...``, console scripts): their outputs are written and closed before they return,
-    so no finaliser of unreachable objects is needed. Never for a library caller's process.
-    """
-    gc.freeze()
-    sys.exit(status)
+__all__ = [
+    "FORMAT_SUFFIXES",
+    "MAX_RECURRENCES",
+    "MAX_SEEDS",
+    "add_format_arg",
+    "beta_arg",
+    "bounded_int_arg",
+    "check_out",
+    "emit",
+    "eta_arg",
+    "exit_command",
+    "int_range_arg",
+    "render",
+    "require_extra",
+]

@@ -24,6 +24,7 @@ from zeus_bench.cli.common import (
     require_extra,
 )
 from zeus_bench.cli.gpu import add_backend_arg
+from zeus_bench.core.cost import DEFAULT_ETA
 
 if TYPE_CHECKING:
     from zeus_bench.sweep.plan import SweepPlan
@@ -209,7 +210,10 @@ def register(sub: Any) -> None:
     )
     q.add_argument("--gpu", default=None, help="GPU kind in the power trace (default: its only one)")
     q.add_argument(
-        "--eta", type=eta_arg, default=0.5, help="energy weight of the cost in [0, 1] (default 0.5)"
+        "--eta",
+        type=eta_arg,
+        default=DEFAULT_ETA,
+        help="energy weight of the cost in [0, 1] (default %(default)s)",
     )
     q.add_argument(
         "--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads"

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.errors import ConfigError, TraceFormatError, ZeusBenchError
-from zeus_bench.fsutil import atomic_path, atomic_write_text, check_writable_dir, staged_dir
-from zeus_bench.provenance import sha256_file
+from zeus_bench.core.errors import ConfigError, TraceFormatError, ZeusBenchError
+from zeus_bench.core.fsutil import atomic_path, atomic_write_text, check_writable_dir, staged_dir
+from zeus_bench.core.provenance import sha256_file
 from zeus_bench.traces.zeus_csv import POWER_FILE_RE, TRAIN_FILE
 
 log = logging.getLogger(__name__)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from zeus_bench.errors import TraceFormatError
-from zeus_bench.provenance import sha256_file
+from zeus_bench.core.errors import TraceFormatError
+from zeus_bench.core.provenance import sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +231,7 @@ def import_zeus(src_dir: str | Path, out_dir: str | Path) -> list[Path]:
     Returns:
         The files written.
     """
-    from zeus_bench.fsutil import check_writable_dir
+    from zeus_bench.core.fsutil import check_writable_dir
     from zeus_bench.store import write_table
 
     check_writable_dir(out_dir, "import folder")

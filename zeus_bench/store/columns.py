@@ -1,177 +1,34 @@
-"""Versioned, validated Parquet tables: one ``write_table`` / ``read_table`` pair for everything.
+"""The pandas-free path of the store: tables as NumPy columns, written and read through Arrow.
 
-Each table *kind* (``train``, ``power``, ``runs`` ...) has a :class:`TableSchema`: its columns in
-order (identity columns first, then parameters, then metrics), with type, unit and constraints.
-Writing validates the frame, orders its columns, stores ``schema_version``, the kind and the
-provenance (package version, git commit, creation time, source checksums, anything the caller
-adds) as JSON under the Parquet metadata key ``zeus_bench``, and writes atomically (temporary
-file in the same folder, then rename). Reading validates again and upgrades older versions.
-
-Other modules register their own kinds with :func:`register_schema`.
+:class:`ColumnTable` holds rows as columns; :class:`TableWriter` streams frames or column tables
+to Parquet (row groups) or CSV with :func:`~zeus_bench.store.frames.write_table`'s checks and
+metadata; :func:`read_columns` reads some columns back as checked NumPy arrays. The simulator's
+path (``zeus-bench simulate``) runs on these without importing pandas.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from zeus_bench.errors import TraceFormatError
-from zeus_bench.faults import fault_point
-from zeus_bench.fsutil import atomic_path
-from zeus_bench.provenance import base_provenance
+from zeus_bench.core.errors import TraceFormatError
+from zeus_bench.core.fsutil import atomic_path
+from zeus_bench.core.provenance import base_provenance
+from zeus_bench.store.frames import read_checked, read_table, validate
+from zeus_bench.store.schema import METADATA_KEY, Column, check_numbers, get_schema
 
 if TYPE_CHECKING:  # pandas is imported where frames are handled: the simulator's path runs without it
     import pandas as pd
 
 log = logging.getLogger(__name__)
-
-METADATA_KEY = b"zeus_bench"
-
-DType = Literal["int", "float", "str", "bool"]
-Check = Literal["positive", "nonnegative", "finite"]
-
-
-@dataclass(frozen=True)
-class Column:
-    """One column of a table schema.
-
-    Attributes:
-        name: Column name; carries its unit as a suffix (``_w``, ``_j``, ``_s``) where it has one.
-        dtype: Logical type: ``int``, ``float``, ``str`` or ``bool``.
-        description: What the column holds (rendered into ``results/README.md``).
-        unit: Unit in words (``W``, ``J``, ``s``) or ``""`` for none.
-        example: An example value, for documentation.
-        nullable: Whether missing values are allowed (integers become pandas ``Int64``).
-        checks: Value constraints applied to non-missing values.
-        required: Whether the column must be present; optional columns are added as missing.
-    """
-
-    name: str
-    dtype: DType
-    description: str
-    unit: str = ""
-    example: str = ""
-    nullable: bool = False
-    checks: tuple[Check, ...] = ()
-    required: bool = True
-
-
-@dataclass(frozen=True)
-class TableSchema:
-    """A named, versioned table layout."""
-
-    kind: str
-    version: int
-    columns: tuple[Column, ...]
-    description: str
-    key: tuple[str, ...] = ()
-    upgrades: Mapping[int, Callable[[pd.DataFrame], pd.DataFrame]] = field(default_factory=dict)
-
-    @property
-    def names(self) -> list[str]:
-        """Column names in schema order."""
-        return [c.name for c in self.columns]
-
-    def column(self, name: str) -> Column:
-        """Return the column called ``name``."""
-        for c in self.columns:
-            if c.name == name:
-                return c
-        raise KeyError(name)
-
-
-_SCHEMAS: dict[str, TableSchema] = {}
-# Modules that define table kinds; imported on first lookup so any reader finds every kind.
-SCHEMA_MODULES: tuple[str, ...] = (
-    "zeus_bench.traces.schema",
-    "zeus_bench.device.schema",
-    "zeus_bench.sim.schema",
-)
-
-
-def register_schema(schema: TableSchema) -> TableSchema:
-    """Register a table kind so that ``write_table``/``read_table`` know it; returns it."""
-    _SCHEMAS[schema.kind] = schema
-    return schema
-
-
-def get_schema(kind: str) -> TableSchema:
-    """Return the schema of a registered kind."""
-    if kind not in _SCHEMAS:
-        for module in SCHEMA_MODULES:
-            importlib.import_module(module)
-    try:
-        return _SCHEMAS[kind]
-    except KeyError:
-        raise KeyError(f"unknown table kind {kind!r}; known: {sorted(_SCHEMAS)}") from None
-
-
-def schemas() -> dict[str, TableSchema]:
-    """All registered schemas, by kind."""
-    for module in SCHEMA_MODULES:
-        importlib.import_module(module)
-    return dict(_SCHEMAS)
-
-
-def _coerce(series: pd.Series, col: Column, where: str) -> pd.Series:
-    """Coerce a column to its logical type, raising a one-line error that names it."""
-    import pandas as pd
-
-    name = col.name
-    missing = series.isna()
-    if missing.any() and not col.nullable:
-        row = int(np.flatnonzero(missing.to_numpy())[0])
-        raise TraceFormatError(f"{where}: column {name!r} row {row}: missing value")
-    if col.dtype == "str":
-        return series.astype("string") if col.nullable else series.astype(str)
-    if col.dtype == "bool":
-        present_values = series[~missing]
-        if series.dtype != bool and not all(isinstance(v, (bool, np.bool_)) for v in present_values):
-            raise TraceFormatError(f"{where}: column {name!r} must be boolean, got {series.dtype}")
-        return series.astype("boolean") if col.nullable else series.astype(bool)
-    values = pd.to_numeric(series, errors="coerce")
-    bad = values.isna() & ~missing
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise TraceFormatError(f"{where}: column {name!r} row {row}: not a number: {series.iloc[row]!r}")
-    arr = values.to_numpy(dtype=float, na_value=np.nan)
-    present = ~np.isnan(arr)
-    _check_numbers(arr, present, col, where)
-    if col.dtype == "int":
-        if col.nullable:
-            ints = pd.arrays.IntegerArray(np.where(present, arr, 0).astype(np.int64), ~present)
-            return pd.Series(ints, index=series.index, name=name)
-        return pd.Series(arr.astype(np.int64), index=series.index, name=name)
-    return pd.Series(arr, index=series.index, name=name)
-
-
-def _check_numbers(arr: np.ndarray, present: np.ndarray, col: Column, where: str) -> None:
-    """The value checks of a numeric column (``arr`` as floats, ``present``: not missing)."""
-    name = col.name
-    if not np.isfinite(arr[present]).all() and ("finite" in col.checks or col.dtype == "int"):
-        row = int(np.flatnonzero(present & ~np.isfinite(arr))[0])
-        raise TraceFormatError(f"{where}: column {name!r} row {row}: non-finite value")
-    if "positive" in col.checks and (arr[present] <= 0).any():
-        row = int(np.flatnonzero(present & (arr <= 0))[0])
-        raise TraceFormatError(f"{where}: column {name!r} row {row}: must be > 0, got {arr[row]}")
-    if "nonnegative" in col.checks and (arr[present] < 0).any():
-        row = int(np.flatnonzero(present & (arr < 0))[0])
-        raise TraceFormatError(f"{where}: column {name!r} row {row}: must be >= 0, got {arr[row]}")
-    if col.dtype == "int":
-        frac = present & (np.mod(np.where(present, arr, 0.0), 1.0) != 0)
-        if frac.any():
-            row = int(np.flatnonzero(frac)[0])
-            raise TraceFormatError(f"{where}: column {name!r} row {row}: must be an integer, got {arr[row]}")
-
 
 #: A column of a :class:`ColumnTable`: one value per row, or one value for every row.
 ColumnValues = np.ndarray | str | int | float | bool | None
@@ -258,82 +115,10 @@ def _check_array(values: np.ndarray, col: Column, where: str) -> np.ndarray:
         raise TraceFormatError(
             f"{where}: column {name!r} row {int(np.flatnonzero(~present)[0])}: missing value"
         )
-    _check_numbers(arr, present, col, where)
+    check_numbers(arr, present, col, where)
     if col.dtype == "int":
         return values.astype(np.int64) if values.dtype.kind in "biu" else arr.astype(np.int64)
     return arr
-
-
-def validate(df: pd.DataFrame, kind: str, where: str = "table") -> pd.DataFrame:
-    """Validate ``df`` against ``kind``'s schema; return a copy with typed, ordered columns.
-
-    Raises:
-        TraceFormatError: a required column is missing, an unknown column is present, a value
-            has the wrong type or breaks a constraint, or key rows are duplicated.
-    """
-    import pandas as pd
-
-    schema = get_schema(kind)
-    missing = [c.name for c in schema.columns if c.required and c.name not in df.columns]
-    if missing:
-        raise TraceFormatError(f"{where}: missing column(s) {', '.join(missing)} for a {kind} table")
-    unknown = [c for c in df.columns if c not in schema.names]
-    if unknown:
-        raise TraceFormatError(
-            f"{where}: unknown column(s) {', '.join(map(str, unknown))} for a {kind} table"
-        )
-    out: dict[str, Any] = {}
-    index = pd.RangeIndex(len(df))
-    for col in schema.columns:
-        if col.name in df.columns:
-            s = df[col.name].reset_index(drop=True)
-        else:
-            s = pd.Series([pd.NA] * len(df), index=index, dtype="object")
-            if not col.nullable:
-                raise TraceFormatError(f"{where}: missing column {col.name!r} for a {kind} table")
-        out[col.name] = _coerce(s, col, where)
-    result = pd.DataFrame(out, index=index)
-    if schema.key:
-        dup = result.duplicated(list(schema.key), keep=False)
-        if dup.any():
-            row = int(np.flatnonzero(dup.to_numpy())[0])
-            key = ", ".join(f"{k}={result[k].iloc[row]}" for k in schema.key)
-            raise TraceFormatError(f"{where}: duplicate rows for key ({key})")
-    return result
-
-
-def write_table(
-    df: pd.DataFrame,
-    path: str | Path,
-    kind: str,
-    provenance: Mapping[str, Any] | None = None,
-) -> Path:
-    """Validate ``df`` as a ``kind`` table and write it to ``path`` atomically.
-
-    Args:
-        df: The rows to write.
-        path: Destination ``.parquet`` file; its folder is created if needed.
-        kind: A registered table kind.
-        provenance: Extra provenance merged into the stored metadata (e.g. ``sources`` with
-            sha256 checksums, ``gpu_name``, ``driver``).
-
-    Returns:
-        The path written.
-    """
-    schema = get_schema(kind)
-    path = Path(path)
-    table_df = validate(df, kind, where=str(path))
-    meta = {"kind": kind, "schema_version": schema.version, **base_provenance()}
-    if provenance:
-        meta.update(provenance)
-    table = pa.Table.from_pandas(table_df, preserve_index=False)
-    existing = table.schema.metadata or {}
-    table = table.replace_schema_metadata({**existing, METADATA_KEY: json.dumps(meta, default=str).encode()})
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp)
-        fault_point("write")
-    log.debug("wrote %d %s rows to %s", len(table_df), kind, path)
-    return path
 
 
 class TableWriter:
@@ -354,7 +139,7 @@ class TableWriter:
 
     def __init__(self, path: str | Path, kind: str, provenance: Mapping[str, Any] | None = None) -> None:
         """Prepare to write ``path`` (nothing is created until the block is entered)."""
-        from zeus_bench.errors import ConfigError
+        from zeus_bench.core.errors import ConfigError
 
         self.path = Path(path)
         if self.path.suffix.lower() not in self.SUFFIXES:
@@ -444,66 +229,6 @@ class TableWriter:
         log.debug("wrote %d %s rows to %s", self.rows, self.kind, self.path)
 
 
-def read_metadata(path: str | Path) -> dict[str, Any]:
-    """Return the zeus-bench metadata stored in a Parquet file (kind, version, provenance)."""
-    path = Path(path)
-    try:
-        schema = pq.read_schema(path)
-    except FileNotFoundError:
-        raise TraceFormatError(f"{path}: no such file") from None
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise TraceFormatError(f"{path}: not a readable Parquet file ({exc})") from None
-    raw = (schema.metadata or {}).get(METADATA_KEY)
-    if raw is None:
-        raise TraceFormatError(f"{path}: not a zeus-bench table (no '{METADATA_KEY.decode()}' metadata)")
-    try:
-        meta = json.loads(raw)
-    except json.JSONDecodeError:
-        raise TraceFormatError(f"{path}: corrupt zeus-bench metadata") from None
-    if not isinstance(meta, dict):
-        raise TraceFormatError(f"{path}: corrupt zeus-bench metadata")
-    return meta
-
-
-def _read_checked(path: Path, kind: str) -> tuple[TableSchema, dict[str, Any], int]:
-    """The schema, stored metadata and schema version of a ``kind`` table (checked)."""
-    schema = get_schema(kind)
-    meta = read_metadata(path)
-    if meta.get("kind") != kind:
-        raise TraceFormatError(f"{path}: is a {meta.get('kind')!r} table, expected {kind!r}")
-    version = meta.get("schema_version")
-    if not isinstance(version, int) or version < 1:
-        raise TraceFormatError(f"{path}: bad schema_version {version!r}")
-    if version > schema.version:
-        raise TraceFormatError(
-            f"{path}: schema_version {version} is newer than this zeus-bench reads "
-            f"({schema.version}); upgrade zeus-bench"
-        )
-    return schema, meta, version
-
-
-def read_table(path: str | Path, kind: str) -> pd.DataFrame:
-    """Read and validate a ``kind`` table, upgrading older schema versions.
-
-    The metadata is available as ``df.attrs["zeus_bench"]``.
-    """
-    path = Path(path)
-    schema, meta, version = _read_checked(path, kind)
-    try:
-        df = pq.ParquetFile(path).read().to_pandas()  # one file: no pyarrow.dataset (slow import)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise TraceFormatError(f"{path}: not a readable Parquet file ({exc})") from None
-    while version < schema.version:
-        upgrade = schema.upgrades.get(version)
-        if upgrade is None:
-            raise TraceFormatError(f"{path}: no upgrade from schema_version {version} of {kind}")
-        df = upgrade(df)
-        version += 1
-    df = validate(df, kind, where=str(path))
-    df.attrs["zeus_bench"] = meta
-    return df
-
-
 def read_columns(path: str | Path, kind: str, names: Sequence[str]) -> dict[str, np.ndarray]:
     """Some columns of a ``kind`` table as NumPy arrays, validated as :func:`read_table` does.
 
@@ -517,7 +242,7 @@ def read_columns(path: str | Path, kind: str, names: Sequence[str]) -> dict[str,
         TraceFormatError: as :func:`read_table`; a name that is not a column of ``kind``.
     """
     path = Path(path)
-    schema, _, version = _read_checked(path, kind)
+    schema, _, version = read_checked(path, kind)
     unknown = [n for n in names if n not in schema.names]
     if unknown:
         raise TraceFormatError(f"{path}: unknown column(s) {', '.join(unknown)} for a {kind} table")
@@ -583,7 +308,7 @@ def _column_values(values: pa.Array, col: Column, where: str = "table") -> np.nd
         raise TraceFormatError(
             f"{where}: column {col.name!r} row {int(np.flatnonzero(~present)[0])}: missing value"
         )
-    _check_numbers(arr, present, col, where)
+    check_numbers(arr, present, col, where)
     if col.dtype == "int" and present.all():
         return arr.astype(np.int64)
     return arr

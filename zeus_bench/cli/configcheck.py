@@ -1,0 +1,248 @@
+"""Checks of the workflows' configurations: one line per mistake, before anything is scheduled.
+
+The JSON schemas (config/*.schema.json) describe the keys and types; a schema violation is turned
+into one line naming the key (an unknown key with the nearest valid one, as a typo usually is),
+never jsonschema's dump of the schema. The values the schemas cannot judge are checked here:
+GPU kinds and workload or policy ids against what exists (with the nearest valid names),
+seed ranges (``"10-1"`` is empty), duplicated entries of a list, and a sweep whose GPU backend
+cannot start on this machine.
+
+Every check raises :class:`~zeus_bench.core.errors.ConfigError`; :func:`exit_on_error` is how the
+Snakefiles turn it into one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from zeus_bench.core.errors import ConfigError
+
+
+def config_source(workflow: Any, default: str) -> str:
+    """The config files a Snakemake run reads (``--configfile`` ones after the Snakefile's), for messages."""
+    files = [str(f) for f in (getattr(workflow, "configfiles", None) or [])]
+    return ", ".join(dict.fromkeys(files)) if files else default
+
+
+def nearest(name: str, valid: Iterable[str], n: int = 3) -> str:
+    """``"; did you mean a, b?"`` for the valid names closest to ``name`` (empty when none is close)."""
+    close = difflib.get_close_matches(str(name), [str(v) for v in valid], n=n, cutoff=0.5)
+    if not close:
+        close = difflib.get_close_matches(str(name).lower(), [str(v) for v in valid], n=n, cutoff=0.5)
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def _key_path(path: Iterable[Any]) -> str:
+    return ".".join(str(p) for p in path) or "(top level)"
+
+
+def _schema_at(schema: Mapping[str, Any], path: Sequence[Any]) -> Mapping[str, Any]:
+    """The sub-schema describing the object at ``path`` (following properties/additionalProperties)."""
+    node: Mapping[str, Any] = schema
+    for part in path:
+        props = node.get("properties", {})
+        if isinstance(part, str) and part in props:
+            node = props[part]
+        elif isinstance(node.get("additionalProperties"), Mapping):
+            node = node["additionalProperties"]
+        elif isinstance(node.get("items"), Mapping):
+            node = node["items"]
+        else:
+            return {}
+    return node
+
+
+def schema_error_line(error: Any, schema: Mapping[str, Any], source: str) -> str:
+    """One line for a jsonschema ``ValidationError``: the key at fault, the bad value, the rule broken."""
+    path = list(error.absolute_path)
+    key = _key_path(path)
+    if error.validator == "additionalProperties":
+        allowed = list(_schema_at(schema, path).get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, Mapping) else []
+        if extra:
+            where = f"{key}." if path else ""
+            return (
+                f"{source}: unknown key {where}{extra[0]}{nearest(extra[0], allowed)}"
+                f" (valid keys here: {', '.join(allowed)})"
+            )
+    if error.validator == "uniqueItems":
+        seen: set[str] = set()
+        dups = []
+        for item in error.instance:
+            text = json.dumps(item, sort_keys=True)
+            if text in seen:
+                dups.append(item)
+            seen.add(text)
+        return f"{source}: {key}: duplicated value {dups[0] if dups else '?'} in {error.instance}"
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        best = min(error.context, key=lambda e: len(list(e.absolute_path)) * -1)
+        return schema_error_line(best, schema, source)
+    value = json.dumps(error.instance)
+    value = value if len(value) <= 80 else "this value"
+    message = error.message.splitlines()[0]
+    message = message if len(message) <= 200 else message[:200] + "..."
+    return f"{source}: {key}: {value} is not valid: {message}"
+
+
+def check_schema(data: Any, schema_path: str | Path, source: str) -> None:
+    """Validate ``data`` against the JSON schema at ``schema_path``; the first violation as one line.
+
+    Raises:
+        ConfigError: ``<source>: <key>: ...`` for the most relevant violation.
+    """
+    import jsonschema
+
+    schema = json.loads(Path(schema_path).read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        raise ConfigError(schema_error_line(error, schema, source))
+
+
+def check_known(key: str, values: Any, known: Sequence[str], source: str, what: str) -> None:
+    """Refuse names not in ``known`` (a list, or "all"), naming the nearest valid ones."""
+    if values == "all":
+        return
+    for value in values:
+        if value not in known:
+            raise ConfigError(
+                f"{source}: {key}: unknown {what} {value!r}{nearest(value, known)} (known: {', '.join(known)})"
+            )
+
+
+def check_unique(key: str, values: Any, source: str) -> None:
+    """Refuse a list that names one entry twice (``1.5`` and ``1.50`` are the same number)."""
+    if not isinstance(values, list):
+        return
+    seen: dict[str, Any] = {}
+    for value in values:
+        norm = (
+            f"{float(value):g}"
+            if isinstance(value, int | float) and not isinstance(value, bool)
+            else str(value)
+        )
+        if norm in seen:
+            raise ConfigError(f"{source}: {key}: {value!r} is listed twice in {values}")
+        seen[norm] = value
+
+
+def check_seeds(key: str, text: Any, source: str) -> None:
+    """Refuse a seed range that is malformed or empty (``"10-1"``), as the simulator would later."""
+    import argparse
+
+    from zeus_bench.core.entry import int_range_arg
+
+    try:
+        int_range_arg(str(text))
+    except argparse.ArgumentTypeError as exc:
+        raise ConfigError(f'{source}: {key}: {text!r}: {exc} (write e.g. "1-10", "3" or "1,4,7-9")') from None
+
+
+def known_gpus(config: Mapping[str, Any], own_dir: str | Path) -> list[str]:
+    """GPU kinds the main workflow can evaluate: the Zeus files' and the project's own traces."""
+    zeus = [
+        name.removeprefix("summary_power_").removesuffix(".csv")
+        for name in config["traces"]["zeus"]["files"]
+        if name.startswith("summary_power_")
+    ]
+    own = [p.stem.removeprefix("power-") for p in sorted(Path(own_dir).glob("power-*.parquet"))]
+    return [*zeus, *(g for g in own if g not in zeus)]
+
+
+def check_main_config(config: Mapping[str, Any], source: str, own_dir: str | Path | None = None) -> None:
+    """Values of the main workflow's (schema-valid) config: GPUs, workloads, policies, seeds, duplicates."""
+    from zeus_bench.sim.policies import POLICIES
+    from zeus_bench.traces.workloads import load_workloads
+
+    gpus = known_gpus(config, own_dir if own_dir is not None else config["traces"]["own_dir"])
+    for key in ("gpus", "workloads", "policies"):
+        check_unique(key, config.get(key), source)
+    check_known("gpus", config["gpus"], gpus, source, "GPU kind")
+    check_known("workloads", config["workloads"], list(load_workloads()), source, "workload")
+    check_known("policies", config["policies"], list(POLICIES), source, "policy")
+    check_seeds("seeds", config["seeds"], source)
+    for sweep in ("eta_sweep", "beta_sweep"):
+        section = config[sweep]
+        check_unique(f"{sweep}.values", section["values"], source)
+        check_unique(f"{sweep}.policies", section["policies"], source)
+        check_known(f"{sweep}.policies", section["policies"], list(POLICIES), source, "policy")
+        check_seeds(f"{sweep}.seeds", section["seeds"], source)
+    check_seeds("policy_study.seeds", config["policy_study"]["seeds"], source)
+    check_unique("figures.formats", config["figures"]["formats"], source)
+
+
+def fake_backend_hint(config_path: str) -> str:
+    """How to rehearse the sweep without a GPU."""
+    return f"to rehearse without a GPU, run on the fake backend: --configfile config/sweep-fake.yaml (not {config_path})"
+
+
+def check_sweep_config(sweep: Mapping[str, Any], source: str) -> None:
+    """Values of the sweep workflow's (schema-valid) ``sweep`` section: ids, backends, limits."""
+    from zeus_bench.device import BACKENDS
+    from zeus_bench.traces.workloads import load_workloads
+
+    workloads = list(load_workloads())
+    check_known("sweep.workloads", list(sweep["workloads"]), workloads, source, "workload")
+    for workload, sizes in sweep["workloads"].items():
+        check_unique(f"sweep.workloads.{workload}", sizes, source)
+    for kind, gpu in sweep["gpus"].items():
+        key = f"sweep.gpus.{kind}"
+        backend = gpu.get("backend", "nvml")
+        if backend not in BACKENDS:
+            raise ConfigError(
+                f"{source}: {key}.backend: unknown backend {backend!r}{nearest(backend, BACKENDS)} (known: {', '.join(BACKENDS)})"
+            )
+        limits = gpu.get("power_limits", "current")
+        check_unique(f"{key}.power_limits", limits, source)
+        if gpu.get("observe", True) and limits != "current":
+            raise ConfigError(
+                f"{source}: {key}: observe: true never sets a limit, so power_limits must be 'current' "
+                f"(got {limits}); set observe: false to sweep limits"
+            )
+
+
+def check_backends_start(sweep: Mapping[str, Any], source: str) -> None:
+    """Start each GPU kind's backend once, here: a sweep that cannot reach its GPUs fails now, once.
+
+    Raises:
+        ConfigError: the backend cannot start, with how to rehearse on the fake backend.
+    """
+    from zeus_bench.core.errors import ZeusBenchError
+    from zeus_bench.device import get_backend
+
+    for kind, gpu in sweep["gpus"].items():
+        backend = gpu.get("backend", "nvml")
+        try:
+            devices = get_backend(backend).device_count()
+        except ZeusBenchError as exc:
+            reason = str(exc).split(" (or use --backend fake)")[0]
+            raise ConfigError(
+                f"{source}: sweep.gpus.{kind}: the {backend} backend cannot start on this machine: {reason}; "
+                f"{fake_backend_hint(source)}"
+            ) from None
+        index = int(gpu.get("gpu_index", 0))
+        if index >= devices:
+            raise ConfigError(
+                f"{source}: sweep.gpus.{kind}.gpu_index: {index}, but the {backend} backend sees {devices} GPU(s)"
+            )
+
+
+@contextmanager
+def exit_on_error(stream: Callable[[str], Any] | None = None) -> Iterator[None]:
+    """Turn a :class:`ConfigError` raised inside into one line ``error: ...`` on stderr and exit status 2.
+
+    For the Snakefiles: Snakemake would print an exception with its file and line context; a
+    config mistake is the user's, so it gets one line and nothing is scheduled.
+    """
+    try:
+        yield
+    except ConfigError as exc:
+        (stream or sys.stderr.write)(f"error: {exc}\n")
+        sys.stderr.flush()
+        raise SystemExit(2) from None

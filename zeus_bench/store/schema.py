@@ -1,0 +1,131 @@
+"""Table kinds: the schema registry of every table this project writes or reads.
+
+Each table *kind* (``train``, ``power``, ``runs`` ...) has a :class:`TableSchema`: its columns in
+order (identity columns first, then parameters, then metrics), with type, unit and constraints.
+Other modules register their own kinds with :func:`register_schema`; :func:`get_schema` and
+:func:`schemas` import the modules that define the built-in kinds on first lookup.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from zeus_bench.core.errors import TraceFormatError
+
+if TYPE_CHECKING:  # pandas is imported where frames are handled: the simulator's path runs without it
+    import pandas as pd
+
+METADATA_KEY = b"zeus_bench"
+
+DType = Literal["int", "float", "str", "bool"]
+Check = Literal["positive", "nonnegative", "finite"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a table schema.
+
+    Attributes:
+        name: Column name; carries its unit as a suffix (``_w``, ``_j``, ``_s``) where it has one.
+        dtype: Logical type: ``int``, ``float``, ``str`` or ``bool``.
+        description: What the column holds (rendered into ``results/README.md``).
+        unit: Unit in words (``W``, ``J``, ``s``) or ``""`` for none.
+        example: An example value, for documentation.
+        nullable: Whether missing values are allowed (integers become pandas ``Int64``).
+        checks: Value constraints applied to non-missing values.
+        required: Whether the column must be present; optional columns are added as missing.
+    """
+
+    name: str
+    dtype: DType
+    description: str
+    unit: str = ""
+    example: str = ""
+    nullable: bool = False
+    checks: tuple[Check, ...] = ()
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """A named, versioned table layout."""
+
+    kind: str
+    version: int
+    columns: tuple[Column, ...]
+    description: str
+    key: tuple[str, ...] = ()
+    upgrades: Mapping[int, Callable[[pd.DataFrame], pd.DataFrame]] = field(default_factory=dict)
+
+    @property
+    def names(self) -> list[str]:
+        """Column names in schema order."""
+        return [c.name for c in self.columns]
+
+    def column(self, name: str) -> Column:
+        """Return the column called ``name``."""
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+_SCHEMAS: dict[str, TableSchema] = {}
+# Modules that define table kinds; imported on first lookup so any reader finds every kind.
+SCHEMA_MODULES: tuple[str, ...] = (
+    "zeus_bench.traces.schema",
+    "zeus_bench.device.schema",
+    "zeus_bench.sim.schema",
+)
+
+
+def register_schema(schema: TableSchema) -> TableSchema:
+    """Register a table kind so that ``write_table``/``read_table`` know it; returns it."""
+    _SCHEMAS[schema.kind] = schema
+    return schema
+
+
+def get_schema(kind: str) -> TableSchema:
+    """Return the schema of a registered kind."""
+    if kind not in _SCHEMAS:
+        for module in SCHEMA_MODULES:
+            importlib.import_module(module)
+    try:
+        return _SCHEMAS[kind]
+    except KeyError:
+        raise KeyError(f"unknown table kind {kind!r}; known: {sorted(_SCHEMAS)}") from None
+
+
+def schemas() -> dict[str, TableSchema]:
+    """All registered schemas, by kind."""
+    for module in SCHEMA_MODULES:
+        importlib.import_module(module)
+    return dict(_SCHEMAS)
+
+
+def check_numbers(arr: np.ndarray, present: np.ndarray, col: Column, where: str) -> None:
+    """Apply ``col``'s value checks to a numeric column (``arr`` as floats, ``present``: not missing).
+
+    Raises:
+        TraceFormatError: one line naming ``where``, the column, the first bad row and the value.
+    """
+    name = col.name
+    if not np.isfinite(arr[present]).all() and ("finite" in col.checks or col.dtype == "int"):
+        row = int(np.flatnonzero(present & ~np.isfinite(arr))[0])
+        raise TraceFormatError(f"{where}: column {name!r} row {row}: non-finite value")
+    if "positive" in col.checks and (arr[present] <= 0).any():
+        row = int(np.flatnonzero(present & (arr <= 0))[0])
+        raise TraceFormatError(f"{where}: column {name!r} row {row}: must be > 0, got {arr[row]}")
+    if "nonnegative" in col.checks and (arr[present] < 0).any():
+        row = int(np.flatnonzero(present & (arr < 0))[0])
+        raise TraceFormatError(f"{where}: column {name!r} row {row}: must be >= 0, got {arr[row]}")
+    if col.dtype == "int":
+        frac = present & (np.mod(np.where(present, arr, 0.0), 1.0) != 0)
+        if frac.any():
+            row = int(np.flatnonzero(frac)[0])
+            raise TraceFormatError(f"{where}: column {name!r} row {row}: must be an integer, got {arr[row]}")
