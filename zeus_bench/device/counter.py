@@ -252,7 +252,8 @@ class CounterLog:
 
     def pause(self) -> None:
         """Stop following until :meth:`activate`, :meth:`expect_edge` or the next edge."""
-        self._active = False
+        with self._cond:
+            self._active = False
 
     def expect_edge(self) -> None:
         """An edge is near: follow from now until the counters have moved past the next edge."""
@@ -272,9 +273,10 @@ class CounterLog:
 
     def _maybe_pause(self) -> None:
         """Pause once every counter has moved past the latest edge and none is expected."""
-        need = self._need_past
-        if self._active and not self._awaiting_edge and need is not None and self.passed(need):
-            self._active = False
+        with self._cond:  # against an edge or expect_edge() arriving meanwhile
+            need = self._need_past
+            if self._active and not self._awaiting_edge and need is not None and self.passed(need):
+                self._active = False
 
     def _record(self, stamps: dict[int, float], energy: dict[int, float]) -> None:
         with self._lock:
