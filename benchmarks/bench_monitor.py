@@ -2,8 +2,10 @@
 
 Runs ``--windows`` windows back to back, each around ``--work-ms`` of (sleeping) work, first
 with the counters read on the caller's thread (the old way: two blocking reads per window), then
-with the reader thread (the default). All the deferred measurements are collected at the end and
-checked to hold energy. The last line is the default mode's cost::
+with the counter thread (the default); ``--follow`` adds a third run whose counter thread also
+follows the counters (``follow_counters=True``, as in a sweep; with windows this short it polls
+all the time). All the deferred measurements are collected at the end and checked to hold
+energy. The last line is the default mode's cost::
 
     python benchmarks/bench_monitor.py --backend fake --counter-latency-ms 5 --windows 200
     ...
@@ -31,11 +33,13 @@ log = logging.getLogger("bench_monitor")
 MAX_WINDOWS = 100_000
 
 
-def _run(gpu: GPU, windows: int, work_s: float, background: bool) -> tuple[list[float], list[float]]:
+def _run(
+    gpu: GPU, windows: int, work_s: float, background: bool, follow: bool = False
+) -> tuple[list[float], list[float]]:
     """Per-window caller cost (s) and the windows' energies (J)."""
     costs: list[float] = []
     pending: list[PendingMeasurement] = []
-    with EnergyMonitor([gpu], sync_cuda=False, read_in_background=background) as mon:
+    with EnergyMonitor([gpu], sync_cuda=False, read_in_background=background, follow_counters=follow) as mon:
         mon.counter_update_period_s()  # let the start-up probe finish before timing
         for k in range(windows):
             t0 = time.perf_counter()
@@ -58,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--counter-latency-ms", type=float, default=None, help="fake GPU: ms per counter read")
     ap.add_argument("--windows", type=int, default=200, help="windows per mode (default 200)")
     ap.add_argument("--work-ms", type=float, default=10.0, help="work inside each window, ms (default 10)")
+    ap.add_argument("--follow", action="store_true", help="also time a monitor that follows its counters")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
@@ -81,8 +86,12 @@ def main(argv: list[str] | None = None) -> int:
             forbid_power_limit_writes()
         gpu = backend.gpu(args.gpu)
         rows = []
-        for label, background in (("reads on the caller's thread", False), ("reader thread (default)", True)):
-            costs, energies = _run(gpu, args.windows, args.work_ms / 1000.0, background)
+        modes = [("reads on the caller's thread", False, False)]
+        if args.follow:
+            modes.append(("counter thread, following", True, True))
+        modes.append(("reader thread (default)", True, False))
+        for label, background, follow in modes:
+            costs, energies = _run(gpu, args.windows, args.work_ms / 1000.0, background, follow)
             if min(energies) < 0:
                 raise ZeusBenchError(f"{label}: a window read negative energy")
             rows.append(

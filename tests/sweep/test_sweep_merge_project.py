@@ -9,24 +9,16 @@ import pandas as pd
 import pytest
 
 from zeus_bench.cli.main import main
+from zeus_bench.device.counter import CounterLog, Edge
 from zeus_bench.errors import ConfigError, TraceFormatError
 from zeus_bench.registry import get_workload
 from zeus_bench.store import read_table, write_table
-from zeus_bench.sweep.measure import (
-    CounterTracker,
-    GPUState,
-    MeasureSettings,
-    _poll_near_edges,
-    ci_halfwidth,
-    gpu_kind_from_name,
-    is_steady,
-    measure_steps,
-    power_row,
-    relative_ci,
-    t_quantile_975,
-)
+from zeus_bench.sweep.devices import gpu_kind_from_name
+from zeus_bench.sweep.measure import GPUState, MeasureSettings, is_steady, measure_steps
 from zeus_bench.sweep.merge import merge_shards
 from zeus_bench.sweep.projection import project, project_per_batch_size
+from zeus_bench.sweep.stats import ci_halfwidth, relative_ci, t_quantile_975
+from zeus_bench.sweep.writer import power_row
 
 
 def power_rows(batch_sizes, tpe, watts, gpu="h200", dataset="cifar100"):
@@ -264,26 +256,37 @@ def test_measure_settings_and_gpu_kind_refusals():
 class SteppedCounter:
     """An energy counter that moves only every 0.1 s (as NVML's does), at a constant 500 W."""
 
+    index = 0
+
     def __init__(self, clock):
         self.clock = clock
 
     def total_energy_j(self):
         return 500.0 * math.floor(self.clock() / 0.1 + 1e-9) * 0.1
 
+    def instant_power_w(self):
+        return 500.0
 
-def test_counter_tracker_interpolates_between_updates_where_edge_reads_err():
+
+def following(clock):
+    """A counter log that follows one stepped counter, read only when the test polls it."""
+    return CounterLog([SteppedCounter(clock)], clock, period_s=0.1, follow=True, start=False)
+
+
+def test_counter_log_interpolates_between_updates_where_edge_reads_err():
     clock = Clock()
-    gpu = SteppedCounter(clock)
-    tracker = CounterTracker([gpu], clock)
+    counters = following(clock)
+    gpu = counters.gpus[0]
     for k in range(0, 301):  # poll every 10 ms for 3 s
         clock.t = k * 0.01
-        tracker.poll()
+        counters.poll()
     t0, t1 = 0.555, 2.505  # 1.95 s
     edges = gpu_at(gpu, clock, t1) - gpu_at(gpu, clock, t0)
     assert edges == pytest.approx(500 * 2.0)  # the edge reads count 2.0 s of energy: 2.6 % high
-    assert tracker.energy_between(t0, t1) == pytest.approx(500 * 1.95, rel=0.01)
-    assert tracker.passed(2.5) and not tracker.passed(3.0)
-    assert tracker.energy_between(t0, 3.5) is None  # not bracketed by updates
+    assert counters.energy_between(t0, t1) == pytest.approx(500 * 1.95, rel=0.01)
+    assert counters.gpu_energy_between(t0, t1) == {0: pytest.approx(500 * 1.95, rel=0.01)}
+    assert counters.passed(2.5) and not counters.passed(3.0)
+    assert counters.energy_between(t0, 3.5) is None  # not bracketed by updates
 
 
 def gpu_at(gpu, clock, t):
@@ -291,38 +294,53 @@ def gpu_at(gpu, clock, t):
     return gpu.total_energy_j()
 
 
-def test_counter_tracker_never_dates_an_update_by_a_read_after_a_pause():
+def test_counter_log_never_dates_an_update_by_a_read_after_a_pause():
     clock = Clock()
-    gpu = SteppedCounter(clock)
-    tracker = CounterTracker([gpu], clock)
+    counters = following(clock)
     for k in range(0, 31):  # 0-0.3 s, polled
         clock.t = k * 0.01
-        tracker.poll()
-    tracker.pause()
-    assert not tracker.active
+        counters.poll()
+    counters.pause()
+    assert not counters.active
     clock.t = 0.75  # several updates happen unobserved
-    tracker.activate()
-    tracker.poll()  # only sets the reference value
-    assert tracker._ticks[0][0][-1] == pytest.approx(0.3)
+    counters.activate()
+    counters.poll()  # only sets the reference value
+    assert counters.changes(0)[0][-1] == pytest.approx(0.3)
     for k in range(76, 121):
         clock.t = k * 0.01
-        tracker.poll()
-    assert tracker._ticks[0][0][-3:] == pytest.approx([0.8, 0.9, 1.0, 1.1, 1.2][-3:])
-    assert tracker.energy_between(0.85, 1.15) == pytest.approx(500 * 0.3)
+        counters.poll()
+    assert counters.changes(0)[0][-3:] == pytest.approx([1.0, 1.1, 1.2])
+    assert counters.energy_between(0.85, 1.15) == pytest.approx(500 * 0.3)
 
 
-def test_polling_pauses_mid_window_and_resumes_near_its_end():
+def test_following_pauses_once_past_an_edge_and_resumes_when_one_is_expected():
     clock = Clock()
-    tracker = CounterTracker([SteppedCounter(clock)], clock)
-    for k in range(0, 31):
+    counters = following(clock)
+    for k in range(0, 25):
         clock.t = k * 0.01
-        tracker.poll()
-    _poll_near_edges(tracker, w_start=0.25, elapsed_s=0.05, window_s=2.0)
-    assert not tracker.active  # the counter moved past the start (at 0.3 s)
-    _poll_near_edges(tracker, w_start=0.25, elapsed_s=1.0, window_s=2.0)
-    assert not tracker.active
-    _poll_near_edges(tracker, w_start=0.25, elapsed_s=1.9, window_s=2.0)
-    assert tracker.active
+        counters.poll()
+    assert counters.active  # no edge yet: following from the start
+    counters.submit(Edge(0.25))  # a window begins
+    clock.t = 0.29
+    counters.poll()
+    assert counters.active  # the counter has not moved past the edge yet
+    clock.t = 0.30
+    counters.poll()
+    assert not counters.active  # it moved (at 0.3 s): paused mid-window
+    clock.t = 1.0
+    counters.poll()
+    assert counters.changes(0)[0][-1] == pytest.approx(0.3)  # nothing recorded while paused
+    counters.expect_edge()  # the window's end is near
+    assert counters.active
+    for k in range(101, 131):
+        clock.t = k * 0.01
+        counters.poll()
+    assert counters.active  # updates at 1.1, 1.2 and 1.3 s, but the edge has not come yet
+    assert counters.changes(0)[0][-3:] == pytest.approx([1.1, 1.2, 1.3])
+    counters.submit(Edge(1.25))  # the window ends; the counter already moved past it
+    counters.poll()
+    assert not counters.active
+    assert counters.energy_between(0.25, 1.25) == pytest.approx(500 * 1.0)
 
 
 def test_the_cap_never_cuts_a_point_below_the_minimum_windows():

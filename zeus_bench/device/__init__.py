@@ -2,6 +2,12 @@
 
 Pick a backend with :func:`get_backend`: ``--backend fake|nvml`` on the command line, else the
 environment variable ``ZEUS_BENCH_BACKEND``, else ``nvml``.
+
+Measurement: :mod:`~zeus_bench.device.monitor` (windows, :class:`EnergyMonitor`) over
+:mod:`~zeus_bench.device.counter` (the one thread per GPU set that reads the energy counters),
+:mod:`~zeus_bench.device.measurement`, :mod:`~zeus_bench.device.sampling` (sampled power) and
+:mod:`~zeus_bench.device.ranks` (DDP ranks). Control: :mod:`~zeus_bench.device.control` over
+:mod:`~zeus_bench.device.journal`.
 """
 
 from __future__ import annotations

@@ -45,7 +45,6 @@ from types import FrameType
 from typing import Any
 
 from zeus_bench.device.base import GPUBackend
-from zeus_bench.device.control import SAME_LIMIT_TOLERANCE_W
 from zeus_bench.device.errors import DeviceError
 from zeus_bench.device.gpud_client import MAX_LINE_BYTES
 from zeus_bench.device.gpud_protocol import (
@@ -59,6 +58,7 @@ from zeus_bench.device.gpud_protocol import (
     peer_credentials,
     typed,
 )
+from zeus_bench.device.journal import SAME_LIMIT_TOLERANCE_W
 from zeus_bench.errors import ConfigError
 from zeus_bench.fsutil import atomic_write_text
 
@@ -69,7 +69,7 @@ def default_gpud_state_dir() -> Path:
     """``/var/lib/zeus-bench/gpud`` for root, else the user's state directory's ``gpud``."""
     if os.geteuid() == 0:
         return Path("/var/lib/zeus-bench/gpud")
-    from zeus_bench.device.control import default_state_dir
+    from zeus_bench.device.journal import default_state_dir
 
     return default_state_dir() / "gpud"
 

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zeus_bench.device.base import GPUBackend
-from zeus_bench.device.control import SAME_LIMIT_TOLERANCE_W
+from zeus_bench.device.journal import SAME_LIMIT_TOLERANCE_W
 from zeus_bench.errors import ZeusBenchError
 from zeus_bench.fsutil import atomic_write_text
 

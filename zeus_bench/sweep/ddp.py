@@ -24,12 +24,17 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zeus_bench.device.monitor import Measurement
+from zeus_bench.device.measurement import Measurement
 from zeus_bench.errors import ConfigError, ZeusBenchError
 from zeus_bench.registry import WorkloadSpec, get_workload
 from zeus_bench.store import read_table
-from zeus_bench.sweep.devices import oom_errors, open_gpus, prepare_torch, resolve_torch_device
-from zeus_bench.sweep.measure import gpu_kind_from_name
+from zeus_bench.sweep.devices import (
+    gpu_kind_from_name,
+    oom_errors,
+    open_gpus,
+    prepare_torch,
+    resolve_torch_device,
+)
 from zeus_bench.sweep.plan import BatchSizeDoesNotFitError, SweepOutcome, SweepPlan
 from zeus_bench.sweep.points import PointLoop
 from zeus_bench.sweep.provenance import base_sweep_provenance
@@ -159,6 +164,7 @@ def _worker(
             }
             writer = SweepWriter(Path(out), previous, prov)
         session = PowerLimitSession(gpus, observe=plan.measures_current_limit) if leader else None
+        monitor: EnergyMonitor | None = None
         try:
             if session is not None:
                 session.__enter__()
@@ -178,12 +184,16 @@ def _worker(
                     for g in gpus:
                         session.set_power_limit_w(g.index, watts)
 
+            # The leader's one counter thread for the GPU set (closed below).
+            monitor = (
+                EnergyMonitor(gpus, sync_cuda=device.type == "cuda", follow_counters=True) if leader else None
+            )
             loop = PointLoop(
                 workload,
                 ddp,
                 device,
                 plan,
-                EnergyMonitor(gpus, sync_cuda=device.type == "cuda") if leader else _NoMonitor(),
+                monitor if monitor is not None else _NoMonitor(),
                 set_limit,
                 agree,
                 barrier,
@@ -213,6 +223,8 @@ def _worker(
             if writer is not None:
                 writer.write(complete=True)
         finally:
+            if monitor is not None:
+                monitor.close()
             if session is not None:
                 session.__exit__(None, None, None)
     except ZeusBenchError as exc:

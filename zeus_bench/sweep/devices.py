@@ -10,6 +10,7 @@ different GPUs also drive different fake GPUs.
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 def device_indices(backend: GPUBackend, ordinals: Sequence[int]) -> list[int]:
     """Backend indices of CUDA ordinals (``CUDA_VISIBLE_DEVICES`` renumbers only CUDA)."""
-    from zeus_bench.device.monitor import local_gpu_index
+    from zeus_bench.device.ranks import local_gpu_index
 
     return [local_gpu_index(backend, i) for i in ordinals]
 
@@ -94,3 +95,21 @@ def free_device_memory(device: torch.device) -> None:
     gc.collect()
     if device.type == "cuda":
         torch.cuda.empty_cache()
+
+
+_VENDOR = re.compile(r"^(nvidia|tesla|geforce|quadro)\s+", re.IGNORECASE)
+
+
+def gpu_kind_from_name(name: str) -> str:
+    """Short GPU kind for the trace's ``gpu`` column: ``NVIDIA H200`` -> ``h200``.
+
+    Vendor and product-line words are dropped, the rest is lower-cased and joined by ``-``
+    (``Tesla V100-SXM2-32GB`` -> ``v100-sxm2-32gb``). Pass ``--gpu-kind`` to choose another.
+    """
+    rest = name.strip()
+    while (m := _VENDOR.match(rest)) is not None:
+        rest = rest[m.end() :]
+    kind = re.sub(r"[^a-z0-9]+", "-", rest.lower()).strip("-")
+    if not kind:
+        raise ConfigError(f"cannot derive a GPU kind from the name {name!r}; pass --gpu-kind")
+    return kind

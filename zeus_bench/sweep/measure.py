@@ -23,22 +23,35 @@ per-window values (windows are back to back and of about equal length).
 
 from __future__ import annotations
 
-import bisect
-import contextlib
 import dataclasses
 import logging
 import math
-import re
-import statistics
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from zeus_bench.device.measurement import FROM_EDGES
+from zeus_bench.device.monitor import EnergyMonitor, PendingMeasurement
 from zeus_bench.errors import ConfigError
 from zeus_bench.faults import fault_point
-from zeus_bench.registry import WorkloadSpec
+from zeus_bench.sweep.point import PointMeasurement, WindowRecord
+from zeus_bench.sweep.stats import ci_halfwidth, relative_ci, t_quantile_975
+from zeus_bench.sweep.steady import GPUState, is_steady, read_gpu_state
+
+__all__ = [
+    "EDGE_S",
+    "GPUState",
+    "MeasureSettings",
+    "PointMeasurement",
+    "WindowRecord",
+    "ci_halfwidth",
+    "is_steady",
+    "measure_steps",
+    "read_gpu_state",
+    "relative_ci",
+    "t_quantile_975",
+]
 
 log = logging.getLogger(__name__)
 
@@ -113,294 +126,6 @@ class MeasureSettings:
             raise ConfigError(f"sync_every must be >= 1, got {self.sync_every}")
 
 
-# Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom.
-_T975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
-_Z975 = 1.959964
-
-
-def t_quantile_975(dof: int) -> float:
-    """The 0.975 quantile of Student's t with ``dof`` degrees of freedom (table, then expansion)."""
-    if dof < 1:
-        raise ValueError(f"degrees of freedom must be >= 1, got {dof}")
-    if dof <= len(_T975):
-        return _T975[dof - 1]
-    z = _Z975
-    return z + (z**3 + z) / (4 * dof) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * dof**2)
-
-
-def ci_halfwidth(values: Sequence[float]) -> float:
-    """Half-width of the 95 % Student-t confidence interval of the mean of ``values`` (inf below 2)."""
-    if len(values) < 2:
-        return math.inf
-    return t_quantile_975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
-
-
-def relative_ci(values: Sequence[float]) -> float:
-    """:func:`ci_halfwidth` over the mean of ``values``."""
-    mean = statistics.fmean(values) if values else 0.0
-    return ci_halfwidth(values) / abs(mean) if mean else math.inf
-
-
-@dataclass(frozen=True)
-class GPUState:
-    """SM clock and temperature of the GPUs at one moment (means over the GPUs; None: not read)."""
-
-    sm_clock_mhz: float | None
-    temperature_c: float | None
-
-
-def read_gpu_state(gpus: Sequence[Any]) -> GPUState:
-    """Mean SM clock and temperature of ``gpus`` (GPU objects of :mod:`zeus_bench.device`).
-
-    A GPU that cannot report one (no such method, or it returns None) leaves it out.
-    """
-    clocks: list[float] = []
-    temps: list[float] = []
-    for gpu in gpus:
-        for method, into in (("sm_clock_mhz", clocks), ("temperature_c", temps)):
-            read = getattr(gpu, method, None)
-            value = read() if read is not None else None
-            if value is not None:
-                into.append(float(value))
-    return GPUState(statistics.fmean(clocks) if clocks else None, statistics.fmean(temps) if temps else None)
-
-
-def is_steady(
-    samples: Sequence[tuple[float, GPUState]],
-    span_s: float = 2.0,
-    max_temp_rise_c: float = 1.0,
-    max_clock_spread: float = 0.02,
-) -> bool:
-    """Whether the GPU state sampled over the last ``span_s`` seconds is steady.
-
-    Steady: the temperature rose by at most ``max_temp_rise_c`` over that span and the SM
-    clock's range is at most ``max_clock_spread`` of its mean. A quantity never read counts as
-    steady (fake GPUs, or drivers that do not report it); fewer samples than the span: not yet.
-    """
-    if not samples:
-        return False
-    now = samples[-1][0]
-    recent = [st for t, st in samples if now - t <= span_s]
-    if now - samples[0][0] < span_s or len(recent) < 2:
-        return False
-    temps = [st.temperature_c for st in recent if st.temperature_c is not None]
-    clocks = [st.sm_clock_mhz for st in recent if st.sm_clock_mhz is not None]
-    if temps and temps[-1] - temps[0] > max_temp_rise_c:
-        return False
-    return not (clocks and (max(clocks) - min(clocks)) > max_clock_spread * statistics.fmean(clocks))
-
-
-class CounterTracker:
-    """Follows the GPUs' energy counters in a thread and records when each one moves.
-
-    NVML's energy counter advances in steps (about every 100 ms on an H200), so a value read
-    at a window edge lags the true energy by up to one step: up to 5 % of a 2 s window. The
-    tracker polls each counter (a read takes about 4 ms on an H200) and keeps every (time,
-    value) at which it changed; :meth:`energy_between` interpolates linearly between those
-    updates, which puts a window's edges within one read of where they are.
-
-    Polling can be paused (:meth:`pause`, :meth:`activate`) while no window edge is near: on the
-    H200 sweep of issue 15, continuous polling slowed host-bound training steps (ShuffleNetV2 at
-    batch 1024: 34,126 samples/s against 47,965 without it). The first read after a pause only
-    sets the reference value, so no update is ever dated by a read that came after a gap.
-    """
-
-    def __init__(
-        self, gpus: Sequence[Any], clock: Callable[[], float] = time.monotonic, poll_s: float = 0.002
-    ):
-        """Track ``gpus`` (objects with ``total_energy_j``) on ``clock``; sleep ``poll_s`` between reads."""
-        self.gpus = list(gpus)
-        self.clock = clock
-        self.poll_s = poll_s
-        self._ticks: list[tuple[list[float], list[float]]] = [([], []) for _ in self.gpus]
-        self._last: list[float | None] = [None] * len(self.gpus)
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._active = threading.Event()
-        self._active.set()
-        self._thread: threading.Thread | None = None
-
-    @property
-    def active(self) -> bool:
-        """Whether the counters are being polled."""
-        return self._active.is_set()
-
-    def pause(self) -> None:
-        """Stop polling until :meth:`activate` (no window edge is near)."""
-        self._active.clear()
-
-    def activate(self) -> None:
-        """Poll again; the first read after the pause only sets the reference values."""
-        if not self._active.is_set():
-            self._last = [None] * len(self.gpus)
-            self._active.set()
-
-    def poll(self) -> None:
-        """Read every counter once and record those that moved since the last read."""
-        for i, gpu in enumerate(self.gpus):
-            value = float(gpu.total_energy_j())
-            now = self.clock()
-            if self._last[i] is not None and value != self._last[i]:
-                with self._lock:
-                    self._ticks[i][0].append(now)
-                    self._ticks[i][1].append(value)
-            self._last[i] = value
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            if not self._active.wait(0.05):
-                continue
-            try:
-                self.poll()
-            except Exception as exc:  # a failed read ends tracking; windows fall back to edge reads
-                log.warning("energy counter tracking stopped: %s", exc)
-                return
-            self._stop.wait(self.poll_s)
-
-    def __enter__(self) -> CounterTracker:
-        self._thread = threading.Thread(target=self._run, name="zeus-bench-counter", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=1.0)
-
-    def passed(self, t: float) -> bool:
-        """Whether every counter has moved after time ``t`` (so ``t`` can be interpolated)."""
-        with self._lock:
-            return all(times and times[-1] > t for times, _ in self._ticks)
-
-    def energy_between(self, t0: float, t1: float) -> float | None:
-        """Energy (J) summed over the GPUs between times ``t0`` and ``t1``; None if not bracketed."""
-        total = 0.0
-        with self._lock:
-            for times, values in self._ticks:
-                ends = [_interpolate(times, values, t) for t in (t0, t1)]
-                if ends[0] is None or ends[1] is None:
-                    return None
-                total += ends[1] - ends[0]
-        return total
-
-
-def _interpolate(times: list[float], values: list[float], t: float) -> float | None:
-    """Counter value at ``t`` from the updates around it (None outside the recorded span)."""
-    k = bisect.bisect_right(times, t)
-    if k == 0 or k == len(times):
-        return None
-    t_a, t_b = times[k - 1], times[k]
-    return values[k - 1] + (values[k] - values[k - 1]) * (t - t_a) / (t_b - t_a)
-
-
-@dataclass(frozen=True)
-class WindowRecord:
-    """One energy window of a point."""
-
-    iterations: int
-    time_s: float
-    energy_j: float
-    sm_clock_mhz: float | None = None
-    temperature_c: float | None = None
-    loss: float | None = None
-    energy_from: str = "edges"
-    #: +- J from the counter's update period (:attr:`Measurement.total_energy_uncertainty_j`).
-    energy_uncertainty_j: float = math.nan
-
-    def as_dict(self) -> dict[str, object]:
-        """JSON-ready values, rounded for the provenance."""
-        return {
-            "iterations": self.iterations,
-            "time_s": round(self.time_s, 4),
-            "energy_j": round(self.energy_j, 3),
-            "sm_clock_mhz": self.sm_clock_mhz,
-            "temperature_c": self.temperature_c,
-            "loss": self.loss,
-            "energy_from": self.energy_from,
-            "energy_uncertainty_j": _finite_or_none(round(self.energy_uncertainty_j, 3)),
-        }
-
-
-@dataclass(frozen=True)
-class PointMeasurement:
-    """What one point's measuring windows saw (totals over the windows, and each window)."""
-
-    iterations: int
-    time_s: float
-    energy_j: float
-    warmup_iterations: int
-    warmup_time_s: float
-    windows: tuple[WindowRecord, ...] = ()
-    rel_ci_target: float = 0.01
-    warmup_steady: bool = True
-
-    def samples_per_s(self, batch_size: int) -> float:
-        """Training throughput over the windows (samples/s)."""
-        return self.iterations * batch_size / self.time_s
-
-    @property
-    def avg_power_w(self) -> float:
-        """Average power over the windows, summed over the GPUs (W)."""
-        return self.energy_j / self.time_s
-
-    @property
-    def num_windows(self) -> int:
-        """Energy windows measured (1 for a measurement made of a single window)."""
-        return max(1, len(self.windows))
-
-    @property
-    def energy_per_sample_rel_ci(self) -> float:
-        """Relative 95 % half-width of energy per sample (per iteration: same batch), inf below 2 windows."""
-        return relative_ci([w.energy_j / w.iterations for w in self.windows])
-
-    @property
-    def time_rel_ci(self) -> float:
-        """Relative 95 % half-width of time per iteration (hence per epoch)."""
-        return relative_ci([w.time_s / w.iterations for w in self.windows])
-
-    @property
-    def avg_power_uncertainty_w(self) -> float:
-        """+- W of :attr:`avg_power_w` from the energy counter's update period.
-
-        The windows' energy uncertainties in root-sum-square, over the measured time; nan when
-        there are no window records or a window has no uncertainty.
-        """
-        if not self.windows:
-            return math.nan
-        return math.sqrt(sum(w.energy_uncertainty_j**2 for w in self.windows)) / self.time_s
-
-    @property
-    def avg_power_ci_w(self) -> float:
-        """95 % half-width of the average power, W."""
-        return ci_halfwidth([w.energy_j / w.time_s for w in self.windows])
-
-    @property
-    def ci_met(self) -> bool:
-        """Whether energy per sample reached the target confidence."""
-        return self.energy_per_sample_rel_ci <= self.rel_ci_target
-
-    def provenance(self) -> dict[str, object]:
-        """Warm-up, windows, SM clock and temperature of the point, for the trace's metadata."""
-        return {
-            "warmup_iterations": self.warmup_iterations,
-            "warmup_s": round(self.warmup_time_s, 3),
-            "warmup_steady": self.warmup_steady,
-            "measured_iterations": self.iterations,
-            "measured_s": round(self.time_s, 3),
-            "energy_per_sample_rel_ci": _finite_or_none(self.energy_per_sample_rel_ci),
-            "ci_met": self.ci_met,
-            "windows": [w.as_dict() for w in self.windows],
-        }
-
-
-def _finite_or_none(value: float) -> float | None:
-    return round(value, 6) if math.isfinite(value) else None
-
-
 def _local(decision: bool) -> bool:
     return decision
 
@@ -425,10 +150,12 @@ def measure_steps(
 ) -> PointMeasurement:
     """Warm up until steady, then measure ``step`` in energy windows until the confidence target.
 
-    Where the monitor's GPUs have energy counters (``monitor.gpus``), a :class:`CounterTracker`
-    follows them for the whole point and each window's energy is interpolated at the counter's
-    own update times (``energy_from`` "counter updates"); the steps go on after a window until
-    every counter has moved past its end. Otherwise the monitor's edge reads are used.
+    Where the monitor follows its counters (an :class:`~zeus_bench.device.monitor.EnergyMonitor`
+    built with ``follow_counters=True``), each window's energy is the one the monitor
+    interpolated at the counters' own update times (``energy_from`` "counter updates"): the
+    measurement tells the monitor when an edge is near, and the steps go on after a window until
+    every counter has moved past its end. Otherwise the monitor's edge reads are used. No thread
+    is started here: the monitor's counter thread is the only one reading the counters.
 
     Args:
         step: Runs one training iteration and returns its loss (it may return before the device
@@ -457,11 +184,9 @@ def measure_steps(
     if gpus and settings.steady_s > 0 and all(getattr(g, "steady_at_once", False) for g in gpus):
         # A model without thermal lag (the fake GPU): steady from its first step, no wait.
         settings = dataclasses.replace(settings, steady_s=0.0)
-    counters = bool(gpus) and all(g.supports_energy_counter() for g in gpus)
-    tracker = CounterTracker(gpus, clock) if counters and clock is time.monotonic else None
-    with tracker if tracker is not None else contextlib.nullcontext():
-        warm, warm_s, steady = _warm_up(step, settings, window, agree, clock, probe)
-        windows = _windows(step, monitor, settings, window, agree, clock, probe, tracker)
+    follower = monitor if isinstance(monitor, EnergyMonitor) and monitor.follows_counters else None
+    warm, warm_s, steady = _warm_up(step, settings, window, agree, clock, probe, follower)
+    windows = _windows(step, monitor, settings, window, agree, clock, probe, follower)
     point = PointMeasurement(
         sum(w.iterations for w in windows),
         sum(w.time_s for w in windows),
@@ -496,8 +221,12 @@ def _warm_up(
     agree: Callable[[bool], bool],
     clock: Callable[[], float],
     probe: Callable[[], GPUState],
+    follower: EnergyMonitor | None = None,
 ) -> tuple[int, float, bool]:
     """Warm up to the minimum, then until SM clock and temperature hold steady (or the cap).
+
+    A monitor that follows its counters is told that the first window's edge is near once the
+    warm-up is within :data:`EDGE_S` of its minimum length.
 
     Returns:
         Iterations, seconds, and whether the state was steady at the end.
@@ -514,6 +243,8 @@ def _warm_up(
         if now - last_probe >= 0.5:
             states.append((now - start, probe()))
             last_probe = now
+        if follower is not None and now - start >= settings.warmup_s - EDGE_S:
+            follower.expect_edge()
         if warm < settings.warmup_iters or now - start < settings.warmup_s:
             return True
         if settings.steady_s <= 0:
@@ -531,15 +262,8 @@ def _warm_up(
     return warm, warm_s, steady
 
 
-EDGE_S = 0.15  # poll the counters from this long before a window's planned end (> one update)
-
-
-def _poll_near_edges(tracker: CounterTracker, w_start: float, elapsed_s: float, window_s: float) -> None:
-    """Pause polling once the counters moved past the window's start; resume near its end."""
-    if elapsed_s >= window_s - EDGE_S:
-        tracker.activate()
-    elif tracker.active and tracker.passed(w_start):
-        tracker.pause()
+#: Follow the counters from this long before a window's planned end, s (more than one update).
+EDGE_S = 0.15
 
 
 def _windows(
@@ -550,7 +274,7 @@ def _windows(
     agree: Callable[[bool], bool],
     clock: Callable[[], float],
     probe: Callable[[], GPUState],
-    tracker: CounterTracker | None,
+    follower: EnergyMonitor | None,
 ) -> list[WindowRecord]:
     """Energy windows back to back until every bound and the confidence target are met, or the cap."""
     every = _decide_every(settings, agree)
@@ -563,33 +287,37 @@ def _windows(
         w_start = clock()
         done = 0
         result: object = None
+        near = False
         while agree(done < 1 or clock() - w_start < settings.window_s) if done % every == 0 else True:
             result = step()
             done += 1
             fault_point("window")
-            if tracker is not None:
-                _poll_near_edges(tracker, w_start, clock() - w_start, settings.window_s)
+            if follower is not None and not near and clock() - w_start >= settings.window_s - EDGE_S:
+                follower.expect_edge()
+                near = True
         loss = _read_loss(result)
-        m = monitor.end_window(name)
-        time_s = float(m.time_s)
-        energy_j = float(m.total_energy_j)
-        source = "edges"
-        if not (time_s > 0 and math.isfinite(time_s)):
-            raise RuntimeError(f"measurement window {name!r} has a non-positive time ({time_s} s)")
+        pending: PendingMeasurement | None = None
+        if follower is not None:
+            pending = follower.end_window_deferred(name)
+        else:
+            m = monitor.end_window(name)
         # Keep the GPUs busy until every counter has moved past the window's end.
         deadline = clock() + 1.0
         filler = 0
         while (
-            agree(tracker is not None and not tracker.passed(w_start + time_s) and clock() < deadline)
+            agree(pending is not None and not pending.settled() and clock() < deadline)
             if filler % every == 0
             else True
         ):
             step()
             filler += 1
-        if tracker is not None:
-            interpolated = tracker.energy_between(w_start, w_start + time_s)
-            if interpolated is not None and interpolated > 0:
-                energy_j, source = interpolated, "counter updates"
+        if pending is not None:
+            m = pending.result()
+        time_s = float(m.time_s)
+        energy_j = float(m.total_energy_j)
+        source = str(getattr(m, "energy_from", FROM_EDGES))
+        if not (time_s > 0 and math.isfinite(time_s)):
+            raise RuntimeError(f"measurement window {name!r} has a non-positive time ({time_s} s)")
         if not (energy_j > 0 and math.isfinite(energy_j)):
             raise RuntimeError(
                 f"measurement window {name!r} read no energy ({energy_j} J); is the counter moving?"
@@ -623,53 +351,17 @@ def _windows(
             return windows
 
 
-def power_row(
-    spec: WorkloadSpec,
-    gpu_kind: str,
-    batch_size: int,
-    power_limit_w: float,
-    samples_per_epoch: int,
-    measurement: PointMeasurement,
-    num_gpus: int,
-    observe: bool,
-) -> dict[str, object]:
-    """One row of the ``power`` trace from a point's measurement."""
-    sps = measurement.samples_per_s(batch_size)
-    return {
-        "gpu": gpu_kind,
-        "dataset": spec.dataset,
-        "network": spec.network,
-        "optimizer": spec.optimizer,
-        "batch_size": int(batch_size),
-        "power_limit_w": float(power_limit_w),
-        "time_per_epoch_s": samples_per_epoch / sps,
-        "avg_power_w": measurement.avg_power_w,
-        "num_gpus": int(num_gpus),
-        "samples_per_s": sps,
-        "measured_s": measurement.time_s,
-        "observe_mode": bool(observe),
-        "num_windows": measurement.num_windows,
-        "time_per_epoch_ci_s": _finite_or_none(samples_per_epoch / sps * measurement.time_rel_ci),
-        "avg_power_ci_w": _finite_or_none(measurement.avg_power_ci_w),
-        "energy_per_sample_ci_rel": _finite_or_none(measurement.energy_per_sample_rel_ci),
-        "ci_met": measurement.ci_met,
-        "avg_power_uncertainty_w": _finite_or_none(measurement.avg_power_uncertainty_w),
-    }
+def __getattr__(name: str) -> Any:
+    """``power_row`` and ``gpu_kind_from_name`` moved (to writer.py and devices.py): re-exported for one release.
 
-
-_VENDOR = re.compile(r"^(nvidia|tesla|geforce|quadro)\s+", re.IGNORECASE)
-
-
-def gpu_kind_from_name(name: str) -> str:
-    """Short GPU kind for the trace's ``gpu`` column: ``NVIDIA H200`` -> ``h200``.
-
-    Vendor and product-line words are dropped, the rest is lower-cased and joined by ``-``
-    (``Tesla V100-SXM2-32GB`` -> ``v100-sxm2-32gb``). Pass ``--gpu-kind`` to choose another.
+    Resolved on first use, since those modules import this one through the sweep plan.
     """
-    rest = name.strip()
-    while (m := _VENDOR.match(rest)) is not None:
-        rest = rest[m.end() :]
-    kind = re.sub(r"[^a-z0-9]+", "-", rest.lower()).strip("-")
-    if not kind:
-        raise ConfigError(f"cannot derive a GPU kind from the name {name!r}; pass --gpu-kind")
-    return kind
+    if name == "power_row":
+        from zeus_bench.sweep.writer import power_row
+
+        return power_row
+    if name == "gpu_kind_from_name":
+        from zeus_bench.sweep.devices import gpu_kind_from_name
+
+        return gpu_kind_from_name
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 from zeus_bench.registry import WorkloadSpec
 from zeus_bench.sweep.devices import (
     free_device_memory,
+    gpu_kind_from_name,
     oom_errors,
     open_gpus,
     prepare_torch,
     resolve_torch_device,
 )
-from zeus_bench.sweep.measure import gpu_kind_from_name
 from zeus_bench.sweep.plan import BatchSizeDoesNotFitError, SweepOutcome, SweepPlan
 from zeus_bench.sweep.points import PointLoop, pending_points
 from zeus_bench.sweep.provenance import base_sweep_provenance
@@ -75,20 +75,25 @@ def sweep_single_process(
         # Fake GPUs with a speed model: simulated time for the GPUs, the monitor and the bounds.
         clock = model_clock(backend, gpus)
         fake = fake_load(gpus, clock)
+        # One counter thread for the GPU set, closed with the sweep.
+        monitor = EnergyMonitor(
+            list(gpus),
+            sync_cuda=device.type == "cuda",
+            clock=clock or time.monotonic,
+            # The model's counter is exact at every read (continuous): no period to probe,
+            # and edges read at once (a reader thread would read after later steps moved it).
+            counter_update_period_s=MODEL_COUNTER_PERIOD_S if clock else None,
+            read_in_background=clock is None,
+            # On the host's clock, the one counter thread also follows the counters near
+            # edges and interpolates each window's energy between their updates.
+            follow_counters=clock is None,
+        )
         loop = PointLoop(
             workload,
             model,
             device,
             plan,
-            EnergyMonitor(
-                list(gpus),
-                sync_cuda=device.type == "cuda",
-                clock=clock or time.monotonic,
-                # The model's counter is exact at every read (continuous): no period to probe,
-                # and edges read at once (a reader thread would read after later steps moved it).
-                counter_update_period_s=MODEL_COUNTER_PERIOD_S if clock else None,
-                read_in_background=clock is None,
-            ),
+            monitor,
             set_limit,
             agree=lambda d: d,
             barrier=lambda: None,
@@ -97,6 +102,7 @@ def sweep_single_process(
         )
         total = sum(len(ps) for _, ps in todo)
         with contextlib.ExitStack() as stack:
+            stack.enter_context(monitor)
             bar = stack.enter_context(
                 tqdm(total=total, desc=f"sweep {plan.workload}", unit="point", disable=None)
             )

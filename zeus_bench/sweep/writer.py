@@ -18,8 +18,9 @@ from zeus_bench.errors import ConfigError, TraceFormatError
 from zeus_bench.fsutil import remove_partial_writes
 from zeus_bench.registry import WorkloadSpec
 from zeus_bench.store import read_table, write_table
-from zeus_bench.sweep.measure import PointMeasurement, power_row
+from zeus_bench.sweep.point import PointMeasurement
 from zeus_bench.sweep.provenance import utc_now
+from zeus_bench.sweep.stats import finite_or_none
 
 log = logging.getLogger(__name__)
 
@@ -163,3 +164,37 @@ def make_emit(
         writer.add(row, point, m.time_s)
 
     return emit
+
+
+def power_row(
+    spec: WorkloadSpec,
+    gpu_kind: str,
+    batch_size: int,
+    power_limit_w: float,
+    samples_per_epoch: int,
+    measurement: PointMeasurement,
+    num_gpus: int,
+    observe: bool,
+) -> dict[str, object]:
+    """One row of the ``power`` trace from a point's measurement."""
+    sps = measurement.samples_per_s(batch_size)
+    return {
+        "gpu": gpu_kind,
+        "dataset": spec.dataset,
+        "network": spec.network,
+        "optimizer": spec.optimizer,
+        "batch_size": int(batch_size),
+        "power_limit_w": float(power_limit_w),
+        "time_per_epoch_s": samples_per_epoch / sps,
+        "avg_power_w": measurement.avg_power_w,
+        "num_gpus": int(num_gpus),
+        "samples_per_s": sps,
+        "measured_s": measurement.time_s,
+        "observe_mode": bool(observe),
+        "num_windows": measurement.num_windows,
+        "time_per_epoch_ci_s": finite_or_none(samples_per_epoch / sps * measurement.time_rel_ci),
+        "avg_power_ci_w": finite_or_none(measurement.avg_power_ci_w),
+        "energy_per_sample_ci_rel": finite_or_none(measurement.energy_per_sample_rel_ci),
+        "ci_met": measurement.ci_met,
+        "avg_power_uncertainty_w": finite_or_none(measurement.avg_power_uncertainty_w),
+    }
