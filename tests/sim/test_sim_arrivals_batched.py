@@ -31,7 +31,9 @@ def test_shared_tries_give_the_generic_loops_rows_group_by_group(seed: int, beta
     zeus = get_policy("zeus")
     batched = list(replay_groups(model, zeus, seed, beta, groups))
     assert [name for name, _ in batched] == [g[0] for g in groups]
-    generic = [arrivals._replay_generic(model, zeus, seed, beta, *g[1:], 0, BanditKnobs()) for g in groups]
+    generic = [
+        arrivals._replay_generic(model, zeus, seed, beta, g[1], g[2], g[3], 0, BanditKnobs()) for g in groups
+    ]
     assert [rows for _, rows in batched] == generic
     # Retries, zero budgets and early stops occur on this grid (else the shared outcomes are untested).
     assert any(r[1] > 1 for rows in generic for r in rows)
@@ -64,9 +66,11 @@ def test_dispatch_is_by_method_not_by_class(monkeypatch: pytest.MonkeyPatch) -> 
             super().observe(outcome)
 
     model = JobModel(toy_job(TARGETS, max_epochs=12), eta=0.5)
-    g = _groups(3, n=1)[0][1:]
+    starts, ends, ratios = _groups(3, n=1)[0][1:]
+    g = (starts, ends, ratios)
     expected = replay_group(model, zeus, 3, 2.0, *g)
     assert len(fused) == 1
     assert replay_group(model, Renamed, 3, 2.0, *g) == expected and len(fused) == 2
     assert replay_group(model, Watching, 3, 2.0, *g) == expected and len(fused) == 2
-    assert replay_group(model, zeus, 3, 2.0, *g, window=3) != [] and len(fused) == 2  # a window: generic
+    assert replay_group(model, zeus, 3, 2.0, starts, ends, ratios, window=3) != []
+    assert len(fused) == 2  # a window: the generic loop
