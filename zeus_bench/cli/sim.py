@@ -240,7 +240,7 @@ def register(sub: Any) -> None:
         "--groups",
         type=bounded_int_arg(1, MAX_SUBMISSIONS, "--groups"),
         default=2,
-        help="groups per workload (default 2)",
+        help="groups PER WORKLOAD, not in all (default 2): --workloads a,b --groups 10 writes 20 groups",
     )
     r.add_argument(
         "--jobs-per-group",

@@ -26,6 +26,7 @@ __all__ = ["ARRIVAL_COLUMNS", "MAX_RUNTIME_RATIO", "read_arrivals", "synthetic_a
 ARRIVAL_COLUMNS = tuple(ARRIVALS.names)
 _NUMBER_COLUMNS = ("start_time", "end_time", "runtime_ratio")
 _LABEL_COLUMNS = ("group", "workload")
+_SLICE_ROWS = 1 << 18  # rows of a Parquet file read at a time
 
 
 def read_arrivals(path: str | Path) -> pd.DataFrame:
@@ -60,7 +61,7 @@ def read_arrivals(path: str | Path) -> pd.DataFrame:
         labels = {c: _Dictionary(n) for c in _LABEL_COLUMNS}
         pf = pq.ParquetFile(path, read_dictionary=text)
         at = 0
-        for batch in pf.iter_batches(batch_size=1 << 18, columns=columns):  # a slice at a time
+        for batch in pf.iter_batches(batch_size=_SLICE_ROWS, columns=columns):  # a slice at a time
             size = batch.num_rows
             for c in _NUMBER_COLUMNS:
                 numbers[c][at : at + size] = batch.column(c).to_numpy(zero_copy_only=False)

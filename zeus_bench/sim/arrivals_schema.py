@@ -51,7 +51,7 @@ def check_number_column(
 ) -> None:
     """Apply the ``arrivals`` schema's checks of column ``name`` among ``rules`` to its values (floats).
 
-    ``raw`` is the column as read (a pandas Series), quoted in the message of a value that is
+    ``raw`` is the column as read (a pandas Series or a NumPy array), quoted in the message of a value that is
     not a finite number. Raises :class:`TraceFormatError`, one line naming ``where``, the column
     and the first row at fault.
     """
@@ -59,9 +59,8 @@ def check_number_column(
     bad = ~np.isfinite(values)  # NaN where the value is not a number at all
     if "finite" in rules and "finite" in col.checks and bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise TraceFormatError(
-            f"{where}: column {name!r} row {row}: not a finite number: {raw.iloc[row]!r}"  # type: ignore[attr-defined]
-        )
+        value = raw.iloc[row] if hasattr(raw, "iloc") else raw[row]  # type: ignore[index]
+        raise TraceFormatError(f"{where}: column {name!r} row {row}: not a finite number: {value!r}")
     upper, meaning = UPPER_BOUNDS.get(name, (np.inf, col.description))
     if "positive" in rules and "positive" in col.checks:
         bad = (values <= 0) | (values > upper)
