@@ -392,3 +392,4 @@ WARMSTART_JOBS = register_schema(
     )
 )
 from zeus_bench.sim import arena_schema as _arena_schema  # noqa: E402, F401 - registers the arena tables
+from zeus_bench.sim import arrivals_schema as _arrivals_schema  # noqa: E402, F401 - registers the arrival table
