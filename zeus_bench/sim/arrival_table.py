@@ -59,9 +59,9 @@ def read_arrivals(path: str | Path) -> pd.DataFrame:
         n = pf.metadata.num_rows
         numbers = {c: np.empty(n) for c in _NUMBER_COLUMNS}
         labels = {c: _Dictionary(n) for c in _LABEL_COLUMNS}
-        pf = pq.ParquetFile(path, read_dictionary=text)
+        pf = pq.ParquetFile(path, read_dictionary=text, pre_buffer=False)
         at = 0
-        for batch in pf.iter_batches(batch_size=_SLICE_ROWS, columns=columns):  # a slice at a time
+        for batch in pf.iter_batches(_SLICE_ROWS, columns=columns, use_threads=False):  # one slice at a time
             size = batch.num_rows
             for c in _NUMBER_COLUMNS:
                 numbers[c][at : at + size] = batch.column(c).to_numpy(zero_copy_only=False)
@@ -167,7 +167,8 @@ def _validated(
                 workload, categories=pd.Index(workload_names, dtype=object)
             ),
             "runtime_ratio": ratios,
-        }
+        },
+        copy=False,  # the arrays as they are (one column each), not copied into one block
     )
 
 
