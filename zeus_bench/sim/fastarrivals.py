@@ -44,8 +44,8 @@ from zeus_bench.sim.rules import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES, se
 if TYPE_CHECKING:
     from zeus_bench.sim.replay import JobModel, Row
 
-#: A try's outcome: (cost, reached, epochs, energy J, time s), unscaled.
-Outcome = tuple[float, bool, float, float, float]
+#: A try's outcome: (cost, reached, epochs, energy J, time s, zero budget: it never ran), unscaled.
+Outcome = tuple[float, bool, float, float, float, bool]
 #: The penalty the optimizer observes for a zero-budget try in this mode (the original's 0).
 ZERO_BUDGET_PENALTY = 0.0
 
@@ -97,7 +97,7 @@ class SharedTries:
         energy, time = try_energy_time(epochs, e_ep, t_ep, profiled, prof_e, prof_t)
         penalty = zero_budget_cost(min_cost, self.beta, ZERO_BUDGET_PENALTY)
         cost = try_cost(energy, time, model.eta, model.max_power_w, budget, penalty)
-        done = (float(cost), bool(reached), float(epochs), float(energy), float(time))
+        done = (float(cost), bool(reached), float(epochs), float(energy), float(time), bool(budget == 0.0))
         self.outcomes[bi, index, profiled, min_cost] = done
         return done
 
@@ -178,7 +178,7 @@ def _replay(
         if profiled:
             known.add(b)
         out = outcome_memo.get((bi, index, profiled, min_cost)) or compute(bi, index, profiled, min_cost)
-        if out[2] == 0.0:  # a zero budget: nothing ran
+        if out[5]:  # a zero budget: nothing ran
             heappush(running, (end, launches, start, ratio, b, out, profiled, sub, attempt, zeros + 1, ran))
         else:
             heappush(running, (end, launches, start, ratio, b, out, profiled, sub, attempt, 0, True))
@@ -187,7 +187,7 @@ def _replay(
         nonlocal min_cost, best_b
         while running and running[0][0] <= now:
             end, _, start, ratio, b, out, profiled, sub, attempt, zeros, ran = heappop(running)
-            cost, reached, epochs, energy, time = out
+            cost, reached, epochs, energy, time, _ = out
             observe(b, cost, reached)
             if epochs > 0.0:
                 limit, exp_e, exp_t, exp_c = configs[bs_index[b]][7:]
