@@ -1,10 +1,10 @@
 """Cluster-scale arrival replay benchmark (part of ``bench_simulate.py``; ``make bench``).
 
 Times the whole process ``zeus-bench simulate --gpu v100 --policies zeus --seeds 1 --arrivals
-TABLE`` on the table ``zeus-bench synth-arrivals --workloads <all six> --groups 10000
---jobs-per-group 50 --seed 7`` writes (10,000 groups per workload: 60,000 groups, 3,000,000
-submissions; made first, not timed): wall and CPU seconds and the process's own peak resident
-memory (``wait4``). With ``--peer``, the original simulator's ``simulate_one_alibaba_group``
+TABLE`` on the table of ``synth-arrivals --workloads <all six> --groups 10000 --jobs-per-group 50
+--seed 7`` (10,000 groups per workload: 60,000 groups, 3,000,000 submissions; made first, not
+timed, by the function the command calls: the command itself refuses more than 1,000,000 rows):
+wall and CPU seconds and the process's own peak resident memory (``wait4``). With ``--peer``, the original simulator's ``simulate_one_alibaba_group``
 and this package's replay on the same slice of that table (the first groups of each workload),
 side by side, and the ratio of their seconds per group.
 """
@@ -19,15 +19,36 @@ import time
 from pathlib import Path
 
 WORKLOADS = "cifar100,imagenet,squad,librispeech,movielens-1m,sentiment140"
-SYNTH = ["--workloads", WORKLOADS, "--groups", "10000", "--jobs-per-group", "50", "--seed", "7"]
 GPU = "v100"
 REPO = Path(__file__).resolve().parents[1]
 
 
+GROUPS, JOBS, SEED = 10_000, 50, 7
+SYNTH = [
+    "--workloads",
+    WORKLOADS,
+    "--groups",
+    str(GROUPS),
+    "--jobs-per-group",
+    str(JOBS),
+    "--seed",
+    str(SEED),
+]
+_MAKE = (
+    "import sys, numpy as np; from zeus_bench.sim.arrivals import synthetic_arrivals; "
+    "synthetic_arrivals(sys.argv[1].split(','), int(sys.argv[2]), int(sys.argv[3]), "
+    "np.random.default_rng(int(sys.argv[4]))).to_parquet(sys.argv[5], index=False)"
+)
+
+
 def make_table(out_dir: Path) -> Path:
-    """Write the cluster-scale table (not timed)."""
+    """Write the cluster-scale table (not timed): what ``synth-arrivals`` with :data:`SYNTH` writes.
+
+    Made in a child process by :func:`~zeus_bench.sim.arrivals.synthetic_arrivals` (the function
+    the command calls, with its defaults), since the command bounds its output to 1,000,000 rows.
+    """
     table = out_dir / "arrivals.parquet"
-    cmd = [sys.executable, "-m", "zeus_bench.cli.main", "synth-arrivals", *SYNTH, "--out", str(table)]
+    cmd = [sys.executable, "-c", _MAKE, WORKLOADS, str(GROUPS), str(JOBS), str(SEED), str(table)]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return table
 
@@ -54,20 +75,24 @@ def whole_process(traces: Path, table: Path, out_dir: Path) -> tuple[float, floa
 
 def slice_ratio(python: str, csv_dir: Path, traces: Path, table: Path, per_workload: int) -> dict[str, float]:
     """The original and ours, seconds per group on the first ``per_workload`` groups of each workload."""
+    from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
     from zeus_bench.jobs import TraceSet
-    from zeus_bench.sim.arrivals import read_arrivals, replay_group
-    from zeus_bench.sim.policies.builtin import Zeus
+    from zeus_bench.sim.arrivals import read_arrivals, replay_groups
+    from zeus_bench.sim.policies import get_policy
     from zeus_bench.sim.replay import JobModel
 
     arrivals = read_arrivals(table)
     ts = TraceSet(traces)
-    groups, specs = [], []
+    groups, specs, work = [], [], []
     for w in WORKLOADS.split(","):
         names = [f"{w}-{i}" for i in range(per_workload)]
         job = ts.job(GPU, w)
+        model = JobModel(job, DEFAULT_ETA)
+        mine = []
         for name in names:
             g = arrivals[arrivals["group"] == name]
-            groups.append((JobModel(job, 0.5), g))
+            groups.append((model, g))
+            mine.append((name, *(g[k].to_numpy() for k in ("start_time", "end_time", "runtime_ratio"))))
             spec = job.workload
             specs.append(
                 {
@@ -76,13 +101,16 @@ def slice_ratio(python: str, csv_dir: Path, traces: Path, table: Path, per_workl
                     **{k: g[k].tolist() for k in ("start_time", "end_time", "runtime_ratio")},
                 }
             )  # fmt: skip
+        work.append((model, mine))
+    zeus = get_policy("zeus")
     start, cpu = time.perf_counter(), time.process_time()
-    for model, g in groups:
-        replay_group(
-            model, Zeus, 1, 2.0, *(g[k].to_numpy() for k in ("start_time", "end_time", "runtime_ratio"))
-        )
+    for model, mine in work:  # as simulate does: a workload's groups in one call
+        for _ in replay_groups(model, zeus, 1, DEFAULT_BETA, mine):
+            pass
     ours, ours_cpu = time.perf_counter() - start, time.process_time() - cpu
-    request = {"traces": str(csv_dir), "gpu": GPU, "eta": 0.5, "beta": 2.0, "jobs": [], "groups": specs}
+    request = {
+        "traces": str(csv_dir), "gpu": GPU, "eta": DEFAULT_ETA, "beta": DEFAULT_BETA, "jobs": [], "groups": specs,
+    }  # fmt: skip
     out = subprocess.run(
         [python, str(REPO / "benchmarks" / "peer_original.py")],
         input=json.dumps(request),

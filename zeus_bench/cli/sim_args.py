@@ -20,7 +20,7 @@ TABLE_SUFFIXES = (".parquet", ".csv")
 #: Bound of --jobs (worker processes).
 MAX_JOBS = 1024
 #: Bound of synth-arrivals' --groups and --jobs-per-group, and of their product (rows written).
-MAX_SUBMISSIONS = 1_000_000
+MAX_SUBMISSIONS = 5_000_000
 
 
 #: Bound of --prune-rounds (each round tries every surviving batch size at least once).
@@ -219,7 +219,7 @@ def add_synth_args(p: argparse.ArgumentParser) -> None:
         "--groups",
         type=bounded_int_arg(1, MAX_SUBMISSIONS, "--groups"),
         default=2,
-        help="groups per workload (default 2)",
+        help="groups PER WORKLOAD, not in all (default 2): --workloads a,b --groups 10 writes 20 groups",
     )
     p.add_argument(
         "--jobs-per-group",

@@ -42,110 +42,32 @@ the paper. The ``zeus`` policy with the paper's knobs and no window replays thro
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from zeus_bench.errors import TraceFormatError
+from zeus_bench.sim.arrival_table import (
+    ARRIVAL_COLUMNS,
+    MAX_RUNTIME_RATIO,
+    read_arrivals,
+    synthetic_arrivals,
+    validate_arrivals,
+)
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.replay import BanditKnobs, JobModel, Row, Runner, seed_generators
 from zeus_bench.sim.rules import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES
-from zeus_bench.usertables import read_user_table
 
-if TYPE_CHECKING:  # pandas is imported where tables are read or built
-    import pandas as pd
-
-ARRIVAL_COLUMNS = ("group", "start_time", "end_time", "workload", "runtime_ratio")
-#: Largest runtime_ratio accepted: a job a million times its workload's mean runtime is a unit
-#: mistake, and scaled costs that large overflow the replay's energy and time (float64) downstream.
-MAX_RUNTIME_RATIO = 1e6
-
-
-def read_arrivals(path: str | Path) -> pd.DataFrame:
-    """Read and validate an arrival table (``.csv`` or ``.parquet``).
-
-    Raises:
-        TraceFormatError: unreadable file, missing columns, bad values, or a group with more
-            than one workload.
-    """
-    df = read_user_table(path, "arrival table")
-    return validate_arrivals(df, str(path))
-
-
-def validate_arrivals(df: pd.DataFrame, where: str = "arrival table") -> pd.DataFrame:
-    """Validate an arrival table; return it typed, sorted by (group, start_time)."""
-    import pandas as pd
-
-    missing = [c for c in ARRIVAL_COLUMNS if c not in df.columns]
-    if missing:
-        raise TraceFormatError(
-            f"{where}: missing column(s) {', '.join(missing)} (need {', '.join(ARRIVAL_COLUMNS)})"
-        )
-    if df.empty:
-        raise TraceFormatError(f"{where}: no rows")
-    out = pd.DataFrame({"group": df["group"].astype(str), "workload": df["workload"].astype(str)})
-    for col in ("start_time", "end_time", "runtime_ratio"):
-        values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
-        bad = ~np.isfinite(values)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise TraceFormatError(
-                f"{where}: column {col!r} row {row}: not a finite number: {df[col].iloc[row]!r}"
-            )
-        out[col] = values
-    if df["group"].isna().any() or df["workload"].isna().any():
-        raise TraceFormatError(f"{where}: missing group or workload")
-    bad = np.flatnonzero(out["end_time"].to_numpy() <= out["start_time"].to_numpy())
-    if len(bad):
-        raise TraceFormatError(f"{where}: row {int(bad[0])}: end_time must be after start_time")
-    ratio = out["runtime_ratio"].to_numpy()
-    bad = np.flatnonzero((ratio <= 0) | (ratio > MAX_RUNTIME_RATIO))
-    if len(bad):
-        raise TraceFormatError(
-            f"{where}: column 'runtime_ratio' row {int(bad[0])}: {float(ratio[bad[0]]):g} is outside (0, {MAX_RUNTIME_RATIO:g}] "
-            "(a job's runtime over its workload's mean)"
-        )
-    per_group = out.groupby("group")["workload"].nunique()
-    mixed = per_group[per_group > 1]
-    if len(mixed):
-        raise TraceFormatError(f"{where}: group {mixed.index[0]!r} has more than one workload")
-    return out.sort_values(["group", "start_time"], kind="stable").reset_index(drop=True)[
-        list(ARRIVAL_COLUMNS)
-    ]
-
-
-def synthetic_arrivals(
-    workloads: list[str],
-    groups_per_workload: int,
-    jobs_per_group: int,
-    rng: np.random.Generator,
-    mean_runtime_s: float = 3600.0,
-    overlap: float = 0.3,
-    ratio_sigma: float = 0.25,
-) -> pd.DataFrame:
-    """Generate a synthetic arrival table for tests and examples.
-
-    Within a group, gaps between submissions are exponential with mean ``mean_runtime_s x (1 -
-    overlap)``, so that about ``overlap`` of the jobs start while the previous one still runs;
-    runtimes are log-normal around ``mean_runtime_s`` (log-standard deviation ``ratio_sigma``;
-    1.0 spreads ``runtime_ratio`` over about 0.1-10) and ``runtime_ratio`` is runtime / mean.
-    """
-    import pandas as pd
-
-    rows = []
-    for w in workloads:
-        for g in range(groups_per_workload):
-            t = 0.0
-            runtimes = rng.lognormal(0.0, ratio_sigma, size=jobs_per_group)
-            runtimes = runtimes / runtimes.mean()
-            for k in range(jobs_per_group):
-                runtime = float(runtimes[k] * mean_runtime_s)
-                rows.append((f"{w}-{g}", t, t + runtime, w, float(runtimes[k])))
-                t += float(rng.exponential(mean_runtime_s * max(1.0 - overlap, 1e-3)))
-    return validate_arrivals(pd.DataFrame(rows, columns=list(ARRIVAL_COLUMNS)), "synthetic arrivals")
+__all__ = [
+    "ARRIVAL_COLUMNS",
+    "MAX_RUNTIME_RATIO",
+    "read_arrivals",
+    "replay_group",
+    "replay_groups",
+    "synthetic_arrivals",
+    "validate_arrivals",
+]  # the table's functions are arrival_table's, imported from here as before
 
 
 @dataclass
@@ -158,6 +80,46 @@ class _Running:
     attempt: int
     zeros: int  # zero-budget tries in a row, this one included
     ran: bool  # a try of this submission ran (this one or an earlier)
+
+
+def replay_groups(
+    model: JobModel,
+    policy_cls: type[Policy],
+    seed: int,
+    beta: float,
+    groups: Iterable[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
+    window: int = 0,
+    knobs: BanditKnobs | None = None,
+) -> Iterator[tuple[str, list[Row]]]:
+    """Replay every group of one workload (``(name, starts, ends, ratios)`` each): ``(name, rows)``.
+
+    Each group's rows are :func:`replay_group`'s. The ``zeus`` policy (or a subclass that
+    overrides none of its decisions) with the paper's knobs and no window replays through the
+    fused loop (:mod:`zeus_bench.sim.fastarrivals`), whose tries are shared by every group of the
+    (model, seed, beta); any other policy through the generic loop, one group at a time.
+    """
+    knobs = knobs or BanditKnobs()
+    if _fused(policy_cls) and window == 0 and knobs.default:
+        from zeus_bench.sim.fastarrivals import shared_tries
+
+        shared = shared_tries(model, seed, beta)
+        if shared is not None:
+            for name, starts, ends, ratios in groups:
+                yield name, shared.replay(seed, starts, ends, ratios)
+            return
+    for name, starts, ends, ratios in groups:
+        yield name, _replay_generic(model, policy_cls, seed, beta, starts, ends, ratios, window, knobs)
+
+
+def _fused(policy_cls: type[Policy]) -> bool:
+    """Whether ``policy_cls`` decides as :class:`Zeus` does (every decision method Zeus's own)."""
+    return issubclass(policy_cls, Zeus) and all(
+        getattr(policy_cls, m, None) is getattr(Zeus, m, None) for m in _ZEUS_DECISIONS
+    )
+
+
+#: The methods that make the ``zeus`` policy's decisions (a subclass overriding one is replayed generically).
+_ZEUS_DECISIONS = ("__init__", "predict", "observe", "best", "started", "_decide")
 
 
 def replay_group(
@@ -178,13 +140,22 @@ def replay_group(
         :data:`~zeus_bench.sim.replay.RUN_FIELDS`, ``recurrence`` the submission's number in
         the group (from 1); plus one row per submission given up without a try that ran.
     """
-    knobs = knobs or BanditKnobs()
-    if policy_cls is Zeus and window == 0 and knobs.default:
-        from zeus_bench.sim.fastarrivals import replay_group_zeus
+    group = ("", starts, ends, ratios)
+    return next(replay_groups(model, policy_cls, seed, beta, [group], window, knobs))[1]
 
-        fast = replay_group_zeus(model, seed, beta, starts, ends, ratios)
-        if fast is not None:
-            return fast
+
+def _replay_generic(
+    model: JobModel,
+    policy_cls: type[Policy],
+    seed: int,
+    beta: float,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    ratios: np.ndarray,
+    window: int,
+    knobs: BanditKnobs,
+) -> list[Row]:
+    """:func:`replay_group` through the policy's own methods and the :class:`Runner`."""
     env_rng, pol_rng = seed_generators(seed)
     ctx = PolicyContext(model.job, model.eta, beta, window, pol_rng, None, *knobs, concurrent=True)
     policy = policy_cls(ctx)
