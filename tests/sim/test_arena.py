@@ -203,32 +203,40 @@ def test_noise_keeps_the_paths_and_is_seeded() -> None:
 # --- the command end to end ----------------------------------------------------------------
 
 
-@pytest.fixture()
-def tiny(tmp_path: Path) -> Path:
-    folder = write_tiny_traces(tmp_path / "traces")
-    power = pd.read_parquet(folder / "power-v100.parquet").assign(gpu="a40")
+def two_gpu_traces(folder: Path) -> Path:
+    """Tiny traces in ``folder`` with a copy of the V100 power trace as an A40's."""
     from zeus_bench.store import write_table
 
+    write_tiny_traces(folder)
+    power = pd.read_parquet(folder / "power-v100.parquet").assign(gpu="a40")
     write_table(power, folder / "power-a40.parquet", "power")
     return folder
+
+
+@pytest.fixture()
+def tiny(tmp_path: Path) -> Path:
+    return two_gpu_traces(tmp_path / "traces")
 
 
 def test_arena_command_end_to_end(tiny: Path, tmp_path: Path) -> None:
     out = tmp_path / "arena"
     argv = ["arena", "--traces", str(tiny), "--gpu", "v100,a40", "--policies", "zeus,zeus-plus,pl-only"]
-    assert main([*argv, "--seeds", "1-5", "--out", str(out)]) == 0
+    assert main([*argv, "--seeds", "1-5", "--fold", "both", "--out", str(out)]) == 0
     jobs = read_table(out / "arena_jobs.parquet", "arena_jobs")
     summary = read_table(out / "arena_summary.parquet", "arena_summary")
-    assert len(jobs) == 2 * 3 * 3 and set(jobs["half"]) == {"judge"} and set(jobs["seeds"]) == {5}
+    assert len(jobs) == 2 * 2 * 3 * 3 and set(jobs["seeds"]) == {5}  # both folds
+    assert dict(jobs.groupby("fold")["half"].unique().map(tuple)) == {1: ("judge",), 2: ("tune",)}
+    assert sorted(summary["fold"]) == sorted([1, 2] * 2 * 3)
     assert (jobs["regret_pct_ci_lo"] <= jobs["regret_pct_mean"] + 1e-12).all()
     assert (jobs["regret_pct_mean"] <= jobs["regret_pct_ci_hi"] + 1e-12).all()
     z = jobs[jobs["policy"] == "zeus"]
     assert (z["regret_diff_vs_zeus_pct_mean"] == 0).all() and set(z["vs_zeus"]) == {"same"}
-    assert sorted(summary["rank"][summary["gpu"] == "v100"]) == sorted(
-        summary[summary["gpu"] == "v100"]["regret_pct_mean"].rank(method="min").astype(int)
-    )
-    assert main([*argv, "--seeds", "1-5", "--horizon", "unknown", "--out", str(out)]) == 0
-    assert set(read_table(out / "arena_jobs.parquet", "arena_jobs")["horizon"]) == {"unknown"}
+    for fold in (1, 2):  # ranked within each (GPU, fold)
+        v = summary[(summary["gpu"] == "v100") & (summary["fold"] == fold)]
+        assert v["rank"].tolist() == v["regret_pct_mean"].rank(method="min").astype(int).tolist()
+    assert main([*argv, "--seeds", "1-5", "--horizon", "unknown", "--out", str(out)]) == 0  # default: fold 1
+    one = read_table(out / "arena_jobs.parquet", "arena_jobs")
+    assert set(one["horizon"]) == {"unknown"} and set(one["fold"]) == {1} and len(one) == 2 * 3 * 3
 
 
 @pytest.mark.parametrize(
@@ -312,3 +320,64 @@ def test_a_split_job_recurs_as_often_as_the_whole_job() -> None:
     totals = arena_mod.run_arena([whole], ["pl-only"], Protocol((1, 2)))
     df, _ = job_table([whole], totals, Protocol((1, 2)))
     assert set(df["recurrences"]) == {16}
+
+
+# --- the two folds ------------------------------------------------------------------------
+
+
+def test_each_fold_judges_the_half_its_constants_were_not_chosen_on() -> None:
+    from zeus_bench.sim.crossfit import FOLD_CONSTANTS, FOLDS, judged_half
+
+    assert {f: judged_half(f) for f in FOLDS} == {1: "judge", 2: "tune"}
+    assert all(tuned != judged for tuned, judged in FOLDS.values())
+    with pytest.raises(ConfigError, match="unknown fold 3"):
+        judged_half(3)
+    p1, p2 = Protocol((1,)).for_fold(1), Protocol((1,)).for_fold(2)
+    assert (p1.half, p1.constants, p1.policy("zeus-plus")) == ("judge", (), get_policy("zeus-plus"))
+    tuned = p2.policy("zeus-plus")
+    assert p2.half == "tune" and tuned is not get_policy("zeus-plus")
+    assert {k: getattr(tuned, k) for k in FOLD_CONSTANTS[2]["zeus-plus"]} == FOLD_CONSTANTS[2]["zeus-plus"]
+    assert p2.policy("zeus") is get_policy("zeus")  # no override: the registered class
+
+
+def test_fold_constants_are_the_picks_of_the_committed_tuning_tables() -> None:
+    """Fold 1 = the registered defaults = the tune half's pick; fold 2 = the judge half's pick."""
+    from zeus_bench.sim.crossfit import FOLD_CONSTANTS
+
+    root = Path(__file__).resolve().parents[2] / "results" / "policy"
+    for fold, name in ((1, "tuning-known.csv"), (2, "tuning-known-fold2.csv")):
+        table = pd.read_csv(root / name)
+        pick = table[table["chosen"]].iloc[0]
+        cls = Protocol((1,)).for_fold(fold).policy("zeus-plus")
+        for key in ("margin", "up_first"):
+            assert getattr(cls, key) == pick[key], (fold, key)
+    assert FOLD_CONSTANTS[1] == {}
+
+
+def test_fold_two_replays_the_tune_half_with_its_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fold 2 samples only tune-half paths, and its zeus-plus is the one with fold 2's constants."""
+    from zeus_bench.sim.crossfit import FOLD_CONSTANTS, variant
+
+    job = _unique_job()
+    tune_paths = {p for t in split_job(job, "tune").target_epochs for p in t if math.isfinite(p)}
+    seen: set[float] = set()
+    original = JobModel.__init__
+
+    def spy(self, j, eta):  # type: ignore[no-untyped-def]
+        original(self, j, eta)
+        for paths in self.paths:
+            seen.update(p for p in paths if math.isfinite(p))
+
+    monkeypatch.setattr(JobModel, "__init__", spy)
+    p2 = Protocol((1, 2, 3)).for_fold(2)
+    aj = arena_mod.ArenaJob(split_job(job, p2.half), arena_mod.default_recurrences(job))
+    totals = arena_mod.run_arena([aj], ["zeus-plus"], p2)
+    assert seen == tune_paths
+    df, _ = job_table([aj], totals, p2)
+    assert set(df["fold"]) == {2} and set(df["half"]) == {"tune"}
+    model = JobModel(aj.job, p2.eta)
+    direct = arena_mod.seed_costs(
+        model, variant("zeus-plus", FOLD_CONSTANTS[2]["zeus-plus"]), p2, aj.recurrences
+    )
+    got = totals[(job.gpu, job.workload.id, "zeus-plus")][0]
+    assert got.tolist() == direct[0].sum(axis=1).tolist()
