@@ -20,8 +20,8 @@ KIND_PATHS: dict[str, str] = {
     "power": "`data/traces/zeus/power-<gpu>.parquet` (imported, git-ignored); `results/traces/<gpu>/power-<gpu>.parquet` (this project's sweeps, committed)",
     "runs": "`results/sim/<gpu>/main.parquet`, `eta-<eta>.parquet`, `beta-<beta>.parquet`, `alibaba.parquet` (git-ignored)",
     "sim_summary": "`results/summary/<gpu>.csv` (committed); the Alibaba replay's: `results/alibaba/<gpu>.csv`; the sweeps': `results/sim/<gpu>/summary-eta.parquet`, `summary-beta.parquet` (git-ignored)",
-    "warmstart_jobs": "`results/policy/warmstart_jobs.csv` (committed; `python -m zeus_bench.sim.study`, `zeus_bench.sim.warmjobs`)",
-    "arena_jobs": "`results/policy/arena/{known,unknown}/arena_jobs.parquet` (committed; `zeus-bench arena --horizon known|unknown [--half tune] --out DIR`)",
+    "warmstart_jobs": "`results/policy/warmstart_jobs.csv` (committed; `zeus-bench study`, `zeus_bench.sim.warmjobs`)",
+    "arena_jobs": "`results/policy/arena/{known,unknown}/arena_jobs.parquet` (committed; `zeus-bench arena --horizon known|unknown --fold both --out DIR`)",
     "arena_summary": "`results/policy/arena/{known,unknown}/arena_summary.parquet` (committed)",
 }
 
@@ -125,7 +125,11 @@ POLICY_COMPARISON_DOC: dict[str, tuple[str, str, str]] = {
 }
 #: The cross-fitted tuning of zeus-plus (``python -m zeus_bench.sim.tuning``): one row per setting.
 POLICY_TUNING_DOC: dict[str, tuple[str, str, str]] = {
-    "margin, up_first, horizon": ("The setting's constants (class attributes of zeus-plus)", "", "0.2"),
+    "margin, up_first, horizon, safety": (
+        "The setting's constants (class attributes of zeus-plus)",
+        "",
+        "0.2",
+    ),
     "<gpu>_regret_pct": ("Mean regret over the GPU's jobs on the tune half, mean over seeds", "%", "2.9"),
     "<gpu>_zeus_regret_pct": ("Zeus's, on the same seeds and paths", "%", "3.2"),
     "<gpu>_regret_ratio": ("Their ratio", "", "0.92"),
@@ -223,8 +227,10 @@ def render() -> str:
         "",
         "## The zeus-plus study: `results/policy/`",
         "",
-        "Written by `python -m zeus_bench.sim.study` (rule `policy_study`, seeds from `policy_study.seeds`; "
-        "eta 0.5, beta 2). Ratios, regret and the charge of a failed recurrence come from "
+        "Written by `zeus-bench study` (rule `policy_study`, seeds from `policy_study.seeds`; "
+        "eta 0.5, beta 2). `comparison.csv` (and `curves.csv`) are regenerated from the arena "
+        "(`--arena results/policy/arena/known`): its fold 1 (the judged half of the training paths), "
+        "its seeds and protocol, every mean equal to `arena_jobs`'. Ratios, regret and the charge of a failed recurrence come from "
         "`zeus_bench.sim.metrics`, as in the `sim_summary` table. The per-recurrence curves behind the "
         "policy figures (`curves.csv`, `drift_curves.csv`) are git-ignored.",
         "",
@@ -240,11 +246,14 @@ def render() -> str:
         "",
         _table([(c, *doc) for c, doc in POLICY_WARMSTART_DOC.items()]),
         "",
-        "### `tuning-known.csv`, `tuning-unknown.csv`: one row per setting of zeus-plus's constants",
+        "### `tuning-known.csv`, `tuning-unknown.csv`, `tuning-known-fold2.csv`, `tuning-unknown-safety.csv`: "
+        "one row per setting of zeus-plus's constants",
         "",
         "Written by `python -m zeus_bench.sim.tuning` on the *tune* half of the training paths (cross-fitting, "
         "docs/policies.md), horizon known (margin, up_first) and unknown (horizon, margin, up_first); the arena "
-        "reports the other half.",
+        "reports the other half. `tuning-known-fold2.csv`: the same on the judge half (`--half judge`, fold 2's "
+        "constants); `tuning-unknown-safety.csv`: `--grid unknown-horizon` (horizon 0 = the anytime budget, "
+        "14, 20, 50 x safety 0, 0.01, 0.02), tune half.",
         "",
         _table([(c, *doc) for c, doc in POLICY_TUNING_DOC.items()]),
     ]

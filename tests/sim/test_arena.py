@@ -381,3 +381,21 @@ def test_fold_two_replays_the_tune_half_with_its_overrides(monkeypatch: pytest.M
     )
     got = totals[(job.gpu, job.workload.id, "zeus-plus")][0]
     assert got.tolist() == direct[0].sum(axis=1).tolist()
+
+
+def test_arena_set_overrides_a_constant_in_every_fold(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    p = Protocol((1,), constants=(("zeus-plus", (("horizon", 7),)),)).for_fold(2)
+    assert p.policy("zeus-plus").horizon == 7 and p.policy("zeus-plus").margin == 0.4  # fold 2's margin kept
+    out = tmp_path / "arena"
+    argv = ["arena", "--traces", str(tiny), "--gpu", "v100", "--policies", "zeus-plus", "--seeds", "1-2"]
+    assert main([*argv, "--horizon", "unknown", "--set", "zeus-plus.horizon=3", "--out", str(out)]) == 0
+    with_set = read_table(out / "arena_jobs.parquet", "arena_jobs")
+    assert main([*argv, "--horizon", "3", "--out", str(out)]) == 0  # told 3 = assuming 3 when unknown
+    told = read_table(out / "arena_jobs.parquet", "arena_jobs")
+    pd.testing.assert_series_equal(with_set["regret_pct_mean"], told["regret_pct_mean"])
+    for bad, message in (("zeus-plus.nope=1", "no constant 'nope'"), ("horizon=1", "POLICY.CONSTANT=VALUE")):
+        assert main([*argv, "--set", bad, "--out", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1

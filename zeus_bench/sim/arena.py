@@ -97,10 +97,14 @@ class Protocol:
     constants: Constants = field(default=())
 
     def for_fold(self, fold: int) -> Protocol:
-        """This protocol on fold ``fold``: its judged half and its constants (crossfit.FOLD_CONSTANTS)."""
-        return replace(
-            self, fold=fold, half=judged_half(fold), constants=frozen_constants(FOLD_CONSTANTS[fold])
-        )
+        """This protocol on fold ``fold``: its judged half and its constants (crossfit.FOLD_CONSTANTS).
+
+        Overrides already in ``constants`` (``zeus-bench arena --set``) win over the fold's.
+        """
+        merged = {p: dict(c) for p, c in FOLD_CONSTANTS[fold].items()}
+        for p, c in self.constants:
+            merged.setdefault(p, {}).update(dict(c))
+        return replace(self, fold=fold, half=judged_half(fold), constants=frozen_constants(merged))
 
     def policy(self, name: str) -> type[Policy]:
         """The registered policy ``name`` with this protocol's overrides of its constants."""

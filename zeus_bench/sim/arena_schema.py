@@ -63,7 +63,7 @@ ARENA_JOBS = register_schema(
             "The policy arena per (gpu, workload, policy): cumulative cost over the references' "
             "expected costs, regret against the oracle and the paired difference against Zeus, "
             "each a mean over seeds with its 95 % bootstrap interval, on the judged half of the "
-            "training paths."
+            "training paths of each cross-fitting fold (column fold), with the safety goal's floor."
         ),
         key=("gpu", "workload", "policy", "fold"),
         columns=(
