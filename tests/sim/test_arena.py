@@ -399,3 +399,21 @@ def test_arena_set_overrides_a_constant_in_every_fold(
         assert main([*argv, "--set", bad, "--out", str(tmp_path / "x")]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1
+
+
+def test_the_safety_floor_is_the_baselines_own_percentile() -> None:
+    """baseline_p95 is 1 where b0's paths all need the same epochs, and the baseline row's own p95."""
+    same = toy_job(targets={8: [5.0, 6.0], 16: [4.0, 4.0, 4.0, 4.0], 32: [5.0, 7.0, 6.0, 8.0]}, b0=16)
+    spread = toy_job(targets={8: [5.0, 6.0], 16: [2.0, 6.0, 3.0, 9.0], 32: [5.0, 7.0, 6.0, 8.0]}, b0=16)
+    protocol = Protocol(tuple(range(1, 21)))
+    for job, flat in ((same, True), (spread, False)):
+        judged = [arena_mod.ArenaJob(split_job(job, "judge"), arena_mod.default_recurrences(job))]
+        totals = arena_mod.run_arena(judged, ["baseline", "zeus-plus"], protocol)
+        df, _ = job_table(judged, totals, protocol)
+        floor = set(df["baseline_p95"])
+        assert len(floor) == 1  # one number per job, on every policy's row
+        base = df[df["policy"] == "baseline"].iloc[0]
+        assert base["cost_ratio_vs_baseline_p95"] == pytest.approx(base["baseline_p95"])
+        assert bool(base["baseline_p95"] == pytest.approx(1.0)) == flat
+        if not flat:
+            assert base["baseline_p95"] > 1.02  # b0's judged paths 6 and 9 epochs: the goal is out of reach
