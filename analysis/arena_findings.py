@@ -33,8 +33,8 @@ def _jobs(names: Sequence[str]) -> str:
     return ", ".join(names) if names else "none"
 
 
-FOLD_LABEL = {1: "fold 1 (judge half, constants chosen on the tune half)",
-              2: "fold 2 (tune half, constants chosen on the judge half)"}  # fmt: skip
+FOLD_LABEL = {1: "fold 1: the judge half, constants chosen on the tune half",
+              2: "fold 2: the tune half, constants chosen on the judge half"}  # fmt: skip
 
 
 def by_fold(df: pd.DataFrame) -> list[tuple[int, str, str, pd.DataFrame]]:
