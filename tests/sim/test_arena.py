@@ -417,3 +417,19 @@ def test_the_safety_floor_is_the_baselines_own_percentile() -> None:
         assert bool(base["baseline_p95"] == pytest.approx(1.0)) == flat
         if not flat:
             assert base["baseline_p95"] > 1.02  # b0's judged paths 6 and 9 epochs: the goal is out of reach
+
+
+def test_tuning_grid_unknown_horizon(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--grid picks the grid; its constants are the table's columns; a constant outside it: exit 2."""
+    from zeus_bench.sim import tuning
+
+    out = tmp_path / "t.csv"
+    base = ["--traces", f"v100={tiny}", "--seeds", "1", "--horizon", "unknown", "--out", str(out)]
+    assert tuning.main([*base, "--grid", "unknown-horizon", "--constants", "safety"]) == 0
+    table = pd.read_csv(out)
+    assert (
+        table["safety"].tolist() == list(tuning.UNKNOWN_HORIZON_GRID["safety"]) and table["chosen"].sum() == 1
+    )
+    assert "horizon" not in table.columns  # only the constants asked for vary
+    assert tuning.main([*base, "--grid", "unknown-horizon", "--constants", "margin"]) == 2
+    assert "'margin' is not in the grid" in capsys.readouterr().err
