@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -33,6 +33,33 @@ def _jobs(names: Sequence[str]) -> str:
     return ", ".join(names) if names else "none"
 
 
+FOLD_LABEL = {1: "fold 1: the judge half, constants chosen on the tune half",
+              2: "fold 2: the tune half, constants chosen on the judge half"}  # fmt: skip
+
+
+def by_fold(df: pd.DataFrame) -> list[tuple[int, str, str, pd.DataFrame]]:
+    """Each fold's rows: ``(fold, id suffix, label, rows)``; fold 1's findings keep their plain ids."""
+    folds = sorted(set(df["fold"])) if "fold" in df.columns else [1]
+    out = []
+    for f in folds:
+        rows = df[df["fold"] == f] if "fold" in df.columns else df
+        out.append((int(f), "" if f == 1 else f".fold{f}", FOLD_LABEL.get(int(f), f"fold {f}"), rows))
+    return out
+
+
+def _per_fold(
+    finding: Callable[[pd.DataFrame, pd.DataFrame, str, str], list[Finding]],
+    summary: pd.DataFrame,
+    jobs: pd.DataFrame,
+) -> list[Finding]:
+    """``finding(summary rows, jobs rows, id suffix, label)`` on each fold, the findings concatenated."""
+    out = []
+    for fold, suffix, label, fold_rows in by_fold(summary):
+        fold_jobs = jobs[jobs["fold"] == fold] if "fold" in jobs.columns else jobs
+        out += finding(fold_rows, fold_jobs, suffix, "" if fold == 1 else f" ({label})")
+    return out
+
+
 def read(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """An arena folder's (jobs, summary) tables."""
     from zeus_bench.store import read_table
@@ -49,20 +76,32 @@ def setup(summary: pd.DataFrame) -> Finding:
         "seeds": float(summary["seeds"].max()),
         "policies": float(summary["policy"].nunique()),
         "gpus": float(summary["gpu"].nunique()),
-        "jobs": float(summary.groupby("gpu")["jobs"].first().sum()),
+        "jobs": float(summary[summary["fold"] == summary["fold"].min()].groupby("gpu")["jobs"].first().sum()),
+        "folds": float(summary["fold"].nunique()),
     }
-    half = str(summary["half"].iloc[0])
+    halves = " and ".join(
+        f"the {h} half (fold {f})" for f, h in summary.groupby("fold")["half"].first().items()
+    )
     sentence = (
         f"The arena (docs/policies.md, 'The arena protocol') replays {int(nums['policies'])} policies on "
-        f"{int(nums['jobs'])} jobs of {int(nums['gpus'])} GPUs, {int(nums['seeds'])} seeds each, on the {half} half "
-        "of the training paths (no constant was chosen on it); intervals are 95 % bootstrap intervals over "
-        "seeds, differences against Zeus are paired (same seeds, same paths)."
+        f"{int(nums['jobs'])} jobs of {int(nums['gpus'])} GPUs, {int(nums['seeds'])} seeds each, on {halves} "
+        "of the training paths (each judged half with the constants chosen on the other half, never on itself); "
+        "intervals are 95 % bootstrap intervals over seeds, differences against Zeus are paired (same seeds, "
+        "same paths)."
     )
     return Finding("arena.setup", sentence, nums)
 
 
 def safety(jobs_unknown: pd.DataFrame) -> list[Finding]:
     """Per GPU, horizon unknown: zeus-plus's largest 95th percentile of cost / baseline, jobs above 1.02."""
+    out = []
+    for fold, suffix, label, fold_rows in by_fold(jobs_unknown):
+        out += _safety(fold_rows, suffix, "" if fold == 1 else f" ({label})")
+    return out
+
+
+def _safety(jobs_unknown: pd.DataFrame, suffix: str, label: str) -> list[Finding]:
+    """:func:`safety` on one fold's rows."""
     out = []
     for gpu, rows in jobs_unknown[jobs_unknown["policy"] == PLUS].groupby("gpu", sort=False):
         g = rows.set_index("workload")
@@ -77,9 +116,21 @@ def safety(jobs_unknown: pd.DataFrame) -> list[Finding]:
             "worst_allowance_recurrences": float((SAFE - 1.0) * g.loc[worst, "recurrences"]),
             "goal": SAFE,
         }
+        floor = g["baseline_p95"] if "baseline_p95" in g.columns else pd.Series(float("nan"), index=g.index)
+        floored = sorted(w for w in over if floor[w] > SAFE)
+        nums["jobs_over_with_floor_over"] = float(len(floored))
+        nums["floor_max"] = float(floor.max())
         if not over:
             verdict = f"meets the safety goal on all {len(g)} jobs"
             bound = ""
+        elif floored:
+            verdict = f"misses the safety goal on {len(over)} of {len(g)} jobs ({_jobs(over)})"
+            bound = (
+                f" The bound: on {_jobs(floored)} the baseline itself (b0 at the maximum limit, the same seeds and "
+                f"paths) has a 95th percentile of {_jobs([f'{floor[w]:.3f}' for w in floored])}: the goal compares "
+                "with b0's expected cost, and the few training paths sampled over these recurrences put b0 alone "
+                "above 1.02, so a policy that stays at b0 cannot meet it there."
+            )
         else:
             verdict = f"misses the safety goal on {len(over)} of {len(g)} jobs ({_jobs(over)})"
             bound = (
@@ -89,8 +140,8 @@ def safety(jobs_unknown: pd.DataFrame) -> list[Finding]:
             )
         out.append(
             Finding(
-                f"arena.safety.{gpu}",
-                f"With the horizon unknown on {gpu}, zeus-plus {verdict}: the largest 95th percentile over seeds of "
+                f"arena.safety.{gpu}{suffix}",
+                f"With the horizon unknown on {gpu}{label}, zeus-plus {verdict}: the largest 95th percentile over seeds of "
                 f"its cumulative cost over the baseline's is {nums['p95_max']:.3f} ({worst}), and at most "
                 f"{100 * nums['unsafe_seed_share_max']:.0f} % of a job's seeds exceed 1.02.{bound}",
                 nums,
@@ -100,7 +151,12 @@ def safety(jobs_unknown: pd.DataFrame) -> list[Finding]:
 
 
 def regret(summary: pd.DataFrame, jobs: pd.DataFrame) -> list[Finding]:
-    """Per GPU: zeus-plus's mean regret over Zeus's with its interval, the 0.6 goal, and per job."""
+    """Per GPU and fold: zeus-plus's mean regret over Zeus's with its interval, the 0.6 goal, and per job."""
+    return _per_fold(_regret, summary, jobs)
+
+
+def _regret(summary: pd.DataFrame, jobs: pd.DataFrame, suffix: str, label: str) -> list[Finding]:
+    """:func:`regret` on one fold's rows."""
     out = []
     for gpu, rows in summary.groupby("gpu", sort=False):
         s = rows.set_index("policy")
@@ -131,18 +187,23 @@ def regret(summary: pd.DataFrame, jobs: pd.DataFrame) -> list[Finding]:
         else:
             verdict = f"misses the {BETTER} x goal"
         sentence = (
-            f"On {gpu}, zeus-plus's mean regret is {_ci(nums['regret'], float(r['regret_pct_ci_lo']), float(r['regret_pct_ci_hi']))} % "
+            f"On {gpu}{label}, zeus-plus's mean regret is {_ci(nums['regret'], float(r['regret_pct_ci_lo']), float(r['regret_pct_ci_hi']))} % "
             f"against Zeus's {nums['zeus_regret']:.2f} %: {_ci(nums['ratio'], nums['ratio_lo'], nums['ratio_hi'])} x, it "
             f"{verdict}. Per job the {BETTER} x holds on {int(nums['jobs_ratio_met'])} of {len(plus)}; zeus-plus is "
             f"significantly better than Zeus on {int(nums['jobs_better'])} and significantly worse on "
             f"{len(worse)} ({_jobs(worse)})."
         )
-        out.append(Finding(f"arena.regret.{gpu}", sentence, nums))
+        out.append(Finding(f"arena.regret.{gpu}{suffix}", sentence, nums))
     return out
 
 
 def rank(summary: pd.DataFrame, jobs: pd.DataFrame) -> list[Finding]:
-    """Per GPU: zeus-plus's rank among the learning policies; where another wins, by how much and where."""
+    """Per GPU and fold: zeus-plus's rank among the learning policies; where another wins, by how much and where."""
+    return _per_fold(_rank, summary, jobs)
+
+
+def _rank(summary: pd.DataFrame, jobs: pd.DataFrame, suffix: str, label: str) -> list[Finding]:
+    """:func:`rank` on one fold's rows."""
     out = []
     for gpu, rows in summary.groupby("gpu", sort=False):
         s = rows[~rows["policy"].isin(NON_LEARNING)].set_index("policy")
@@ -151,7 +212,9 @@ def rank(summary: pd.DataFrame, jobs: pd.DataFrame) -> list[Finding]:
         best = str(s["regret_pct_mean"].idxmin())
         nums = {"rank": float(s["regret_pct_mean"].rank(method="min")[PLUS]), "policies": float(len(s))}
         if best == PLUS:
-            sentence = f"On {gpu}, zeus-plus has the least mean regret of the {len(s)} learning policies."
+            sentence = (
+                f"On {gpu}{label}, zeus-plus has the least mean regret of the {len(s)} learning policies."
+            )
         else:
             j = jobs[jobs["gpu"] == gpu].pivot_table(
                 index="workload", columns="policy", values="regret_pct_mean"
@@ -163,11 +226,11 @@ def rank(summary: pd.DataFrame, jobs: pd.DataFrame) -> list[Finding]:
                 gap_max=float(gap.iloc[0]),
             )
             sentence = (
-                f"On {gpu}, {best} has less mean regret than zeus-plus ({nums['winner_regret']:.2f} % against "
+                f"On {gpu}{label}, {best} has less mean regret than zeus-plus ({nums['winner_regret']:.2f} % against "
                 f"{nums['plus_regret']:.2f} %; zeus-plus ranks {int(nums['rank'])} of {len(s)}); its lead comes "
                 f"mostly from {gap.index[0]} ({nums['gap_max']:.2f} points of regret)."
             )
-        out.append(Finding(f"arena.rank.{gpu}", sentence, nums))
+        out.append(Finding(f"arena.rank.{gpu}{suffix}", sentence, nums))
     return out
 
 
@@ -239,13 +302,13 @@ def pl_only(jobs: pd.DataFrame) -> Finding:
 def summary_table(summary: pd.DataFrame) -> str:
     """Markdown: per GPU and policy, regret with interval, ratio to Zeus, verdict counts, safety, rank."""
     head = (
-        "| GPU | policy | rank | regret % [95 % CI] | / Zeus [95 % CI] | better / worse than Zeus (jobs) | "
+        "| GPU | fold | policy | rank | regret % [95 % CI] | / Zeus [95 % CI] | better / worse than Zeus (jobs) | "
         "worst job (regret %) | largest p95 cost / baseline |"
     )
-    lines = [head, "|" + "---|" * 8]
-    for r in summary.sort_values(["gpu", "rank"], kind="stable").itertuples():
+    lines = [head, "|" + "---|" * 9]
+    for r in summary.sort_values(["gpu", "fold", "rank"], kind="stable").itertuples():
         lines.append(
-            f"| {r.gpu} | {r.policy} | {r.rank} | {_ci(r.regret_pct_mean, r.regret_pct_ci_lo, r.regret_pct_ci_hi)} | "
+            f"| {r.gpu} | {r.fold} | {r.policy} | {r.rank} | {_ci(r.regret_pct_mean, r.regret_pct_ci_lo, r.regret_pct_ci_hi)} | "
             f"{_ci(r.regret_ratio_vs_zeus, r.regret_ratio_vs_zeus_ci_lo, r.regret_ratio_vs_zeus_ci_hi)} | "
             f"{r.jobs_better_than_zeus} / {r.jobs_worse_than_zeus} | {r.worst_workload} ({r.worst_regret_pct_mean:.1f}) | "
             f"{r.cost_ratio_vs_baseline_p95_max:.3f} |"
@@ -256,17 +319,20 @@ def summary_table(summary: pd.DataFrame) -> str:
 def plus_job_table(jobs: pd.DataFrame, jobs_unknown: pd.DataFrame | None) -> str:
     """Markdown: zeus-plus per job, with intervals; the 95th percentile also with the horizon unknown."""
     head = (
-        "| GPU | job | cost / baseline [95 % CI] | p95 | p95, horizon unknown | regret % [95 % CI] | "
+        "| GPU | fold | job | cost / baseline [95 % CI] | p95 | p95, horizon unknown | regret % [95 % CI] | "
         "- Zeus's regret, points [95 % CI] | vs Zeus |"
     )
-    lines = [head, "|" + "---|" * 8]
+    lines = [head, "|" + "---|" * 9]
     unk = None
     if jobs_unknown is not None:
-        unk = jobs_unknown[jobs_unknown["policy"] == PLUS].set_index(["gpu", "workload"])
-    for r in jobs[jobs["policy"] == PLUS].itertuples():
-        p95u = "" if unk is None else f"{unk.loc[(r.gpu, r.workload), 'cost_ratio_vs_baseline_p95']:.3f}"
+        unk = jobs_unknown[jobs_unknown["policy"] == PLUS].set_index(["gpu", "workload", "fold"])
+    for r in jobs[jobs["policy"] == PLUS].sort_values(["fold"], kind="stable").itertuples():
+        key = (r.gpu, r.workload, r.fold)
+        p95u = (
+            "" if unk is None or key not in unk.index else f"{unk.loc[key, 'cost_ratio_vs_baseline_p95']:.3f}"
+        )
         lines.append(
-            f"| {r.gpu} | {r.workload} | "
+            f"| {r.gpu} | {r.fold} | {r.workload} | "
             f"{_ci(r.cost_ratio_vs_baseline_mean, r.cost_ratio_vs_baseline_ci_lo, r.cost_ratio_vs_baseline_ci_hi, '{:.3f}')} | "
             f"{r.cost_ratio_vs_baseline_p95:.3f} | {p95u} | {_ci(r.regret_pct_mean, r.regret_pct_ci_lo, r.regret_pct_ci_hi)} | "
             f"{_ci(r.regret_diff_vs_zeus_pct_mean, r.regret_diff_vs_zeus_pct_ci_lo, r.regret_diff_vs_zeus_pct_ci_hi)} | {r.vs_zeus} |"
@@ -282,17 +348,17 @@ def section_items(
     items: list[str | list[Finding]] = [
         "## The policy arena: is a policy better than Zeus, by how much, how sure?",
         [setup(summary)],
-        "The zeus-plus section above replays every training path, the ones its constants were once chosen on; "
-        "this section's numbers are out of sample (cross-fitted), with their intervals.",
+        "The zeus-plus section above is this arena's fold 1 (the same replays of the judged half: zeus-bench "
+        "study checks every mean); here with its intervals, the other policies and the second fold.",
         regret(summary, jobs),
     ]
-    if tuning is not None and all(p.is_file() for p in tuning):
+    if summary["fold"].nunique() < 2 and tuning is not None and all(p.is_file() for p in tuning):
         items.append(folds(pd.read_csv(tuning[0]), pd.read_csv(tuning[1])))
     items += [
         rank(summary, jobs),
-        max_batch(jobs),
+        max_batch(jobs[jobs["fold"] == 1]),
     ]
-    pl = pl_only(jobs)
+    pl = pl_only(jobs[jobs["fold"] == 1])
     if pl.sentence:
         items.append([pl])
     unknown = None if arena_unknown is None else read(arena_unknown)[0]

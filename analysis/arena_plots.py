@@ -2,7 +2,7 @@
 
 ``python -m analysis.arena_plots --arena DIR --out STEM [--formats png,pdf] [--dpi 200]`` reads
 ``DIR/arena_summary.parquet`` and ``DIR/arena_jobs.parquet`` (``zeus-bench arena``) and draws one
-panel per GPU: per policy its mean regret over the GPU's jobs with the bootstrap interval (bar
+panel per GPU and cross-fitting fold (a row per fold): per policy its mean regret over the GPU's jobs with the bootstrap interval (bar
 and error bar), each job's mean regret as a dot, filled red where some seed of that job cost more
 than 1.02 x the baseline (its share of such seeds in the table), and the policy's rank.
 """
@@ -14,6 +14,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,46 +31,58 @@ HIGHLIGHT = {"zeus": "#66CCEE", "zeus-plus": "#EE6677"}
 
 
 def plot_arena(summary: pd.DataFrame, jobs: pd.DataFrame) -> Figure:
-    """One panel per GPU: regret (%) per policy, interval bars, job dots, unsafe jobs in red."""
+    """One panel per (fold, GPU): regret (%) per policy, interval bars, job dots, unsafe jobs in red.
+
+    One row of panels per cross-fitting fold (column ``fold``; fold 1 on top), one column per GPU.
+    """
     gpus = list(dict.fromkeys(summary["gpu"]))
-    order = list(summary.groupby("policy")["regret_pct_mean"].mean().sort_values().index)
+    folds = sorted(set(summary["fold"])) if "fold" in summary.columns else [1]
+    first = summary[summary["fold"] == folds[0]] if "fold" in summary.columns else summary
+    order = list(first.groupby("policy")["regret_pct_mean"].mean().sort_values().index)
     with paper_style():
-        fig = Figure(figsize=(2.6 * len(gpus) + 0.6, 0.32 * len(order) + 1.4), layout="constrained")
-        axes = fig.subplots(1, len(gpus), squeeze=False, sharey=True).ravel()
-        for ax, gpu in zip(axes, gpus, strict=True):
-            s = summary[summary["gpu"] == gpu].set_index("policy").reindex(order)
-            y = np.arange(len(order))
-            mean = s["regret_pct_mean"].to_numpy()
-            err = np.vstack(
-                [mean - s["regret_pct_ci_lo"].to_numpy(), s["regret_pct_ci_hi"].to_numpy() - mean]
-            )
-            colors = [HIGHLIGHT.get(p, BAR) for p in order]
-            ax.barh(y, mean, xerr=err, color=colors, alpha=0.8, error_kw={"elinewidth": 0.8, "capsize": 2})
-            j = jobs[jobs["gpu"] == gpu]
-            for k, p in enumerate(order):
-                jp = j[j["policy"] == p]
-                unsafe = jp["unsafe_seed_share"].to_numpy() > 0
-                ax.scatter(
-                    jp["regret_pct_mean"][~unsafe], np.full((~unsafe).sum(), k), s=8, color="black", zorder=3
+        fig = Figure(
+            figsize=(2.6 * len(gpus) + 0.6, len(folds) * (0.32 * len(order) + 0.9) + 0.5),
+            layout="constrained",
+        )
+        grid = fig.subplots(len(folds), len(gpus), squeeze=False, sharey=True)
+        for row, fold in zip(grid, folds, strict=True):
+            fs = summary[summary["fold"] == fold] if "fold" in summary.columns else summary
+            fj = jobs[jobs["fold"] == fold] if "fold" in jobs.columns else jobs
+            for ax, gpu in zip(row, gpus, strict=True):
+                _panel(
+                    ax, fs[fs["gpu"] == gpu].set_index("policy").reindex(order), fj[fj["gpu"] == gpu], order
                 )
-                ax.scatter(
-                    jp["regret_pct_mean"][unsafe], np.full(unsafe.sum(), k), s=14, color=UNSAFE, zorder=4
-                )
-            ax.set_xscale("symlog", linthresh=10.0)
-            ax.set_title(f"{gpu} ({int(s['seeds'].max())} seeds, {s['half'].iloc[0]} half)")
-            ax.set_xlabel("Regret vs oracle (%)")
-            for k, p in enumerate(order):  # the rank on this GPU, right of the interval
-                if pd.notna(s.loc[p, "rank"]):
-                    ax.annotate(
-                        f"#{int(s.loc[p, 'rank'])}", (float(s.loc[p, "regret_pct_ci_hi"]), k), xytext=(3, 5),
-                        textcoords="offset points", fontsize=6, va="bottom",
-                    )  # fmt: skip
-            ax.set_yticks(y, order)
-            ax.invert_yaxis()
+                s = fs[fs["gpu"] == gpu]
+                ax.set_title(f"{gpu}, fold {fold} ({int(s['seeds'].max())} seeds, {s['half'].iloc[0]} half)")
+        axes = grid.ravel()
         axes[0].scatter([], [], s=14, color=UNSAFE, label="job with a seed > 1.02 x baseline")
         axes[0].scatter([], [], s=8, color="black", label="job (mean over seeds)")
         fig.legend(loc="outside lower center", ncols=2)
     return fig
+
+
+def _panel(ax: Any, s: pd.DataFrame, j: pd.DataFrame, order: list[str]) -> None:
+    """One GPU and fold: bars with intervals (``s``: its summary by policy), job dots (``j``), ranks."""
+    y = np.arange(len(order))
+    mean = s["regret_pct_mean"].to_numpy()
+    err = np.vstack([mean - s["regret_pct_ci_lo"].to_numpy(), s["regret_pct_ci_hi"].to_numpy() - mean])
+    colors = [HIGHLIGHT.get(p, BAR) for p in order]
+    ax.barh(y, mean, xerr=err, color=colors, alpha=0.8, error_kw={"elinewidth": 0.8, "capsize": 2})
+    for k, p in enumerate(order):
+        jp = j[j["policy"] == p]
+        unsafe = jp["unsafe_seed_share"].to_numpy() > 0
+        ax.scatter(jp["regret_pct_mean"][~unsafe], np.full((~unsafe).sum(), k), s=8, color="black", zorder=3)
+        ax.scatter(jp["regret_pct_mean"][unsafe], np.full(unsafe.sum(), k), s=14, color=UNSAFE, zorder=4)
+    ax.set_xscale("symlog", linthresh=10.0)
+    ax.set_xlabel("Regret vs oracle (%)")
+    for k, p in enumerate(order):  # the rank on this GPU, right of the interval
+        if pd.notna(s.loc[p, "rank"]):
+            ax.annotate(
+                f"#{int(s.loc[p, 'rank'])}", (float(s.loc[p, "regret_pct_ci_hi"]), k), xytext=(3, 5),
+                textcoords="offset points", fontsize=6, va="bottom",
+            )  # fmt: skip
+    ax.set_yticks(y, order)
+    ax.invert_yaxis()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -34,13 +34,22 @@ def _jobs(n: int) -> str:
 
 
 def setup(comparison: pd.DataFrame, seeds: Sequence[int]) -> Finding:
-    """What the comparison ran: seeds, eta, beta (one sentence)."""
-    nums = {"first_seed": float(min(seeds)), "last_seed": float(max(seeds)), "eta": 0.5, "beta": 2.0}
+    """What the comparison ran: seeds, eta, beta (one sentence).
+
+    The seed count is the table's (``zeus-bench study --arena`` replays the arena's seeds, which
+    may be more than the study's ``seeds``, then used by the drift and warm-start tables only).
+    """
+    from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
+
+    n = int(comparison["seeds"].max()) if "seeds" in comparison.columns else len(seeds)
+    nums = {"seeds": float(n), "eta": DEFAULT_ETA, "beta": DEFAULT_BETA}
     nums["jobs"] = float(len(comparison[["gpu", "workload"]].drop_duplicates()))
+    which = f"seeds {min(seeds)}-{max(seeds)}" if n == len(seeds) else f"{n} seeds (the arena's)"
     sentence = (
         f"zeus-plus (docs/policies.md) against Zeus on {int(nums['jobs'])} jobs, eta {nums['eta']:g}, "
-        f"beta {nums['beta']:g}, seeds {int(nums['first_seed'])}-{int(nums['last_seed'])}, as many recurrences "
-        "as the simulator's default; costs are cumulative over the references' expected costs (baseline: b0 at "
+        f"beta {nums['beta']:g}, {which}, as many recurrences as the simulator's default; the workflow replays "
+        "the arena's fold 1 (the judged half of the training paths, zeus-bench study --arena, every mean equal to "
+        "the arena's table); costs are cumulative over the references' expected costs (baseline: b0 at "
         "the maximum limit; max-batch at the maximum limit) and regret is cumulative cost over the oracle's, "
         "in percent above it."
     )

@@ -46,8 +46,10 @@ SECTIONS: tuple[tuple[str, str, dict[str, str]], ...] = (
     ),
     (
         "The zeus-plus study: `results/policy/`",
-        "Written by `python -m zeus_bench.sim.study` (rule `policy_study`, seeds from `policy_study.seeds`; "
-        "eta 0.5, beta 2), `python -m zeus_bench.sim.tuning` and `zeus-bench arena`. Ratios, regret and the "
+        "Written by `zeus-bench study` (rule `policy_study`, seeds from `policy_study.seeds`; "
+        "eta 0.5, beta 2), `python -m zeus_bench.sim.tuning` and `zeus-bench arena`. `comparison.csv` (and "
+        "`curves.csv`) are regenerated from the arena (`--arena results/policy/arena/known`): its fold 1 (the "
+        "judged half of the training paths), its seeds and protocol, every mean equal to `arena_jobs`'. Ratios, regret and the "
         "charge of a failed recurrence come from `zeus_bench.sim.metrics`, as in the `sim_summary` table.",
         {
             "policy_comparison": "`results/policy/comparison.csv` (committed)",
@@ -55,9 +57,9 @@ SECTIONS: tuple[tuple[str, str, dict[str, str]], ...] = (
             "policy_drift": "`results/policy/drift.csv` (committed)",
             "policy_drift_curves": "`results/policy/drift_curves.csv` (git-ignored)",
             "policy_warmstart": "`results/policy/warmstart.csv` (committed)",
-            "warmstart_jobs": "`results/policy/warmstart_jobs.csv` (committed; `python -m zeus_bench.sim.study`, `zeus_bench.sim.warmjobs`)",
+            "warmstart_jobs": "`results/policy/warmstart_jobs.csv` (committed; `zeus-bench study`, `zeus_bench.sim.warmjobs`)",
             "policy_tuning": "`results/policy/tuning-*.csv` (committed)",
-            "arena_jobs": "`results/policy/arena/{known,unknown}/arena_jobs.parquet` (committed; `zeus-bench arena --horizon known|unknown [--half tune] --out DIR`)",
+            "arena_jobs": "`results/policy/arena/{known,unknown}/arena_jobs.parquet` (committed; `zeus-bench arena --horizon known|unknown --fold both --out DIR`)",
             "arena_summary": "`results/policy/arena/{known,unknown}/arena_summary.parquet` (committed)",
         },
     ),

@@ -6,7 +6,10 @@ workloads x seeds 1-50, judged half, horizon known, as one process ``zeus-bench 
 (start-up, traces, replays, both tables). It prints the wall and CPU time, the calibration
 (``../shared/bench/calib.py``, the mean of its runs before and after) and their ratio.
 
-    python benchmarks/bench_arena.py [--traces DIR] [--seeds 1-50] [--jobs 2]
+    python benchmarks/bench_arena.py [--traces DIR] [--seeds 1-50] [--jobs 2] [--fold 1|2|both]
+
+``--fold both`` times what the workflow runs (both cross-fitting folds, twice the replays); the
+goal is stated for the default (fold 1).
 
 ``--traces`` is a folder of imported Parquet traces with the V100 and A40 power traces; by
 default the published CSV traces (``$ZEUS_TRACE_DIR`` or ``../shared/traces/zeus-nsdi23``) are
@@ -50,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--traces", type=Path, default=None)
     ap.add_argument("--seeds", default="1-50")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--fold", choices=("1", "2", "both"), default="1")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         traces = args.traces
@@ -70,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             gpus.append("h200")
         cmd = [
             *_zeus_bench(), "-q", "arena", *spec, "--gpu", ",".join(gpus), "--policies", "all",
-            "--seeds", args.seeds, "--jobs", str(args.jobs), "--out", str(Path(tmp) / "arena"),
+            "--seeds", args.seeds, "--jobs", str(args.jobs), "--fold", args.fold, "--out", str(Path(tmp) / "arena"),
         ]  # fmt: skip
         before = _calibration()
         usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -80,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         usage1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         after = _calibration()
     cpu = (usage1.ru_utime + usage1.ru_stime) - (usage0.ru_utime + usage0.ru_stime)
-    print(f"arena: {'/'.join(gpus)} x all policies x seeds {args.seeds}, --jobs {args.jobs}")
+    print(
+        f"arena: {'/'.join(gpus)} x all policies x seeds {args.seeds}, --fold {args.fold}, --jobs {args.jobs}"
+    )
     print(f"  wall {wall:.2f} s, CPU {cpu:.2f} s (children)")
     if before is not None and after is not None:
         calib = (before + after) / 2

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from zeus_bench.cli.common import int_range_arg
+from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
 from zeus_bench.errors import ZeusBenchError
 from zeus_bench.jobs import TraceSet
 from zeus_bench.sim.policies import get_policy
@@ -65,10 +66,10 @@ def gpu_figures(folder: str, gpu: str, setting: Setting | None, seeds: list[int]
     cls = get_policy("zeus") if setting is None else variant(setting)
     ratios, regrets = [], []
     for w in ts.workload_ids(gpu):
-        model = JobModel(ts.job(gpu, w), 0.5)
+        model = JobModel(ts.job(gpu, w), DEFAULT_ETA)
         n = default_recurrences(model.job)
         refs = references(model)
-        totals = np.array([sum(r[7] for r in replay(model, cls, s, 2.0, n)) for s in seeds])
+        totals = np.array([sum(r[7] for r in replay(model, cls, s, DEFAULT_BETA, n)) for s in seeds])
         ratios.append(float(np.mean(totals / (n * refs.baseline))))
         regrets.append(float(np.mean(totals / (n * refs.oracle) - 1.0) * 100.0))
     return max(ratios), float(np.mean(regrets))

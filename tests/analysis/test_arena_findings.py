@@ -86,7 +86,7 @@ def test_section_and_figure_from_written_tables(tmp_path: Path) -> None:
         write_table(jobs, tmp_path / folder / "arena_jobs.parquet", "arena_jobs")
         write_table(summary, tmp_path / folder / "arena_summary.parquet", "arena_summary")
     text = af.render_section(tmp_path / "known", tmp_path / "unknown")
-    assert "| ga | zeus-plus | 1 |" in text and "horizon unknown" in text.lower()
+    assert "| ga | 1 | zeus-plus | 1 |" in text and "horizon unknown" in text.lower()
     fig = plot_arena(summary, jobs)
     assert len([a for a in fig.axes if a.get_visible()]) == 2
 

@@ -203,32 +203,40 @@ def test_noise_keeps_the_paths_and_is_seeded() -> None:
 # --- the command end to end ----------------------------------------------------------------
 
 
-@pytest.fixture()
-def tiny(tmp_path: Path) -> Path:
-    folder = write_tiny_traces(tmp_path / "traces")
-    power = pd.read_parquet(folder / "power-v100.parquet").assign(gpu="a40")
+def two_gpu_traces(folder: Path) -> Path:
+    """Tiny traces in ``folder`` with a copy of the V100 power trace as an A40's."""
     from zeus_bench.store import write_table
 
+    write_tiny_traces(folder)
+    power = pd.read_parquet(folder / "power-v100.parquet").assign(gpu="a40")
     write_table(power, folder / "power-a40.parquet", "power")
     return folder
+
+
+@pytest.fixture()
+def tiny(tmp_path: Path) -> Path:
+    return two_gpu_traces(tmp_path / "traces")
 
 
 def test_arena_command_end_to_end(tiny: Path, tmp_path: Path) -> None:
     out = tmp_path / "arena"
     argv = ["arena", "--traces", str(tiny), "--gpu", "v100,a40", "--policies", "zeus,zeus-plus,pl-only"]
-    assert main([*argv, "--seeds", "1-5", "--out", str(out)]) == 0
+    assert main([*argv, "--seeds", "1-5", "--fold", "both", "--out", str(out)]) == 0
     jobs = read_table(out / "arena_jobs.parquet", "arena_jobs")
     summary = read_table(out / "arena_summary.parquet", "arena_summary")
-    assert len(jobs) == 2 * 3 * 3 and set(jobs["half"]) == {"judge"} and set(jobs["seeds"]) == {5}
+    assert len(jobs) == 2 * 2 * 3 * 3 and set(jobs["seeds"]) == {5}  # both folds
+    assert dict(jobs.groupby("fold")["half"].unique().map(tuple)) == {1: ("judge",), 2: ("tune",)}
+    assert sorted(summary["fold"]) == sorted([1, 2] * 2 * 3)
     assert (jobs["regret_pct_ci_lo"] <= jobs["regret_pct_mean"] + 1e-12).all()
     assert (jobs["regret_pct_mean"] <= jobs["regret_pct_ci_hi"] + 1e-12).all()
     z = jobs[jobs["policy"] == "zeus"]
     assert (z["regret_diff_vs_zeus_pct_mean"] == 0).all() and set(z["vs_zeus"]) == {"same"}
-    assert sorted(summary["rank"][summary["gpu"] == "v100"]) == sorted(
-        summary[summary["gpu"] == "v100"]["regret_pct_mean"].rank(method="min").astype(int)
-    )
-    assert main([*argv, "--seeds", "1-5", "--horizon", "unknown", "--out", str(out)]) == 0
-    assert set(read_table(out / "arena_jobs.parquet", "arena_jobs")["horizon"]) == {"unknown"}
+    for fold in (1, 2):  # ranked within each (GPU, fold)
+        v = summary[(summary["gpu"] == "v100") & (summary["fold"] == fold)]
+        assert v["rank"].tolist() == v["regret_pct_mean"].rank(method="min").astype(int).tolist()
+    assert main([*argv, "--seeds", "1-5", "--horizon", "unknown", "--out", str(out)]) == 0  # default: fold 1
+    one = read_table(out / "arena_jobs.parquet", "arena_jobs")
+    assert set(one["horizon"]) == {"unknown"} and set(one["fold"]) == {1} and len(one) == 2 * 3 * 3
 
 
 @pytest.mark.parametrize(
@@ -312,3 +320,116 @@ def test_a_split_job_recurs_as_often_as_the_whole_job() -> None:
     totals = arena_mod.run_arena([whole], ["pl-only"], Protocol((1, 2)))
     df, _ = job_table([whole], totals, Protocol((1, 2)))
     assert set(df["recurrences"]) == {16}
+
+
+# --- the two folds ------------------------------------------------------------------------
+
+
+def test_each_fold_judges_the_half_its_constants_were_not_chosen_on() -> None:
+    from zeus_bench.sim.crossfit import FOLD_CONSTANTS, FOLDS, judged_half
+
+    assert {f: judged_half(f) for f in FOLDS} == {1: "judge", 2: "tune"}
+    assert all(tuned != judged for tuned, judged in FOLDS.values())
+    with pytest.raises(ConfigError, match="unknown fold 3"):
+        judged_half(3)
+    p1, p2 = Protocol((1,)).for_fold(1), Protocol((1,)).for_fold(2)
+    assert (p1.half, p1.constants, p1.policy("zeus-plus")) == ("judge", (), get_policy("zeus-plus"))
+    tuned = p2.policy("zeus-plus")
+    assert p2.half == "tune" and tuned is not get_policy("zeus-plus")
+    assert {k: getattr(tuned, k) for k in FOLD_CONSTANTS[2]["zeus-plus"]} == FOLD_CONSTANTS[2]["zeus-plus"]
+    assert p2.policy("zeus") is get_policy("zeus")  # no override: the registered class
+
+
+def test_fold_constants_are_the_picks_of_the_committed_tuning_tables() -> None:
+    """Fold 1 = the registered defaults = the tune half's pick; fold 2 = the judge half's pick."""
+    from zeus_bench.sim.crossfit import FOLD_CONSTANTS
+
+    root = Path(__file__).resolve().parents[2] / "results" / "policy"
+    for fold, name in ((1, "tuning-known.csv"), (2, "tuning-known-fold2.csv")):
+        table = pd.read_csv(root / name)
+        pick = table[table["chosen"]].iloc[0]
+        cls = Protocol((1,)).for_fold(fold).policy("zeus-plus")
+        for key in ("margin", "up_first"):
+            assert getattr(cls, key) == pick[key], (fold, key)
+    assert FOLD_CONSTANTS[1] == {}
+
+
+def test_fold_two_replays_the_tune_half_with_its_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fold 2 samples only tune-half paths, and its zeus-plus is the one with fold 2's constants."""
+    from zeus_bench.sim.crossfit import FOLD_CONSTANTS, variant
+
+    job = _unique_job()
+    tune_paths = {p for t in split_job(job, "tune").target_epochs for p in t if math.isfinite(p)}
+    seen: set[float] = set()
+    original = JobModel.__init__
+
+    def spy(self, j, eta):  # type: ignore[no-untyped-def]
+        original(self, j, eta)
+        for paths in self.paths:
+            seen.update(p for p in paths if math.isfinite(p))
+
+    monkeypatch.setattr(JobModel, "__init__", spy)
+    p2 = Protocol((1, 2, 3)).for_fold(2)
+    aj = arena_mod.ArenaJob(split_job(job, p2.half), arena_mod.default_recurrences(job))
+    totals = arena_mod.run_arena([aj], ["zeus-plus"], p2)
+    assert seen == tune_paths
+    df, _ = job_table([aj], totals, p2)
+    assert set(df["fold"]) == {2} and set(df["half"]) == {"tune"}
+    model = JobModel(aj.job, p2.eta)
+    direct = arena_mod.seed_costs(
+        model, variant("zeus-plus", FOLD_CONSTANTS[2]["zeus-plus"]), p2, aj.recurrences
+    )
+    got = totals[(job.gpu, job.workload.id, "zeus-plus")][0]
+    assert got.tolist() == direct[0].sum(axis=1).tolist()
+
+
+def test_arena_set_overrides_a_constant_in_every_fold(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    p = Protocol((1,), constants=(("zeus-plus", (("horizon", 7),)),)).for_fold(2)
+    assert p.policy("zeus-plus").horizon == 7 and p.policy("zeus-plus").margin == 0.4  # fold 2's margin kept
+    out = tmp_path / "arena"
+    argv = ["arena", "--traces", str(tiny), "--gpu", "v100", "--policies", "zeus-plus", "--seeds", "1-2"]
+    assert main([*argv, "--horizon", "unknown", "--set", "zeus-plus.horizon=3", "--out", str(out)]) == 0
+    with_set = read_table(out / "arena_jobs.parquet", "arena_jobs")
+    assert main([*argv, "--horizon", "3", "--out", str(out)]) == 0  # told 3 = assuming 3 when unknown
+    told = read_table(out / "arena_jobs.parquet", "arena_jobs")
+    pd.testing.assert_series_equal(with_set["regret_pct_mean"], told["regret_pct_mean"])
+    for bad, message in (("zeus-plus.nope=1", "no constant 'nope'"), ("horizon=1", "POLICY.CONSTANT=VALUE")):
+        assert main([*argv, "--set", bad, "--out", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1
+
+
+def test_the_safety_floor_is_the_baselines_own_percentile() -> None:
+    """baseline_p95 is 1 where b0's paths all need the same epochs, and the baseline row's own p95."""
+    same = toy_job(targets={8: [5.0, 6.0], 16: [4.0, 4.0, 4.0, 4.0], 32: [5.0, 7.0, 6.0, 8.0]}, b0=16)
+    spread = toy_job(targets={8: [5.0, 6.0], 16: [2.0, 6.0, 3.0, 9.0], 32: [5.0, 7.0, 6.0, 8.0]}, b0=16)
+    protocol = Protocol(tuple(range(1, 21)))
+    for job, flat in ((same, True), (spread, False)):
+        judged = [arena_mod.ArenaJob(split_job(job, "judge"), arena_mod.default_recurrences(job))]
+        totals = arena_mod.run_arena(judged, ["baseline", "zeus-plus"], protocol)
+        df, _ = job_table(judged, totals, protocol)
+        floor = set(df["baseline_p95"])
+        assert len(floor) == 1  # one number per job, on every policy's row
+        base = df[df["policy"] == "baseline"].iloc[0]
+        assert base["cost_ratio_vs_baseline_p95"] == pytest.approx(base["baseline_p95"])
+        assert bool(base["baseline_p95"] == pytest.approx(1.0)) == flat
+        if not flat:
+            assert base["baseline_p95"] > 1.02  # b0's judged paths 6 and 9 epochs: the goal is out of reach
+
+
+def test_tuning_grid_unknown_horizon(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--grid picks the grid; its constants are the table's columns; a constant outside it: exit 2."""
+    from zeus_bench.sim import tuning
+
+    out = tmp_path / "t.csv"
+    base = ["--traces", f"v100={tiny}", "--seeds", "1", "--horizon", "unknown", "--out", str(out)]
+    assert tuning.main([*base, "--grid", "unknown-horizon", "--constants", "safety"]) == 0
+    table = pd.read_csv(out)
+    assert (
+        table["safety"].tolist() == list(tuning.UNKNOWN_HORIZON_GRID["safety"]) and table["chosen"].sum() == 1
+    )
+    assert "horizon" not in table.columns  # only the constants asked for vary
+    assert tuning.main([*base, "--grid", "unknown-horizon", "--constants", "margin"]) == 2
+    assert "'margin' is not in the grid" in capsys.readouterr().err

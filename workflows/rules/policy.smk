@@ -1,5 +1,6 @@
-# The zeus-plus study (docs/policies.md): Zeus vs zeus-plus on every job, drift recovery and
-# cross-GPU warm start (python -m zeus_bench.sim.study), and its three figures.
+# The zeus-plus study (docs/policies.md): Zeus vs zeus-plus on every job (regenerated from the arena's
+# fold-1 tables: its judged half, seeds and protocol), drift recovery and cross-GPU warm start
+# (zeus-bench study), and its three figures.
 
 
 rule policy_study:
@@ -7,6 +8,7 @@ rule policy_study:
     input:
         traces=lambda wc: sorted({traces_of(g) for g in policy_study_gpus()}),
         code=POLICY_CODE,
+        arena=f"{ARENA_DIR}/known/arena_jobs.parquet",
     output:
         [f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES],
     params:
@@ -14,13 +16,14 @@ rule policy_study:
         seeds=config["policy_study"]["seeds"],
         workloads=config["workloads"] if config["workloads"] == "all" else ",".join(config["workloads"]),
         out_dir=lambda wc, output: os.path.dirname(output[0]),
+        arena=lambda wc, input: os.path.dirname(input.arena),
     conda:
         ENV
     log:
         "logs/policy/study.log",
     shell:
-        "python -m zeus_bench.sim.study {params.traces} --seeds {params.seeds} --workloads {params.workloads} "
-        "--out-dir {params.out_dir} > {log} 2>&1"
+        "zeus-bench study --arena {params.arena} {params.traces} --seeds {params.seeds} "
+        "--workloads {params.workloads} --out-dir {params.out_dir} > {log} 2>&1"
 
 
 rule figure_policy:
@@ -47,7 +50,7 @@ rule figure_policy:
 
 
 # The policy arena (docs/policies.md, "The arena protocol"): every registered policy on every GPU,
-# judged half, config arena.seeds; once with the true horizon, once with it unknown.
+# both cross-fitting folds (column fold), config arena.seeds; once with the true horizon, once unknown.
 rule policy_arena:
     priority: PRIORITY["policy_study"]
     input:
@@ -57,8 +60,7 @@ rule policy_arena:
         jobs=f"{ARENA_DIR}/{{run}}/arena_jobs.parquet",
         summary=f"{ARENA_DIR}/{{run}}/arena_summary.parquet",
     wildcard_constraints:
-        # fold2 (--half tune) is for constants chosen on the judge half; not run by default
-        run="known|unknown|fold2",
+        run="known|unknown",
     threads: config["arena"]["jobs"]
     params:
         traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
@@ -66,7 +68,6 @@ rule policy_arena:
         seeds=config["arena"]["seeds"],
         out_dir=lambda wc, output: os.path.dirname(output.jobs),
         horizon=lambda wc: "unknown" if wc.run == "unknown" else "known",
-        half=lambda wc: "tune" if wc.run == "fold2" else "judge",
     conda:
         ENV
     log:
@@ -74,7 +75,7 @@ rule policy_arena:
     shell:
         # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns)
         "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} --horizon {params.horizon} "
-        "--half {params.half} --jobs {threads} --out {params.out_dir} > {log} 2>&1"
+        "--fold both --jobs {threads} --out {params.out_dir} > {log} 2>&1"
 
 
 rule figure_arena:

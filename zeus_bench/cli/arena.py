@@ -48,10 +48,20 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--beta", type=beta_arg, default=None, help="early-stop threshold (default 2)")
     p.add_argument(
-        "--half",
-        choices=("judge", "tune"),
-        default="judge",
-        help="half of the training paths replayed (default judge; tune: what constants are chosen on)",
+        "--fold",
+        choices=("1", "2", "both"),
+        default="1",
+        help="cross-fitting fold(s) (default 1): 1 judges the judge half with the defaults (chosen on "
+        "the tune half), 2 the tune half with the constants chosen on the judge half, both: the two "
+        "stacked (column fold)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="POLICY.CONSTANT=VALUE",
+        help="override a policy's constant (class attribute) in every fold, e.g. zeus-plus.horizon=20; "
+        "repeatable (a what-if: constants chosen on the judged half are not cross-fitted)",
     )
     add_protocol_args(p)
     p.add_argument(
@@ -88,6 +98,32 @@ def _trace_sets(specs: list[str], gpus: list[str]) -> dict[str, Any]:
     return out
 
 
+def _overrides(items: list[str]) -> dict[str, dict[str, Any]]:
+    """``POLICY.CONSTANT=VALUE`` items as ``{policy: {constant: value}}`` (values as JSON, else text).
+
+    Raises:
+        ConfigError: an item not of that form, an unknown policy or a constant it does not have.
+    """
+    import json
+
+    from zeus_bench.errors import ConfigError
+    from zeus_bench.sim.crossfit import variant
+
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        policy, dot, name = key.rpartition(".")
+        if not sep or not dot or not policy or not name:
+            raise ConfigError(f"--set: {item!r} is not POLICY.CONSTANT=VALUE")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+        variant(policy, {name: value})  # unknown policy or constant: one line
+        out.setdefault(policy, {})[name] = value
+    return out
+
+
 def _arena(args: argparse.Namespace) -> int:
     import contextlib
     import logging
@@ -96,7 +132,7 @@ def _arena(args: argparse.Namespace) -> int:
 
     from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
     from zeus_bench.fsutil import check_writable_dir
-    from zeus_bench.sim.arena import Protocol, arena, default_policies
+    from zeus_bench.sim.arena import Protocol, arena_folds, default_policies, frozen_constants
     from zeus_bench.sim.noise import resolve_noise
     from zeus_bench.sim.policies.base import get_policy, load_policy_module
     from zeus_bench.sim.rules import check_horizon
@@ -123,8 +159,9 @@ def _arena(args: argparse.Namespace) -> int:
         DEFAULT_BETA if args.beta is None else args.beta,
         check_horizon(args.horizon),
         resolve_noise(args.noise, [traces[g].power(g) for g in args.gpu] if args.noise == "trace" else []),
-        args.half,
+        constants=frozen_constants(_overrides(args.set)),
     )
+    folds = [1, 2] if args.fold == "both" else [int(args.fold)]
     start = time.perf_counter()
     with contextlib.ExitStack() as stack:
         progress = None
@@ -133,8 +170,8 @@ def _arena(args: argparse.Namespace) -> int:
 
             bar = stack.enter_context(tqdm(unit="task", desc="arena", leave=False))
             progress = bar.update
-        jobs_df, summary = arena(
-            traces, args.gpu, policies, protocol, workloads, args.jobs, args.policy_module, progress
+        jobs_df, summary = arena_folds(
+            traces, args.gpu, policies, protocol, folds, workloads, args.jobs, args.policy_module, progress
         )
     provenance = {
         "command": "arena",
@@ -146,7 +183,9 @@ def _arena(args: argparse.Namespace) -> int:
         "beta": protocol.beta,
         "horizon": str(protocol.horizon),
         "noise": protocol.noise,
-        "half": protocol.half,
+        "folds": folds,
+        "set": args.set,
+        "fold_constants": {f: protocol.for_fold(f).constants for f in folds},
     }
     created = not out.exists()
     try:
@@ -161,8 +200,8 @@ def _arena(args: argparse.Namespace) -> int:
                 out.rmdir()
         raise
     log.info(
-        "arena: %d policies x %d jobs x %d seeds in %.2f s -> %s",
-        summary["policy"].nunique(), len(jobs_df) // max(1, summary["policy"].nunique()),
-        len(protocol.seeds), time.perf_counter() - start, out,
+        "arena: %d policies x %d jobs x %d seeds x %d fold(s) in %.2f s -> %s",
+        summary["policy"].nunique(), len(jobs_df) // max(1, summary["policy"].nunique() * len(folds)),
+        len(protocol.seeds), len(folds), time.perf_counter() - start, out,
     )  # fmt: skip
     return 0

@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "zeus_bench.cli.gpu",
     "zeus_bench.cli.sim",
     "zeus_bench.cli.arena",
+    "zeus_bench.cli.study",
     "zeus_bench.cli.capriccio",
 )
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ import pandas as pd
 from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace, TraceSet
-from zeus_bench.sim.crossfit import split_job
+from zeus_bench.sim.crossfit import FOLD_CONSTANTS, judged_half, split_job, variant
 from zeus_bench.sim.metrics import (
     bootstrap_ci,
     bootstrap_indices,
@@ -68,9 +69,23 @@ def default_policies() -> list[str]:
     return [p for p in POLICIES if p not in REFERENCES]
 
 
+Constants = tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]
+"""Per policy, its constant overrides: ``((policy, ((name, value), ...)), ...)`` (hashable, picklable)."""
+
+
+def frozen_constants(constants: dict[str, dict[str, Any]]) -> Constants:
+    """``{policy: {name: value}}`` as :data:`Constants`."""
+    return tuple((p, tuple(sorted(c.items()))) for p, c in sorted(constants.items()))
+
+
 @dataclass(frozen=True)
 class Protocol:
-    """How every policy of an arena is replayed and judged."""
+    """How every policy of an arena is replayed and judged.
+
+    ``fold`` (:data:`~zeus_bench.sim.crossfit.FOLDS`) names the cross-fitting fold: ``half`` is
+    the half it judges and ``constants`` the overrides chosen on its other half
+    (:meth:`for_fold` sets both).
+    """
 
     seeds: tuple[int, ...]
     eta: float = DEFAULT_ETA
@@ -78,6 +93,22 @@ class Protocol:
     horizon: Horizon = KNOWN
     noise: float = 0.0
     half: str = "judge"
+    fold: int = 1
+    constants: Constants = field(default=())
+
+    def for_fold(self, fold: int) -> Protocol:
+        """This protocol on fold ``fold``: its judged half and its constants (crossfit.FOLD_CONSTANTS).
+
+        Overrides already in ``constants`` (``zeus-bench arena --set``) win over the fold's.
+        """
+        merged = {p: dict(c) for p, c in FOLD_CONSTANTS[fold].items()}
+        for p, c in self.constants:
+            merged.setdefault(p, {}).update(dict(c))
+        return replace(self, fold=fold, half=judged_half(fold), constants=frozen_constants(merged))
+
+    def policy(self, name: str) -> type[Policy]:
+        """The registered policy ``name`` with this protocol's overrides of its constants."""
+        return variant(name, dict(dict(self.constants).get(name, ())))
 
 
 def seed_costs(
@@ -131,7 +162,7 @@ def _run(task: _Task) -> tuple[str, str, str, np.ndarray, np.ndarray]:
     for module in task.policy_modules:
         load_policy_module(module)
     model = JobModel(task.job, task.protocol.eta)
-    costs, failed = seed_costs(model, get_policy(task.policy), task.protocol, task.recurrences)
+    costs, failed = seed_costs(model, task.protocol.policy(task.policy), task.protocol, task.recurrences)
     return task.job.gpu, task.job.workload.id, task.policy, costs.sum(axis=1), failed.sum(axis=1)
 
 
@@ -248,6 +279,11 @@ def job_table(
         model = JobModel(job, protocol.eta)
         refs = job_refs(model)
         zeus_total = totals[(gpu, w, COMPARATOR)][0]
+        # The floor: the baseline itself replayed on the same seeds (what staying at b0 costs).
+        floor = cost_ratio(
+            seed_costs(model, get_policy("baseline"), protocol, n)[0].sum(axis=1), n * refs.baseline
+        )
+        floor_p95 = float(np.percentile(floor, P_SAFE))
         for p in policies:
             total, failed = totals[(gpu, w, p)]
             ratio_b = cost_ratio(total, n * refs.baseline)
@@ -256,7 +292,8 @@ def job_table(
             regrets[(gpu, w, p)] = regret
             diff = regret - regret_pct(zeus_total, n * refs.oracle)
             row: dict[str, object] = {
-                "gpu": gpu, "workload": w, "policy": p, "half": protocol.half, "seeds": len(total),
+                "gpu": gpu, "workload": w, "policy": p, "fold": protocol.fold, "half": protocol.half,
+                "seeds": len(total),
                 "recurrences": n, "horizon": str(protocol.horizon), "noise": float(protocol.noise),
             }  # fmt: skip
             for name, values in (
@@ -271,6 +308,7 @@ def job_table(
                     verdict = "same" if p == COMPARATOR else _verdict(lo, hi)
             row["cost_ratio_vs_baseline_p95"] = float(np.percentile(ratio_b, P_SAFE))
             row["unsafe_seed_share"] = float(np.mean(ratio_b > SAFE))
+            row["baseline_p95"] = floor_p95
             row["vs_zeus"] = verdict
             row["failed_recurrences_mean"] = float(failed.mean())
             rows.append(row)
@@ -294,7 +332,8 @@ def summary_table(jobs_df: pd.DataFrame, regrets: dict[tuple[str, str, str], np.
             worst = gp.loc[gp["regret_pct_mean"].idxmax()]
             rows.append(
                 {
-                    "gpu": gpu, "policy": p, "jobs": len(gp), "seeds": int(gp["seeds"].iloc[0]),
+                    "gpu": gpu, "policy": p, "fold": int(gp["fold"].iloc[0]), "jobs": len(gp),
+                    "seeds": int(gp["seeds"].iloc[0]),
                     "half": str(gp["half"].iloc[0]), "horizon": str(gp["horizon"].iloc[0]),
                     "noise": float(gp["noise"].iloc[0]),
                     "regret_pct_mean": m, "regret_pct_ci_lo": lo, "regret_pct_ci_hi": hi,
@@ -304,6 +343,7 @@ def summary_table(jobs_df: pd.DataFrame, regrets: dict[tuple[str, str, str], np.
                     "jobs_worse_than_zeus": int((gp["vs_zeus"] == "worse").sum()),
                     "cost_ratio_vs_baseline_p95_max": float(gp["cost_ratio_vs_baseline_p95"].max()),
                     "jobs_p95_over_safe": int((gp["cost_ratio_vs_baseline_p95"] > SAFE).sum()),
+                    "jobs_baseline_p95_over_safe": int((gp["baseline_p95"] > SAFE).sum()),
                 }
             )  # fmt: skip
     out = pd.DataFrame(rows)
@@ -321,8 +361,30 @@ def arena(
     policy_modules: Sequence[str] = (),
     progress: Callable[[int], None] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run the arena and build its two tables (``arena_jobs``, ``arena_summary``)."""
+    """Run the arena on one fold and build its two tables (``arena_jobs``, ``arena_summary``)."""
     jobs = judged_jobs(traces, gpus, workloads, protocol.half)
     totals = run_arena(jobs, policies, protocol, jobs_n, policy_modules, progress)
     jobs_df, regrets = job_table(jobs, totals, protocol)
     return jobs_df, summary_table(jobs_df, regrets)
+
+
+def arena_folds(
+    traces: dict[str, TraceSet],
+    gpus: Sequence[str],
+    policies: Sequence[str],
+    protocol: Protocol,
+    folds: Sequence[int],
+    workloads: Sequence[str] | None = None,
+    jobs_n: int = 1,
+    policy_modules: Sequence[str] = (),
+    progress: Callable[[int], None] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The arena on each of ``folds`` (:meth:`Protocol.for_fold`), both tables stacked (column ``fold``)."""
+    parts = [
+        arena(traces, gpus, policies, protocol.for_fold(f), workloads, jobs_n, policy_modules, progress)
+        for f in folds
+    ]
+    return (
+        pd.concat([p[0] for p in parts], ignore_index=True),
+        pd.concat([p[1] for p in parts], ignore_index=True),
+    )

@@ -5,6 +5,8 @@ Documented column by column in ``results/README.md`` (generated from these schem
 
 from __future__ import annotations
 
+import pandas as pd
+
 from zeus_bench.store import Column, TableSchema, register_schema
 
 _CI = "95 % percentile-bootstrap interval over seeds (2,000 resamples, fixed generator)"
@@ -17,6 +19,29 @@ def _stat(name: str, what: str, unit: str = "", example: str = "") -> tuple[Colu
         Column(f"{name}_ci_lo", "float", f"Lower end of the {_CI} of that mean", unit, example),
         Column(f"{name}_ci_hi", "float", f"Upper end of the {_CI} of that mean", unit, example),
     )
+
+
+_FOLD = Column(
+    "fold", "int",
+    "Cross-fitting fold: 1 = constants chosen on the tune half, judged on the judge half; 2 = the halves "
+    "swapped (constants chosen on the judge half, judged on the tune half)",
+    example="1", checks=("positive",),
+)  # fmt: skip
+
+
+def _add_fold(df: pd.DataFrame) -> pd.DataFrame:
+    """Version 1 -> 2: the fold column and the safety floor's columns.
+
+    A version-1 table judged the ``judge`` half with the defaults (fold 1); its floor was not
+    computed (empty / -1).
+    """
+    out = df.copy()
+    out.insert(out.columns.get_loc("policy") + 1, "fold", (out["half"] != "judge").astype(int) + 1)
+    if "workload" in out.columns:
+        out["baseline_p95"] = float("nan")
+    else:
+        out["jobs_baseline_p95_over_safe"] = -1
+    return out
 
 
 _PROTOCOL = (
@@ -33,18 +58,19 @@ _PROTOCOL = (
 ARENA_JOBS = register_schema(
     TableSchema(
         kind="arena_jobs",
-        version=1,
+        version=2,
         description=(
             "The policy arena per (gpu, workload, policy): cumulative cost over the references' "
             "expected costs, regret against the oracle and the paired difference against Zeus, "
             "each a mean over seeds with its 95 % bootstrap interval, on the judged half of the "
-            "training paths."
+            "training paths of each cross-fitting fold (column fold), with the safety goal's floor."
         ),
-        key=("gpu", "workload", "policy"),
+        key=("gpu", "workload", "policy", "fold"),
         columns=(
             Column("gpu", "str", "GPU kind", example="v100"),
             Column("workload", "str", "Workload id", example="imagenet"),
             Column("policy", "str", "Policy name (registry)", example="zeus-plus"),
+            _FOLD,
             _PROTOCOL[0],
             _PROTOCOL[1],
             Column("recurrences", "int", "Recurrences per seed (2 x |B| x |P|)", example="70", checks=("positive",)),
@@ -59,6 +85,11 @@ ARENA_JOBS = register_schema(
             Column("unsafe_seed_share", "float",
                    "Share of seeds whose cumulative cost exceeds 1.02 x the baseline's", example="0.04",
                    checks=("nonnegative",)),
+            Column("baseline_p95", "float",
+                   "The floor of the safety goal: the same 95th percentile for the baseline policy itself "
+                   "(b0 at the maximum limit) replayed on the same seeds and paths; above 1.02, a policy that "
+                   "stays at b0 misses the goal on this job (empty in version-1 tables)",
+                   example="1.00", nullable=True),
             *_stat("regret_pct", "the regret: 100 x (cumulative cost / the oracle's - 1)", "%", "3.1"),
             *_stat("regret_diff_vs_zeus_pct",
                    "the paired difference of regret against Zeus (same seed, same training paths; negative: "
@@ -69,22 +100,24 @@ ARENA_JOBS = register_schema(
             Column("failed_recurrences_mean", "float", "Mean over seeds of the recurrences no try completed",
                    example="0.0", checks=("nonnegative",)),
         ),
+        upgrades={1: _add_fold},
     )
 )  # fmt: skip
 
 ARENA_SUMMARY = register_schema(
     TableSchema(
         kind="arena_summary",
-        version=1,
+        version=2,
         description=(
             "The policy arena per (gpu, policy): mean regret over the GPU's jobs with its 95 % "
             "bootstrap interval over seeds, its ratio to Zeus's, the worst job, the jobs where "
             "the policy is significantly better or worse than Zeus, safety, and a rank."
         ),
-        key=("gpu", "policy"),
+        key=("gpu", "policy", "fold"),
         columns=(
             Column("gpu", "str", "GPU kind", example="v100"),
             Column("policy", "str", "Policy name (registry)", example="zeus-plus"),
+            _FOLD,
             Column("jobs", "int", "Jobs (workloads) of the GPU", example="6", checks=("positive",)),
             _PROTOCOL[1],
             _PROTOCOL[0],
@@ -108,8 +141,12 @@ ARENA_SUMMARY = register_schema(
                    example="1.01"),
             Column("jobs_p95_over_safe", "int", "Jobs whose 95th percentile exceeds 1.02", example="0",
                    checks=("nonnegative",)),
-            Column("rank", "int", "Rank on the GPU by mean regret (1: least; ties share the better rank)",
+            Column("jobs_baseline_p95_over_safe", "int",
+                   "Jobs whose floor (baseline_p95 of arena_jobs) exceeds 1.02: the goal's bound (-1 in version-1 tables)",
+                   example="0"),
+            Column("rank", "int", "Rank on the GPU and fold by mean regret (1: least; ties share the better rank)",
                    example="1", checks=("positive",)),
         ),
+        upgrades={1: _add_fold},
     )
 )  # fmt: skip

@@ -9,22 +9,67 @@ tunable constant is chosen on ``tune`` (:mod:`zeus_bench.sim.tuning`); the arena
 (:mod:`zeus_bench.sim.arena`) reports ``judge``. A batch size with a single path cannot be split:
 it is left out of *both* halves (its path would otherwise be tuned and judged on); a job whose
 default batch size has a single path, or that keeps no batch size, is refused (an empty split).
+
+Two folds (:data:`FOLDS`): fold 1 chooses the constants on ``tune`` and judges ``judge``; fold 2
+swaps the halves. Each fold's constants (:data:`FOLD_CONSTANTS`) are the pick of the tuning run on
+its own tuning half (``results/policy/tuning-known.csv`` for fold 1, whose pick is the registered
+defaults; ``tuning-known-fold2.csv`` for fold 2), applied as class-attribute overrides
+(:func:`variant`): the arena replays fold 2 with them, never with a constant the judged half chose.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
+from zeus_bench.sim.policies import get_policy
+from zeus_bench.sim.policies.base import Policy
 
 log = logging.getLogger(__name__)
 
 HALVES = ("tune", "judge")
 """The two halves: constants are chosen on ``tune`` and reported on ``judge``."""
+
+FOLDS: dict[int, tuple[str, str]] = {1: ("tune", "judge"), 2: ("judge", "tune")}
+"""Fold -> (half its constants are chosen on, half it is judged on)."""
+
+FOLD_CONSTANTS: dict[int, dict[str, dict[str, Any]]] = {
+    1: {},  # the registered defaults: the tune half's pick (results/policy/tuning-known.csv)
+    2: {"zeus-plus": {"margin": 0.4, "up_first": True}},  # the judge half's pick (tuning-known-fold2.csv)
+}
+"""Per fold, per policy: the constants chosen on the fold's tuning half (overrides of the defaults)."""
+
+
+def judged_half(fold: int) -> str:
+    """The half fold ``fold`` is judged on.
+
+    Raises:
+        ConfigError: an unknown fold.
+    """
+    if fold not in FOLDS:
+        raise ConfigError(f"unknown fold {fold!r}; known: {', '.join(map(str, FOLDS))}")
+    return FOLDS[fold][1]
+
+
+def variant(policy: str, setting: Mapping[str, Any]) -> type[Policy]:
+    """The registered policy with ``setting``'s class attributes (an unregistered subclass).
+
+    Raises:
+        ConfigError: the policy has no such constant.
+    """
+    base = get_policy(policy)
+    if not setting:
+        return base
+    for key in setting:
+        if not hasattr(base, key):
+            raise ConfigError(f"policy {policy!r} has no constant {key!r}")
+    return type(f"{base.__name__}Tuned", (base,), dict(setting))
 
 
 def path_halves(n_paths: int) -> dict[str, np.ndarray]:

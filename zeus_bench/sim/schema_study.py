@@ -219,10 +219,11 @@ TUNING = register_schema(
         kind="policy_tuning",
         version=1,
         description=(
-            "`tuning-known.csv`, `tuning-known-fold2.csv`, `tuning-unknown.csv`: one row per setting of "
+            "`tuning-known.csv`, `tuning-known-fold2.csv`, `tuning-unknown.csv`, `tuning-unknown-safety.csv`: one row per setting of "
             "zeus-plus's constants, written by `python -m zeus_bench.sim.tuning` on the *tune* half of the "
             "training paths (cross-fitting, docs/policies.md; fold2: the halves swapped), horizon known "
-            "(margin, up_first) or unknown (horizon, margin, up_first); the arena reports the other half. "
+            "(margin, up_first) or unknown (horizon, margin, up_first; `tuning-unknown-safety.csv`: `--grid unknown-horizon`, "
+            "horizon 0 = the anytime budget, 14, 20, 50 x safety 0, 0.01, 0.02); the arena reports the other half. "
             f"Columns named `{GPU}_...` appear once per GPU tuned on (`v100_regret_pct`, ...)."
         ),
         columns=(
@@ -253,6 +254,15 @@ TUNING = register_schema(
                 nullable=True,
                 required=False,
             ),
+            Column(
+                "safety",
+                "float",
+                f"{_SETTING}: the share of the baseline's cost the safe allowance keeps back (unknown horizon)",
+                example="0.02",
+                nullable=True,
+                required=False,
+                checks=("nonnegative", "finite"),
+            ),
             _ratio(
                 f"{GPU}_regret_pct",
                 "Mean regret over the GPU's jobs on the tune half, mean over seeds",
@@ -277,7 +287,7 @@ TUNING = register_schema(
                 example="True",
             ),
         ),
-        key=("horizon", "margin", "up_first"),
+        key=("horizon", "margin", "up_first", "safety"),
     )
 )
 

@@ -1,9 +1,13 @@
 """The zeus-plus study: Zeus against zeus-plus per job, drift recovery, cross-GPU warm start.
 
-``python -m zeus_bench.sim.study --traces GPU=DIR ... --seeds 1-10 --out-dir results/policy``
-writes six tables (CSV, documented in ``results/README.md``'s policy section):
+``zeus-bench study --arena results/policy/arena/known --traces GPU=DIR ... --seeds 1-10 --out-dir
+results/policy`` (:mod:`zeus_bench.cli.study`) writes six tables (CSV, documented in
+``results/README.md``'s policy section):
 
-* ``comparison.csv``, per (gpu, workload, policy): cumulative cost over the baseline's (b0 at the
+* ``comparison.csv``, regenerated from the arena (:mod:`zeus_bench.sim.arena`): the arena's jobs
+  (fold 1: the judged half of the training paths), seeds, eta, beta and horizon, replayed by the
+  arena's own :func:`~zeus_bench.sim.arena.seed_costs`, and checked against the arena's table
+  (:func:`check_against_arena`: every mean the same). Per (gpu, workload, policy): cumulative cost over the baseline's (b0 at the
   maximum limit) and over max-batch's, regret against the oracle (cumulative cost over the
   oracle's, minus 1, in %), each mean and std over seeds, and failed recurrences. References are
   expected costs per recurrence (mean over converging training paths), as in ``summarize``.
@@ -24,31 +28,33 @@ writes six tables (CSV, documented in ``results/README.md``'s policy section):
 * ``warmstart_jobs.csv`` (schema ``warmstart_jobs``, :mod:`zeus_bench.sim.warmjobs`): per job, the
   paired warm - cold regret with its bootstrap interval, and each pair's cut with and without it.
 
-Every replay is the simulator's own (:func:`zeus_bench.sim.replay.replay`), eta 0.5, beta 2 by
-default, recurrences ``2 x |B| x |P|``; ratios, regret and the charge of a failed recurrence come
-from :mod:`zeus_bench.sim.metrics`, as in the summary table.
+Every replay is the simulator's own (:func:`zeus_bench.sim.replay.replay`), eta and beta the
+defaults of :mod:`zeus_bench.cost` unless given, recurrences ``2 x |B| x |P|`` of the whole job;
+ratios, regret and the charge of a failed recurrence come from :mod:`zeus_bench.sim.metrics`, as
+in the summary table. The drift and warm-start experiments replay every training path (no
+constant is chosen on them; docs/policies.md says so beside their numbers).
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import logging
 import sys
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from zeus_bench.errors import ZeusBenchError
+from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
+from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace, TraceSet
+from zeus_bench.sim.arena import ArenaJob, Protocol, seed_costs
 from zeus_bench.sim.drift import SCENARIOS, Drift, oracle_cost_by_recurrence, scenario
 from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.recurrences import recurrence_costs, references
 from zeus_bench.sim.replay import JobModel, default_recurrences
-from zeus_bench.sim.warmjobs import EARLY, WarmCosts, jobs_table, warm_job_costs, write_jobs_table
+from zeus_bench.sim.warmjobs import EARLY, WarmCosts, warm_job_costs
 
 log = logging.getLogger(__name__)
 
@@ -67,22 +73,35 @@ Runs = dict[tuple[str, str, str, tuple[int, ...], float, float, int], tuple[np.n
 
 
 def compare(
-    jobs: dict[str, list[JobTrace]],
+    jobs: Mapping[str, Sequence[JobTrace | ArenaJob]],
     seeds: Sequence[int],
-    eta: float,
-    beta: float,
+    eta: float = DEFAULT_ETA,
+    beta: float = DEFAULT_BETA,
     runs: Runs | None = None,
+    protocol: Protocol | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``comparison`` and ``curves`` tables for every job and policy (each run also kept in ``runs``)."""
+    """``comparison`` and ``curves`` tables for every job and policy.
+
+    ``jobs`` are whole jobs or the arena's (:class:`~zeus_bench.sim.arena.ArenaJob`: one half of
+    the paths, recurring as often as the whole job); every run is the arena's
+    :func:`~zeus_bench.sim.arena.seed_costs` under ``protocol`` (default: ``seeds``, ``eta``,
+    ``beta``, horizon known). Runs of whole jobs are also kept in ``runs`` (the warm start reuses them).
+    """
+    protocol = Protocol(tuple(seeds), eta, beta) if protocol is None else protocol
+    seeds, eta, beta = protocol.seeds, protocol.eta, protocol.beta
     rows, curves = [], []
     for gpu, js in jobs.items():
-        for job in js:
+        for item in js:
+            job, n = (
+                (item.job, item.recurrences)
+                if isinstance(item, ArenaJob)
+                else (item, default_recurrences(item))
+            )
             model = JobModel(job, eta)
             refs = references(model)
-            n = default_recurrences(job)
             for name in POLICIES:
-                costs, failed = recurrence_costs(model, get_policy(name), seeds, beta, n)
-                if runs is not None:
+                costs, failed = seed_costs(model, protocol.policy(name), protocol, n)
+                if runs is not None and not isinstance(item, ArenaJob):
                     runs[(gpu, job.workload.id, name, tuple(seeds), eta, beta, n)] = (costs, failed)
                 total = costs.sum(axis=1)
                 row = {
@@ -117,6 +136,40 @@ def compare(
                     )
                 )
     return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
+
+
+#: comparison.csv's mean columns and the arena_jobs columns they must equal.
+ARENA_COLUMNS = {
+    "cost_ratio_vs_baseline_cum_mean": "cost_ratio_vs_baseline_mean",
+    "cost_ratio_vs_max_batch_cum_mean": "cost_ratio_vs_max_batch_mean",
+    "regret_vs_oracle_cum_pct_mean": "regret_pct_mean",
+    "failed_recurrences_mean": "failed_recurrences_mean",
+}
+
+
+def check_against_arena(comparison: pd.DataFrame, arena_jobs: pd.DataFrame, where: str = "arena") -> None:
+    """Every (gpu, workload, policy) mean of ``comparison`` equals the arena's (fold 1, relative 1e-9).
+
+    Raises:
+        ConfigError: a row missing from the arena, or a mean that differs (naming the row and column).
+    """
+    arena = arena_jobs[arena_jobs["fold"] == 1].set_index(["gpu", "workload", "policy"])
+    for row in comparison.itertuples(index=False):
+        key = (row.gpu, row.workload, row.policy)
+        if key not in arena.index:
+            raise ConfigError(
+                f"{where}: no fold-1 row for {'/'.join(key)} (run the arena on the study's jobs)"
+            )
+        if int(arena.loc[key, "seeds"]) != int(row.seeds):
+            raise ConfigError(
+                f"{where}: {'/'.join(key)} has {arena.loc[key, 'seeds']} seeds, the study {row.seeds}"
+            )
+        for ours, theirs in ARENA_COLUMNS.items():
+            a, b = float(getattr(row, ours)), float(arena.loc[key, theirs])
+            if not np.isclose(a, b, rtol=1e-9, atol=1e-12):
+                raise ConfigError(
+                    f"{where}: {'/'.join(key)} {theirs} is {b!r}, the study's replay gives {a!r}"
+                )
 
 
 def recovery(mean_cost: np.ndarray, oracle: np.ndarray, at: int) -> float:
@@ -229,60 +282,13 @@ def warmstart_study(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: run the study and write its tables."""
-    from zeus_bench.cli.common import int_range_arg
-    from zeus_bench.fsutil import atomic_path
-    from zeus_bench.store import validate
+    """``python -m zeus_bench.sim.study ARGS``: moved to ``zeus-bench study`` (:mod:`zeus_bench.cli.study`).
 
-    ap = argparse.ArgumentParser(prog="python -m zeus_bench.sim.study", description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--traces", action="append", required=True, metavar="GPU=DIR", help="GPU kind and its trace folder"
-    )
-    ap.add_argument("--seeds", type=int_range_arg, default=list(range(1, 11)))
-    ap.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
-    ap.add_argument(
-        "--drift-gpus", default="v100,a40", help="GPUs of the drift experiment (multi-limit traces)"
-    )
-    ap.add_argument("--warm-pairs", default="v100:a40,a40:v100,v100:h200,a40:h200", help="PRIOR:TARGET pairs")
-    ap.add_argument("--out-dir", type=Path, required=True)
-    args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        sets = {}
-        for item in args.traces:
-            gpu, _, folder = item.partition("=")
-            sets[gpu] = TraceSet(folder)
-        wanted = None if args.workloads == "all" else set(args.workloads.split(","))
-        jobs = {
-            g: [ts.job(g, w) for w in ts.workload_ids(g) if wanted is None or w in wanted]
-            for g, ts in sets.items()
-        }
-        pairs = [tuple(p.split(":", 1)) for p in args.warm_pairs.split(",") if p]
-        pairs = [(a, b) for a, b in pairs if a in sets and b in sets]
-        drift_gpus = [g for g in args.drift_gpus.split(",") if g in jobs]
-        tables: dict[str, pd.DataFrame] = {}
-        runs: Runs = {}
-        tables["comparison"], tables["curves"] = compare(jobs, args.seeds, 0.5, 2.0, runs)
-        tables["drift"], tables["drift_curves"] = drift_study(
-            {g: jobs[g] for g in drift_gpus}, args.seeds, 0.5, 2.0
-        )
-        warm_runs: dict[tuple[str, str, str], WarmCosts] = {}
-        tables["warmstart"] = warmstart_study(sets, pairs, args.seeds, 0.5, 2.0, wanted, runs, warm_runs)
-        warm_jobs = jobs_table(warm_runs)
-        for name, df in tables.items():  # each table is its kind, policy_<name> (sim/schema_study.py)
-            validate(df, f"policy_{name}", str(args.out_dir / f"{name}.csv"))
-    except ZeusBenchError as exc:
-        print(f"study: error: {exc}", file=sys.stderr)
-        return 2
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    for name, df in tables.items():
-        with atomic_path(args.out_dir / f"{name}.csv") as tmp:
-            df.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6g")
-        log.info("wrote %s (%d rows)", args.out_dir / f"{name}.csv", len(df))
-    log.info(
-        "wrote %s (%d rows)", write_jobs_table(warm_jobs, args.out_dir / "warmstart_jobs.csv"), len(warm_jobs)
-    )
-    return 0
+    Kept for one release; it runs ``zeus-bench study ARGS``.
+    """
+    from zeus_bench.cli.main import main as cli_main
+
+    return cli_main(["study", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -28,10 +28,9 @@ import pandas as pd
 from zeus_bench.errors import ZeusBenchError
 from zeus_bench.jobs import JobTrace, TraceSet
 from zeus_bench.sim.arena import COMPARATOR, P_SAFE, SAFE, ArenaJob, Protocol, job_refs, seed_costs
-from zeus_bench.sim.crossfit import split_job
+from zeus_bench.sim.crossfit import split_job, variant
 from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
-from zeus_bench.sim.policies.base import Policy
 from zeus_bench.sim.replay import JobModel, default_recurrences
 from zeus_bench.sim.rules import Horizon
 from zeus_bench.sim.schema_study import validate_tuning
@@ -49,19 +48,20 @@ ZEUS_PLUS_GRID: dict[str, tuple[Any, ...]] = {
 }
 
 
+#: The principled changes tried for ``--horizon unknown`` (issue 22's per-job safety goal): the
+#: assumed horizon (0: the anytime budget, zeus-plus-safe's allowance spending, lookahead 4) x
+#: the share of the 2 % allowance spent (``safety``). ``--grid unknown-horizon``.
+UNKNOWN_HORIZON_GRID: dict[str, tuple[Any, ...]] = {
+    "horizon": (0, 14, 20, 50),
+    "safety": (0.0, 0.01, 0.02),
+}
+GRIDS = {"default": ZEUS_PLUS_GRID, "unknown-horizon": UNKNOWN_HORIZON_GRID}
+
+
 def settings(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     """Every combination of the grid's values, in the grid's order."""
     keys = list(grid)
     return [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*(grid[k] for k in keys))]
-
-
-def variant(policy: str, setting: Mapping[str, Any]) -> type[Policy]:
-    """The registered policy with ``setting``'s class attributes (an unregistered subclass)."""
-    base = get_policy(policy)
-    for key in setting:
-        if not hasattr(base, key):
-            raise ZeusBenchError(f"policy {policy!r} has no constant {key!r}")
-    return type(f"{base.__name__}Tuned", (base,), dict(setting))
 
 
 def _score(args: tuple[ArenaJob, str, dict[str, Any] | None, Protocol]) -> tuple[np.ndarray, np.ndarray]:
@@ -154,10 +154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="tune",
         help="half tuned on (judge: the second fold's check)",
     )
+    ap.add_argument("--grid", choices=sorted(GRIDS), default="default", help="the grid of settings")
     ap.add_argument(
         "--constants",
-        default=",".join(ZEUS_PLUS_GRID),
-        help="the grid's constants to vary (others: defaults)",
+        default=None,
+        help="the grid's constants to vary (default: all of the grid's; others: defaults)",
     )
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
@@ -168,13 +169,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             gpu, _, folder = item.partition("=")
             ts = TraceSet(folder)
             jobs[gpu] = [ts.job(gpu, w) for w in ts.workload_ids(gpu)]
-        names = [c for c in args.constants.split(",") if c]
-        unknown = [c for c in names if c not in ZEUS_PLUS_GRID]
+        full = GRIDS[args.grid]
+        names = list(full) if args.constants is None else [c for c in args.constants.split(",") if c]
+        unknown = [c for c in names if c not in full]
         if unknown:
-            raise ZeusBenchError(
-                f"--constants: {unknown[0]!r} is not in the grid ({', '.join(ZEUS_PLUS_GRID)})"
-            )
-        grid = {c: ZEUS_PLUS_GRID[c] for c in names}
+            raise ZeusBenchError(f"--constants: {unknown[0]!r} is not in the grid ({', '.join(full)})")
+        grid = {c: full[c] for c in names}
         table = tune_on(jobs, "zeus-plus", grid, args.seeds, args.horizon, args.jobs, args.half)
         validate_tuning(table, str(args.out))
     except ZeusBenchError as exc:

@@ -1,0 +1,85 @@
+"""``zeus-bench study``: the comparison regenerated from the arena's tables, and its bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.sim.test_arena import two_gpu_traces
+from zeus_bench.cli.main import main
+from zeus_bench.store import read_metadata, read_table, write_table
+
+
+@pytest.fixture()
+def tiny(tmp_path: Path) -> Path:
+    return two_gpu_traces(tmp_path / "traces")
+
+
+def _arena(tiny: Path, out: Path, seeds: str = "1-3") -> None:
+    argv = ["arena", "--traces", str(tiny), "--gpu", "v100,a40", "--policies", "zeus,zeus-plus"]
+    assert main([*argv, "--seeds", seeds, "--fold", "both", "--out", str(out)]) == 0
+
+
+def test_study_comparison_is_the_arenas(tiny: Path, tmp_path: Path) -> None:
+    arena = tmp_path / "arena"
+    _arena(tiny, arena)
+    out = tmp_path / "study"
+    traces = ["--traces", f"v100={tiny}", "--traces", f"a40={tiny}"]
+    argv = ["study", "--arena", str(arena), *traces, "--seeds", "1-2", "--warm-pairs", "v100:a40"]
+    assert main([*argv, "--out-dir", str(out)]) == 0
+    comparison = pd.read_csv(out / "comparison.csv")
+    jobs = read_table(arena / "arena_jobs.parquet", "arena_jobs")
+    one = jobs[jobs["fold"] == 1].set_index(["gpu", "workload", "policy"])
+    assert len(comparison) == len(one) == 2 * 3 * 2
+    assert set(comparison["seeds"]) == {len(read_metadata(arena / "arena_jobs.parquet")["seeds"])} == {3}
+    for r in comparison.itertuples():
+        a = one.loc[(r.gpu, r.workload, r.policy)]
+        assert r.regret_vs_oracle_cum_pct_mean == pytest.approx(
+            a["regret_pct_mean"], rel=1e-5
+        )  # CSV: 6 digits
+        assert r.cost_ratio_vs_baseline_cum_mean == pytest.approx(a["cost_ratio_vs_baseline_mean"], rel=1e-5)
+    for name in ("curves", "drift", "drift_curves", "warmstart", "warmstart_jobs"):
+        assert (out / f"{name}.csv").is_file()
+    # the old entry point runs the same command
+    from zeus_bench.sim import study
+
+    assert study.main([*argv[1:], "--out-dir", str(tmp_path / "old")]) == 0
+    assert pd.read_csv(tmp_path / "old" / "comparison.csv").equals(comparison)
+
+
+def test_study_refuses_an_arena_it_does_not_reproduce(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arena = tmp_path / "arena"
+    _arena(tiny, arena, "1-2")
+    jobs = read_table(arena / "arena_jobs.parquet", "arena_jobs")
+    meta = read_metadata(arena / "arena_jobs.parquet")
+    jobs.loc[(jobs["policy"] == "zeus-plus") & (jobs["fold"] == 1), "regret_pct_mean"] += 0.5
+    write_table(
+        jobs,
+        arena / "arena_jobs.parquet",
+        "arena_jobs",
+        {k: meta[k] for k in ("seeds", "eta", "beta", "horizon", "noise")},
+    )
+    out = tmp_path / "study"
+    argv = [
+        "study",
+        "--arena",
+        str(arena),
+        "--traces",
+        f"v100={tiny}",
+        "--traces",
+        f"a40={tiny}",
+        "--out-dir",
+        str(out),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "regret_pct_mean" in err and "zeus-plus" in err and len(err.splitlines()) == 1
+    assert not out.exists()
+    assert main([*argv[:2], str(tmp_path / "none"), *argv[3:]]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main([*argv, "--beta", "3"]) == 2
+    assert "--beta 3.0 differs" in capsys.readouterr().err

@@ -1,0 +1,167 @@
+"""``zeus-bench study``: the zeus-plus study (:mod:`zeus_bench.sim.study`), regenerated from the arena.
+
+``zeus-bench study --arena results/policy/arena/known --traces v100=DIR --traces a40=DIR
+--traces h200=DIR --seeds 1-10 --out-dir results/policy`` writes the study's six tables. With
+``--arena`` the comparison (``comparison.csv``, ``curves.csv``) takes the arena's protocol from its
+tables (fold 1: the judged half; the seeds, eta, beta and horizon the arena ran) and must agree
+with its ``arena_jobs`` means (else one line, exit 2); ``--seeds`` is then the drift and
+warm-start experiments' seeds only. Without ``--arena`` every table replays whole jobs on
+``--seeds``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from zeus_bench.cli.common import beta_arg, eta_arg, int_range_arg
+
+#: The tables ``zeus-bench study`` writes into ``--out-dir`` (CSV).
+TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart", "warmstart_jobs")
+
+
+def register(sub: Any) -> None:
+    """Add ``study``."""
+    p = sub.add_parser(
+        "study",
+        help="the zeus-plus study: Zeus vs zeus-plus per job (from the arena), drift recovery, warm start",
+        description="Zeus against zeus-plus per job (the arena's judged half when --arena is given), drift "
+        "recovery and cross-GPU warm start; six CSV tables into --out-dir (docs/policies.md).",
+    )
+    p.add_argument(
+        "--traces", action="append", required=True, metavar="GPU=DIR", help="GPU kind and its trace folder"
+    )
+    p.add_argument(
+        "--arena",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="arena folder (zeus-bench arena, horizon known): the comparison's protocol and its check",
+    )
+    p.add_argument(
+        "--seeds",
+        type=int_range_arg,
+        default=list(range(1, 11)),
+        help="seeds (default 1-10; with --arena: the drift and warm-start seeds)",
+    )
+    p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
+    p.add_argument("--eta", type=eta_arg, default=None, help="energy weight (default zeus_bench.cost's)")
+    p.add_argument(
+        "--beta", type=beta_arg, default=None, help="early-stop threshold (default zeus_bench.cost's)"
+    )
+    p.add_argument(
+        "--drift-gpus", default="v100,a40", help="GPUs of the drift experiment (multi-limit traces)"
+    )
+    p.add_argument("--warm-pairs", default="v100:a40,a40:v100,v100:h200,a40:h200", help="PRIOR:TARGET pairs")
+    p.add_argument("--out-dir", type=Path, required=True, metavar="DIR")
+    p.set_defaults(func=_study)
+
+
+def _gpu_traces(specs: list[str]) -> dict[str, Any]:
+    """``GPU=DIR`` items as ``{gpu: TraceSet}``.
+
+    Raises:
+        ConfigError: an item without ``GPU=``.
+    """
+    from zeus_bench.errors import ConfigError
+    from zeus_bench.jobs import TraceSet
+
+    sets = {}
+    for item in specs:
+        gpu, sep, folder = item.partition("=")
+        if not sep or not gpu or not folder:
+            raise ConfigError(f"--traces: {item!r} is not GPU=DIR")
+        sets[gpu] = TraceSet(folder)
+    return sets
+
+
+def _arena_protocol(folder: Path, eta: float | None, beta: float | None) -> Any:
+    """The arena's fold-1 protocol (from its tables' provenance) and its ``arena_jobs`` table.
+
+    Raises:
+        ConfigError: a missing table, or an eta/beta/horizon other than the arena's.
+    """
+    from zeus_bench.errors import ConfigError
+    from zeus_bench.sim.arena import Protocol
+    from zeus_bench.sim.rules import check_horizon
+    from zeus_bench.store import read_metadata, read_table
+
+    path = folder / "arena_jobs.parquet"
+    if not path.is_file():
+        raise ConfigError(f"--arena: {path} does not exist (run zeus-bench arena first)")
+    jobs = read_table(path, "arena_jobs")
+    meta = read_metadata(path)
+    for name, given in (("eta", eta), ("beta", beta)):
+        if given is not None and float(given) != float(meta[name]):
+            raise ConfigError(f"--{name} {given} differs from the arena's ({meta[name]}, {path})")
+    if 1 not in set(jobs["fold"]):
+        raise ConfigError(f"--arena: {path} has no fold-1 rows")
+    protocol = Protocol(
+        tuple(int(s) for s in meta["seeds"]),
+        float(meta["eta"]),
+        float(meta["beta"]),
+        check_horizon(meta["horizon"]),
+    ).for_fold(1)
+    if float(meta.get("noise", 0.0)) != 0.0:
+        raise ConfigError(f"--arena: {path} ran with noise {meta['noise']}; the study's comparison has none")
+    return protocol, jobs
+
+
+def _study(args: argparse.Namespace) -> int:
+    import logging
+
+    import pandas as pd
+
+    from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
+    from zeus_bench.fsutil import atomic_path, check_writable_dir
+    from zeus_bench.sim import study
+    from zeus_bench.sim.arena import judged_jobs
+    from zeus_bench.sim.warmjobs import WarmCosts, jobs_table, write_jobs_table
+    from zeus_bench.store import validate
+
+    log = logging.getLogger("zeus_bench.cli.study")
+    out = check_writable_dir(args.out_dir, "--out-dir")
+    sets = _gpu_traces(args.traces)
+    wanted = None if args.workloads == "all" else {w.strip() for w in args.workloads.split(",") if w.strip()}
+    whole = {
+        g: [ts.job(g, w) for w in ts.workload_ids(g) if wanted is None or w in wanted]
+        for g, ts in sets.items()
+    }
+    eta = DEFAULT_ETA if args.eta is None else args.eta
+    beta = DEFAULT_BETA if args.beta is None else args.beta
+    tables: dict[str, pd.DataFrame] = {}
+    runs: study.Runs = {}
+    if args.arena is not None:
+        protocol, arena_jobs = _arena_protocol(args.arena, args.eta, args.beta)
+        eta, beta = protocol.eta, protocol.beta
+        judged = {
+            g: judged_jobs(sets, [g], None if wanted is None else sorted(wanted), protocol.half) for g in sets
+        }
+        tables["comparison"], tables["curves"] = study.compare(judged, protocol.seeds, protocol=protocol)
+        study.check_against_arena(tables["comparison"], arena_jobs, str(args.arena))
+        log.info(
+            "comparison: the arena's fold 1 (%s half, %d seeds), every mean equal",
+            protocol.half,
+            len(protocol.seeds),
+        )
+    else:
+        tables["comparison"], tables["curves"] = study.compare(whole, args.seeds, eta, beta, runs)
+    pairs = [tuple(p.split(":", 1)) for p in args.warm_pairs.split(",") if p]
+    pairs = [(a, b) for a, b in pairs if a in sets and b in sets]
+    drift_gpus = [g for g in args.drift_gpus.split(",") if g in whole]
+    tables["drift"], tables["drift_curves"] = study.drift_study(
+        {g: whole[g] for g in drift_gpus}, args.seeds, eta, beta
+    )
+    warm_runs: dict[tuple[str, str, str], WarmCosts] = {}
+    tables["warmstart"] = study.warmstart_study(sets, pairs, args.seeds, eta, beta, wanted, runs, warm_runs)
+    warm_jobs = jobs_table(warm_runs)
+    for name, df in tables.items():  # each table is its kind, policy_<name> (sim/schema_study.py)
+        validate(df, f"policy_{name}", str(out / f"{name}.csv"))
+    out.mkdir(parents=True, exist_ok=True)
+    for name, df in tables.items():
+        with atomic_path(out / f"{name}.csv") as tmp:
+            df.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6g")
+        log.info("wrote %s (%d rows)", out / f"{name}.csv", len(df))
+    log.info("wrote %s (%d rows)", write_jobs_table(warm_jobs, out / "warmstart_jobs.csv"), len(warm_jobs))
+    return 0
