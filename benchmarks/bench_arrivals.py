@@ -3,7 +3,7 @@
 Times the whole process ``zeus-bench simulate --gpu v100 --policies zeus --seeds 1 --arrivals
 TABLE`` on the table of ``synth-arrivals --workloads <all six> --groups 10000 --jobs-per-group 50
 --seed 7`` (10,000 groups per workload: 60,000 groups, 3,000,000 submissions; made first, not
-timed, by the function the command calls: the command itself refuses more than 1,000,000 rows):
+timed, by the function the command calls, in a child process):
 wall and CPU seconds and the process's own peak resident memory (``wait4``). With ``--peer``, the original simulator's ``simulate_one_alibaba_group``
 and this package's replay on the same slice of that table (the first groups of each workload),
 side by side, and the ratio of their seconds per group.
