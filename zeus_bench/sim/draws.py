@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import repeat
 from operator import and_, lt, mul
 
@@ -57,6 +57,21 @@ def rejected_words(span: int) -> list[int]:
 def rejectable_words(n: int) -> frozenset[int]:
     """Every 32-bit word that some bounded draw of a permutation of ``n`` (spans 2..n) rejects."""
     return frozenset(w for span in range(2, n + 1) for w in rejected_words(span))
+
+
+def lemire_accept(m: int, span: int, next_word: Callable[[], int]) -> int:
+    """Lemire's rejection step: the accepted product from a first product ``m = word x span``.
+
+    NumPy's ``integers(0, span)`` (a span below 2**32) takes a 32-bit word ``w``, forms
+    ``m = w * span`` and returns ``m >> 32`` unless ``m``'s low word is below ``2**32 mod span``,
+    when it takes the next word instead. The low word below ``span`` is the cheap first test
+    (``2**32 mod span < span``).
+    """
+    if (m & MASK32) < span:
+        threshold = (1 << 32) % span
+        while (m & MASK32) < threshold:
+            m = next_word() * span
+    return m
 
 
 def emulated(rng: np.random.Generator) -> bool:
@@ -105,12 +120,7 @@ class PathDraws:
             return 0
         if n == 1 << 32:
             return self._word()
-        m = self._word() * n
-        if (m & MASK32) < n:
-            threshold = (1 << 32) % n
-            while (m & MASK32) < threshold:
-                m = self._word() * n
-        return m >> 32
+        return lemire_accept(self._word() * n, n, self._word) >> 32
 
 
 def word_stream(rng: np.random.Generator) -> Iterator[int]:
@@ -236,12 +246,7 @@ class ChoiceDraws:
         def bounded(top: int) -> int:
             """Uniform integer in [0, top] (Lemire), from the next words."""
             span = top + 1
-            m = word() * span
-            if (m & MASK32) < span:
-                threshold = (MASK32 - top) % span
-                while (m & MASK32) < threshold:
-                    m = word() * span
-            return m >> 32
+            return lemire_accept(word() * span, span, word) >> 32
 
         # Floyd: for j = 0 .. n-1 take a uniform value in [0, j], or j itself if already taken.
         taken: set[int] = {0}

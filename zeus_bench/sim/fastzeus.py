@@ -39,8 +39,17 @@ from zeus_bench.sim.draws import (
     rejectable_words,
     word_stream,
 )
+from zeus_bench.sim.env import (
+    draw_path,
+    early_stop_budget,
+    stop_bound,
+    try_cost,
+    try_energy_time,
+    try_epochs,
+    zero_budget_cost,
+)
 from zeus_bench.sim.policies.bandit import PruningThompsonSampling, approx_from_sums
-from zeus_bench.sim.rules import MAX_TRIES, ZERO_BUDGET_PENALTY, seed_generators
+from zeus_bench.sim.rules import MAX_TRIES, seed_generators
 
 if TYPE_CHECKING:
     from zeus_bench.sim.replay import JobModel, Row
@@ -153,9 +162,8 @@ def _replay(
     sums_of = bandit._sums
     rewards = bandit._rewards
     eta = model.eta
-    k_time = (1.0 - eta) * model.max_power_w  # zeus_cost's (1 - eta) * MAXPOWER, then x time
+    max_power_w = model.max_power_w
     max_epochs = float(model.max_epochs)
-    penalty = ZERO_BUDGET_PENALTY * beta
     inf = math.inf
     uint32 = np.uint32
     profiled_bs: set[int] = set()
@@ -236,35 +244,11 @@ def _replay(
                 bs_index[b]
             ]
             profiled = b not in profiled_bs
-            if n_paths == 1:  # rng.integers(0, 1) draws nothing
-                target = paths[0]
-            else:  # rng.integers(0, n_paths): Lemire's method, as PathDraws
-                m = next_word() * n_paths
-                if (m & MASK32) < n_paths:
-                    threshold = (1 << 32) % n_paths
-                    while (m & MASK32) < threshold:
-                        m = next_word() * n_paths
-                target = paths[m >> 32]
-            budget = max_epochs
-            cost_ub = beta * min_cost
-            if cost_ub != inf:  # budget = min(cost_ub // epoch_cost, budget), NaN first as min has it
-                floor_epochs = cost_ub // epoch_cost
-                if not budget < floor_epochs:
-                    budget = floor_epochs
-            if budget == 0.0:
-                cost = penalty * min_cost
-                reached = False
-                epochs = 0.0
-            else:
-                reached = target <= budget
-                epochs = target if reached else budget
-                if profiled:
-                    energy = prof_e + (epochs - 1.0) * e_ep
-                    time = prof_t + (epochs - 1.0) * t_ep
-                else:
-                    energy = epochs * e_ep
-                    time = epochs * t_ep
-                cost = eta * energy + k_time * time
+            target = paths[draw_path(next_word, n_paths)]
+            budget = early_stop_budget(stop_bound(beta, min_cost), epoch_cost, max_epochs)
+            epochs, reached = try_epochs(target, budget)
+            energy, time = try_energy_time(epochs, e_ep, t_ep, profiled, prof_e, prof_t)
+            cost = try_cost(energy, time, eta, max_power_w, budget, zero_budget_cost(min_cost, beta))
             if profiled:
                 profiled_bs.add(b)
             # --- the optimizer's observation (PruningThompsonSampling.observe)

@@ -44,6 +44,15 @@ from zeus_bench.sim.draws import (
     rejectable_words,
     strip_densities,
 )
+from zeus_bench.sim.env import (
+    draw_paths,
+    early_stop_budget,
+    stop_bound,
+    try_cost,
+    try_energy_time,
+    try_epochs,
+    zero_budget_cost,
+)
 from zeus_bench.sim.fastzeus import HANDOVER_OUTPUTS, Handover, _configs, _replay, replay_zeus
 from zeus_bench.sim.policies.bandit import (
     _EPS,
@@ -57,7 +66,7 @@ from zeus_bench.sim.policies.bandit import (
     largest_sample,
     posterior,
 )
-from zeus_bench.sim.rules import MAX_TRIES, ZERO_BUDGET_PENALTY, seed_generators
+from zeus_bench.sim.rules import MAX_TRIES, seed_generators
 
 if TYPE_CHECKING:
     from zeus_bench.sim.replay import JobModel, Row
@@ -363,35 +372,6 @@ class _Seeds:
         self.handovers = [self.handovers[i] for i in rows.tolist()]
 
 
-def draw_paths(
-    words: np.ndarray, pos: np.ndarray, length: np.ndarray, span: np.ndarray, live: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One ``integers(0, span)`` per row from its 32-bit ``words`` at ``pos``, as NumPy draws it.
-
-    Lemire's method: ``m = word * span``; the value is ``m >> 32`` unless ``m``'s low word is below
-    ``2**32 mod span``, when the next word is taken instead. A span of 1 takes no word. Rows not
-    ``live`` are not redrawn. Returns the values, the positions after them, and the rows whose
-    redraws ran past their ``length`` words (their values are not drawn).
-    """
-    rows = np.arange(len(pos))
-    multi = span > 1
-    short = multi & (pos >= length)
-    m = words[rows, np.minimum(pos, words.shape[1] - 1)] * span
-    pos = pos + multi
-    for i in np.flatnonzero(multi & ((m & _U32) < span) & live & ~short).tolist():
-        s = int(span[i])
-        threshold = (1 << 32) % s
-        mi = int(m[i])
-        while (mi & MASK32) < threshold:
-            if pos[i] >= length[i]:
-                short[i] = True
-                break
-            mi = int(words[i, pos[i]]) * s
-            pos[i] += 1
-        m[i] = mi
-    return np.where(multi, m >> _SHIFT32, 0).astype(np.intp), pos, short
-
-
 def replay_zeus_seeds(
     model: JobModel, seeds: list[int], beta: float, recurrences: int
 ) -> tuple[np.ndarray, Columns] | None:
@@ -462,9 +442,8 @@ def _prune(
     for k, c in enumerate(configs):
         paths[k, : c[1]] = c[0]
     eta = model.eta
-    k_time = (1.0 - eta) * model.max_power_w
+    max_power_w = model.max_power_w
     max_epochs = float(model.max_epochs)
-    penalty = ZERO_BUDGET_PENALTY * beta
     inf = math.inf
     generators = [seed_generators(seed) for seed in seeds]
     raw = np.stack([env.bit_generator.random_raw(HANDOVER_OUTPUTS) for env, _ in generators])
@@ -508,16 +487,11 @@ def _prune(
             words, env_pos, env_len, n_paths[bi], ~np.zeros(len(ids), dtype=bool)
         )
         target = paths[bi, index]
-        cost_ub = beta * min_cost
-        floor_epochs = cost_ub // epoch_cost[bi]
-        budget = np.where((cost_ub != inf) & ~(max_epochs < floor_epochs), floor_epochs, max_epochs)
-        zero = budget == 0.0
-        reached = (target <= budget) & ~zero
-        epochs = np.where(zero, 0.0, np.where(reached, target, budget))
+        budget = early_stop_budget(stop_bound(beta, min_cost), epoch_cost[bi], max_epochs)
+        epochs, reached = try_epochs(target, budget)
         profiled = ~profiled_bs[rows, bi]
-        energy = np.where(profiled, prof_e[bi] + (epochs - 1.0) * e_ep[bi], epochs * e_ep[bi])
-        time = np.where(profiled, prof_t[bi] + (epochs - 1.0) * t_ep[bi], epochs * t_ep[bi])
-        cost = np.where(zero, penalty * min_cost, eta * energy + k_time * time)
+        energy, time = try_energy_time(epochs, e_ep[bi], t_ep[bi], profiled, prof_e[bi], prof_t[bi])
+        cost = try_cost(energy, time, eta, max_power_w, budget, zero_budget_cost(min_cost, beta))
         profiled_bs[rows, bi] = True
         for i, b, c in zip(ids.tolist(), bi.tolist(), cost.tolist(), strict=True):
             history[i].append((b, c))
@@ -595,10 +569,9 @@ def _run(model: JobModel, st: _Seeds, steps: list[Step]) -> list[int]:
     for k, c in enumerate(configs):
         paths[k, : c[1]] = c[0]
     eta = model.eta
-    k_time = (1.0 - eta) * model.max_power_w
+    max_power_w = model.max_power_w
     max_epochs = float(model.max_epochs)
     beta = st.beta
-    penalty = ZERO_BUDGET_PENALTY * beta
     recurrences = st.recurrences
     left: list[int] = []
     inf = math.inf
@@ -636,16 +609,10 @@ def _run(model: JobModel, st: _Seeds, steps: list[Step]) -> list[int]:
         target = paths[bi, index]
         # --- the budget, the try and its cost (Runner.run_try at the JIT limit)
         min_cost = st.min_cost
-        cost_ub = beta * min_cost
-        bounded = cost_ub != inf
-        floor_epochs = cost_ub // epoch_cost[bi]
-        budget = np.where(bounded & ~(max_epochs < floor_epochs), floor_epochs, max_epochs)
-        zero = budget == 0.0
-        reached = (target <= budget) & ~zero
-        epochs = np.where(zero, 0.0, np.where(reached, target, budget))
-        energy = epochs * e_ep[bi]
-        time = epochs * t_ep[bi]
-        cost = np.where(zero, penalty * min_cost, eta * energy + k_time * time)
+        budget = early_stop_budget(stop_bound(beta, min_cost), epoch_cost[bi], max_epochs)
+        epochs, reached = try_epochs(target, budget)
+        energy, time = try_energy_time(epochs, e_ep[bi], t_ep[bi], False, 0.0, 0.0)
+        cost = try_cost(energy, time, eta, max_power_w, budget, zero_budget_cost(min_cost, beta))
         # --- the observation: the arm's running sums and approximate posterior
         count, total_reward, squares, magnitudes = st.sums[:, rows, win]
         arm_sums = (count + 1.0, total_reward - cost, squares + cost * cost, magnitudes + np.abs(cost))

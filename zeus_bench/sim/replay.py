@@ -37,6 +37,7 @@ import numpy as np
 from zeus_bench.cost import zeus_cost
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
+from zeus_bench.sim import env
 from zeus_bench.sim.draws import PathDraws
 from zeus_bench.sim.fastzeus import replay_zeus
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
@@ -223,26 +224,21 @@ class Runner:
         if self.drift is not None:
             target *= self.drift(self.recurrence, bi)
         budget = float(m.max_epochs)
+        epoch_cost = m.budget_epoch_cost[bi][pj]
         if self.policy.early_stopping:
-            cost_ub = self.policy.stop_cost(self.beta * self.min_cost, m.budget_epoch_cost[bi][pj])
-            if cost_ub != math.inf:
-                budget = min(cost_ub // m.budget_epoch_cost[bi][pj], budget)
+            cost_ub = self.policy.stop_cost(env.stop_bound(self.beta, self.min_cost), epoch_cost)
+            budget = env.early_stop_budget(cost_ub, epoch_cost, budget)
         if budget == 0.0:
-            cost = self.zero_budget_penalty * self.beta * self.min_cost
+            cost = env.zero_budget_cost(self.min_cost, self.beta, self.zero_budget_penalty)
             return Outcome(decision.batch_size, limit, cost, False, 0.0, 0.0, 0.0, profiled)
-        reached = target <= budget
-        epochs = target if reached else budget
-        e_ep = m.energy_per_epoch_j[bi][pj]
-        t_ep = m.time_per_epoch_s[bi][pj]
-        if profiled:
-            energy = m.profile_energy_j[bi] + (epochs - 1.0) * e_ep
-            time = m.profile_time_s[bi] + (epochs - 1.0) * t_ep
-        else:
-            energy = epochs * e_ep
-            time = epochs * t_ep
+        epochs, reached = env.try_epochs(target, budget)
+        energy, time = env.try_energy_time(
+            epochs, m.energy_per_epoch_j[bi][pj], m.time_per_epoch_s[bi][pj], profiled,
+            m.profile_energy_j[bi], m.profile_time_s[bi],
+        )  # fmt: skip
         if self.noise > 0.0:
             energy, time = self._noisy(energy, time)
-        cost = zeus_cost(energy, time, m.eta, m.max_power_w)
+        cost = env.try_cost(energy, time, m.eta, m.max_power_w, budget, 0.0)
         return Outcome(decision.batch_size, limit, cost, reached, epochs, energy, time, profiled)
 
     def row(self, recurrence: int, attempt: int, out: Outcome, ratio: float = 1.0) -> Row:

@@ -1,0 +1,167 @@
+"""The replay's environment rules, each stated once, on Python floats and on arrays over seeds.
+
+Every executor of the replay (the generic loop's :class:`~zeus_bench.sim.replay.Runner`, the
+lockstep over seeds, the arrival replays) calls these functions instead of writing the rules
+out. Each takes either Python floats (one try) or NumPy arrays with a leading batch axis (one
+try of each seed or group: element ``i`` is seed ``i``'s), and gives the same doubles either
+way: the operations are the same IEEE operations in the same order (``docs/policies.md``; the
+golden tests hold them to the original simulator bit for bit).
+
+The rules:
+
+* the training path a try samples: ``rng.integers(0, n_paths)`` by Lemire's method on the
+  environment generator's 32-bit words (:func:`draw_path`, :func:`draw_paths`);
+* the early-stop budget: ``min(cost_ub // epoch_cost, max_epochs)`` once a cost bound is known,
+  NaN first as ``min`` has it (:func:`early_stop_budget`; ``cost_ub`` is ``beta x min_cost``,
+  :func:`stop_bound`, or what a policy's ``stop_cost`` makes of it);
+* a zero budget: the try never runs, and the policy observes :func:`zero_budget_cost`;
+* the epochs run and whether the target was reached (:func:`try_epochs`);
+* the JIT profiling first epoch: a batch size's first try spends its first epoch at the
+  profile's mean energy and time over all limits (:func:`try_energy_time`);
+* the try's cost through :func:`zeus_bench.cost.zeus_cost` with the global MAXPOWER, or the
+  penalty of a zero budget (:func:`try_cost`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from zeus_bench.cost import zeus_cost
+from zeus_bench.sim.draws import MASK32, lemire_accept
+from zeus_bench.sim.rules import ZERO_BUDGET_PENALTY
+
+__all__ = [
+    "MASK32",
+    "draw_path",
+    "draw_paths",
+    "early_stop_budget",
+    "lemire_accept",
+    "stop_bound",
+    "try_cost",
+    "try_energy_time",
+    "try_epochs",
+    "where",
+    "zero_budget_cost",
+]
+
+_U32 = np.uint64(MASK32)
+_SHIFT32 = np.uint64(32)
+_INF = math.inf
+
+ArrayF = npt.NDArray[np.float64]
+#: A float (one try) or an array over a leading batch axis (one try per seed or group).
+F = TypeVar("F", float, ArrayF)
+
+
+def where(cond: Any, a: Any, b: Any) -> Any:
+    """``a`` where ``cond`` holds, else ``b``: ``np.where`` on arrays, a conditional on a bool."""
+    if isinstance(cond, np.ndarray):
+        return np.where(cond, a, b)
+    return a if cond else b
+
+
+# ------------------------------------------------------------------------------- the path draw
+def draw_path(next_word: Callable[[], int], span: int) -> int:
+    """One ``rng.integers(0, span)`` from the generator's 32-bit words (a span of 1 takes none)."""
+    if span == 1:
+        return 0
+    return lemire_accept(next_word() * span, span, next_word) >> 32
+
+
+def draw_paths(
+    words: np.ndarray, pos: np.ndarray, length: np.ndarray, span: np.ndarray, live: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`draw_path` for each row, from its 32-bit ``words`` (uint64) at ``pos``.
+
+    Rows not ``live`` are not redrawn after a rejection. Returns the values, the positions after
+    them, and the rows whose redraws ran past their ``length`` words (their values are not drawn).
+    """
+    rows = np.arange(len(pos))
+    multi = span > 1
+    short = multi & (pos >= length)
+    m = words[rows, np.minimum(pos, words.shape[1] - 1)] * span
+    pos = pos + multi
+    for i in np.flatnonzero(multi & ((m & _U32) < span) & live & ~short).tolist():
+        left = words[i, pos[i] : length[i]].tolist()
+        taken = 0
+
+        def word(left: list[int] = left) -> int:
+            nonlocal taken
+            taken += 1
+            return left[taken - 1]  # IndexError: the words ran out
+
+        try:
+            m[i] = lemire_accept(int(m[i]), int(span[i]), word)
+        except IndexError:
+            short[i] = True
+            taken -= 1
+        pos[i] += taken
+    return np.where(multi, m >> _SHIFT32, 0).astype(np.intp), pos, short
+
+
+# ---------------------------------------------------------------------------- budget and try
+def stop_bound(beta: F | float, min_cost: F) -> F:
+    """The early-stop cost bound ``beta x min_cost`` (``inf`` before any recurrence succeeded)."""
+    return beta * min_cost  # type: ignore[return-value]
+
+
+def early_stop_budget(cost_ub: F, epoch_cost: F | float, max_epochs: float) -> F:
+    """Epochs a try may run: ``min(cost_ub // epoch_cost, max_epochs)``, or ``max_epochs`` unbounded.
+
+    ``cost_ub`` is the bound at which the try stops (``inf``: none yet). As the paper's code,
+    ``min`` keeps its first argument unless the second is smaller, so a NaN quotient is kept.
+    ``epoch_cost`` is the cost of one epoch of the try's configuration with the batch size's
+    MAXPOWER (:attr:`~zeus_bench.sim.replay.JobModel.budget_epoch_cost`).
+    """
+    floor_epochs = cost_ub // epoch_cost
+    nan = floor_epochs != floor_epochs  # noqa: PLR0124 - the NaN test of floats and arrays alike
+    capped = (cost_ub != _INF) & ((floor_epochs <= max_epochs) | nan)
+    return where(capped, floor_epochs, max_epochs)  # type: ignore[no-any-return]
+
+
+def zero_budget_cost(min_cost: F, beta: float, penalty: float = ZERO_BUDGET_PENALTY) -> F:
+    """What the policy observes for a try whose budget was zero: ``penalty x beta x min_cost``."""
+    return penalty * beta * min_cost  # type: ignore[return-value]
+
+
+def try_epochs(target: F, budget: F) -> tuple[F, Any]:
+    """Epochs a try runs and whether it reaches the target: its path's target epoch if within the budget.
+
+    ``target`` is the sampled path's target epoch (``inf``: never). A zero budget runs no epoch.
+    Returns ``(epochs, reached)`` (a bool, or a bool array).
+    """
+    reached = (target <= budget) & (budget != 0.0)
+    epochs = where(budget == 0.0, 0.0, where(reached, target, budget))
+    return epochs, reached
+
+
+def try_energy_time(
+    epochs: F,
+    energy_per_epoch_j: F | float,
+    time_per_epoch_s: F | float,
+    profiled: Any,
+    profile_energy_j: F | float,
+    profile_time_s: F | float,
+) -> tuple[F, F]:
+    """Energy and time of a try of ``epochs`` epochs (none: 0 and 0).
+
+    A try that profiles its batch size just in time (``profiled``) spends its first epoch at the
+    profile's energy and time (the mean over every limit of the batch size), the rest at the
+    chosen limit's figures per epoch.
+    """
+    energy = where(
+        profiled, profile_energy_j + (epochs - 1.0) * energy_per_epoch_j, epochs * energy_per_epoch_j
+    )
+    time = where(profiled, profile_time_s + (epochs - 1.0) * time_per_epoch_s, epochs * time_per_epoch_s)
+    ran = epochs != 0.0
+    return where(ran, energy, 0.0), where(ran, time, 0.0)
+
+
+def try_cost(energy_j: F, time_s: F, eta: float, max_power_w: float, budget: F, penalty_cost: F | float) -> F:
+    """The try's cost: :func:`~zeus_bench.cost.zeus_cost` (global MAXPOWER), or ``penalty_cost`` for a zero budget."""
+    return where(budget == 0.0, penalty_cost, zeus_cost(energy_j, time_s, eta, max_power_w))  # type: ignore[no-any-return]
