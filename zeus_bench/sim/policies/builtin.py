@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from zeus_bench.jobs import JobTrace
-from zeus_bench.sim.policies.bandit import PruningThompsonSampling
+from zeus_bench.optimizers.bandit import PruningThompsonSampling
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
+
+if TYPE_CHECKING:
+    from zeus_bench.sim.model import JobModel, Row
 
 
 def max_limit_w(job: JobTrace, batch_size: int) -> float:
@@ -75,6 +82,42 @@ class Zeus(_JitMixin, Policy):
     def best(self) -> Decision:
         """Best batch size known so far at its JIT limit."""
         return self._decide(self.bandit.best_batch_size())
+
+    @classmethod
+    def batched(
+        cls,
+        model: JobModel,
+        seeds: list[int],
+        beta: float,
+        recurrences: int,
+        one_seed: Callable[[int], list[Row]],
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+        """The lockstep over seeds (:mod:`zeus_bench.sim.lockstep`), for this class and its subclasses.
+
+        A subclass that changes how Zeus decides or learns (any of :data:`LOCKSTEP_REPLAYS`, or
+        early stopping) is replayed seed by seed instead: the lockstep replays Zeus's own rules.
+        """
+        if cls.early_stopping is not Zeus.early_stopping or any(
+            getattr(cls, name) is not getattr(Zeus, name) for name in LOCKSTEP_REPLAYS
+        ):
+            return None
+        from zeus_bench.sim.lockstep import replay_zeus_seeds
+
+        return replay_zeus_seeds(model, seeds, beta, recurrences, one_seed)
+
+
+#: The methods of :class:`Zeus` whose rules the lockstep replays (a subclass overriding one of
+#: them runs seed by seed).
+LOCKSTEP_REPLAYS = (
+    "__init__",
+    "predict",
+    "observe",
+    "best",
+    "started",
+    "stop_cost",
+    "_decide",
+    "_learn_limit",
+)
 
 
 @register_policy
