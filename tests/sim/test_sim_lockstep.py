@@ -21,7 +21,7 @@ from zeus_bench.optimizers.rng import (
     rejected_words,
     strip_densities,
 )
-from zeus_bench.sim import lockstep
+from zeus_bench.sim import lockstep, pruning
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel, default_recurrences, replay, replay_batched
 
@@ -264,10 +264,10 @@ def test_grid_refuses_a_lockstep_that_stops_applying_after_its_first_group(
 def test_seeds_pruned_in_the_scalar_loop_when_the_lockstep_cannot(monkeypatch: pytest.MonkeyPatch) -> None:
     """Too few path words fetched, or an arm to explore first: those seeds prune in the scalar loop."""
     model = JobModel(toy_job(SPREAD), 0.5)
-    monkeypatch.setattr(lockstep, "HANDOVER_OUTPUTS", 3)  # 6 words: most seeds run out while pruning
+    monkeypatch.setattr(pruning, "HANDOVER_OUTPUTS", 3)  # 6 words: most seeds run out while pruning
     _same(model, list(range(1, 16)), 2.0, 40)
     monkeypatch.undo()
-    monkeypatch.setattr(lockstep, "MIN_OBSERVATIONS", 3)  # as if every arm had still to be explored
+    monkeypatch.setattr(pruning, "MIN_OBSERVATIONS", 3)  # as if every arm had still to be explored
     _same(model, list(range(1, 16)), 2.0, 40)
 
 
