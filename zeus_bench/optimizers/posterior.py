@@ -39,6 +39,10 @@ _INF = math.inf
 
 def where(cond: Any, a: Any, b: Any) -> Any:
     """``a`` where ``cond`` holds, else ``b``: ``np.where`` on arrays, a conditional on a bool."""
+    if cond is True:  # a comparison's own bools first: this runs several times per try
+        return a
+    if cond is False:
+        return b
     if isinstance(cond, np.ndarray):
         return np.where(cond, a, b)
     return a if cond else b

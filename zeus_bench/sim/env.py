@@ -136,8 +136,7 @@ def try_epochs(target: F, budget: F) -> tuple[F, Any]:
     Returns ``(epochs, reached)`` (a bool, or a bool array).
     """
     reached = (target <= budget) & (budget != 0.0)
-    epochs = where(budget == 0.0, 0.0, where(reached, target, budget))
-    return epochs, reached
+    return where(reached, target, budget), reached  # a zero budget: its (+0.0) epochs
 
 
 def try_energy_time(
@@ -154,12 +153,10 @@ def try_energy_time(
     profile's energy and time (the mean over every limit of the batch size), the rest at the
     chosen limit's figures per epoch.
     """
-    energy = where(
-        profiled, profile_energy_j + (epochs - 1.0) * energy_per_epoch_j, epochs * energy_per_epoch_j
-    )
-    time = where(profiled, profile_time_s + (epochs - 1.0) * time_per_epoch_s, epochs * time_per_epoch_s)
-    ran = epochs != 0.0
-    return where(ran, energy, 0.0), where(ran, time, 0.0)
+    first = profiled & (epochs != 0.0)  # no epoch: 0 x the (finite) figures per epoch, 0.0
+    energy = where(first, profile_energy_j + (epochs - 1.0) * energy_per_epoch_j, epochs * energy_per_epoch_j)
+    time = where(first, profile_time_s + (epochs - 1.0) * time_per_epoch_s, epochs * time_per_epoch_s)
+    return energy, time
 
 
 def try_cost(energy_j: F, time_s: F, eta: float, max_power_w: float, budget: F, penalty_cost: F | float) -> F:
@@ -196,14 +193,15 @@ def recurrence_step(
         row (a try that ran, or the missed row), whether it is the first recurrence's failure
         (an error for the caller), and the recurrence's cost with this try.
     """
+    # ``x ^ True`` is "not x" for a bool and for a bool array alike (no call: this runs per try).
     ran_try = epochs != 0.0
-    emit = (ran_try | ((att == MAX_TRIES) & negate(ran))) & valid
+    emit = (ran_try | ((att == MAX_TRIES) & (ran ^ True))) & valid
     spent = where(ran_try, total + cost, total)
     done = ran_try & reached
-    failed = ran_try & negate(reached) & (rec == 1) & valid
+    failed = ran_try & (reached ^ True) & (rec == 1) & valid
     min_cost = where(done & (spent < min_cost), spent, min_cost)
     end = done | (att == MAX_TRIES)
     return (
-        where(end, rec + 1, rec), where(end, 1, att + 1), where(end, 0.0, spent), negate(end) & (ran | ran_try),
+        rec + end, where(end, 1, att + 1), where(end, 0.0, spent), (end ^ True) & (ran | ran_try),
         min_cost, ran_try, emit, failed, spent,
     )  # fmt: skip
