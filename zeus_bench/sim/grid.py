@@ -3,9 +3,9 @@
 ``zeus-bench simulate`` calls :func:`iter_simulate_tables` (rows as
 :class:`~zeus_bench.store.ColumnTable`, no pandas); :func:`simulate` and :func:`iter_simulate`
 give frames. Per (workload, eta) the job's figures are computed once
-(:class:`~zeus_bench.sim.replay.JobModel`); the ``zeus`` policy's seeds are then replayed in
-lockstep (:mod:`zeus_bench.sim.lockstep`), any other policy's one (beta, seed) at a time on Python
-floats. ``jobs > 1`` spreads (workload, eta, policy) tasks over processes.
+(:class:`~zeus_bench.sim.replay.JobModel`); a policy's seeds are then replayed together where it
+has a batched replay (:meth:`~zeus_bench.sim.policies.Policy.batched`; ``zeus``: the lockstep,
+:mod:`zeus_bench.sim.lockstep`), else one (beta, seed) at a time on Python floats. ``jobs > 1`` spreads (workload, eta, policy) tasks over processes.
 """
 
 from __future__ import annotations

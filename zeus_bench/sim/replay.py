@@ -22,7 +22,9 @@ Rules (``docs/policies.md``; the paper's are in ``zeus-replay-semantics.md``):
   A recurrence whose 20 tries all fail is recorded as failed (the paper's code stops there).
 
 Per (job, eta) the per-configuration figures are computed once (:class:`JobModel`); the inner
-loop works on Python floats, no pandas.
+loop works on Python floats, no pandas. Each rule above is one function of
+:mod:`zeus_bench.sim.env`, which the lockstep over seeds calls on arrays; :func:`replay_batched`
+gives a policy's seeds to its batched replay (:meth:`~zeus_bench.sim.policies.Policy.batched`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from zeus_bench.cost import zeus_cost
 from zeus_bench.errors import ConfigError
 from zeus_bench.optimizers.bandit import BanditKnobs
 from zeus_bench.optimizers.rng import PathDraws
@@ -140,7 +143,7 @@ class Runner:
         )  # fmt: skip
         if self.noise > 0.0:
             energy, time = self._noisy(energy, time)
-        cost = env.try_cost(energy, time, m.eta, m.max_power_w, budget, 0.0)
+        cost = zeus_cost(energy, time, m.eta, m.max_power_w)  # the budget is not zero (above)
         return Outcome(decision.batch_size, limit, cost, reached, epochs, energy, time, profiled)
 
     def row(self, recurrence: int, attempt: int, out: Outcome, ratio: float = 1.0) -> Row:
