@@ -14,7 +14,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zeus_bench.sim.policies.bandit import (
+from zeus_bench.optimizers.posterior import (
     approx_from_sums,
     largest_sample,
     numpy_sum,
@@ -109,3 +109,28 @@ def test_numpy_sum_across_the_pairwise_block_and_leaf_sizes() -> None:
     ]:
         x = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 8, n)).tolist()
         assert numpy_sum(x) == float(np.sum(np.asarray(x, dtype=float))), n
+
+
+@SETTINGS
+@given(st.lists(st.lists(costs, min_size=1, max_size=30), min_size=1, max_size=12))
+def test_running_sums_and_approx_are_the_same_on_floats_and_arrays(arms: list[list[float]]) -> None:
+    """One statement for both: array elements equal the float results, bit for bit (NaN, -0.0 by repr)."""
+    from zeus_bench.optimizers.posterior import add_reward, running_sums
+
+    width = max(map(len, arms))
+    sums = np.zeros((4, len(arms)))
+    floats = []
+    for k in range(width):  # one reward per arm and step while it has one, as the lockstep adds them
+        live = np.array([k < len(a) for a in arms])
+        reward = np.array([a[k] if k < len(a) else 0.0 for a in arms])
+        new = add_reward(*sums, reward)
+        sums = np.where(live, np.stack(new), sums)
+    for a in arms:
+        floats.append(running_sums(a))
+    assert [repr(v) for v in sums.T.ravel().tolist()] == [repr(v) for f in floats for v in f]
+    ours = approx_from_sums(*sums)
+    for i, f in enumerate(floats):
+        assert [repr(float(v[i])) for v in ours] == [repr(v) for v in approx_from_sums(*f)]
+    bad = approx_from_sums(np.array([1.0, 2.0]), np.array([math.inf, -3.0]), np.array([1.0, 5.0]), np.ones(2))
+    assert [float(v[0]) for v in bad] == [0.0, 0.0, math.inf, 0.0]
+    assert [float(v[1]) for v in bad] == list(approx_from_sums(2.0, -3.0, 5.0, 1.0))

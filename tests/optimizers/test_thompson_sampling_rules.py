@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from zeus_bench.sim.policies.bandit import PruningThompsonSampling, posterior
+from zeus_bench.optimizers.bandit import PruningThompsonSampling
+from zeus_bench.optimizers.posterior import posterior
 
 
 def test_overlapping_arms_are_both_sampled_as_their_posteriors_say() -> None:

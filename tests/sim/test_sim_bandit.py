@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from zeus_bench.errors import ConfigError
-from zeus_bench.sim.policies.bandit import PruningThompsonSampling
+from zeus_bench.optimizers.bandit import PruningThompsonSampling
 
 BS = [8, 16, 32, 64, 128]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zeus_bench.sim.draws import MASK32, ChoiceDraws, PathDraws, rejected_words
-from zeus_bench.sim.policies.bandit import PruningThompsonSampling, numpy_sum, sum_and_variance
+from zeus_bench.optimizers.bandit import PruningThompsonSampling
+from zeus_bench.optimizers.posterior import numpy_sum, sum_and_variance
+from zeus_bench.optimizers.rng import MASK32, ChoiceDraws, PathDraws, rejected_words
 
 
 def _position(rng: np.random.Generator) -> tuple[int, int, int]:

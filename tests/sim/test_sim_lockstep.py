@@ -1,4 +1,5 @@
-"""The lockstep replay of many seeds (zeus_bench.sim.lockstep) gives each seed's scalar rows exactly."""
+"""The replay's executor: the batched replay of many seeds (zeus: zeus_bench.sim.lockstep) gives
+each seed's rows of the one-seed replay (the generic loop) exactly, bit for bit; dispatch by method."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import numpy as np
 import pytest
 from sim_toy import toy_job
 
-from zeus_bench.sim import lockstep
-from zeus_bench.sim._ziggurat import THRESHOLDS, WIDTHS
-from zeus_bench.sim.draws import (
+from zeus_bench.optimizers import streams
+from zeus_bench.optimizers._ziggurat import THRESHOLDS, WIDTHS
+from zeus_bench.optimizers.rng import (
     MASK32,
     fast_normals,
     measure_normal_tables,
@@ -20,8 +21,17 @@ from zeus_bench.sim.draws import (
     rejected_words,
     strip_densities,
 )
-from zeus_bench.sim.fastzeus import replay_zeus
-from zeus_bench.sim.replay import RUN_FIELDS, JobModel, default_recurrences
+from zeus_bench.sim import lockstep, pruning
+from zeus_bench.sim.policies import get_policy
+from zeus_bench.sim.replay import RUN_FIELDS, JobModel, default_recurrences, replay, replay_batched
+
+ZEUS = get_policy("zeus")
+
+
+def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> list[tuple[object, ...]]:
+    """One seed's rows by the generic loop (Runner + the Zeus policy object)."""
+    return replay(model, ZEUS, seed, beta, recurrences)
+
 
 # Paths chosen so that pruning keeps several arms and Thompson Sampling runs for long.
 NOISY = {8: [6.0, 9.0, np.nan], 16: [4.0, 5.0, 7.0], 32: [5.0, 6.0], 64: [3.0, 4.0, 9.0, np.nan]}
@@ -30,7 +40,7 @@ SPREAD = {b: [2.0 + (k * b) % 7 for k in range(1, 6)] for b in (4, 8, 16, 24, 32
 
 def _same(model: JobModel, seeds: list[int], beta: float, recurrences: int) -> int:
     """Assert the lockstep's rows equal the scalar loop's, seed by seed; returns the rows."""
-    done = lockstep.replay_zeus_seeds(model, seeds, beta, recurrences)
+    done = replay_batched(model, ZEUS, seeds, beta, recurrences)
     assert done is not None
     seed_col, columns = done
     expected = [(s, row) for s in seeds for row in replay_zeus(model, s, beta, recurrences) or []]
@@ -64,21 +74,21 @@ def test_zero_budget_and_missed_recurrences_same_rows() -> None:
 def test_near_ties_and_uncertain_wedges_use_the_exact_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every decision from the exact posteriors and every slow normal from NumPy: the same rows."""
     model = JobModel(toy_job(SPREAD), 0.5)
-    real = lockstep._approx
+    real = lockstep.approx_from_sums
 
     def uncertain(*sums: np.ndarray) -> tuple[np.ndarray, ...]:
         mean, std, c0, c1 = real(*sums)
         return mean, std, np.full_like(c0, 1e300), c1
 
-    monkeypatch.setattr(lockstep, "_approx", uncertain)
-    monkeypatch.setattr(lockstep, "_WEDGE_MARGIN", 10.0)
+    monkeypatch.setattr(lockstep, "approx_from_sums", uncertain)
+    monkeypatch.setattr(streams, "_WEDGE_MARGIN", 10.0)
     _same(model, list(range(1, 13)), 2.0, 50)
 
 
 def test_rejectable_order_words_replay_the_seed_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A visiting order with a rejectable word sends its seed back to the scalar loop."""
     model = JobModel(toy_job(SPREAD), 0.5)
-    monkeypatch.setattr(lockstep, "holds_word", lambda raw, words: np.ones(raw.shape, dtype=bool))
+    monkeypatch.setattr(streams, "holds_word", lambda raw, words: np.ones(raw.shape, dtype=bool))
     _same(model, list(range(1, 9)), 2.0, 50)
 
 
@@ -163,7 +173,7 @@ def test_normals_from_outputs_equal_numpys() -> None:
             assert ours == value
             kinds[kind] += 1
     assert min(kinds) > 50  # every kind of draw was met
-    assert closest > 1e3 * lockstep._WEDGE_MARGIN
+    assert closest > 1e3 * streams._WEDGE_MARGIN
 
 
 def test_published_traces_same_rows(zeus_traces: Path) -> None:
@@ -254,8 +264,69 @@ def test_grid_refuses_a_lockstep_that_stops_applying_after_its_first_group(
 def test_seeds_pruned_in_the_scalar_loop_when_the_lockstep_cannot(monkeypatch: pytest.MonkeyPatch) -> None:
     """Too few path words fetched, or an arm to explore first: those seeds prune in the scalar loop."""
     model = JobModel(toy_job(SPREAD), 0.5)
-    monkeypatch.setattr(lockstep, "HANDOVER_OUTPUTS", 3)  # 6 words: most seeds run out while pruning
+    monkeypatch.setattr(pruning, "HANDOVER_OUTPUTS", 3)  # 6 words: most seeds run out while pruning
     _same(model, list(range(1, 16)), 2.0, 40)
     monkeypatch.undo()
-    monkeypatch.setattr(lockstep, "MIN_OBSERVATIONS", 3)  # as if every arm had still to be explored
+    monkeypatch.setattr(pruning, "MIN_OBSERVATIONS", 3)  # as if every arm had still to be explored
     _same(model, list(range(1, 16)), 2.0, 40)
+
+
+def test_zero_budget_tries_leave_gaps_in_the_attempts() -> None:
+    """At beta 1 batch size 64 (20x per epoch) gets zero budgets: tries without a row, as one seed has them."""
+    job = toy_job({8: [1.0, 3.0], 16: [4.0, 9.0], 32: [5.0], 64: [3.0, 8.0]})
+    tpe = np.array(job.time_per_epoch_s, dtype=float)
+    tpe[3] *= 20.0
+    model = JobModel(replace(job, time_per_epoch_s=tpe), 0.5)
+    _same(model, list(range(1, 9)), 1.0, 40)
+    done = replay_batched(model, ZEUS, list(range(1, 9)), 1.0, 40)
+    assert done is not None
+    seed_col, columns = done
+    skipped = 0
+    for seed in range(1, 9):
+        mine = seed_col == seed
+        rec, att = columns["recurrence"][mine], columns["attempt"][mine]
+        for r in np.unique(rec):
+            a = att[rec == r]
+            skipped += int(a.max()) - len(a)
+    assert skipped > 0
+
+
+def test_unmeasured_jit_limit_is_left_to_the_per_seed_replay() -> None:
+    job = toy_job()
+    nan_at_jit = np.array(job.time_per_epoch_s, dtype=float)
+    nan_at_jit[0, 0] = np.nan  # batch size 8 at 100 W, the JIT profile's choice, unmeasured
+    jit_t = np.tile([1.5, 1.0], (len(job.batch_sizes), 1))
+    model = JobModel(replace(job, time_per_epoch_s=nan_at_jit, jit_time_per_epoch_s=jit_t), 1.0)
+    assert model.jit_limit_w[0] == 100.0
+    assert model.at_jit_limits() is None
+    assert replay_batched(model, ZEUS, [1, 2], 2.0, 5) is None
+
+
+def test_dispatch_is_by_method_a_zeus_subclass_takes_the_batched_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A renamed Zeus is batched (same rows); one that changes a decision (bs-only, a new predict) is not."""
+    calls: list[int] = []
+    real = lockstep.replay_zeus_seeds
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lockstep, "replay_zeus_seeds", counted)
+    model = JobModel(toy_job(NOISY), 0.5)
+    renamed = type("MyZeus", (ZEUS,), {"name": "my-zeus", "description": "Zeus under another name"})
+    seeds = list(range(1, 9))
+    mine = replay_batched(model, renamed, seeds, 2.0, 30)
+    theirs = replay_batched(model, ZEUS, seeds, 2.0, 30)
+    assert mine is not None and theirs is not None and len(calls) == 2
+    for name in RUN_FIELDS:
+        assert mine[1][name].tolist() == theirs[1][name].tolist()
+    assert replay_batched(model, get_policy("bs-only"), seeds, 2.0, 30) is None
+
+    def predict(self):  # type: ignore[no-untyped-def]
+        return ZEUS.predict(self)
+
+    assert replay_batched(model, type("Other", (ZEUS,), {"predict": predict}), seeds, 2.0, 30) is None
+    assert replay_batched(model, get_policy("baseline"), seeds, 2.0, 30) is None  # the default: per seed
+    assert len(calls) == 2

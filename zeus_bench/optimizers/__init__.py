@@ -5,7 +5,7 @@ loop, across recurrences of a job. Every batch-size optimizer keeps one contract
 :class:`Optimizer`, and :data:`OPTIMIZERS` finds it by policy name:
 
 * ``zeus``: pruning exploration, then Gaussian Thompson Sampling (Zeus's own optimizer,
-  :class:`~zeus_bench.sim.policies.bandit.PruningThompsonSampling`, under the contract as
+  :class:`~zeus_bench.optimizers.bandit.PruningThompsonSampling`, under the contract as
   :class:`ZeusOptimizer`);
 * ``zeus-plus``: safe, budgeted hill climbing (:class:`~zeus_bench.optimizers.hill_climb.SafeHillClimb`).
 
@@ -22,11 +22,9 @@ from typing import Any, Protocol, Self, cast
 
 import numpy as np
 
+from zeus_bench.optimizers.bandit import PRUNE_ROUNDS, PruningThompsonSampling
 from zeus_bench.optimizers.hill_climb import SafeHillClimb
 from zeus_bench.optimizers.jit import LimitMeasurement, MinCostPerSample, OptimumStrategy, jit_power_limit
-
-# The bandit is moving to zeus_bench.optimizers.bandit (helper h2b); its old path re-exports it.
-from zeus_bench.sim.policies.bandit import PRUNE_ROUNDS, PruningThompsonSampling
 
 __all__ = [
     "OPTIMIZERS",

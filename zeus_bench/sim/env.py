@@ -19,7 +19,11 @@ The rules:
 * the JIT profiling first epoch: a batch size's first try spends its first epoch at the
   profile's mean energy and time over all limits (:func:`try_energy_time`);
 * the try's cost through :func:`zeus_bench.cost.zeus_cost` with the global MAXPOWER, or the
-  penalty of a zero budget (:func:`try_cost`).
+  penalty of a zero budget (:func:`try_cost`);
+* the recurrence bookkeeping (:func:`recurrence_step`): a recurrence runs tries until one
+  reaches the target, at most ``MAX_TRIES``; a zero-budget try is no row, unless it is the
+  last and none ran (the missed row); a successful recurrence cheaper than ``min_cost`` lowers
+  it; in the first recurrence a try that runs and does not reach the target is an error.
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ import numpy as np
 import numpy.typing as npt
 
 from zeus_bench.cost import zeus_cost
-from zeus_bench.sim.draws import MASK32, lemire_accept
-from zeus_bench.sim.rules import ZERO_BUDGET_PENALTY
+from zeus_bench.optimizers.posterior import where
+from zeus_bench.optimizers.rng import MASK32, lemire_accept
+from zeus_bench.sim.rules import MAX_TRIES, ZERO_BUDGET_PENALTY
 
 __all__ = [
     "MASK32",
@@ -41,6 +46,8 @@ __all__ = [
     "draw_paths",
     "early_stop_budget",
     "lemire_accept",
+    "negate",
+    "recurrence_step",
     "stop_bound",
     "try_cost",
     "try_energy_time",
@@ -56,13 +63,6 @@ _INF = math.inf
 ArrayF = npt.NDArray[np.float64]
 #: A float (one try) or an array over a leading batch axis (one try per seed or group).
 F = TypeVar("F", float, ArrayF)
-
-
-def where(cond: Any, a: Any, b: Any) -> Any:
-    """``a`` where ``cond`` holds, else ``b``: ``np.where`` on arrays, a conditional on a bool."""
-    if isinstance(cond, np.ndarray):
-        return np.where(cond, a, b)
-    return a if cond else b
 
 
 # ------------------------------------------------------------------------------- the path draw
@@ -136,8 +136,7 @@ def try_epochs(target: F, budget: F) -> tuple[F, Any]:
     Returns ``(epochs, reached)`` (a bool, or a bool array).
     """
     reached = (target <= budget) & (budget != 0.0)
-    epochs = where(budget == 0.0, 0.0, where(reached, target, budget))
-    return epochs, reached
+    return where(reached, target, budget), reached  # a zero budget: its (+0.0) epochs
 
 
 def try_energy_time(
@@ -154,14 +153,55 @@ def try_energy_time(
     profile's energy and time (the mean over every limit of the batch size), the rest at the
     chosen limit's figures per epoch.
     """
-    energy = where(
-        profiled, profile_energy_j + (epochs - 1.0) * energy_per_epoch_j, epochs * energy_per_epoch_j
-    )
-    time = where(profiled, profile_time_s + (epochs - 1.0) * time_per_epoch_s, epochs * time_per_epoch_s)
-    ran = epochs != 0.0
-    return where(ran, energy, 0.0), where(ran, time, 0.0)
+    first = profiled & (epochs != 0.0)  # no epoch: 0 x the (finite) figures per epoch, 0.0
+    energy = where(first, profile_energy_j + (epochs - 1.0) * energy_per_epoch_j, epochs * energy_per_epoch_j)
+    time = where(first, profile_time_s + (epochs - 1.0) * time_per_epoch_s, epochs * time_per_epoch_s)
+    return energy, time
 
 
 def try_cost(energy_j: F, time_s: F, eta: float, max_power_w: float, budget: F, penalty_cost: F | float) -> F:
     """The try's cost: :func:`~zeus_bench.cost.zeus_cost` (global MAXPOWER), or ``penalty_cost`` for a zero budget."""
     return where(budget == 0.0, penalty_cost, zeus_cost(energy_j, time_s, eta, max_power_w))  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------------ the bookkeeping
+def negate(x: Any) -> Any:
+    """Logical not of a bool or of a bool array."""
+    return ~x if isinstance(x, np.ndarray) else not x
+
+
+def recurrence_step(
+    rec: Any,
+    att: Any,
+    total: Any,
+    ran: Any,
+    min_cost: Any,
+    epochs: Any,
+    cost: Any,
+    reached: Any,
+    valid: Any = True,
+) -> tuple[Any, ...]:
+    """One try's effect on its recurrence (ints, floats and bools, or arrays over seeds).
+
+    The state is the recurrence, the attempt (from 1), the cost so far, whether a try of the
+    recurrence ran, and the least recurrence cost so far. Only ``valid`` tries count as rows
+    or failures (the lockstep's seeds that left it).
+
+    Returns:
+        ``(rec, att, total, ran, min_cost, ran_try, emit, failed, spent)``: the state for the
+        next try (a new recurrence once this one ends), whether this try ran, whether it is a
+        row (a try that ran, or the missed row), whether it is the first recurrence's failure
+        (an error for the caller), and the recurrence's cost with this try.
+    """
+    # ``x ^ True`` is "not x" for a bool and for a bool array alike (no call: this runs per try).
+    ran_try = epochs != 0.0
+    emit = (ran_try | ((att == MAX_TRIES) & (ran ^ True))) & valid
+    spent = where(ran_try, total + cost, total)
+    done = ran_try & reached
+    failed = ran_try & (reached ^ True) & (rec == 1) & valid
+    min_cost = where(done & (spent < min_cost), spent, min_cost)
+    end = done | (att == MAX_TRIES)
+    return (
+        rec + end, where(end, 1, att + 1), where(end, 0.0, spent), (end ^ True) & (ran | ran_try),
+        min_cost, ran_try, emit, failed, spent,
+    )  # fmt: skip

@@ -3,9 +3,9 @@
 ``zeus-bench simulate`` calls :func:`iter_simulate_tables` (rows as
 :class:`~zeus_bench.store.ColumnTable`, no pandas); :func:`simulate` and :func:`iter_simulate`
 give frames. Per (workload, eta) the job's figures are computed once
-(:class:`~zeus_bench.sim.replay.JobModel`); the ``zeus`` policy's seeds are then replayed in
-lockstep (:mod:`zeus_bench.sim.lockstep`), any other policy's one (beta, seed) at a time on Python
-floats. ``jobs > 1`` spreads (workload, eta, policy) tasks over processes.
+(:class:`~zeus_bench.sim.replay.JobModel`); a policy's seeds are then replayed together where it
+has a batched replay (:meth:`~zeus_bench.sim.policies.Policy.batched`; ``zeus``: the lockstep,
+:mod:`zeus_bench.sim.lockstep`), else one (beta, seed) at a time on Python floats. ``jobs > 1`` spreads (workload, eta, policy) tasks over processes.
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from zeus_bench.jobs import JobTrace, TraceSet
 from zeus_bench.sim.arrivals import replay_group
 from zeus_bench.sim.drift import Drift, drift_of
 from zeus_bench.sim.policies import get_policy
-from zeus_bench.sim.policies.base import load_policy_module
-from zeus_bench.sim.policies.builtin import Zeus
+from zeus_bench.sim.policies.base import Policy, load_policy_module
 from zeus_bench.sim.replay import (
     RUN_FIELDS,
     BanditKnobs,
@@ -34,6 +33,7 @@ from zeus_bench.sim.replay import (
     check_job,
     default_recurrences,
     replay,
+    replay_batched,
 )
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
 from zeus_bench.sim.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
@@ -185,8 +185,8 @@ def _replay_frames(
     """Replay every (beta, seed) of a task (and every arrival group), yielding frames of rows."""
     model = JobModel(task.job, task.eta)
     plain = task.window == 0 and task.drift is None and task.arrivals is None and task.noise == 0.0
-    if policy_cls is Zeus and plain and task.knobs.default:
-        lockstep = _lockstep_frames(task, model, progress, chunk_rows)
+    if plain and task.knobs.default:
+        lockstep = _batched_frames(task, model, policy_cls, progress, chunk_rows)
         first = next(lockstep, None)
         if first is not None:  # else the lockstep does not apply: replay seed by seed
             yield first
@@ -249,23 +249,21 @@ def _groups(arrivals: pd.DataFrame) -> list[tuple[str, np.ndarray, np.ndarray, n
 LOCKSTEP_SEEDS = 1024
 
 
-def _lockstep_frames(
-    task: Task, model: JobModel, progress: Progress | None, chunk_rows: int
+def _batched_frames(
+    task: Task, model: JobModel, policy_cls: type[Policy], progress: Progress | None, chunk_rows: int
 ) -> Iterator[ColumnTable]:
-    """The ``zeus`` task's frames from :func:`~zeus_bench.sim.lockstep.replay_zeus_seeds`.
+    """The task's frames from the policy's batched replay (:func:`~zeus_bench.sim.replay.replay_batched`).
 
     Seeds go in groups of at most :data:`LOCKSTEP_SEEDS` and about ``chunk_rows`` rows; yields
-    nothing when the lockstep does not apply (the first group tells).
+    nothing when the policy has no batched replay (the first group tells).
     """
-    from zeus_bench.sim.lockstep import replay_zeus_seeds
-
     per_group = max(1, min(LOCKSTEP_SEEDS, chunk_rows // max(1, task.recurrences)))
     seeds = list(task.seeds)
     first = True
     for beta in task.betas:
         for start in range(0, len(seeds), per_group):
             group = seeds[start : start + per_group]
-            done = replay_zeus_seeds(model, group, beta, task.recurrences)
+            done = replay_batched(model, policy_cls, group, beta, task.recurrences)
             if done is None:
                 if first:
                     return

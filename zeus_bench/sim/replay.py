@@ -16,13 +16,15 @@ Rules (``docs/policies.md``; the paper's are in ``zeus-replay-semantics.md``):
   still gets one row (:meth:`Runner.missed_row`: ``ran`` False, nothing consumed, ``attempt``
   the tries attempted, the last decision's configuration), so every recurrence is a row.
 * The path reaches the target if its target epoch is within the budget; the try then ran that
-  many epochs, else the whole budget. Cost = eta x energy + (1 - eta) x MAXPOWER x time with
-  the global MAXPOWER.
+  many epochs, else the whole budget. Its cost is :func:`zeus_bench.cost.zeus_cost` with the
+  global MAXPOWER.
 * In the first recurrence a try that does not reach the target is an error (b0 must converge).
   A recurrence whose 20 tries all fail is recorded as failed (the paper's code stops there).
 
 Per (job, eta) the per-configuration figures are computed once (:class:`JobModel`); the inner
-loop works on Python floats, no pandas.
+loop works on Python floats, no pandas. Each rule above is one function of
+:mod:`zeus_bench.sim.env`, which the lockstep over seeds calls on arrays; :func:`replay_batched`
+gives a policy's seeds to its batched replay (:meth:`~zeus_bench.sim.policies.Policy.batched`).
 """
 
 from __future__ import annotations
@@ -30,20 +32,24 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
 from zeus_bench.cost import zeus_cost
 from zeus_bench.errors import ConfigError
-from zeus_bench.jobs import JobTrace
+from zeus_bench.optimizers.bandit import BanditKnobs
+from zeus_bench.optimizers.rng import PathDraws
 from zeus_bench.sim import env
-from zeus_bench.sim.draws import PathDraws
-from zeus_bench.sim.fastzeus import replay_zeus
+from zeus_bench.sim.model import (
+    RUN_FIELDS,
+    JitConfig,
+    JobModel,
+    Row,
+    check_job,
+    default_recurrences,
+    first_recurrence_error,
+)
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
-from zeus_bench.sim.policies.bandit import PRUNE_ROUNDS
-from zeus_bench.sim.policies.builtin import Zeus
-from zeus_bench.sim.policies.jit import jit_power_limit
 from zeus_bench.sim.rules import (
     KNOWN,
     MAX_TRIES,
@@ -55,122 +61,21 @@ from zeus_bench.sim.rules import (
     seed_generators,
 )
 
-# Row layout of a try (see RUN_FIELDS); identity columns are added per block.
-RUN_FIELDS = (
-    "recurrence",
-    "attempt",
-    "batch_size",
-    "power_limit_w",
-    "epochs",
-    "energy_j",
-    "time_s",
-    "cost",
-    "reached",
-    "profiled",
-    "ran",
-    "expected_energy_j",
-    "expected_time_s",
-    "expected_cost",
-)
-Row = tuple[int, int, int, float, float, float, float, float, bool, bool, bool, float, float, float]
-
-
-class BanditKnobs(NamedTuple):
-    """Knobs of the batch-size optimizer the paper's code exposes (``PolicyContext`` fields).
-
-    Attributes:
-        prior_mean: Mean of each arm's Gaussian prior (reward = -cost, J); the paper's 0.
-        prior_precision: Its precision (1 / J^2); the paper's 0 (no prior).
-        prune_rounds: Rounds of pruning exploration; the paper's 2.
-    """
-
-    prior_mean: float = 0.0
-    prior_precision: float = 0.0
-    prune_rounds: int = PRUNE_ROUNDS
-
-    def check(self) -> None:
-        """Raise ConfigError naming the knob out of range."""
-        if not math.isfinite(self.prior_mean):
-            raise ConfigError(f"prior_mean must be a finite number, got {self.prior_mean}")
-        if not (math.isfinite(self.prior_precision) and self.prior_precision >= 0.0):
-            raise ConfigError(f"prior_precision must be finite and >= 0, got {self.prior_precision}")
-        if self.prune_rounds < 0:
-            raise ConfigError(f"prune_rounds must be >= 0, got {self.prune_rounds}")
-
-    @property
-    def default(self) -> bool:
-        """Whether these are the paper's defaults (what the fast replays implement)."""
-        return self == BanditKnobs()
-
-
-def default_recurrences(job: JobTrace) -> int:
-    """2 x |B| x |P| of the job on its GPU."""
-    return 2 * len(job.batch_sizes) * len(job.power_limits)
-
-
-def check_job(job: JobTrace) -> None:
-    """Refuse a job that cannot be replayed: b0 that never converges within max epochs."""
-    reach = job.reach_fraction()[job.bs_index(job.b0)]
-    if reach == 0.0:
-        raise ConfigError(
-            f"workload {job.workload.id!r} on {job.gpu!r}: default batch size {job.b0} never "
-            f"reaches the target within {job.max_epochs} epochs"
-        )
-
-
-class JobModel:
-    """Per-configuration figures of one job for one eta, as Python lists for a fast loop."""
-
-    def __init__(self, job: JobTrace, eta: float) -> None:
-        """Precompute epoch energy, time and cost, JIT choices and path target epochs."""
-        check_job(job)
-        self.job = job
-        self.eta = eta
-        self.max_power_w = job.max_power_w
-        self.max_epochs = job.max_epochs
-        self.bs_index = {int(b): i for i, b in enumerate(job.batch_sizes)}
-        self.limit_index = {float(p): j for j, p in enumerate(job.power_limits)}
-        tpe = job.time_per_epoch_s
-        pw = job.avg_power_w
-        energy = tpe * pw
-        self.energy_per_epoch_j: list[list[float]] = energy.tolist()
-        self.time_per_epoch_s: list[list[float]] = tpe.tolist()
-        # Epoch cost for the early-stop budget: the cost of one epoch's energy (time x power of
-        # the trace row) and time, with the per-batch-size MAXPOWER (quirk), as the paper's code.
-        cost_b = zeus_cost(energy, tpe, eta, job.max_power_by_bs_w[:, None])
-        self.budget_epoch_cost: list[list[float]] = cost_b.tolist()
-        prof_e, prof_t = job.profile_energy_j, job.profile_time_s
-        self.profile_energy_j = (np.nanmean(energy, axis=1) if prof_e is None else prof_e).tolist()
-        self.profile_time_s = (np.nanmean(tpe, axis=1) if prof_t is None else prof_t).tolist()
-        jit_t = tpe if job.jit_time_per_epoch_s is None else job.jit_time_per_epoch_s
-        jit_p = pw if job.jit_avg_power_w is None else job.jit_avg_power_w
-        self.jit_limit_w: list[float] = []
-        for i in range(len(job.batch_sizes)):
-            ok = ~np.isnan(jit_t[i])
-            self.jit_limit_w.append(
-                jit_power_limit(
-                    job.power_limits[ok], jit_t[i, ok], jit_p[i, ok], eta, float(job.max_power_by_bs_w[i])
-                )
-            )
-        # Paths: target epoch (inf = never), per batch size.
-        self.paths: list[list[float]] = [np.where(np.isnan(t), np.inf, t).tolist() for t in job.target_epochs]
-        epochs = job.mean_target_epochs()
-        exp_e = epochs[:, None] * energy
-        exp_t = epochs[:, None] * tpe
-        self.expected_energy_j: list[list[float]] = exp_e.tolist()
-        self.expected_time_s: list[list[float]] = exp_t.tolist()
-        self.expected_cost: list[list[float]] = zeus_cost(exp_e, exp_t, eta, job.max_power_w).tolist()
-
-    def indices(self, decision: Decision) -> tuple[int, int]:
-        """(batch size index, limit index) of a decision with a limit; ConfigError if unknown."""
-        try:
-            bi = self.bs_index[decision.batch_size]
-            pj = self.limit_index[float(decision.power_limit_w)]  # type: ignore[arg-type]
-        except KeyError:
-            raise ConfigError(f"policy chose an unmeasured configuration {decision}") from None
-        if math.isnan(self.time_per_epoch_s[bi][pj]):
-            raise ConfigError(f"policy chose an unmeasured configuration {decision}")
-        return bi, pj
+__all__ = [
+    "KNOWN",
+    "MAX_TRIES",
+    "RUN_FIELDS",
+    "BanditKnobs",
+    "JitConfig",
+    "JobModel",
+    "Row",
+    "Runner",
+    "check_job",
+    "default_recurrences",
+    "replay",
+    "replay_seeds",
+    "seed_generators",
+]
 
 
 @dataclass
@@ -238,7 +143,7 @@ class Runner:
         )  # fmt: skip
         if self.noise > 0.0:
             energy, time = self._noisy(energy, time)
-        cost = env.try_cost(energy, time, m.eta, m.max_power_w, budget, 0.0)
+        cost = zeus_cost(energy, time, m.eta, m.max_power_w)  # the budget is not zero (above)
         return Outcome(decision.batch_size, limit, cost, reached, epochs, energy, time, profiled)
 
     def row(self, recurrence: int, attempt: int, out: Outcome, ratio: float = 1.0) -> Row:
@@ -272,30 +177,22 @@ class Runner:
         Raises:
             ConfigError: a try of the first recurrence fails (the default must converge).
         """
-        total = 0.0
         policy = self.policy
         self.recurrence = recurrence
-        ran = False
-        for attempt in range(1, MAX_TRIES + 1):
+        rec, attempt, total, ran = recurrence, 1, 0.0, False
+        while rec == recurrence:
             out = self.run_try(policy.predict())
             policy.observe(out)
-            if out.epochs == 0.0:
-                if attempt == MAX_TRIES and not ran:
-                    rows.append(self.missed_row(recurrence, attempt, out))
-                continue
-            ran = True
-            total += out.cost
-            rows.append(self.row(recurrence, attempt, out))
-            if out.reached:
-                self.min_cost = min(self.min_cost, total)
-                return total
-            if recurrence == 1:
-                job = self.model.job
-                raise ConfigError(
-                    f"workload {job.workload.id!r} on {job.gpu!r}: batch size {out.batch_size} did "
-                    f"not reach the target in the first recurrence (the default must converge)"
-                )
-        return math.inf
+            rec, next_attempt, total, ran, self.min_cost, ran_try, emit, failed, spent = env.recurrence_step(
+                rec, attempt, total, ran, self.min_cost, out.epochs, out.cost, out.reached
+            )
+            if failed:
+                raise first_recurrence_error(self.model, out.batch_size)
+            if emit:
+                row = self.row if ran_try else self.missed_row
+                rows.append(row(recurrence, attempt, out))
+            attempt = next_attempt
+        return spent if ran_try and out.reached else math.inf
 
 
 def replay(
@@ -324,10 +221,6 @@ def replay(
         :data:`RUN_FIELDS`.
     """
     knobs = knobs or BanditKnobs()
-    if policy_cls is Zeus and window == 0 and drift is None and noise == 0.0 and knobs.default:
-        fast = replay_zeus(model, seed, beta, recurrences)
-        if fast is not None:
-            return fast
     env_rng, pol_rng = seed_generators(seed)
     told = horizon_recurrences(horizon, recurrences)
     policy = policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng, told, *knobs))
@@ -351,3 +244,23 @@ def replay_seeds(
 ) -> dict[int, list[Row]]:
     """:func:`replay` for each seed."""
     return {s: replay(model, policy_cls, s, beta, recurrences, window) for s in seeds}
+
+
+def replay_batched(
+    model: JobModel, policy_cls: type[Policy], seeds: Sequence[int], beta: float, recurrences: int
+) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    """The plain replay (no window, drift or noise; the paper's knobs) of many seeds at once.
+
+    Asks the policy for its batched replay (:meth:`~zeus_bench.sim.policies.Policy.batched`),
+    giving it :func:`replay` for the seeds it leaves; None when the policy has none (the caller
+    then replays seed by seed: the per-seed face every policy has).
+
+    Returns:
+        ``(seed, columns)``: each row's seed and one array per field of :data:`RUN_FIELDS`, rows
+        seed by seed in ``seeds`` order, each seed's as :func:`replay` gives them.
+    """
+
+    def one_seed(seed: int) -> list[Row]:
+        return replay(model, policy_cls, seed, beta, recurrences)
+
+    return policy_cls.batched(model, list(seeds), beta, recurrences, one_seed)

@@ -1,4 +1,4 @@
-"""Fixed rules of the replay shared by its loops (:mod:`zeus_bench.sim.replay`, :mod:`zeus_bench.sim.fastzeus`).
+"""Fixed constants of the replay shared by its executors (the rules themselves: :mod:`zeus_bench.sim.env`).
 
 :mod:`zeus_bench.sim.replay` documents them and re-exports these names.
 """

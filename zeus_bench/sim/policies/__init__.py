@@ -5,11 +5,11 @@ Importing this package registers the built-in policies: ``zeus``, ``baseline``, 
 ``eps-greedy``, ``ucb1``, ``sw-ts``, ``conservative-ucb`` and ``bo-ei``.
 """
 
+from zeus_bench.optimizers.bandit import PruningThompsonSampling
 from zeus_bench.sim.policies import baselines as _baselines  # noqa: F401 - registers the bandit baselines
 from zeus_bench.sim.policies import bo as _bo  # noqa: F401 - registers bo-ei
 from zeus_bench.sim.policies import builtin as _builtin  # noqa: F401 - registers the policies
 from zeus_bench.sim.policies import zeus_plus as _zeus_plus  # noqa: F401 - registers zeus-plus
-from zeus_bench.sim.policies.bandit import PruningThompsonSampling
 from zeus_bench.sim.policies.base import (
     POLICIES,
     Decision,

@@ -20,13 +20,17 @@ Policies are found by name in :data:`POLICIES`; :func:`register_policy` adds one
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
 from zeus_bench.errors import ConfigError
 from zeus_bench.jobs import JobTrace
+
+if TYPE_CHECKING:
+    from zeus_bench.sim.model import JobModel, Row
 
 
 class UnknownPolicyError(ConfigError):
@@ -146,6 +150,28 @@ class Policy(ABC):
                 measures).
         """
         return default
+
+    @classmethod
+    def batched(
+        cls,
+        model: JobModel,
+        seeds: list[int],
+        beta: float,
+        recurrences: int,
+        one_seed: Callable[[int], list[Row]],
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+        """Replay many seeds of one job at once (the plain replay), or None to run seed by seed.
+
+        The replay asks for it when nothing but the seed differs between the replays (no window,
+        drift or noise, the paper's knobs; :func:`zeus_bench.sim.replay.replay_batched`). The
+        default, None, makes the replay run this policy one seed at a time through
+        :meth:`predict` and :meth:`observe` (the per-seed face every policy has), so a policy
+        needs nothing more. A policy with a faster way over seeds (``zeus``: a lockstep of NumPy
+        steps over the seeds) returns the rows of every seed, equal bit for bit to the per-seed
+        replay's, as ``(seed of each row, one array per field of RUN_FIELDS)``; ``one_seed``
+        replays a seed the per-seed way (for seeds it leaves).
+        """
+        return None
 
     def best(self) -> Decision:
         """Best configuration known so far (used by jobs submitted while others run).

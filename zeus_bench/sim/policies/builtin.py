@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from zeus_bench.jobs import JobTrace
-from zeus_bench.sim.policies.bandit import PruningThompsonSampling
+from zeus_bench.optimizers.bandit import PruningThompsonSampling
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
+
+if TYPE_CHECKING:
+    from zeus_bench.sim.model import JobModel, Row
 
 
 def max_limit_w(job: JobTrace, batch_size: int) -> float:
@@ -21,7 +28,7 @@ def oracle_configuration(job: JobTrace, eta: float) -> tuple[int, float]:
     return job.least_cost_configuration(eta)
 
 
-class _JitMixin:
+class JitMixin:
     """Per batch size, the limit the JIT profile chose (profile on the first try of a size)."""
 
     def _init_jit(self) -> None:
@@ -40,8 +47,11 @@ class _JitMixin:
             self.jit_limits.setdefault(batch_size, power_limit_w)
 
 
+_JitMixin = JitMixin  # the old private name, imported by zeus_plus.py and baselines.py: one release
+
+
 @register_policy
-class Zeus(_JitMixin, Policy):
+class Zeus(JitMixin, Policy):
     """The faithful replay: JIT power limit + pruning Gaussian Thompson Sampling over batch sizes."""
 
     name = "zeus"
@@ -76,6 +86,42 @@ class Zeus(_JitMixin, Policy):
         """Best batch size known so far at its JIT limit."""
         return self._decide(self.bandit.best_batch_size())
 
+    @classmethod
+    def batched(
+        cls,
+        model: JobModel,
+        seeds: list[int],
+        beta: float,
+        recurrences: int,
+        one_seed: Callable[[int], list[Row]],
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+        """The lockstep over seeds (:mod:`zeus_bench.sim.lockstep`), for this class and its subclasses.
+
+        A subclass that changes how Zeus decides or learns (any of :data:`LOCKSTEP_REPLAYS`, or
+        early stopping) is replayed seed by seed instead: the lockstep replays Zeus's own rules.
+        """
+        if cls.early_stopping is not Zeus.early_stopping or any(
+            getattr(cls, name) is not getattr(Zeus, name) for name in LOCKSTEP_REPLAYS
+        ):
+            return None
+        from zeus_bench.sim.lockstep import replay_zeus_seeds
+
+        return replay_zeus_seeds(model, seeds, beta, recurrences, one_seed)
+
+
+#: The methods of :class:`Zeus` whose rules the lockstep replays (a subclass overriding one of
+#: them runs seed by seed).
+LOCKSTEP_REPLAYS = (
+    "__init__",
+    "predict",
+    "observe",
+    "best",
+    "started",
+    "stop_cost",
+    "_decide",
+    "_learn_limit",
+)
+
 
 @register_policy
 class BatchSizeOnly(Zeus):
@@ -89,7 +135,7 @@ class BatchSizeOnly(Zeus):
 
 
 @register_policy
-class PowerLimitOnly(_JitMixin, Policy):
+class PowerLimitOnly(JitMixin, Policy):
     """Ablation: JIT power limit at the default batch size b0."""
 
     name = "pl-only"

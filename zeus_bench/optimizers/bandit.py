@@ -1,0 +1,470 @@
+"""Zeus's batch-size optimizer: pruning exploration, then Gaussian Thompson Sampling.
+
+:class:`PruningThompsonSampling` is a pure, self-contained algorithm: no I/O, no clock, its only
+source of randomness the injected :class:`numpy.random.Generator`. The simulator replays it on
+traces and a real training loop uses it online across recurrences of a job; both call
+:meth:`~PruningThompsonSampling.predict` before a run and
+:meth:`~PruningThompsonSampling.observe` after it. :meth:`~PruningThompsonSampling.state_dict`
+/ :meth:`~PruningThompsonSampling.from_state_dict` persist it between recurrences (JSON), and a
+restored object continues exactly as the original would, random draws included.
+
+Rules (``docs/policies.md`` and ``zeus-replay-semantics.md`` in the shared folder):
+
+* **Pruning**, ``prune_rounds`` rounds. A round starts at the current default ``d``: first
+  downwards over the candidates ``<= d`` from ``d`` to the smallest, then upwards over those
+  ``> d`` from the smallest. In each direction a batch size that does not reach the target ends
+  the direction. Batch sizes that reach are *good*; the cheapest good one of the round becomes
+  ``d``. After the round the candidates are the good batch sizes. A round that finds none
+  good (every try early-stopped; the paper's code raises here, with no arm left) leaves one
+  candidate, the default ``d`` it started from: the cheapest batch size that has reached the
+  target so far. Keeping the previous candidates instead lets an arm whose tries are all
+  early-stopped after one epoch look cheapest forever (beta 1.25, movielens-1m). An observation that
+  is not the batch size pruning asked for is kept in the history but not fed to pruning.
+* **Thompson Sampling**: one Gaussian arm per surviving candidate, reward ``-cost``, prior mean
+  0 and precision 0, so the posterior mean is the sample mean and the posterior precision
+  ``n / variance`` (population variance over the last ``window`` observations of the arm, all
+  when ``window`` is 0); zero variance means the sample is the mean. :meth:`predict` visits the
+  arms in a random order and returns the first with fewer than 2 observations (in its window);
+  once every arm has 2, it draws one sample per arm and returns the largest. The generator is
+  used exactly as the paper's optimizer uses its own (a fresh ``default_rng(seed)``): one
+  ``choice(n, n, replace=False)`` visiting order per prediction, then one ``normal`` draw per
+  arm in ascending batch-size order, so a replay seeded like the paper's makes the same draws
+  (both computed without NumPy's per-call overhead, draw for draw the same: :mod:`zeus_bench.optimizers.rng`
+  for the visiting order, ``standard_normal`` scaled per arm for the samples, and the posterior's
+  sums in NumPy's own summation order, :func:`numpy_sum`). When pruning ends, each arm is fit
+  to every observation of its batch size so far (those of pruning included), as the paper's
+  optimizer does; replaying with fresh arms instead misses the paper's cumulative savings by up
+  to 2.3 points (imagenet on the V100).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from operator import add, mul
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from zeus_bench.errors import ConfigError
+from zeus_bench.optimizers.posterior import (
+    add_reward,
+    approx_from_sums,
+    largest_sample,
+    numpy_sum,
+    posterior,
+    running_sums,
+    sum_and_variance,
+)
+from zeus_bench.optimizers.rng import ChoiceDraws
+from zeus_bench.optimizers.state import rng_from_state, rng_state
+
+__all__ = [  # the posterior and state helpers are re-exported: their public home until #20
+    "MIN_OBSERVATIONS",
+    "PRUNE_ROUNDS",
+    "STATE_VERSION",
+    "BanditKnobs",
+    "PruningThompsonSampling",
+    "approx_from_sums",
+    "largest_sample",
+    "numpy_sum",
+    "posterior",
+    "rng_from_state",
+    "rng_state",
+    "sum_and_variance",
+]
+
+STATE_VERSION = 1
+MIN_OBSERVATIONS = 2  # per arm, before Thompson Sampling draws from the posteriors
+PRUNE_ROUNDS = 2  # rounds of pruning exploration by default (the paper's)
+
+
+class BanditKnobs(NamedTuple):
+    """Knobs of the batch-size optimizer the paper's code exposes (``PolicyContext`` fields).
+
+    Attributes:
+        prior_mean: Mean of each arm's Gaussian prior (reward = -cost, J); the paper's 0.
+        prior_precision: Its precision (1 / J^2); the paper's 0 (no prior).
+        prune_rounds: Rounds of pruning exploration; the paper's 2.
+    """
+
+    prior_mean: float = 0.0
+    prior_precision: float = 0.0
+    prune_rounds: int = PRUNE_ROUNDS
+
+    def check(self) -> None:
+        """Raise ConfigError naming the knob out of range."""
+        if not math.isfinite(self.prior_mean):
+            raise ConfigError(f"prior_mean must be a finite number, got {self.prior_mean}")
+        if not (math.isfinite(self.prior_precision) and self.prior_precision >= 0.0):
+            raise ConfigError(f"prior_precision must be finite and >= 0, got {self.prior_precision}")
+        if self.prune_rounds < 0:
+            raise ConfigError(f"prune_rounds must be >= 0, got {self.prune_rounds}")
+
+    @property
+    def default(self) -> bool:
+        """Whether these are the paper's defaults (what the fast replays implement)."""
+        return self == BanditKnobs()
+
+
+class PruningThompsonSampling:
+    """Batch-size optimizer of Zeus: pruning exploration, then Gaussian Thompson Sampling.
+
+    Args:
+        batch_sizes: Feasible batch sizes (any order, unique).
+        default_batch_size: The job's default batch size b0; must be one of ``batch_sizes``.
+        rng: The optimizer's own random generator.
+        prune_rounds: Rounds of pruning exploration (0 skips pruning: every batch size is an
+            arm).
+        window: Observations per arm the posterior uses (the latest); 0 = all (no drift
+            handling).
+        prior_mean: Mean of each arm's Gaussian prior (reward, i.e. minus a cost in J).
+        prior_precision: Precision of that prior (1 / J^2); 0 (default) = no prior.
+        concurrency: Runs may overlap (arrival tables): pruning takes an observation only for
+            the batch size its last :meth:`predict` asked for, once, as the paper's optimizer
+            built with ``concurrency=True`` (an observation arriving between a pruning result
+            and the next prediction is kept in the history only). Without it, an observation of
+            the batch size pruning waits for is taken whenever it comes.
+    """
+
+    def __init__(
+        self,
+        batch_sizes: Sequence[int],
+        default_batch_size: int,
+        rng: np.random.Generator,
+        prune_rounds: int = PRUNE_ROUNDS,
+        window: int = 0,
+        prior_mean: float = 0.0,
+        prior_precision: float = 0.0,
+        concurrency: bool = False,
+    ) -> None:
+        """Create an optimizer in its initial state (pruning round 1 at b0)."""
+        bs = sorted({int(b) for b in batch_sizes})
+        if not bs:
+            raise ConfigError("the batch-size optimizer needs at least one batch size")
+        if int(default_batch_size) not in bs:
+            raise ConfigError(f"default batch size {default_batch_size} is not among {bs}")
+        if prune_rounds < 0:
+            raise ConfigError(f"prune_rounds must be >= 0, got {prune_rounds}")
+        if window < 0:
+            raise ConfigError(f"window must be >= 0 (0 = unbounded), got {window}")
+        self.batch_sizes: list[int] = bs
+        self._bs_set = frozenset(bs)
+        self.default_batch_size = int(default_batch_size)
+        self._rng = rng
+        self._order_draws = ChoiceDraws(rng)
+        self.prune_rounds = int(prune_rounds)
+        self.window = int(window)
+        if not (math.isfinite(prior_mean) and math.isfinite(prior_precision) and prior_precision >= 0.0):
+            raise ConfigError(
+                f"prior_mean must be finite and prior_precision finite and >= 0, got {prior_mean}, {prior_precision}"
+            )
+        self.prior_mean = float(prior_mean)
+        self.prior_precision = float(prior_precision)
+        self._no_prior = self.prior_mean == 0.0 and self.prior_precision == 0.0
+        self.concurrency = bool(concurrency)
+        self._awaiting: int | None = None  # concurrency: the batch size the last predict asked pruning for
+        # Pruning state.
+        self._round = 0
+        self._candidates: list[int] = list(bs)
+        self._default = int(default_batch_size)
+        self._queue: list[int] = []  # batch sizes still to try in the current direction(s)
+        self._down: list[int] = []
+        self._up: list[int] = []
+        self._good: list[int] = []
+        self._round_best: int = int(default_batch_size)
+        self._round_best_cost = math.inf
+        # Thompson Sampling state: rewards per arm (None until pruning ends).
+        self._arms: list[int] | None = None
+        self._rewards: dict[int, list[float]] = {}
+        self._history: list[tuple[int, float, bool]] = []
+        self._post_cache: dict[int, tuple[float, float]] = {}
+        # Running sums per arm, for the certified approximate posteriors (see _sampled_arm).
+        self._sums: dict[int, list[float]] = {}
+        self._approx_cache: dict[int, tuple[float, float, float, float]] = {}
+        self._approx_lists: list[list[float]] | None = None  # means, stds, c0s, c1s in arm order
+        self._arm_pos: dict[int, int] = {}
+        self._dirty: set[int] = set()
+        self._explored = False
+        self._start_round()
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The optimizer's generator, brought up to date for use outside the optimizer."""
+        self._order_draws.sync()
+        return self._rng
+
+    # ----------------------------------------------------------------- pruning state machine
+    def _start_round(self) -> None:
+        if self._round >= self.prune_rounds:
+            self._arms = list(self._candidates)
+            # The arms start from every observation so far of their batch size (pruning's).
+            self._rewards = {b: [] for b in self._arms}
+            for b, c, _ in self._history:
+                if b in self._rewards:
+                    self._rewards[b].append(-c)
+            return
+        d = self._default
+        self._down = sorted((b for b in self._candidates if b <= d), reverse=True)
+        self._up = sorted(b for b in self._candidates if b > d)
+        self._good = []
+        self._round_best = d
+        self._round_best_cost = math.inf
+
+    def _expected(self) -> int | None:
+        """Batch size pruning waits for, or None once pruning is over."""
+        if self._arms is not None:
+            return None
+        if self._down:
+            return self._down[0]
+        return self._up[0]
+
+    def _prune_observe(self, batch_size: int, cost: float, reached: bool) -> None:
+        direction = self._down if self._down else self._up
+        direction.pop(0)
+        if reached:
+            self._good.append(batch_size)
+            if cost < self._round_best_cost:
+                self._round_best_cost = cost
+                self._round_best = batch_size
+        else:
+            direction.clear()
+        if not self._down and not self._up:
+            self._round += 1
+            self._default = self._round_best
+            # No good batch size: keep the one pruning has found cheapest so far (see above).
+            self._candidates = sorted(self._good) if self._good else [self._default]
+            self._start_round()
+
+    # ----------------------------------------------------------------------- public interface
+    @property
+    def pruning(self) -> bool:
+        """True while pruning exploration is under way."""
+        return self._arms is None
+
+    @property
+    def arms(self) -> list[int]:
+        """Arms of the bandit (the candidates while pruning)."""
+        return list(self._arms if self._arms is not None else self._candidates)
+
+    def predict(self) -> int:
+        """Batch size for the next run."""
+        arms = self._arms
+        if arms is None:  # pruning: the batch size it waits for
+            b = self._down[0] if self._down else self._up[0]
+            self._awaiting = b
+            return b
+        # One random visiting order per prediction, drawn even when every arm is explored,
+        # then one posterior sample per arm in arm order: the paper's sequence of draws.
+        n = len(arms)
+        if self._explored:
+            self._order_draws.skip(n)  # the order is not needed, its draws are
+        else:
+            for i in self._order_draws.permutation(n):
+                if len(self._window(arms[i])) < MIN_OBSERVATIONS:
+                    return arms[i]
+            # Counts never fall again unless the window is shorter than the exploration.
+            self._explored = self.window == 0 or self.window >= MIN_OBSERVATIONS
+        # rng.normal(means, stds) is means[i] + stds[i] * (i-th standard normal), in arm order;
+        # the first largest sample wins (a NaN first of all, as argmax has it).
+        z = self._rng.standard_normal(n).tolist()
+        if self.window == 0 and self._no_prior:
+            arm = self._sampled_arm(arms, z)
+            if arm is not None:
+                return arm
+        return self._exact_sample(arms, z)
+
+    def _exact_sample(self, arms: list[int], z: list[float]) -> int:
+        """The arm of largest sample ``mean + std * z[i]`` from the exact posteriors."""
+        cache = self._post_cache
+        return arms[largest_sample([cache.get(b) or self._posterior(b) for b in arms], z)]
+
+    def _approx_posterior(self, arm: int) -> tuple[float, float, float, float]:
+        """Posterior mean and std of an arm from running sums, with bounds on their errors.
+
+        Returns ``(mean, std, c0, c1)``: the exact posterior (:meth:`_posterior`, NumPy's two-pass
+        sums in its pairwise order) and the sample ``mean + std * z`` drawn from it lie within
+        ``c0 + c1 * |z|`` of this one's (``c0`` infinite when the sums are not finite). With u the unit roundoff, any summation order of n terms errs by at most
+        (n - 1) u times the sum of their magnitudes, so both sums of the rewards lie within that of
+        the true sum; the two-pass variance lies within (n + 4) u (var + d^2) + d^2 of the true one
+        (d: the mean's error) and the one-pass ``sum(x^2)/n - mean^2`` within (n + 4) u sum(x^2)/n
+        + 2 |mean| d + d^2; square roots turn a variance error e into a std error of at most
+        sqrt(e / n). The bounds below take twice u per operation and multiply by 8 on top.
+        """
+        approx = self._approx_cache.get(arm)
+        if approx is not None:
+            return approx
+        sums = self._sums.get(arm)
+        if sums is None:
+            sums = self._sums[arm] = running_sums(self._rewards[arm])
+        approx = approx_from_sums(*sums)
+        self._approx_cache[arm] = approx
+        return approx
+
+    def _sampled_arm(self, arms: list[int], z: list[float]) -> int | None:
+        """The arm of largest sample when the approximate posteriors decide it beyond doubt.
+
+        Every sample ``mean + std * z`` lies within ``B = max c0 + max c1 * max |z|`` of the
+        exact one (:meth:`_approx_posterior`); when the largest approximate sample exceeds the
+        second largest by more than ``2 B``, the exact samples have the same, unique, largest and
+        that arm is returned. Otherwise (near-ties, non-finite values) None: the caller computes
+        the exact posteriors.
+        """
+        lists = self._approx_lists
+        if lists is None:
+            self._arm_pos = {b: i for i, b in enumerate(arms)}
+            approx = [self._approx_posterior(b) for b in arms]
+            lists = self._approx_lists = [[a[k] for a in approx] for k in range(4)]
+            self._dirty.clear()
+        elif self._dirty:
+            for b in self._dirty:
+                i = self._arm_pos[b]
+                lists[0][i], lists[1][i], lists[2][i], lists[3][i] = self._approx_posterior(b)
+            self._dirty.clear()
+        means, stds, c0s, c1s = lists
+        samples = list(map(add, means, map(mul, stds, z)))
+        best = max(samples)
+        winner = samples.index(best)
+        samples[winner] = -math.inf
+        second = max(samples)
+        bound = max(c0s) + max(c1s) * max(map(abs, z))
+        if best - bound > second + bound:
+            return arms[winner]
+        return None
+
+    def observe(self, batch_size: int, cost: float, reached: bool) -> None:
+        """Feed back the outcome of one run.
+
+        Args:
+            batch_size: Batch size the run used (need not be the one predicted).
+            cost: Its Zeus cost (J); an early-stopped run's cost so far.
+            reached: Whether it reached the target metric.
+        """
+        b, c, r = int(batch_size), float(cost), bool(reached)
+        if b not in self._bs_set:
+            raise ConfigError(f"batch size {b} is not among {self.batch_sizes}")
+        self._history.append((b, c, r))
+        if self._arms is None:
+            if self.concurrency:
+                if b == self._awaiting:
+                    self._awaiting = None
+                    self._prune_observe(b, c, r)
+            elif b == self._expected():
+                self._prune_observe(b, c, r)
+        elif b in self._rewards:
+            self._rewards[b].append(-c)
+            self._post_cache.pop(b, None)
+            self._approx_cache.pop(b, None)
+            self._dirty.add(b)
+            sums = self._sums.get(b)
+            if sums is not None:  # the order of the additions is the rewards' order
+                sums[:] = add_reward(sums[0], sums[1], sums[2], sums[3], -c)
+
+    def best_batch_size(self) -> int:
+        """Best batch size known so far.
+
+        While pruning: the cheapest good batch size of the current round (the default before
+        any). After: the arm of largest posterior mean reward among observed arms (the pruning
+        result before any arm is observed).
+        """
+        if self._arms is None:
+            return self._round_best
+        observed = [b for b in self._arms if self._rewards[b]]
+        if not observed:
+            return self._default
+        means, _ = self._posteriors(observed)
+        return observed[int(np.argmax(means))]
+
+    def _window(self, arm: int) -> list[float]:
+        """Rewards of an arm the posterior uses: the last ``window`` (all when 0)."""
+        r = self._rewards[arm]
+        return r[-self.window :] if self.window else r
+
+    def _posterior(self, arm: int) -> tuple[float, float]:
+        """Posterior mean and standard deviation of an arm's mean reward (cached per arm).
+
+        Reward precision ``1 / var`` (population variance), prior precision 0: the posterior
+        precision is ``n / var`` and the mean the sample mean; zero variance gives a point mass.
+        """
+        cached = self._post_cache.get(arm)
+        if cached is not None:
+            return cached
+        post = posterior(self._window(arm), self.prior_mean, self.prior_precision)
+        self._post_cache[arm] = post
+        return post
+
+    def _posteriors(self, arms: Sequence[int]) -> tuple[list[float], list[float]]:
+        """Posterior means and standard deviations of several arms."""
+        cache = self._post_cache
+        means, stds = [], []
+        for b in arms:
+            post = cache.get(b) or self._posterior(b)
+            means.append(post[0])
+            stds.append(post[1])
+        return means, stds
+
+    # ----------------------------------------------------------------------------- persistence
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-serializable state, random generator included."""
+        return {
+            "version": STATE_VERSION,
+            "batch_sizes": list(self.batch_sizes),
+            "default_batch_size": self.default_batch_size,
+            "prune_rounds": self.prune_rounds,
+            "window": self.window,
+            "rng": rng_state(self.rng),
+            "round": self._round,
+            "candidates": list(self._candidates),
+            "default": self._default,
+            "down": list(self._down),
+            "up": list(self._up),
+            "good": list(self._good),
+            "round_best": self._round_best,
+            "round_best_cost": None if math.isinf(self._round_best_cost) else self._round_best_cost,
+            "arms": None if self._arms is None else list(self._arms),
+            "rewards": [[b, list(r)] for b, r in self._rewards.items()],
+            "history": [[b, c, r] for b, c, r in self._history],
+            "prior_mean": self.prior_mean,
+            "prior_precision": self.prior_precision,
+            "concurrency": self.concurrency,
+            "awaiting": self._awaiting,
+        }
+
+    @classmethod
+    def from_state_dict(cls, d: dict[str, Any]) -> PruningThompsonSampling:
+        """Restore an optimizer saved with :meth:`state_dict`."""
+        if d.get("version") != STATE_VERSION:
+            raise ConfigError(
+                f"unsupported batch-size optimizer state version {d.get('version')!r} "
+                f"(this version reads {STATE_VERSION})"
+            )
+        obj = cls(
+            d["batch_sizes"],
+            d["default_batch_size"],
+            rng_from_state(d["rng"]),
+            prune_rounds=d["prune_rounds"],
+            window=d["window"],
+            prior_mean=float(d.get("prior_mean", 0.0)),
+            prior_precision=float(d.get("prior_precision", 0.0)),
+            concurrency=bool(d.get("concurrency", False)),
+        )
+        awaiting = d.get("awaiting")
+        obj._awaiting = None if awaiting is None else int(awaiting)
+        obj._round = int(d["round"])
+        obj._candidates = [int(b) for b in d["candidates"]]
+        obj._default = int(d["default"])
+        obj._down = [int(b) for b in d["down"]]
+        obj._up = [int(b) for b in d["up"]]
+        obj._good = [int(b) for b in d["good"]]
+        obj._round_best = int(d["round_best"])
+        rbc = d["round_best_cost"]
+        obj._round_best_cost = math.inf if rbc is None else float(rbc)
+        obj._arms = None if d["arms"] is None else [int(b) for b in d["arms"]]
+        obj._rewards = {int(b): [float(x) for x in r] for b, r in d["rewards"]}
+        obj._history = [(int(b), float(c), bool(r)) for b, c, r in d["history"]]
+        return obj
+
+    @property
+    def history(self) -> list[tuple[int, float, bool]]:
+        """Every observation, in order: (batch size, cost, reached)."""
+        return list(self._history)

@@ -1,0 +1,158 @@
+"""What the replay knows of one job for one eta: per-configuration figures, JIT limits, paths.
+
+:class:`JobModel` is computed once per (job, eta) and read by every executor of the replay (the
+generic loop of :mod:`zeus_bench.sim.replay` and the lockstep over seeds); the rows they write
+have the fields :data:`RUN_FIELDS`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from zeus_bench.cost import zeus_cost
+from zeus_bench.errors import ConfigError
+from zeus_bench.jobs import JobTrace
+from zeus_bench.sim.policies.jit import jit_power_limit
+
+# Row layout of a try (see RUN_FIELDS); identity columns are added per block.
+RUN_FIELDS = (
+    "recurrence",
+    "attempt",
+    "batch_size",
+    "power_limit_w",
+    "epochs",
+    "energy_j",
+    "time_s",
+    "cost",
+    "reached",
+    "profiled",
+    "ran",
+    "expected_energy_j",
+    "expected_time_s",
+    "expected_cost",
+)
+Row = tuple[int, int, int, float, float, float, float, float, bool, bool, bool, float, float, float]
+
+
+class JitConfig(NamedTuple):
+    """One batch size's figures at its JIT limit (:meth:`JobModel.at_jit_limits`)."""
+
+    paths: list[float]  # target epoch of each training path (inf: never)
+    n_paths: int
+    budget_epoch_cost: float  # the early-stop budget's epoch cost (per-batch-size MAXPOWER)
+    energy_per_epoch_j: float
+    time_per_epoch_s: float
+    profile_energy_j: float  # the JIT profiling first epoch
+    profile_time_s: float
+    limit_w: float
+    expected_energy_j: float
+    expected_time_s: float
+    expected_cost: float
+
+
+def default_recurrences(job: JobTrace) -> int:
+    """2 x |B| x |P| of the job on its GPU."""
+    return 2 * len(job.batch_sizes) * len(job.power_limits)
+
+
+def first_recurrence_error(model: JobModel, batch_size: int) -> ConfigError:
+    """The error of a try of the first recurrence that ran and did not reach the target."""
+    job = model.job
+    return ConfigError(
+        f"workload {job.workload.id!r} on {job.gpu!r}: batch size {batch_size} did "
+        f"not reach the target in the first recurrence (the default must converge)"
+    )
+
+
+def check_job(job: JobTrace) -> None:
+    """Refuse a job that cannot be replayed: b0 that never converges within max epochs."""
+    reach = job.reach_fraction()[job.bs_index(job.b0)]
+    if reach == 0.0:
+        raise ConfigError(
+            f"workload {job.workload.id!r} on {job.gpu!r}: default batch size {job.b0} never "
+            f"reaches the target within {job.max_epochs} epochs"
+        )
+
+
+class JobModel:
+    """Per-configuration figures of one job for one eta, as Python lists for a fast loop."""
+
+    def __init__(self, job: JobTrace, eta: float) -> None:
+        """Precompute epoch energy, time and cost, JIT choices and path target epochs."""
+        check_job(job)
+        self.job = job
+        self.eta = eta
+        self.max_power_w = job.max_power_w
+        self.max_epochs = job.max_epochs
+        self.bs_index = {int(b): i for i, b in enumerate(job.batch_sizes)}
+        self.limit_index = {float(p): j for j, p in enumerate(job.power_limits)}
+        tpe = job.time_per_epoch_s
+        pw = job.avg_power_w
+        energy = tpe * pw
+        self.energy_per_epoch_j: list[list[float]] = energy.tolist()
+        self.time_per_epoch_s: list[list[float]] = tpe.tolist()
+        # Epoch cost for the early-stop budget: the cost of one epoch's energy (time x power of
+        # the trace row) and time, with the per-batch-size MAXPOWER (quirk), as the paper's code.
+        cost_b = zeus_cost(energy, tpe, eta, job.max_power_by_bs_w[:, None])
+        self.budget_epoch_cost: list[list[float]] = cost_b.tolist()
+        prof_e, prof_t = job.profile_energy_j, job.profile_time_s
+        self.profile_energy_j = (np.nanmean(energy, axis=1) if prof_e is None else prof_e).tolist()
+        self.profile_time_s = (np.nanmean(tpe, axis=1) if prof_t is None else prof_t).tolist()
+        jit_t = tpe if job.jit_time_per_epoch_s is None else job.jit_time_per_epoch_s
+        jit_p = pw if job.jit_avg_power_w is None else job.jit_avg_power_w
+        self.jit_limit_w: list[float] = []
+        for i in range(len(job.batch_sizes)):
+            ok = ~np.isnan(jit_t[i])
+            self.jit_limit_w.append(
+                jit_power_limit(
+                    job.power_limits[ok], jit_t[i, ok], jit_p[i, ok], eta, float(job.max_power_by_bs_w[i])
+                )
+            )
+        # Paths: target epoch (inf = never), per batch size.
+        self.paths: list[list[float]] = [np.where(np.isnan(t), np.inf, t).tolist() for t in job.target_epochs]
+        epochs = job.mean_target_epochs()
+        exp_e = epochs[:, None] * energy
+        exp_t = epochs[:, None] * tpe
+        self.expected_energy_j: list[list[float]] = exp_e.tolist()
+        self.expected_time_s: list[list[float]] = exp_t.tolist()
+        self.expected_cost: list[list[float]] = zeus_cost(exp_e, exp_t, eta, job.max_power_w).tolist()
+        self._at_jit: list[JitConfig] | bool | None = False  # not computed yet
+
+    def at_jit_limits(self) -> list[JitConfig] | None:
+        """Per batch-size index, its figures at its JIT limit (computed once); None if one is unmeasured.
+
+        The executors that replay JIT-limit policies over many seeds read these tables instead of
+        looking each try's configuration up (None: they do not apply, the generic loop reports it).
+        """
+        if self._at_jit is False:
+            configs: list[JitConfig] | None = []
+            for bi, limit in enumerate(self.jit_limit_w):
+                pj = self.limit_index.get(limit)
+                if pj is None or math.isnan(self.time_per_epoch_s[bi][pj]) or configs is None:
+                    configs = None
+                    continue
+                paths = self.paths[bi]
+                configs.append(
+                    JitConfig(
+                        paths, len(paths), self.budget_epoch_cost[bi][pj], self.energy_per_epoch_j[bi][pj],
+                        self.time_per_epoch_s[bi][pj], self.profile_energy_j[bi], self.profile_time_s[bi],
+                        limit, self.expected_energy_j[bi][pj], self.expected_time_s[bi][pj],
+                        self.expected_cost[bi][pj],
+                    )
+                )  # fmt: skip
+            self._at_jit = configs
+        return self._at_jit  # type: ignore[return-value]
+
+    def indices(self, decision: tuple[int, float | None]) -> tuple[int, int]:
+        """(batch size index, limit index) of a decision (batch size, limit); ConfigError if unknown."""
+        try:
+            bi = self.bs_index[decision[0]]
+            pj = self.limit_index[float(decision[1])]  # type: ignore[arg-type]
+        except KeyError:
+            raise ConfigError(f"policy chose an unmeasured configuration {decision}") from None
+        if math.isnan(self.time_per_epoch_s[bi][pj]):
+            raise ConfigError(f"policy chose an unmeasured configuration {decision}")
+        return bi, pj
