@@ -75,11 +75,11 @@ def whole_process(traces: Path, table: Path, out_dir: Path) -> tuple[float, floa
 
 def slice_ratio(python: str, csv_dir: Path, traces: Path, table: Path, per_workload: int) -> dict[str, float]:
     """The original and ours, seconds per group on the first ``per_workload`` groups of each workload."""
-    from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
-    from zeus_bench.jobs import TraceSet
+    from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
     from zeus_bench.sim.arrivals import read_arrivals, replay_groups
     from zeus_bench.sim.policies import get_policy
     from zeus_bench.sim.replay import JobModel
+    from zeus_bench.traces.jobs import TraceSet
 
     arrivals = read_arrivals(table)
     ts = TraceSet(traces)

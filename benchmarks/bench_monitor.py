@@ -23,11 +23,11 @@ import statistics
 import sys
 import time
 
+from zeus_bench.core.errors import ZeusBenchError
 from zeus_bench.device import get_backend
 from zeus_bench.device.base import GPU, GPUBackend
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.device.monitor import EnergyMonitor, PendingMeasurement
-from zeus_bench.errors import ZeusBenchError
 
 log = logging.getLogger("bench_monitor")
 MAX_WINDOWS = 100_000

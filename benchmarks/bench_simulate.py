@@ -59,9 +59,9 @@ def _units(seconds: float, calib: float | None) -> str:
 
 def _per_policy(traces: Path) -> list[tuple[str, int, int, float]]:
     """(policy, jobs, tries, seconds) of the in-process replay per policy."""
-    from zeus_bench.jobs import TraceSet
     from zeus_bench.sim.grid import plan, simulate
     from zeus_bench.sim.policies import POLICIES
+    from zeus_bench.traces.jobs import TraceSet
 
     ts = TraceSet(traces)
     results = []
@@ -88,7 +88,7 @@ def _whole_process(traces: Path, out_dir: Path) -> tuple[float, float, int, floa
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     peak_mib = after.ru_maxrss / 1024  # KiB on Linux; the largest child so far (calib.py is small)
-    from zeus_bench.jobs import TraceSet
+    from zeus_bench.traces.jobs import TraceSet
 
     jobs = len(TraceSet(traces).workload_ids(GRID_GPU)) * GRID_SEEDS
     return wall, cpu, jobs, peak_mib
@@ -100,7 +100,7 @@ import os, sys, time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as zeus-bench simulate sets it (no BLAS used)
 start = time.process_time()
 from zeus_bench.cli.main import build_parser
-from zeus_bench.jobs import TraceSet
+from zeus_bench.traces.jobs import TraceSet
 from zeus_bench.sim.grid import iter_simulate_tables, plan
 from zeus_bench.store import TableWriter
 build_parser()
@@ -141,8 +141,8 @@ def _phases(traces: Path, out_dir: Path) -> tuple[float, float, float, float, in
 
 def _peer(python: str, csv_traces: Path, traces: Path, n_jobs: int) -> tuple[list[float], list[float], str]:
     """Wall and CPU seconds per job of the original simulator on ``n_jobs`` jobs, and its version."""
-    from zeus_bench.jobs import TraceSet
     from zeus_bench.sim.replay import default_recurrences
+    from zeus_bench.traces.jobs import TraceSet
 
     ts = TraceSet(traces)
     workloads = ts.workload_ids(GRID_GPU)

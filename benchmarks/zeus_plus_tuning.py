@@ -29,14 +29,14 @@ from typing import Any
 import numpy as np
 
 from zeus_bench.cli.common import int_range_arg
-from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
-from zeus_bench.errors import ZeusBenchError
-from zeus_bench.jobs import TraceSet
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+from zeus_bench.core.errors import ZeusBenchError
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import Policy
 from zeus_bench.sim.policies.zeus_plus import ZeusPlus
 from zeus_bench.sim.replay import JobModel, default_recurrences, replay
 from zeus_bench.sim.study import references
+from zeus_bench.traces.jobs import TraceSet
 
 log = logging.getLogger("zeus_plus_tuning")
 SAFE = 1.02

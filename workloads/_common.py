@@ -14,8 +14,8 @@ from typing import Any
 
 import torch
 
-from zeus_bench.errors import ConfigError
-from zeus_bench.workload_api import Batch, TrainingWorkload
+from zeus_bench.core.errors import ConfigError
+from zeus_bench.sweep.workload import Batch, TrainingWorkload
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from workloads._common import TorchWorkload, generator, model_device, optimizer_kernels, repeat_forever
-from zeus_bench.workload_api import Batch
+from zeus_bench.sweep.workload import Batch
 
 
 class ImageClassification(TorchWorkload):

@@ -38,7 +38,7 @@ from workloads._common import (
     sqrt_scaled_lr,
 )
 from workloads.models.neumf import NeuMF
-from zeus_bench.workload_api import Batch
+from zeus_bench.sweep.workload import Batch
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from workloads._common import (
     repeat_forever,
     require_file,
 )
-from zeus_bench.workload_api import Batch
+from zeus_bench.sweep.workload import Batch
 
 log = logging.getLogger(__name__)
 

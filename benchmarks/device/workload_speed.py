@@ -39,8 +39,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from zeus_bench.registry import get_workload
-from zeus_bench.workload_api import TrainingWorkload, available_workloads, load_workload
+from zeus_bench.sweep.workload import TrainingWorkload, available_workloads, load_workload
+from zeus_bench.traces.workloads import get_workload
 
 log = logging.getLogger("workload_speed")
 

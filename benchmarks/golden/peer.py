@@ -35,6 +35,6 @@ def original() -> Any:
 def workloads() -> dict[str, Any]:
     """The workload registry of this checkout (zeus_bench, by path: the peer venv does not install it)."""
     sys.path.insert(0, str(REPO))
-    from zeus_bench.registry import load_workloads
+    from zeus_bench.traces.workloads import load_workloads
 
     return dict(load_workloads())

@@ -78,7 +78,7 @@ def write_reference(golden: Path, traces: Path, path: Path) -> None:
                                 "source": LABEL,
                             }
                         )
-    from zeus_bench.fsutil import atomic_path  # zeus_bench is on the path once workloads() ran
+    from zeus_bench.core.fsutil import atomic_path  # zeus_bench is on the path once workloads() ran
 
     table = pd.DataFrame(records)
     check_reference(table, path)
@@ -90,7 +90,7 @@ def write_reference(golden: Path, traces: Path, path: Path) -> None:
 
 def check_reference(table: pd.DataFrame, path: Path) -> None:
     """Validate ``table`` against the ``reference`` kind (a :class:`GoldenError` naming the column)."""
-    from zeus_bench.errors import ZeusBenchError
+    from zeus_bench.core.errors import ZeusBenchError
     from zeus_bench.store import validate
 
     try:

@@ -25,11 +25,11 @@ import time
 import traceback
 from pathlib import Path
 
-from zeus_bench.registry import get_workload
 from zeus_bench.sweep.ddp import sweep_ddp
 from zeus_bench.sweep.measure import MeasureSettings
 from zeus_bench.sweep.plan import SweepPlan
-from zeus_bench.workload_api import load_workload
+from zeus_bench.sweep.workload import load_workload
+from zeus_bench.traces.workloads import get_workload
 
 log = logging.getLogger("ddp_smoke")
 

@@ -40,13 +40,13 @@ CORE_MODULES = [
     "zeus_bench",
     "zeus_bench.store",
     "zeus_bench.traces.zeus_csv",
-    "zeus_bench.jobs",
-    "zeus_bench.potential",
-    "zeus_bench.pareto",
-    "zeus_bench.cost",
+    "zeus_bench.traces.jobs",
+    "zeus_bench.traces.potential",
+    "zeus_bench.traces.pareto",
+    "zeus_bench.core.cost",
     "zeus_bench.cli.main",
-    "zeus_bench.workload_api",
-    "zeus_bench.registry",
+    "zeus_bench.sweep.workload",
+    "zeus_bench.traces.workloads",
     "zeus_bench.core.cost",
     "zeus_bench.core.entry",
     "zeus_bench.store.columns",
@@ -102,7 +102,7 @@ def test_cli_version_and_unknown_command(capsys) -> None:  # type: ignore[no-unt
 
 
 def test_source_date_epoch_makes_the_provenance_reproducible(monkeypatch) -> None:
-    from zeus_bench.provenance import base_provenance
+    from zeus_bench.core.provenance import base_provenance
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
     p = base_provenance()

@@ -11,6 +11,7 @@ from fake_pynvml import (
     make,
 )
 
+from zeus_bench.core.errors import ConfigError, ZeusBenchError
 from zeus_bench.device import get_backend
 from zeus_bench.device.errors import (
     EnergyCounterUnsupportedError,
@@ -21,7 +22,6 @@ from zeus_bench.device.errors import (
 )
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.device.nvml import NVMLBackend
-from zeus_bench.errors import ConfigError, ZeusBenchError
 
 
 # get_backend ------------------------------------------------------------------------------

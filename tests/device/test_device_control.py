@@ -10,10 +10,10 @@ import time
 import pytest
 
 from zeus_bench.cli.main import main
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.control import PowerLimitSession, read_journal, restore_from_journal
 from zeus_bench.device.errors import DeviceError, GPUBusyError, ObserveModeError, PermissionDeniedError
 from zeus_bench.device.fake import FakeBackend
-from zeus_bench.errors import ConfigError
 
 
 def test_restores_previous_limit_not_max(fake_backend, fake_env):

@@ -11,8 +11,8 @@ from optional import require
 
 torch = require("torch")
 
+from zeus_bench.core.errors import ConfigError  # noqa: E402
 from zeus_bench.device.fake import FakeBackend  # noqa: E402
-from zeus_bench.errors import ConfigError  # noqa: E402
 from zeus_bench.online.callback import ZeusCallback  # noqa: E402
 from zeus_bench.online.profiler import ProfilerConfig  # noqa: E402
 

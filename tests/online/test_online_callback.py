@@ -5,8 +5,8 @@ import time
 
 import pytest
 
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.fake import FakeBackend
-from zeus_bench.errors import ConfigError
 from zeus_bench.online.callback import ZeusCallback
 from zeus_bench.online.profiler import ProfilerConfig
 

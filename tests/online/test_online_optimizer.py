@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.online.optimizer import BatchSizeOptimizer
-from zeus_bench.sim.policies.bandit import PruningThompsonSampling
+from zeus_bench.optimizers.bandit import PruningThompsonSampling
 
 BATCH_SIZES = [16, 32, 64, 128, 256]
 

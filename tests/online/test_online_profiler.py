@@ -4,10 +4,10 @@ import json
 
 import pytest
 
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.control import PowerLimitSession
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.device.monitor import EnergyMonitor
-from zeus_bench.errors import ConfigError
 from zeus_bench.online.profiler import (
     JITPowerLimitProfiler,
     ProfileCache,

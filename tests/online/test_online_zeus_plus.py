@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.online.optimizer import BatchSizeOptimizer
 from zeus_bench.optimizers.hill_climb import SafeHillClimb
 

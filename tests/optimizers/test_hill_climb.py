@@ -10,7 +10,7 @@ import math
 import pytest
 
 from tests.optimizers.climb_toy import BS, run
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.optimizers.hill_climb import SafeHillClimb
 
 

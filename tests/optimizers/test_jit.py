@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from zeus_bench.cost import zeus_cost
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.cost import zeus_cost
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.online import profiler
 from zeus_bench.optimizers.jit import LimitMeasurement, MinCostPerSample, jit_power_limit
 from zeus_bench.sim.policies import jit as old_jit

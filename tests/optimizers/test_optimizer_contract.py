@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.online import optimizer as online
 from zeus_bench.online.optimizer import BatchSizeOptimizer
 from zeus_bench.optimizers import OPTIMIZERS, Optimizer, SafeHillClimb, ZeusOptimizer
-from zeus_bench.sim.policies.bandit import PruningThompsonSampling
+from zeus_bench.optimizers.bandit import PruningThompsonSampling
 
 BS = [16, 32, 64, 128, 256]
 B0 = 128

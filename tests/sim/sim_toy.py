@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from zeus_bench.jobs import JobTrace
-from zeus_bench.registry import WorkloadSpec
+from zeus_bench.traces.jobs import JobTrace
+from zeus_bench.traces.workloads import WorkloadSpec
 
 # Batch sizes 8, 16, 32 (b0), 64; limits 100 W and 200 W. At 200 W an epoch takes 1 s at 200 W
 # (200 J); at 100 W it takes 1.5 s at 100 W (150 J). With eta = 1 the cost is the energy, the JIT

@@ -13,8 +13,7 @@ import pytest
 from tests.sim.sim_toy import toy_job
 from tests.tiny_traces import write_tiny_traces
 from zeus_bench.cli.main import main
-from zeus_bench.errors import ConfigError
-from zeus_bench.jobs import TraceSet
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim import arena as arena_mod
 from zeus_bench.sim.arena import Protocol, job_table, summary_table
 from zeus_bench.sim.crossfit import path_halves, split_job
@@ -23,6 +22,7 @@ from zeus_bench.sim.policies import Decision, Policy, PolicyContext, get_policy
 from zeus_bench.sim.replay import JobModel, replay
 from zeus_bench.sim.rules import check_horizon, check_noise
 from zeus_bench.store import read_table
+from zeus_bench.traces.jobs import TraceSet
 
 # --- intervals on tables whose answer is known ------------------------------------------------
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from sim_toy import toy_job
 
-from zeus_bench.jobs import JobTrace, TraceSet
 from zeus_bench.sim.policies.builtin import oracle_configuration
+from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 
 def _from_table(job: JobTrace, eta: float) -> tuple[int, float]:

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from zeus_bench.errors import TraceFormatError
+from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.sim import arrival_table
 from zeus_bench.sim.arrivals import ARRIVAL_COLUMNS, read_arrivals, synthetic_arrivals, validate_arrivals
 from zeus_bench.store import get_schema

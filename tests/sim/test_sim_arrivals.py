@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 from sim_toy import toy_job
 
-from zeus_bench.errors import TraceFormatError
-from zeus_bench.jobs import JobTrace
+from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.sim.arrivals import (
     ARRIVAL_COLUMNS,
     MAX_ZERO_BUDGET_TRIES,
@@ -20,6 +19,7 @@ from zeus_bench.sim.arrivals import (
 )
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext, get_policy
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel
+from zeus_bench.traces.jobs import JobTrace
 
 
 def _replay(starts, ends, ratios):

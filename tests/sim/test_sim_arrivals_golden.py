@@ -22,12 +22,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from zeus_bench.jobs import TraceSet
-from zeus_bench.registry import load_workloads
 from zeus_bench.sim.arrivals import replay_group, synthetic_arrivals
 from zeus_bench.sim.policies import Outcome
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel
+from zeus_bench.traces.jobs import TraceSet
+from zeus_bench.traces.workloads import load_workloads
 
 GOLDEN = Path(__file__).resolve().parents[2] / "benchmarks" / "golden"
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.optimizers.bandit import PruningThompsonSampling
 
 BS = [8, 16, 32, 64, 128]

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from sim_toy import toy_job
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim import drift as drift_mod
 from zeus_bench.sim.drift import Drift, curve_tilt, oracle_cost_by_recurrence, scenario
 

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from analysis.report import summary_column
-from zeus_bench.jobs import TraceSet
 from zeus_bench.sim.grid import plan, simulate
 from zeus_bench.sim.summarize import summarize
+from zeus_bench.traces.jobs import TraceSet
 
 REPO = Path(__file__).resolve().parents[2]
 # The original simulator's savings (V100 and A40, eta 0.5, beta 2, seeds 1-10) against b0 and

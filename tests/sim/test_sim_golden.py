@@ -17,9 +17,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from zeus_bench.jobs import TraceSet
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel, replay
+from zeus_bench.traces.jobs import TraceSet
 
 GOLDEN = Path(__file__).resolve().parents[2] / "benchmarks" / "golden"
 COMPARED = [

@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 from test_sim_golden import COMPARED  # the columns the single-job golden test compares
 
-from zeus_bench.jobs import TraceSet
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import RUN_FIELDS, BanditKnobs, JobModel, replay
+from zeus_bench.traces.jobs import TraceSet
 
 GOLDEN = Path(__file__).resolve().parents[2] / "benchmarks" / "golden"
 KNOB_KEYS = ["prior_mean", "prior_precision", "prune_rounds"]

@@ -177,7 +177,7 @@ def test_normals_from_outputs_equal_numpys() -> None:
 
 
 def test_published_traces_same_rows(zeus_traces: Path) -> None:
-    from zeus_bench.jobs import TraceSet
+    from zeus_bench.traces.jobs import TraceSet
 
     ts = TraceSet(zeus_traces)
     for gpu in ("v100", "a40"):
@@ -195,7 +195,7 @@ def test_short_replays_end_before_or_just_after_the_handover(recurrences: int) -
 
 def test_first_recurrence_failure_is_the_scalar_loops_error() -> None:
     """b0 (32) reaches on one path of two: a seed that samples the other fails, here as there."""
-    from zeus_bench.errors import ConfigError
+    from zeus_bench.core.errors import ConfigError
 
     model = JobModel(toy_job({8: [4.0], 16: [4.0], 32: [np.nan, 5.0], 64: [3.0]}), 0.5)
     with pytest.raises(ConfigError) as ours:

@@ -9,10 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from zeus_bench.cli.main import main
-from zeus_bench.errors import ConfigError
-from zeus_bench.jobs import TraceSet
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.grid import Task, iter_simulate, plan, simulate
 from zeus_bench.store import TableWriter, read_table
+from zeus_bench.traces.jobs import TraceSet
 
 
 def _tasks(traces: Path) -> list[Task]:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sim_toy import toy_job
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext, get_policy, jit_power_limit
 from zeus_bench.sim.replay import MAX_TRIES, RUN_FIELDS, JobModel, Runner, replay
 

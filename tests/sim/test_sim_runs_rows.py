@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from zeus_bench.jobs import TraceSet
 from zeus_bench.sim.grid import plan, simulate
 from zeus_bench.store import METADATA_KEY, read_table, write_table
+from zeus_bench.traces.jobs import TraceSet
 
 
 def test_a_recurrence_in_which_no_try_ran_is_one_row(zeus_traces: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from zeus_bench.errors import TraceFormatError
+from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.store import get_schema, validate
 
 STUDY_TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sim_toy import toy_job
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import bootstrap_ci
 from zeus_bench.sim.warmjobs import WarmCosts, jobs_table, write_jobs_table
 from zeus_bench.sim.warmstart import Try, observed_tries, prior_from_tries

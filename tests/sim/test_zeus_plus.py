@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from zeus_bench.jobs import TraceSet
 from zeus_bench.optimizers.hill_climb import SafeHillClimb
 from zeus_bench.sim import recurrences
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences, replay
 from zeus_bench.sim.study import references
+from zeus_bench.traces.jobs import TraceSet
 
 
 def test_registered_and_deterministic() -> None:

@@ -10,7 +10,7 @@ from optional import require
 
 torch = require("torch")
 
-from zeus_bench.workload_api import TrainingWorkload  # noqa: E402
+from zeus_bench.sweep.workload import TrainingWorkload  # noqa: E402
 
 FAST = [
     *(
@@ -94,7 +94,7 @@ def fake_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def tiny_workload(monkeypatch: pytest.MonkeyPatch) -> type[TinyWorkload]:
     """Make ``load_workload`` return :class:`TinyWorkload` for any id."""
-    import zeus_bench.workload_api as api
+    import zeus_bench.sweep.workload as api
 
     TinyWorkload.oom_above = None
     TinyWorkload.interrupt_at = None

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import torch
 
-from zeus_bench import faults
 from zeus_bench.cli.main import main
+from zeus_bench.core import faults
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "device"))
 from run_as_user import warm_up

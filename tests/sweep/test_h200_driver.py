@@ -17,7 +17,7 @@ import pytest
 
 from zeus_bench.cli.main import build_parser
 from zeus_bench.cli.sweep import plan_from_args
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sweep.plan import SweepPlan
 
 DRIVER = Path(__file__).resolve().parents[2] / "benchmarks" / "h200" / "run_queue.py"

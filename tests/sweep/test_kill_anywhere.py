@@ -5,7 +5,7 @@ The sweep is the workflow's (``workflows/rules/sweep.smk``) in miniature: two ce
 Each kill picks, with a seeded generator, the next step still to do and a moment in it: inside the
 warm-up, inside an energy window, during a shard's write (after the temporary file is written,
 before it replaces the shard), or during the merge's write; the process SIGKILLs itself there
-(``ZEUS_BENCH_FAULT``, :mod:`zeus_bench.faults`), and the step is rerun. After every kill the
+(``ZEUS_BENCH_FAULT``, :mod:`zeus_bench.core.faults`), and the step is rerun. After every kill the
 limits must come back to 700 W: through ``zeus-bench gpu restore`` (its journal) without the
 daemon, by the daemon alone with it. Each finished episode's trace must hold exactly the cells
 of an uninterrupted run, each once, at the same power (the fake GPU's model; throughput depends

@@ -9,9 +9,8 @@ import pandas as pd
 import pytest
 
 from zeus_bench.cli.main import main
+from zeus_bench.core.errors import ConfigError, TraceFormatError
 from zeus_bench.device.counter import CounterLog, Edge
-from zeus_bench.errors import ConfigError, TraceFormatError
-from zeus_bench.registry import get_workload
 from zeus_bench.store import read_table, write_table
 from zeus_bench.sweep.devices import gpu_kind_from_name
 from zeus_bench.sweep.measure import GPUState, MeasureSettings, is_steady, measure_steps
@@ -19,6 +18,7 @@ from zeus_bench.sweep.merge import merge_shards
 from zeus_bench.sweep.projection import project, project_per_batch_size
 from zeus_bench.sweep.stats import ci_halfwidth, relative_ci, t_quantile_975
 from zeus_bench.sweep.writer import power_row
+from zeus_bench.traces.workloads import get_workload
 
 
 def power_rows(batch_sizes, tpe, watts, gpu="h200", dataset="cifar100"):
@@ -86,7 +86,7 @@ def traces(tmp_path: Path) -> tuple[Path, Path]:
 def test_projection_numbers(traces, monkeypatch):
     from dataclasses import replace
 
-    import zeus_bench.registry as registry
+    import zeus_bench.traces.workloads as registry
 
     spec = replace(registry.get_workload("cifar100"), default_batch_size=8)
     monkeypatch.setattr("zeus_bench.sweep.projection.load_workloads", lambda path=None: {"cifar100": spec})

@@ -9,10 +9,10 @@ import pytest
 
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.device.monitor import EnergyMonitor
-from zeus_bench.registry import get_workload
 from zeus_bench.store import validate
 from zeus_bench.sweep.measure import MeasureSettings, measure_steps
 from zeus_bench.sweep.writer import power_row
+from zeus_bench.traces.workloads import get_workload
 
 
 class Clock:

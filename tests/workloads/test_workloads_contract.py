@@ -16,9 +16,9 @@ from optional import require
 torch = require("torch")
 
 from workloads._common import sqrt_scaled_lr  # noqa: E402
-from zeus_bench.errors import ConfigError, UnknownWorkloadError  # noqa: E402
-from zeus_bench.registry import load_workloads  # noqa: E402
-from zeus_bench.workload_api import TrainingWorkload, available_workloads, load_workload  # noqa: E402
+from zeus_bench.core.errors import ConfigError, UnknownWorkloadError  # noqa: E402
+from zeus_bench.sweep.workload import TrainingWorkload, available_workloads, load_workload  # noqa: E402
+from zeus_bench.traces.workloads import load_workloads  # noqa: E402
 
 PAPER_IDS = ["cifar100", "imagenet", "squad", "sentiment140", "librispeech", "movielens-1m"]
 #: Every registered workload (entry points), the paper's six included.

@@ -13,8 +13,8 @@ require("torch")
 from tiny_datasets import write_sentiment_csv, write_vocab  # noqa: E402
 
 from workloads._common import DatasetError  # noqa: E402
-from zeus_bench.errors import ConfigError  # noqa: E402
-from zeus_bench.workload_api import load_workload  # noqa: E402
+from zeus_bench.core.errors import ConfigError  # noqa: E402
+from zeus_bench.sweep.workload import load_workload  # noqa: E402
 
 IDS = ["cifar100", "imagenet", "squad", "sentiment140", "librispeech", "movielens-1m"]
 

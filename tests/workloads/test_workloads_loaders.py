@@ -17,7 +17,7 @@ from tiny_datasets import (  # noqa: E402
 )
 
 from workloads.librispeech import decode_indices  # noqa: E402
-from zeus_bench.workload_api import load_workload  # noqa: E402
+from zeus_bench.sweep.workload import load_workload  # noqa: E402
 
 
 def step_and_eval(workload, train, val):

@@ -8,7 +8,7 @@ from optional import require
 torch = require("torch")
 
 from workloads._common import optimizer_kernels  # noqa: E402
-from zeus_bench.workload_api import load_workload  # noqa: E402
+from zeus_bench.sweep.workload import load_workload  # noqa: E402
 
 IDS = ["cifar100", "imagenet", "squad", "sentiment140", "librispeech", "movielens-1m"]
 CPU = torch.device("cpu")

@@ -54,16 +54,16 @@ def register(sub: Any) -> None:
 
 
 def _potential(args: argparse.Namespace) -> int:
-    from zeus_bench.jobs import TraceSet
-    from zeus_bench.potential import potential_table
     from zeus_bench.store import validate
+    from zeus_bench.traces.jobs import TraceSet
+    from zeus_bench.traces.potential import potential_table
 
     check_out(args.out, FORMAT_SUFFIXES[args.format])
     ts = TraceSet(args.traces, args.workloads_file)
     ts.power(args.gpu)  # unknown GPU -> clear error
     ids = ts.workload_ids(args.gpu)
     if not ids:
-        from zeus_bench.errors import TraceFormatError
+        from zeus_bench.core.errors import TraceFormatError
 
         raise TraceFormatError(
             f"{Path(args.traces) / f'power-{args.gpu}.parquet'}: no rows of a registered workload with a "
@@ -117,10 +117,10 @@ def _potential_table(df: pd.DataFrame, gpu: str) -> str:
 
 def _pareto(args: argparse.Namespace) -> int:
 
-    from zeus_bench.fsutil import atomic_path
-    from zeus_bench.jobs import TraceSet
-    from zeus_bench.pareto import pareto_mask
+    from zeus_bench.core.fsutil import atomic_path
     from zeus_bench.store import validate
+    from zeus_bench.traces.jobs import TraceSet
+    from zeus_bench.traces.pareto import pareto_mask
 
     check_out(args.out, (".csv", ".parquet"))
     ts = TraceSet(args.traces, args.workloads_file)

@@ -44,7 +44,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--seeds", type=int_range_arg, default=list(range(1, 51)), help="seeds (default 1-50)")
     p.add_argument(
-        "--eta", type=eta_arg, default=None, help="energy weight (default: zeus_bench.cost's, 0.5)"
+        "--eta", type=eta_arg, default=None, help="energy weight (default: zeus_bench.core.cost's, 0.5)"
     )
     p.add_argument("--beta", type=beta_arg, default=None, help="early-stop threshold (default 2)")
     p.add_argument(
@@ -73,7 +73,7 @@ def register(sub: Any) -> None:
 
 def _trace_sets(specs: list[str], gpus: list[str]) -> dict[str, Any]:
     """Each GPU's TraceSet: its ``GPU=DIR`` folder, else the first plain folder that has it."""
-    from zeus_bench.jobs import TraceSet
+    from zeus_bench.traces.jobs import TraceSet
 
     named: dict[str, TraceSet] = {}
     plain: list[TraceSet] = []
@@ -106,7 +106,7 @@ def _overrides(items: list[str]) -> dict[str, dict[str, Any]]:
     """
     import json
 
-    from zeus_bench.errors import ConfigError
+    from zeus_bench.core.errors import ConfigError
     from zeus_bench.sim.crossfit import variant
 
     out: dict[str, dict[str, Any]] = {}
@@ -130,8 +130,8 @@ def _arena(args: argparse.Namespace) -> int:
     import sys
     import time
 
-    from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
-    from zeus_bench.fsutil import check_writable_dir
+    from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+    from zeus_bench.core.fsutil import check_writable_dir
     from zeus_bench.sim.arena import Protocol, arena_folds, default_policies, frozen_constants
     from zeus_bench.sim.noise import resolve_noise
     from zeus_bench.sim.policies.base import get_policy, load_policy_module

@@ -39,7 +39,7 @@ def _day(text: str) -> dt.date:
 
 def register(sub: Any) -> None:
     """Add ``capriccio``."""
-    from zeus_bench.capriccio import PAPER_SEED, PAPER_SLICE_SIZE, PAPER_START, PAPER_TRAIN_FRACTION
+    from zeus_bench.traces.capriccio import PAPER_SEED, PAPER_SLICE_SIZE, PAPER_START, PAPER_TRAIN_FRACTION
 
     p = sub.add_parser(
         "capriccio",
@@ -76,7 +76,7 @@ def register(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from zeus_bench.capriccio import INDEX, build_slices
+    from zeus_bench.traces.capriccio import INDEX, build_slices
 
     index = build_slices(
         args.sentiment140,

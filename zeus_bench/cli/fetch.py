@@ -79,8 +79,8 @@ def _seconds(text: str) -> float:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from zeus_bench.errors import ConfigError
-    from zeus_bench.fsutil import check_writable_dir
+    from zeus_bench.core.errors import ConfigError
+    from zeus_bench.core.fsutil import check_writable_dir
     from zeus_bench.traces.fetch import (
         DOWNLOAD_TIMEOUT_S,
         obtain_zeus_traces,
@@ -117,7 +117,7 @@ def _fetch(args: argparse.Namespace) -> int:
     for name, why in result.skipped.items():
         print(f"skipped {name}: {why}")
     if args.import_to is not None:
-        from zeus_bench.fsutil import staged_dir
+        from zeus_bench.core.fsutil import staged_dir
         from zeus_bench.traces.zeus_csv import import_zeus
 
         try:

@@ -119,9 +119,10 @@ def _restore(args: argparse.Namespace) -> int:
 
 
 def _gpud(args: argparse.Namespace) -> int:
+    from zeus_bench.core.errors import ConfigError
     from zeus_bench.device import get_backend
-    from zeus_bench.device.gpud import GPUDaemon, default_gpud_state_dir
-    from zeus_bench.errors import ConfigError
+    from zeus_bench.device.gpud import GPUDaemon
+    from zeus_bench.device.gpud_protocol import default_gpud_state_dir
 
     backend = get_backend(args.backend)
     if not backend.may_set_power_limits():

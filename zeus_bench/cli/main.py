@@ -4,7 +4,7 @@ Each module listed in :data:`COMMAND_MODULES` has ``register(subparsers)``, whic
 subcommands and sets ``func`` on them. Modules must keep heavy imports (torch, NVML, matplotlib)
 inside their handlers so that ``zeus-bench --help`` stays fast and the core runs without torch.
 
-Any :class:`~zeus_bench.errors.ZeusBenchError` becomes one line on stderr and exit status 2.
+Any :class:`~zeus_bench.core.errors.ZeusBenchError` becomes one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from zeus_bench import __version__
-from zeus_bench.errors import ZeusBenchError
+from zeus_bench.core.errors import ZeusBenchError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "zeus_bench.cli.traces",

@@ -64,8 +64,7 @@ def _simulate(args: argparse.Namespace) -> int:
     import sys
     import time
 
-    from zeus_bench.errors import ConfigError
-    from zeus_bench.jobs import TraceSet
+    from zeus_bench.core.errors import ConfigError
     from zeus_bench.sim.arrivals import read_arrivals
     from zeus_bench.sim.drift import read_drift
     from zeus_bench.sim.grid import iter_simulate_tables, plan
@@ -73,6 +72,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from zeus_bench.sim.policies.base import load_policy_module
     from zeus_bench.sim.replay import BanditKnobs
     from zeus_bench.store import TableWriter
+    from zeus_bench.traces.jobs import TraceSet
 
     log = logging.getLogger("zeus_bench.cli.sim")
     check_out(args.out, TABLE_SUFFIXES)
@@ -168,17 +168,17 @@ _SHOWN = {
 def read_runs(path: Path) -> pd.DataFrame:
     """A runs table as ``simulate --out`` writes it: Parquet, or CSV (validated by the same schema)."""
     from zeus_bench.store import read_table, validate
-    from zeus_bench.usertables import read_user_table
+    from zeus_bench.store.frames import read_user_file
 
     if Path(path).suffix.lower() == ".csv":
-        return validate(read_user_table(path, "runs table"), "runs", where=str(path))
+        return validate(read_user_file(path, "runs table"), "runs", where=str(path))
     return read_table(path, "runs")
 
 
 def _summarize(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from zeus_bench.fsutil import atomic_path
+    from zeus_bench.core.fsutil import atomic_path
     from zeus_bench.sim.summarize import summarize
     from zeus_bench.store import write_table
 
@@ -220,10 +220,10 @@ def _summarize(args: argparse.Namespace) -> int:
 def _synth(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from zeus_bench.errors import ConfigError
-    from zeus_bench.fsutil import atomic_path
-    from zeus_bench.registry import load_workloads
+    from zeus_bench.core.errors import ConfigError
+    from zeus_bench.core.fsutil import atomic_path
     from zeus_bench.sim.arrivals import synthetic_arrivals
+    from zeus_bench.traces.workloads import load_workloads
 
     check_out(args.out, TABLE_SUFFIXES)
     known = load_workloads(None)

@@ -13,7 +13,7 @@ from zeus_bench.cli.common import (
     eta_arg,
     int_range_arg,
 )
-from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
 
 #: Output suffixes of the tables simulate, summarize and synth-arrivals write.
 TABLE_SUFFIXES = (".parquet", ".csv")

@@ -46,9 +46,9 @@ def register(sub: Any) -> None:
         help="seeds (default 1-10; with --arena: the drift and warm-start seeds)",
     )
     p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
-    p.add_argument("--eta", type=eta_arg, default=None, help="energy weight (default zeus_bench.cost's)")
+    p.add_argument("--eta", type=eta_arg, default=None, help="energy weight (default zeus_bench.core.cost's)")
     p.add_argument(
-        "--beta", type=beta_arg, default=None, help="early-stop threshold (default zeus_bench.cost's)"
+        "--beta", type=beta_arg, default=None, help="early-stop threshold (default zeus_bench.core.cost's)"
     )
     p.add_argument(
         "--drift-gpus", default="v100,a40", help="GPUs of the drift experiment (multi-limit traces)"
@@ -64,8 +64,8 @@ def _gpu_traces(specs: list[str]) -> dict[str, Any]:
     Raises:
         ConfigError: an item without ``GPU=``.
     """
-    from zeus_bench.errors import ConfigError
-    from zeus_bench.jobs import TraceSet
+    from zeus_bench.core.errors import ConfigError
+    from zeus_bench.traces.jobs import TraceSet
 
     sets = {}
     for item in specs:
@@ -82,7 +82,7 @@ def _arena_protocol(folder: Path, eta: float | None, beta: float | None) -> Any:
     Raises:
         ConfigError: a missing table, or an eta/beta/horizon other than the arena's.
     """
-    from zeus_bench.errors import ConfigError
+    from zeus_bench.core.errors import ConfigError
     from zeus_bench.sim.arena import Protocol
     from zeus_bench.sim.rules import check_horizon
     from zeus_bench.store import read_metadata, read_table
@@ -113,8 +113,8 @@ def _study(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
-    from zeus_bench.fsutil import atomic_path, check_writable_dir
+    from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+    from zeus_bench.core.fsutil import atomic_path, check_writable_dir
     from zeus_bench.sim import study
     from zeus_bench.sim.arena import judged_jobs
     from zeus_bench.sim.warmjobs import WarmCosts, jobs_table, write_jobs_table

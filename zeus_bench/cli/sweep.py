@@ -238,7 +238,7 @@ def plan_from_args(args: argparse.Namespace) -> SweepPlan:
 
     batch_sizes = args.batch_sizes
     if not batch_sizes:
-        from zeus_bench.workload_api import load_workload
+        from zeus_bench.sweep.workload import load_workload
 
         batch_sizes = list(load_workload(args.workload, tiny=args.tiny).paper_batch_sizes)
     return SweepPlan(
@@ -283,9 +283,9 @@ def estimate_text(args: argparse.Namespace) -> str:
     Raises:
         ConfigError: no explicit batch sizes, an unknown workload, or options the plan refuses.
     """
-    from zeus_bench.errors import ConfigError
-    from zeus_bench.registry import load_workloads
+    from zeus_bench.core.errors import ConfigError
     from zeus_bench.sweep.estimate import estimate_cells, render_estimate
+    from zeus_bench.traces.workloads import load_workloads
 
     plan = plan_from_args(args) if args.batch_sizes else None
     if plan is None:
@@ -310,7 +310,7 @@ def _sweep(args: argparse.Namespace) -> int:
         return _dry_run(args)
     check_out(args.out, (".parquet",))
     require_extra("torch", "workloads", "zeus-bench sweep (it trains the workloads)")
-    from zeus_bench.errors import ConfigError
+    from zeus_bench.core.errors import ConfigError
 
     plan = plan_from_args(args)
     if args.train_to_target:

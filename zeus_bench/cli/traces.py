@@ -50,7 +50,7 @@ def _import_zeus(args: argparse.Namespace) -> int:
 
 def validate_path(path: Path) -> str:
     """Validate one file; return a one-line summary or raise TraceFormatError."""
-    from zeus_bench.errors import TraceFormatError
+    from zeus_bench.core.errors import TraceFormatError
     from zeus_bench.store import read_metadata, read_table
     from zeus_bench.traces.zeus_csv import POWER_FILE_RE, TRAIN_FILE, read_zeus_power_csv, read_zeus_train_csv
 
@@ -68,7 +68,7 @@ def validate_path(path: Path) -> str:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from zeus_bench.errors import ZeusBenchError
+    from zeus_bench.core.errors import ZeusBenchError
 
     failed: list[str] = []
     for path in args.paths:
@@ -77,7 +77,7 @@ def _validate(args: argparse.Namespace) -> int:
         except ZeusBenchError as exc:
             failed.append(str(exc))
     if failed:
-        from zeus_bench.errors import TraceFormatError
+        from zeus_bench.core.errors import TraceFormatError
 
         if len(failed) == 1:
             raise TraceFormatError(failed[0])

@@ -15,8 +15,8 @@ from __future__ import annotations
 import importlib
 import os
 
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.base import GPU, GPUBackend
-from zeus_bench.errors import ConfigError
 
 BACKEND_ENV = "ZEUS_BENCH_BACKEND"
 #: The one backend registry: name -> ``module:class``, imported only when chosen. The command

@@ -46,6 +46,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from zeus_bench.core.errors import ConfigError
+from zeus_bench.core.fsutil import atomic_write_text
 from zeus_bench.device.base import GPU
 from zeus_bench.device.errors import DeviceError, GPUBusyError, ObserveModeError
 from zeus_bench.device.gpud_client import GPUDClient, GPUDError, gpud_socket
@@ -63,8 +65,6 @@ from zeus_bench.device.journal import (
     restore_entry,
     restore_from_journal,
 )
-from zeus_bench.errors import ConfigError
-from zeus_bench.fsutil import atomic_write_text
 
 log = logging.getLogger(__name__)
 

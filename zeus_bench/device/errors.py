@@ -6,7 +6,7 @@ backend raises the same types so that tests exercise the same handling.
 
 from __future__ import annotations
 
-from zeus_bench.errors import ZeusBenchError
+from zeus_bench.core.errors import ZeusBenchError
 
 
 class DeviceError(ZeusBenchError):

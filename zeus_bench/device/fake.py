@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from zeus_bench.core.errors import ConfigError
+from zeus_bench.core.fsutil import atomic_write_text
 from zeus_bench.device.base import GPU, GPUBackend
 from zeus_bench.device.errors import (
     EnergyCounterUnsupportedError,
@@ -46,8 +48,6 @@ from zeus_bench.device.errors import (
     PermissionDeniedError,
     PowerLimitOutOfRangeError,
 )
-from zeus_bench.errors import ConfigError
-from zeus_bench.fsutil import atomic_write_text
 
 STATE_ENV = "ZEUS_BENCH_FAKE_STATE"
 GPUS_ENV = "ZEUS_BENCH_FAKE_GPUS"

@@ -44,6 +44,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from zeus_bench.core.errors import ConfigError
+from zeus_bench.core.fsutil import atomic_write_text
 from zeus_bench.device.base import GPUBackend
 from zeus_bench.device.errors import DeviceError
 from zeus_bench.device.gpud_client import MAX_LINE_BYTES
@@ -59,19 +61,8 @@ from zeus_bench.device.gpud_protocol import (
     typed,
 )
 from zeus_bench.device.journal import SAME_LIMIT_TOLERANCE_W
-from zeus_bench.errors import ConfigError
-from zeus_bench.fsutil import atomic_write_text
 
 log = logging.getLogger(__name__)
-
-
-def default_gpud_state_dir() -> Path:
-    """``/var/lib/zeus-bench/gpud`` for root, else the user's state directory's ``gpud``."""
-    if os.geteuid() == 0:
-        return Path("/var/lib/zeus-bench/gpud")
-    from zeus_bench.device.journal import default_state_dir
-
-    return default_state_dir() / "gpud"
 
 
 class GPUDaemon:

@@ -119,3 +119,12 @@ def parse_request(line: bytes) -> dict[str, Any]:
                 f"{cmd}: field {name!r} must be a {'finite number' if kind == 'number' else kind}"
             )
     return req
+
+
+def default_gpud_state_dir() -> Path:
+    """``/var/lib/zeus-bench/gpud`` for root, else the user's state directory's ``gpud``."""
+    if os.geteuid() == 0:
+        return Path("/var/lib/zeus-bench/gpud")
+    from zeus_bench.device.journal import default_state_dir
+
+    return default_state_dir() / "gpud"

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.base import GPU, GPUBackend
 from zeus_bench.device.errors import DeviceError, GPUBusyError
-from zeus_bench.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -28,10 +28,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from zeus_bench.core.errors import ZeusBenchError
+from zeus_bench.core.fsutil import atomic_write_text
 from zeus_bench.device.base import GPUBackend
 from zeus_bench.device.journal import SAME_LIMIT_TOLERANCE_W
-from zeus_bench.errors import ZeusBenchError
-from zeus_bench.fsutil import atomic_write_text
 
 log = logging.getLogger("zeus_bench.slurm_hooks")
 

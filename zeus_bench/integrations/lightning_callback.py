@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from zeus_bench.errors import ZeusBenchError
+from zeus_bench.core.errors import ZeusBenchError
 from zeus_bench.integrations.driver import RecurrenceDriver
 from zeus_bench.online.callback import ZeusCallback
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from zeus_bench.errors import ConfigError, ZeusBenchError
+from zeus_bench.core.errors import ConfigError, ZeusBenchError
 from zeus_bench.integrations.driver import RecurrenceDriver
 from zeus_bench.online.callback import ZeusCallback
 

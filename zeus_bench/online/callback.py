@@ -17,7 +17,7 @@ Example::
 
 Each recurrence of the job constructs a new ``ZeusCallback`` with the same ``state_dir``: the
 optimizer resumes from its JSON state and the power profiles from their cache. The cost is
-:func:`zeus_bench.cost.zeus_cost` over the energy and time of the whole run (profiling included).
+:func:`zeus_bench.core.cost.zeus_cost` over the energy and time of the whole run (profiling included).
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA, zeus_cost
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, zeus_cost
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.device import get_backend
 from zeus_bench.device.base import GPUBackend
 from zeus_bench.device.control import PowerLimitSession
 from zeus_bench.device.monitor import EnergyMonitor, Measurement
-from zeus_bench.errors import ConfigError
 from zeus_bench.online.optimizer import BatchSizeOptimizer, RunRecord
 from zeus_bench.online.profiler import JITPowerLimitProfiler, ProfileCache, ProfilerConfig
 

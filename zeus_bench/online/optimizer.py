@@ -29,9 +29,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA, check_beta, check_eta
-from zeus_bench.errors import ConfigError
-from zeus_bench.fsutil import atomic_write_text
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, check_beta, check_eta
+from zeus_bench.core.errors import ConfigError
+from zeus_bench.core.fsutil import atomic_write_text
 from zeus_bench.optimizers import OPTIMIZERS, PRUNE_ROUNDS, Optimizer
 
 POLICY_NAMES = tuple(OPTIMIZERS)

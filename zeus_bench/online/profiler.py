@@ -5,7 +5,7 @@ maximum down in ``step_w`` steps. At each limit it warms up, then measures throu
 average power over at least ``profile_iters`` iterations *and* at least ``profile_min_s``
 seconds (fast GPUs run 40 iterations in about a second, too short for the energy counter).
 It then picks the limit of least cost per sample (:class:`~zeus_bench.optimizers.jit.MinCostPerSample`,
-built on :func:`zeus_bench.cost.zeus_cost`; how it differs from the simulator's choice:
+built on :func:`zeus_bench.core.cost.zeus_cost`; how it differs from the simulator's choice:
 :mod:`zeus_bench.optimizers.jit`), sets it and caches the profile per
 (workload, GPU, batch size) in a JSON file (:class:`ProfileCache`).
 
@@ -38,11 +38,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cost import DEFAULT_ETA, check_eta
+from zeus_bench.core.cost import DEFAULT_ETA, check_eta
+from zeus_bench.core.errors import ConfigError
+from zeus_bench.core.fsutil import atomic_write_text
 from zeus_bench.device.control import PowerLimitSession
 from zeus_bench.device.monitor import EnergyMonitor
-from zeus_bench.errors import ConfigError
-from zeus_bench.fsutil import atomic_write_text
 from zeus_bench.optimizers.jit import LimitMeasurement, MinCostPerSample, OptimumStrategy
 
 __all__ = [

@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.optimizers.posterior import (
     add_reward,
     approx_from_sums,

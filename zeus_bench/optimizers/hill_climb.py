@@ -1,6 +1,6 @@
 """The batch-size optimizer of ``zeus-plus``: safe, budgeted hill climbing, with drift detection and priors.
 
-:class:`SafeHillClimb` is, like Zeus's :class:`~zeus_bench.sim.policies.bandit.PruningThompsonSampling`,
+:class:`SafeHillClimb` is, like Zeus's :class:`~zeus_bench.optimizers.bandit.PruningThompsonSampling`,
 a pure algorithm (no I/O, no clock) that the simulator replays (:mod:`zeus_bench.sim.policies.zeus_plus`
 adapts it to the policy interface) and :mod:`zeus_bench.online` runs inside a training loop. It uses only
 what a deployment observes: its own runs' batch size, cost, epochs and whether they reached the target, the
@@ -44,7 +44,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 
 STATE_VERSION = 3
 DEFAULT_MARGIN = 0.2  # cross-fitted: chosen on the tune half (zeus_bench.sim.tuning; docs/policies.md)

@@ -1,6 +1,6 @@
 """The just-in-time (JIT) power-limit choice, in its two forms: the simulator's and the profiler's.
 
-Both choose the power limit of least Zeus cost (:func:`zeus_bench.cost.zeus_cost`) for one batch
+Both choose the power limit of least Zeus cost (:func:`zeus_bench.core.cost.zeus_cost`) for one batch
 size from what profiling measured at each limit, and both break ties towards the higher limit
 (faster, and what an uncapped GPU does anyway). They differ in what they read and in what counts
 as a tie:
@@ -28,8 +28,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from zeus_bench.cost import epoch_cost, zeus_cost
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.cost import epoch_cost, zeus_cost
+from zeus_bench.core.errors import ConfigError
 
 ArrayF = npt.NDArray[np.float64]
 

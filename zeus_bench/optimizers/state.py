@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 
 __all__ = ["rng_from_state", "rng_state"]
 

@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zeus_bench.errors import TraceFormatError
+from zeus_bench.core.errors import TraceFormatError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,8 +35,8 @@ def read_alibaba_groups(path: str | Path) -> pd.DataFrame:
 
     import pandas as pd
 
-    from zeus_bench.registry import load_workloads
     from zeus_bench.sim.arrivals import validate_arrivals
+    from zeus_bench.traces.workloads import load_workloads
 
     path = Path(path)
     if not path.is_file():
@@ -74,7 +74,7 @@ def read_alibaba_groups(path: str | Path) -> pd.DataFrame:
 
 def import_alibaba(src: str | Path, out: str | Path) -> pd.DataFrame:
     """Convert ``src`` (:func:`read_alibaba_groups`) and write it to ``out`` (Parquet), atomically."""
-    from zeus_bench.fsutil import atomic_path
+    from zeus_bench.core.fsutil import atomic_path
 
     out = Path(out)
     if out.suffix != ".parquet":

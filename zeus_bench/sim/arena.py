@@ -32,9 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
-from zeus_bench.errors import ConfigError
-from zeus_bench.jobs import JobTrace, TraceSet
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.crossfit import FOLD_CONSTANTS, judged_half, split_job, variant
 from zeus_bench.sim.metrics import (
     bootstrap_ci,
@@ -47,10 +46,10 @@ from zeus_bench.sim.metrics import (
 )
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy
-from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.recurrences import references as job_refs
-from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay
+from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay, replay_batched
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
+from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 log = logging.getLogger(__name__)
 
@@ -123,10 +122,8 @@ def seed_costs(
     spent = np.zeros((len(seeds), n))
     reached = np.zeros((len(seeds), n), dtype=bool)
     done = None
-    if policy_cls is Zeus and protocol.noise == 0.0:
-        from zeus_bench.sim.lockstep import replay_zeus_seeds
-
-        done = replay_zeus_seeds(model, seeds, protocol.beta, n)
+    if protocol.noise == 0.0:  # the policy's own batched replay, if it has one (Zeus: the lockstep)
+        done = replay_batched(model, policy_cls, seeds, protocol.beta, n)
     if done is not None:
         seed_col, cols = done
         pos = np.searchsorted(np.asarray(seeds), seed_col) if seeds == sorted(seeds) else None

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zeus_bench.errors import TraceFormatError
+from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.sim.arrivals_schema import ARRIVALS, MAX_RUNTIME_RATIO, check_number_column
-from zeus_bench.usertables import read_user_table
+from zeus_bench.store.frames import read_user_file
 
 if TYPE_CHECKING:  # pandas is imported where tables are read or built
     import pandas as pd
@@ -41,7 +41,7 @@ def read_arrivals(path: str | Path) -> pd.DataFrame:
     """
     path = Path(path)
     if path.suffix != ".parquet":
-        return validate_arrivals(read_user_table(path, "arrival table"), str(path))
+        return validate_arrivals(read_user_file(path, "arrival table"), str(path))
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -41,9 +41,11 @@ the paper. The ``zeus`` policy with the paper's knobs and no window replays thro
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -58,6 +60,9 @@ from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.replay import BanditKnobs, JobModel, Row, Runner, seed_generators
 from zeus_bench.sim.rules import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "ARRIVAL_COLUMNS",
@@ -203,3 +208,24 @@ def _replay_generic(
 
 def _end(job: _Running) -> float:
     return job.end
+
+
+def group_columns(arrivals: pd.DataFrame) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per group (sorted by name), its start, end and runtime-ratio arrays in start order.
+
+    The table is sorted by (group, start_time) (:func:`~zeus_bench.sim.arrivals.validate_arrivals`);
+    this sorts again (stably) in case a caller's is not, and slices the columns, so that no
+    frame per group is built.
+    """
+    import pandas as pd
+
+    codes, names = pd.factorize(arrivals["group"], sort=True)  # vectorised, whatever the string storage
+    order = np.lexsort((arrivals["start_time"].to_numpy(), codes))
+    codes = codes[order]
+    labels = [str(n) for n in names]
+    starts = arrivals["start_time"].to_numpy(dtype=float)[order]
+    ends = arrivals["end_time"].to_numpy(dtype=float)[order]
+    ratios = arrivals["runtime_ratio"].to_numpy(dtype=float)[order]
+    cuts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    bounds = [0, *cuts.tolist(), len(codes)]
+    return [(labels[codes[a]], starts[a:b], ends[a:b], ratios[a:b]) for a, b in itertools.pairwise(bounds)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from zeus_bench.errors import TraceFormatError
+from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.store import Column, TableSchema, register_schema
 
 #: Largest runtime_ratio accepted: a job a million times its workload's mean runtime is a unit

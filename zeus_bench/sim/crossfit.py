@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from zeus_bench.errors import ConfigError
-from zeus_bench.jobs import JobTrace
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import Policy
+from zeus_bench.traces.jobs import JobTrace
 
 log = logging.getLogger(__name__)
 

@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from zeus_bench.cost import epoch_cost
-from zeus_bench.errors import ConfigError, TraceFormatError, UnknownWorkloadError
-from zeus_bench.jobs import JobTrace
-from zeus_bench.registry import load_workloads
+from zeus_bench.core.cost import epoch_cost
+from zeus_bench.core.errors import ConfigError, TraceFormatError, UnknownWorkloadError
 from zeus_bench.sim.schema_drift import DRIFT
 from zeus_bench.store import validate
-from zeus_bench.usertables import read_user_table
+from zeus_bench.store.frames import read_user_file
+from zeus_bench.traces.jobs import JobTrace
+from zeus_bench.traces.workloads import load_workloads
 
 if TYPE_CHECKING:  # pandas is imported where tables are read or built
     import pandas as pd
@@ -64,7 +64,7 @@ def read_drift(path: str | Path, workloads_file: str | Path | None = None) -> pd
         TraceFormatError: unreadable file, missing columns or bad values.
         UnknownWorkloadError: a workload id that is not in the registry.
     """
-    df = read_user_table(path, "drift table")
+    df = read_user_file(path, "drift table")
     return validate_drift(df, str(path), workloads_file)
 
 
@@ -231,11 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     import pandas as pd
 
     from zeus_bench.cli.common import check_out
-    from zeus_bench.cost import DEFAULT_ETA, check_eta
-    from zeus_bench.errors import ZeusBenchError
-    from zeus_bench.fsutil import atomic_path
-    from zeus_bench.jobs import TraceSet
+    from zeus_bench.core.cost import DEFAULT_ETA, check_eta
+    from zeus_bench.core.errors import ZeusBenchError
+    from zeus_bench.core.fsutil import atomic_path
     from zeus_bench.sim.replay import default_recurrences
+    from zeus_bench.traces.jobs import TraceSet
 
     ap = argparse.ArgumentParser(
         prog="python -m zeus_bench.sim.drift",

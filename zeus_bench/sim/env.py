@@ -18,7 +18,7 @@ The rules:
 * the epochs run and whether the target was reached (:func:`try_epochs`);
 * the JIT profiling first epoch: a batch size's first try spends its first epoch at the
   profile's mean energy and time over all limits (:func:`try_energy_time`);
-* the try's cost through :func:`zeus_bench.cost.zeus_cost` with the global MAXPOWER, or the
+* the try's cost through :func:`zeus_bench.core.cost.zeus_cost` with the global MAXPOWER, or the
   penalty of a zero budget (:func:`try_cost`);
 * the recurrence bookkeeping (:func:`recurrence_step`): a recurrence runs tries until one
   reaches the target, at most ``MAX_TRIES``; a zero-budget try is no row, unless it is the
@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from zeus_bench.cost import zeus_cost
+from zeus_bench.core.cost import zeus_cost
 from zeus_bench.optimizers.posterior import where
 from zeus_bench.optimizers.rng import MASK32, lemire_accept
 from zeus_bench.sim.rules import MAX_TRIES, ZERO_BUDGET_PENALTY
@@ -160,7 +160,7 @@ def try_energy_time(
 
 
 def try_cost(energy_j: F, time_s: F, eta: float, max_power_w: float, budget: F, penalty_cost: F | float) -> F:
-    """The try's cost: :func:`~zeus_bench.cost.zeus_cost` (global MAXPOWER), or ``penalty_cost`` for a zero budget."""
+    """The try's cost: :func:`~zeus_bench.core.cost.zeus_cost` (global MAXPOWER), or ``penalty_cost`` for a zero budget."""
     return where(budget == 0.0, penalty_cost, zeus_cost(energy_j, time_s, eta, max_power_w))  # type: ignore[no-any-return]
 
 

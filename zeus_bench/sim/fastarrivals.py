@@ -5,7 +5,7 @@
 :class:`~zeus_bench.sim.policies.Outcome` per try and the policy's, bandit's and runner's methods
 in between. For ``zeus`` with the paper's knobs and no window this module runs the same rules
 (documented in :mod:`zeus_bench.sim.arrivals`) with those layers removed; the batch-size
-optimizer is the real :class:`~zeus_bench.sim.policies.bandit.PruningThompsonSampling`
+optimizer is the real :class:`~zeus_bench.optimizers.bandit.PruningThompsonSampling`
 (``concurrency=True``), driven through its public ``predict`` and ``observe``.
 
 Every group of a table starts from the same seeded generators, so what a try draws and costs is
@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zeus_bench.sim.draws import emulated, word_stream
+from zeus_bench.optimizers.bandit import PruningThompsonSampling
+from zeus_bench.optimizers.rng import emulated, word_stream
 from zeus_bench.sim.env import (
     draw_path,
     early_stop_budget,
@@ -37,8 +38,6 @@ from zeus_bench.sim.env import (
     try_epochs,
     zero_budget_cost,
 )
-from zeus_bench.sim.fastzeus import _configs
-from zeus_bench.sim.policies.bandit import PruningThompsonSampling
 from zeus_bench.sim.rules import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES, seed_generators
 
 if TYPE_CHECKING:
@@ -110,12 +109,12 @@ def shared_tries(model: JobModel, seed: int, beta: float) -> SharedTries | None:
     """The :class:`SharedTries` of (model, seed, beta), made once (kept on the model).
 
     None when this path does not apply (a JIT limit unmeasured, or generators whose draws
-    :mod:`zeus_bench.sim.draws` does not reproduce): the caller runs the generic loop.
+    :mod:`zeus_bench.optimizers.rng` does not reproduce): the caller runs the generic loop.
     """
     memo: dict[tuple[int, float], SharedTries | None] = model.__dict__.setdefault("_fastarrivals_tries", {})
     key = (seed, beta)
     if key not in memo:
-        configs = _configs(model)
+        configs = model.at_jit_limits()
         env_rng, _ = seed_generators(seed)
         memo[key] = (
             None if configs is None or not emulated(env_rng) else SharedTries(model, configs, env_rng, beta)

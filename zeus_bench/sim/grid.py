@@ -1,16 +1,13 @@
 """Run the simulator over a grid: workloads x policies x eta x beta x seeds, into a ``runs`` frame.
 
-``zeus-bench simulate`` calls :func:`iter_simulate_tables` (rows as
-:class:`~zeus_bench.store.ColumnTable`, no pandas); :func:`simulate` and :func:`iter_simulate`
-give frames. Per (workload, eta) the job's figures are computed once
-(:class:`~zeus_bench.sim.replay.JobModel`); a policy's seeds are then replayed together where it
-has a batched replay (:meth:`~zeus_bench.sim.policies.Policy.batched`; ``zeus``: the lockstep,
-:mod:`zeus_bench.sim.lockstep`), else one (beta, seed) at a time on Python floats. ``jobs > 1`` spreads (workload, eta, policy) tasks over processes.
+``zeus-bench simulate`` calls :func:`iter_simulate_tables` (rows as :class:`~zeus_bench.store.ColumnTable`,
+no pandas); :func:`simulate` and :func:`iter_simulate` give frames. A policy's seeds are replayed
+together where it has a batched replay (:meth:`~zeus_bench.sim.policies.Policy.batched`; ``zeus``:
+:mod:`zeus_bench.sim.lockstep`), else one (beta, seed) at a time; ``jobs > 1`` spreads tasks over processes.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -19,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zeus_bench.errors import ConfigError, ZeusBenchError
-from zeus_bench.jobs import JobTrace, TraceSet
-from zeus_bench.sim.arrivals import replay_group
+from zeus_bench.core.errors import ConfigError, ZeusBenchError
+from zeus_bench.sim.arrivals import group_columns, replay_groups
 from zeus_bench.sim.drift import Drift, drift_of
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import Policy, load_policy_module
@@ -38,6 +34,7 @@ from zeus_bench.sim.replay import (
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
 from zeus_bench.sim.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
 from zeus_bench.store import ColumnTable, ColumnValues
+from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 if TYPE_CHECKING:  # frames come from pandas only where callers ask for them
     import pandas as pd
@@ -195,7 +192,7 @@ def _replay_frames(
     drift = None if task.drift is None else Drift(task.drift, task.job)
     blocks: list[tuple[float, int, str | None, list[Row]]] = []
     pending, yielded = 0, False
-    groups = [] if task.arrivals is None else _groups(task.arrivals)
+    groups = [] if task.arrivals is None else group_columns(task.arrivals)
     for beta in task.betas:
         for seed in task.seeds:
             if task.arrivals is None:
@@ -205,10 +202,7 @@ def _replay_frames(
                 )  # fmt: skip
                 blocks.append((beta, seed, None, rows))
                 pending += len(rows)
-            for group, starts, ends, ratios in groups:
-                rows = replay_group(
-                    model, policy_cls, seed, beta, starts, ends, ratios, task.window, task.knobs
-                )  # fmt: skip
+            for group, rows in replay_groups(model, policy_cls, seed, beta, groups, task.window, task.knobs):
                 blocks.append((beta, seed, group, rows))
                 pending += len(rows)
                 if pending >= chunk_rows:  # the rows of a large table go out as they come
@@ -221,27 +215,6 @@ def _replay_frames(
                 blocks, pending, yielded = [], 0, True
     if blocks or not yielded:
         yield _frame(task, blocks)
-
-
-def _groups(arrivals: pd.DataFrame) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
-    """Per group (sorted by name), its start, end and runtime-ratio arrays in start order.
-
-    The table is sorted by (group, start_time) (:func:`~zeus_bench.sim.arrivals.validate_arrivals`);
-    this sorts again (stably) in case a caller's is not, and slices the columns, so that no
-    frame per group is built.
-    """
-    import pandas as pd
-
-    codes, names = pd.factorize(arrivals["group"], sort=True)  # vectorised, whatever the string storage
-    order = np.lexsort((arrivals["start_time"].to_numpy(), codes))
-    codes = codes[order]
-    labels = [str(n) for n in names]
-    starts = arrivals["start_time"].to_numpy(dtype=float)[order]
-    ends = arrivals["end_time"].to_numpy(dtype=float)[order]
-    ratios = arrivals["runtime_ratio"].to_numpy(dtype=float)[order]
-    cuts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
-    bounds = [0, *cuts.tolist(), len(codes)]
-    return [(labels[codes[a]], starts[a:b], ends[a:b], ratios[a:b]) for a, b in itertools.pairwise(bounds)]
 
 
 #: Seeds replayed together in lockstep (more amortise each step's array operations over more
@@ -338,7 +311,7 @@ def plan(
         knobs.check()
     if recurrences is not None and recurrences < 1:
         raise ConfigError(f"recurrences must be >= 1, got {recurrences}")
-    from zeus_bench.cost import check_beta, check_eta
+    from zeus_bench.core.cost import check_beta, check_eta
 
     etas = [check_eta(e) for e in etas]
     betas = [check_beta(b) for b in betas]

@@ -12,10 +12,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from zeus_bench.cost import zeus_cost
-from zeus_bench.errors import ConfigError
-from zeus_bench.jobs import JobTrace
-from zeus_bench.sim.policies.jit import jit_power_limit
+from zeus_bench.core.cost import zeus_cost
+from zeus_bench.core.errors import ConfigError
+from zeus_bench.optimizers.jit import jit_power_limit
+from zeus_bench.traces.jobs import JobTrace
 
 # Row layout of a try (see RUN_FIELDS); identity columns are added per block.
 RUN_FIELDS = (

@@ -16,7 +16,7 @@ Rules (``docs/policies.md``; the paper's are in ``zeus-replay-semantics.md``):
   still gets one row (:meth:`Runner.missed_row`: ``ran`` False, nothing consumed, ``attempt``
   the tries attempted, the last decision's configuration), so every recurrence is a row.
 * The path reaches the target if its target epoch is within the budget; the try then ran that
-  many epochs, else the whole budget. Its cost is :func:`zeus_bench.cost.zeus_cost` with the
+  many epochs, else the whole budget. Its cost is :func:`zeus_bench.core.cost.zeus_cost` with the
   global MAXPOWER.
 * In the first recurrence a try that does not reach the target is an error (b0 must converge).
   A recurrence whose 20 tries all fail is recorded as failed (the paper's code stops there).
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from zeus_bench.cost import zeus_cost
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.cost import zeus_cost
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.optimizers.bandit import BanditKnobs
 from zeus_bench.optimizers.rng import PathDraws
 from zeus_bench.sim import env

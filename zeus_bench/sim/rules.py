@@ -64,7 +64,7 @@ def check_horizon(horizon: Horizon) -> Horizon:
     Raises:
         ConfigError: anything else.
     """
-    from zeus_bench.errors import ConfigError
+    from zeus_bench.core.errors import ConfigError
 
     if horizon in (KNOWN, UNKNOWN):
         return horizon
@@ -81,7 +81,7 @@ def check_noise(noise: float | str) -> float:
     Raises:
         ConfigError: out of range or not a number.
     """
-    from zeus_bench.errors import ConfigError
+    from zeus_bench.core.errors import ConfigError
 
     try:
         level = float(noise)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zeus_bench.errors import TraceFormatError
+from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.store import Column, TableSchema, register_schema
 
 if TYPE_CHECKING:  # frames only in the upgrades: reading and writing need no pandas
@@ -101,7 +101,7 @@ RUNS = register_schema(
             Column(
                 "cost",
                 "float",
-                "Zeus cost of the try: eta x energy + (1 - eta) x MAXPOWER x time",
+                "Zeus cost of the try (zeus_bench.core.cost.zeus_cost: eta weighs energy against MAXPOWER x time)",
                 "J",
                 "9.1e7",
                 checks=("nonnegative", "finite"),

@@ -166,8 +166,8 @@ CONFIGURATIONS = register_schema(
             Column(
                 "cost",
                 "float",
-                "Expected cost at the run's eta: eta x ETA + (1 - eta) x MAXPOWER x TTA "
-                f"(zeus_bench.cost; {_TO_TARGET})",
+                "Expected cost at the run's eta (eta weighs ETA against MAXPOWER x TTA) "
+                f"(zeus_bench.core.cost; {_TO_TARGET})",
                 "J",
                 "8.65e6",
                 nullable=True,

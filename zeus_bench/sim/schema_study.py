@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zeus_bench.errors import TraceFormatError
+from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.store import Column, TableSchema, register_schema, validate
 
 if TYPE_CHECKING:  # frames only when a table is validated

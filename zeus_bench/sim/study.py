@@ -29,7 +29,7 @@ results/policy`` (:mod:`zeus_bench.cli.study`) writes six tables (CSV, documente
   paired warm - cold regret with its bootstrap interval, and each pair's cut with and without it.
 
 Every replay is the simulator's own (:func:`zeus_bench.sim.replay.replay`), eta and beta the
-defaults of :mod:`zeus_bench.cost` unless given, recurrences ``2 x |B| x |P|`` of the whole job;
+defaults of :mod:`zeus_bench.core.cost` unless given, recurrences ``2 x |B| x |P|`` of the whole job;
 ratios, regret and the charge of a failed recurrence come from :mod:`zeus_bench.sim.metrics`, as
 in the summary table. The drift and warm-start experiments replay every training path (no
 constant is chosen on them; docs/policies.md says so beside their numbers).
@@ -45,9 +45,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
-from zeus_bench.errors import ConfigError
-from zeus_bench.jobs import JobTrace, TraceSet
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.arena import ArenaJob, Protocol, seed_costs
 from zeus_bench.sim.drift import SCENARIOS, Drift, oracle_cost_by_recurrence, scenario
 from zeus_bench.sim.metrics import cost_ratio, regret_pct
@@ -55,6 +54,7 @@ from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.recurrences import recurrence_costs, references
 from zeus_bench.sim.replay import JobModel, default_recurrences
 from zeus_bench.sim.warmjobs import EARLY, WarmCosts, warm_job_costs
+from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 log = logging.getLogger(__name__)
 

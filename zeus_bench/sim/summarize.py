@@ -30,7 +30,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim import metrics
 from zeus_bench.sim.metrics import RUN
 from zeus_bench.sim.schema import SUMMARY

@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from zeus_bench.errors import ZeusBenchError
-from zeus_bench.jobs import JobTrace, TraceSet
+from zeus_bench.core.errors import ZeusBenchError
 from zeus_bench.sim.arena import COMPARATOR, P_SAFE, SAFE, ArenaJob, Protocol, job_refs, seed_costs
 from zeus_bench.sim.crossfit import split_job, variant
 from zeus_bench.sim.metrics import cost_ratio, regret_pct
@@ -34,6 +33,7 @@ from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences
 from zeus_bench.sim.rules import Horizon
 from zeus_bench.sim.schema_study import validate_tuning
+from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +141,7 @@ def choose(table: pd.DataFrame) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: tune zeus-plus on the tune half and write the settings' table."""
     from zeus_bench.cli.common import int_range_arg
-    from zeus_bench.fsutil import atomic_path
+    from zeus_bench.core.fsutil import atomic_path
 
     ap = argparse.ArgumentParser(prog="python -m zeus_bench.sim.tuning", description=__doc__.splitlines()[0])
     ap.add_argument("--traces", action="append", required=True, metavar="GPU=DIR")

@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from zeus_bench.errors import ConfigError
-from zeus_bench.jobs import TraceSet
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import bootstrap_ci, regret_pct
 from zeus_bench.sim.schema import WARMSTART_JOBS
 from zeus_bench.sim.warmstart import PRIOR_SEED_OFFSET, NoSharedBatchSize, bind_prior, prior_for
+from zeus_bench.traces.jobs import TraceSet
 
 __all__ = ["WARMSTART_JOBS", "WarmCosts", "jobs_table", "warm_job_costs", "write_jobs_table"]
 
@@ -163,7 +163,7 @@ def write_jobs_table(table: pd.DataFrame, path: str | Path) -> Path:
         ConfigError: another suffix.
         TraceFormatError: the table does not match the schema.
     """
-    from zeus_bench.fsutil import atomic_path
+    from zeus_bench.core.fsutil import atomic_path
     from zeus_bench.store import validate, write_table
 
     out = Path(path)

@@ -29,10 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from zeus_bench.cost import DEFAULT_BETA
-from zeus_bench.errors import ConfigError
-from zeus_bench.jobs import JobTrace, TraceSet
+from zeus_bench.core.cost import DEFAULT_BETA
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.policies.base import Policy
+from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,8 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from zeus_bench.core.errors import ConfigError, ZeusBenchError
 from zeus_bench.device.measurement import Measurement
-from zeus_bench.errors import ConfigError, ZeusBenchError
-from zeus_bench.registry import WorkloadSpec, get_workload
 from zeus_bench.store import read_table
 from zeus_bench.sweep.devices import (
     gpu_kind_from_name,
@@ -39,9 +38,10 @@ from zeus_bench.sweep.plan import BatchSizeDoesNotFitError, SweepOutcome, SweepP
 from zeus_bench.sweep.points import PointLoop
 from zeus_bench.sweep.provenance import base_sweep_provenance
 from zeus_bench.sweep.writer import SweepWriter, load_previous, make_emit
+from zeus_bench.traces.workloads import WorkloadSpec, get_workload
 
 if TYPE_CHECKING:
-    from zeus_bench.workload_api import TrainingWorkload
+    from zeus_bench.sweep.workload import TrainingWorkload
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def _worker(
     from zeus_bench.device.control import PowerLimitSession
     from zeus_bench.device.fake_load import fake_load
     from zeus_bench.device.monitor import EnergyMonitor
-    from zeus_bench.workload_api import load_workload
+    from zeus_bench.sweep.workload import load_workload
 
     world = len(plan.gpu_indices)
     os.environ.update(

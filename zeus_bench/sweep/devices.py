@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sweep.plan import PowerLimitOutOfRangeForSweepError, SweepPlan
 
 if TYPE_CHECKING:

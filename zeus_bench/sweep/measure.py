@@ -31,10 +31,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from zeus_bench.core.errors import ConfigError
+from zeus_bench.core.faults import fault_point
 from zeus_bench.device.measurement import FROM_EDGES
 from zeus_bench.device.monitor import EnergyMonitor, PendingMeasurement
-from zeus_bench.errors import ConfigError
-from zeus_bench.faults import fault_point
 from zeus_bench.sweep.point import PointMeasurement, WindowRecord
 from zeus_bench.sweep.stats import ci_halfwidth, relative_ci, t_quantile_975
 from zeus_bench.sweep.steady import GPUState, is_steady, read_gpu_state

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from zeus_bench.errors import ConfigError, TraceFormatError
-from zeus_bench.faults import fault_point
-from zeus_bench.fsutil import remove_partial_writes
-from zeus_bench.provenance import sha256_file
+from zeus_bench.core.errors import ConfigError, TraceFormatError
+from zeus_bench.core.faults import fault_point
+from zeus_bench.core.fsutil import remove_partial_writes
+from zeus_bench.core.provenance import sha256_file
 from zeus_bench.store import read_table, validate, write_table
 
 log = logging.getLogger(__name__)

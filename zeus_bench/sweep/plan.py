@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sweep.measure import MeasureSettings
 
 

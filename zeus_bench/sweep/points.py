@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import torch
 
     from zeus_bench.device.fake_load import FakeLoad
-    from zeus_bench.workload_api import TrainingWorkload
+    from zeus_bench.sweep.workload import TrainingWorkload
 
 
 def pending_points(

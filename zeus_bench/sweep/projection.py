@@ -5,7 +5,7 @@ batch size (and the training path), not on the GPU. So a train trace recorded on
 with a power trace measured on another projects, per batch size, the expected time to accuracy
 ``TTA = mean epochs x time per epoch`` and energy to accuracy ``ETA = TTA x average power`` on the
 other GPU. The join, the expected values and the savings are those of
-:mod:`zeus_bench.jobs` and :mod:`zeus_bench.potential`; this module only selects the rows and
+:mod:`zeus_bench.traces.jobs` and :mod:`zeus_bench.traces.potential`; this module only selects the rows and
 labels the result.
 
 When the power trace holds one limit per batch size (an observe-mode sweep), the power-limit
@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from zeus_bench.errors import ConfigError
-from zeus_bench.jobs import JobTrace, build_job
-from zeus_bench.potential import potential_row
-from zeus_bench.registry import load_workloads
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.store import read_table
+from zeus_bench.traces.jobs import JobTrace, build_job
+from zeus_bench.traces.potential import potential_row
+from zeus_bench.traces.workloads import load_workloads
 
 NOTE = (
     "Projection: epochs to target from the train trace (recorded on other GPUs), time per epoch and "

@@ -13,7 +13,7 @@ from zeus_bench.sweep.plan import SweepPlan
 
 if TYPE_CHECKING:
     from zeus_bench.device.base import GPU, GPUBackend
-    from zeus_bench.workload_api import TrainingWorkload
+    from zeus_bench.sweep.workload import TrainingWorkload
 
 #: Environment variables that say which scheduler job measured, and on which GPUs.
 _SCHEDULER_ENV = {

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zeus_bench.registry import get_workload
 from zeus_bench.sweep.plan import SweepOutcome, SweepPlan
+from zeus_bench.traces.workloads import get_workload
 
 
 def run_sweep(plan: SweepPlan, out: str | Path, resume: bool = False) -> SweepOutcome:
@@ -33,7 +33,7 @@ def run_sweep(plan: SweepPlan, out: str | Path, resume: bool = False) -> SweepOu
         ConfigError: a limit is outside a GPU's range, a batch size does not fit, ``out`` exists
             without ``resume``.
     """
-    from zeus_bench.workload_api import load_workload
+    from zeus_bench.sweep.workload import load_workload
 
     out = Path(out)
     spec = get_workload(plan.workload, plan.workloads_file)

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zeus_bench.registry import WorkloadSpec
 from zeus_bench.sweep.devices import (
     free_device_memory,
     gpu_kind_from_name,
@@ -29,9 +28,10 @@ from zeus_bench.sweep.plan import BatchSizeDoesNotFitError, SweepOutcome, SweepP
 from zeus_bench.sweep.points import PointLoop, pending_points
 from zeus_bench.sweep.provenance import base_sweep_provenance
 from zeus_bench.sweep.writer import SweepWriter, load_previous, make_emit
+from zeus_bench.traces.workloads import WorkloadSpec
 
 if TYPE_CHECKING:
-    from zeus_bench.workload_api import TrainingWorkload
+    from zeus_bench.sweep.workload import TrainingWorkload
 
 log = logging.getLogger(__name__)
 

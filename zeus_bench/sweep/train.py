@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from zeus_bench.errors import ConfigError
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.store import read_table, write_table
 from zeus_bench.sweep.devices import resolve_torch_device
 from zeus_bench.sweep.plan import SweepPlan
@@ -57,8 +57,8 @@ def run_train_to_target(
     import torch
 
     from zeus_bench.device import backend_name
-    from zeus_bench.registry import get_workload
-    from zeus_bench.workload_api import load_workload
+    from zeus_bench.sweep.workload import load_workload
+    from zeus_bench.traces.workloads import get_workload
 
     plan.check_train_to_target()
     root = check_data_root(Path(data_root))

@@ -14,13 +14,13 @@ from typing import Any
 
 import pandas as pd
 
-from zeus_bench.errors import ConfigError, TraceFormatError
-from zeus_bench.fsutil import remove_partial_writes
-from zeus_bench.registry import WorkloadSpec
+from zeus_bench.core.errors import ConfigError, TraceFormatError
+from zeus_bench.core.fsutil import remove_partial_writes
 from zeus_bench.store import read_table, write_table
 from zeus_bench.sweep.point import PointMeasurement
 from zeus_bench.sweep.provenance import utc_now
 from zeus_bench.sweep.stats import finite_or_none
+from zeus_bench.traces.workloads import WorkloadSpec
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ import urllib.error
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.errors import ConfigError, TraceFormatError
-from zeus_bench.fsutil import atomic_path, atomic_write_text, check_writable_dir, staged_dir
-from zeus_bench.provenance import sha256_file
+from zeus_bench.core.errors import ConfigError, TraceFormatError
+from zeus_bench.core.fsutil import atomic_path, atomic_write_text, check_writable_dir, staged_dir
+from zeus_bench.core.provenance import sha256_file
 from zeus_bench.traces.fetch import (
     DOWNLOAD_TIMEOUT_S,
     MANIFEST,

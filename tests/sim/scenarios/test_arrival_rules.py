@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from zeus_bench.errors import TraceFormatError
+from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.sim.arrivals import ARRIVAL_COLUMNS, synthetic_arrivals, validate_arrivals
 
 

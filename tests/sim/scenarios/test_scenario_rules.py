@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from zeus_bench.errors import ConfigError, TraceFormatError
-from zeus_bench.jobs import TraceSet
+from zeus_bench.core.errors import ConfigError, TraceFormatError
 from zeus_bench.sim.drift import Drift, drift_of, oracle_cost_by_recurrence
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import PolicyContext
 from zeus_bench.sim.warmstart import Prior, Try, bind_prior, observed_tries, prior_for, prior_from_tries
+from zeus_bench.traces.jobs import TraceSet
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sim_toy import toy_job

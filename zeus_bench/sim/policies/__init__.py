@@ -6,6 +6,7 @@ Importing this package registers the built-in policies: ``zeus``, ``baseline``, 
 """
 
 from zeus_bench.optimizers.bandit import PruningThompsonSampling
+from zeus_bench.optimizers.jit import jit_power_limit
 from zeus_bench.sim.policies import baselines as _baselines  # noqa: F401 - registers the bandit baselines
 from zeus_bench.sim.policies import bo as _bo  # noqa: F401 - registers bo-ei
 from zeus_bench.sim.policies import builtin as _builtin  # noqa: F401 - registers the policies
@@ -20,7 +21,6 @@ from zeus_bench.sim.policies.base import (
     get_policy,
     register_policy,
 )
-from zeus_bench.sim.policies.jit import jit_power_limit
 
 __all__ = [
     "POLICIES",

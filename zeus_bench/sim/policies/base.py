@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
-from zeus_bench.errors import ConfigError
-from zeus_bench.jobs import JobTrace
+from zeus_bench.core.errors import ConfigError
+from zeus_bench.traces.jobs import JobTrace
 
 if TYPE_CHECKING:
     from zeus_bench.sim.model import JobModel, Row

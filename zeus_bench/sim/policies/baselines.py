@@ -4,7 +4,7 @@ Every policy here runs Zeus's protocol and differs only in how it picks the next
 
 * the power limit is profiled just in time on the first try of each batch size and kept after;
 * the runner stops a try at ``beta x`` the best recurrence cost (``early_stopping``), and a
-  try's cost is the runner's (:mod:`zeus_bench.cost`);
+  try's cost is the runner's (:mod:`zeus_bench.core.cost`);
 * b0 runs until the first try reaches the target (the first recurrence must converge);
 * an arm's observations are its tries' costs, the JIT profile's extra first-epoch cost left out
   (:func:`~zeus_bench.sim.policies.zeus_plus.profiling_overhead`), in units of the first

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from zeus_bench.jobs import JobTrace
 from zeus_bench.optimizers.bandit import PruningThompsonSampling
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
+from zeus_bench.traces.jobs import JobTrace
 
 if TYPE_CHECKING:
     from zeus_bench.sim.model import JobModel, Row

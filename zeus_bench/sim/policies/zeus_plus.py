@@ -13,8 +13,7 @@ import math
 
 import numpy as np
 
-from zeus_bench.cost import epoch_cost, zeus_cost
-from zeus_bench.jobs import JobTrace
+from zeus_bench.core.cost import epoch_cost, zeus_cost
 from zeus_bench.optimizers.hill_climb import (
     ANYTIME_MARGIN,
     DEFAULT_HORIZON,
@@ -31,6 +30,7 @@ from zeus_bench.optimizers.hill_climb import (
 )
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
 from zeus_bench.sim.policies.builtin import _JitMixin
+from zeus_bench.traces.jobs import JobTrace
 
 __all__ = [
     "ANYTIME_MARGIN",
