@@ -19,6 +19,7 @@ include: "workflows/rules/common.smk"
 include: "workflows/rules/gpus.smk"
 include: "workflows/rules/targets.smk"
 include: "workflows/rules/hooks.smk"
+include: "workflows/rules/commands.smk"
 
 
 wildcard_constraints:

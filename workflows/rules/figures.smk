@@ -10,28 +10,6 @@ FIG_PARAMS = {
 }
 
 
-def figure_rule_inputs(spec):
-    """Named inputs of the rule of a figure drawn once: its registered inputs' files."""
-    return {name: (lambda wc, name=name: SINGLE_FIGURE_INPUTS[name]()) for name in spec.input_names}
-
-
-def figure_options(spec):
-    """Params function of the rule of a figure drawn once: each input as `--<name> FILES`
-    (analysis.figures.cli; `sim` and `sims` are `--sim`)."""
-
-    def options(wildcards, input):
-        parts = []
-        for name in spec.input_names:
-            files = input[name]
-            files = [files] if isinstance(files, str) else list(files)
-            if not files:  # an optional input without files (a required one keeps the figure out of the targets)
-                continue
-            parts.append(f"--{'sim' if name == 'sims' else name} {' '.join(shlex.quote(f) for f in files)}")
-        return " ".join(parts)
-
-    return options
-
-
 # The command of every figure drawn once (the shell of a rule made in a loop is read when its job
 # runs, so what differs between the figures is in params, fixed when the rule is made).
 FIGURE_SHELL = (

@@ -4,16 +4,6 @@
 # imports and the traces are paid once per GPU).
 
 
-def trace_analysis_commands(wildcards, input, output):
-    """Params function of the configurations rule: `zeus-bench potential` for the GPU, then one
-    `zeus-bench pareto --all` per workload (shell-quoted command lines, one process)."""
-    common = ["--traces", input.traces, "--gpu", wildcards.gpu, "--eta", num(config["eta"])]
-    lines = [shlex.join(["potential", *common, "--format", "csv", "--out", output.potential])]
-    for workload, path in zip(workloads_of(wildcards.gpu), configs_of(wildcards.gpu), strict=True):
-        lines.append(shlex.join(["pareto", *common, "--workload", workload, "--all", "--out", path]))
-    return shlex.join(lines)
-
-
 rule configurations:
     priority: chain_priority(0)
     input:

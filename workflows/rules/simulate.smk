@@ -2,45 +2,6 @@
 # Their summaries (results/summary/<gpu>.csv) are written by the per-GPU figure job (figures.smk).
 
 
-def bandit_knob_args():
-    """`zeus-bench simulate` options of the batch-size optimizer's knobs (config prior_mean,
-    prior_precision, prune_rounds); none at the paper's values, so the command lines stay as before."""
-    args = []
-    for key, flag, default in (
-        ("prior_mean", "--prior-mean", 0.0),
-        ("prior_precision", "--prior-precision", 0.0),
-        ("prune_rounds", "--prune-rounds", 2),
-    ):
-        value = config.get(key, default)
-        if value != default:
-            args.append(f"{flag}={value!r}")  # FLAG=VALUE: a negative mean is not taken for an option
-    return args
-
-
-def sweep_commands(knob):
-    """Params function: one `zeus-bench simulate` command line per sweep value (shell-quoted), run
-    by workflows/scripts/zeus_bench_many.py in one process, so the imports are paid once per GPU."""
-    sweep = config[f"{knob}_sweep"]
-
-    def commands(wildcards, input, output):
-        lines = []
-        for value, out in zip(sweep["values"], output):
-            knobs = {"eta": num(config["eta"]), "beta": num(config["beta"]), knob: num(value)}
-            args = [
-                "simulate", "--traces", input.traces, "--gpu", wildcards.gpu,
-                "--workloads", workloads_arg(wildcards.gpu), "--policies", ",".join(sweep["policies"]),
-                "--seeds", sweep["seeds"], "--eta", knobs["eta"], "--beta", knobs["beta"],
-                "--recurrences", str(config["recurrences"]), "--jobs", "1", "--out", out,
-            ]
-            if config["window"]:
-                args += ["--window", str(config["window"])]
-            args += bandit_knob_args()
-            lines.append(shlex.join(args))
-        return shlex.join(lines)
-
-    return commands
-
-
 SIM_COMMON = (
     "zeus-bench simulate --traces {input.traces} --gpu {wildcards.gpu} --workloads {params.workloads} "
     "--policies {params.policies} --seeds {params.seeds} --eta {params.eta} --beta {params.beta} "
