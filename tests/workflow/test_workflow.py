@@ -338,11 +338,13 @@ def test_an_own_gpu_with_several_limits_gets_the_power_profiles(tmp_path, zeus_c
         "gpus": ["x8", "x9"],
         "workloads": ["cifar100"],
         "policy_study": {"enabled": False},
+        "alibaba": {"enabled": False},  # its checkpoint would hold the targets back
         "traces": {"zeus": {"local_dir": str(zeus_csv_dir)}, "own_dir": str(own)},
     }
     wd = make_workdir(tmp_path / "wd", overrides)
     wd.snakemake("zeus_traces")  # the checkpoint, so that the dry run sees every GPU's targets
-    out = wd.snakemake("-n", "--printshellcmds").stdout
+    # Without the profile's `quiet: rules`, so that each job and its command line are printed.
+    out = wd.snakemake("-n", "--printshellcmds", "--workflow-profile", "none").stdout
     jobs = _jobs(out)
     assert jobs["figures_per_gpu"] == jobs["figures_per_gpu_profiles"] == 1, jobs
     per_gpu = {
