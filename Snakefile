@@ -16,6 +16,10 @@ report: "workflows/report/workflow.rst"
 
 
 include: "workflows/rules/common.smk"
+include: "workflows/rules/gpus.smk"
+include: "workflows/rules/targets.smk"
+include: "workflows/rules/hooks.smk"
+include: "workflows/rules/commands.smk"
 
 
 wildcard_constraints:
@@ -36,16 +40,14 @@ include: "workflows/rules/policy.smk"
 
 # Under a cluster executor (profiles/slurm) only the simulations (simulate*, policy_study) become
 # jobs. Fetching the traces needs the network, which compute nodes often lack; the other steps
-# take seconds, less than one round of the executor's status polling.
+# take seconds, less than one round of the executor's status polling. The figure rules generated
+# from the registry (figure_<name>, figures.smk) are marked `localrule: True` where they are made.
 localrules:
     zeus_traces,
     own_traces,
     configurations,
-    figure_potential,
     figures_per_gpu,
     figures_per_gpu_profiles,
-    figure_h200,
-    figure_generations,
     figure_policy,
     figure_arena,
     report,

@@ -190,7 +190,7 @@ def section_items(summary: pd.DataFrame, manifest_path: str | Path | None) -> li
             "scaled by its `runtime_ratio`, as the paper's simulator does."
         )
     items.append([cluster_finding(summary)])
-    from analysis.report import _md_table
+    from analysis.report.render import _md_table
 
     items.append(_md_table(savings_table(summary)))
     return items

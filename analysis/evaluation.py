@@ -32,7 +32,7 @@ def _alibaba_summary(report: Any) -> Any:
 def headline(report: Any) -> None:
     """The headline paragraph: which definition of Zeus's savings reproduces the paper's numbers."""
     from analysis.headline import headline_lines
-    from analysis.report import _md_table
+    from analysis.report.render import _md_table
 
     findings, table = headline_lines(report.summary, _alibaba_summary(report), report.references)
     if not findings:
@@ -82,7 +82,7 @@ def capriccio(report: Any) -> None:
         return
     import pandas as pd
 
-    from analysis.report import _md_table
+    from analysis.report.render import _md_table
 
     rows = pd.concat([pd.read_parquet(p) for p in traces], ignore_index=True)
     report.add("## Capriccio: the drift experiment", "")

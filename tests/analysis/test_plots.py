@@ -255,7 +255,7 @@ def test_lean_pdf_fonts_changes_only_the_font_tables(tmp_path, potential, monkey
         return out
 
     plots.save(plots.plot_potential(potential), str(tmp_path / "lean"), ["pdf"], 72)
-    monkeypatch.setattr(plots, "PDF_FONT_DROP_TABLES", ())  # matplotlib's subsetting as it is
+    monkeypatch.setattr(plots.files, "PDF_FONT_DROP_TABLES", ())  # matplotlib's subsetting as it is
     plots.save(plots.plot_potential(potential), str(tmp_path / "full"), ["pdf"], 72)
     files = [(tmp_path / n).read_bytes() for n in ("full.pdf", "lean.pdf")]
     full, lean = (_pdf_font_programs(f) for f in files)

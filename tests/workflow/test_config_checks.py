@@ -58,12 +58,12 @@ def test_main_config_values_are_checked(changes, expected):
     cfg = _main_config(**changes)
     with pytest.raises(ConfigError, match=r"^config/config\.yaml: ") as exc:
         check_schema(cfg, MAIN_SCHEMA, "config/config.yaml")  # types and uniqueness
-        check_main_config(cfg, "config/config.yaml", own_dir=REPO / "results" / "traces" / "h200")
+        check_main_config(cfg, "config/config.yaml", own_dir=REPO / "results" / "traces")
     assert expected in str(exc.value) and "\n" not in str(exc.value)
 
 
 def test_the_committed_configs_pass():
-    check_main_config(_main_config(), "config/config.yaml", own_dir=REPO / "results" / "traces" / "h200")
+    check_main_config(_main_config(), "config/config.yaml", own_dir=REPO / "results" / "traces")
     for path in ("config/sweep.yaml", "config/sweep-fake.yaml"):
         data = _sweep_config(path)
         check_schema(data, SWEEP_SCHEMA, path)
@@ -161,3 +161,20 @@ def test_sweep_workflow_without_a_gpu_fails_once_at_the_start(tmp_path):
     # A dry run still lists the cells (nothing is started).
     dry = _sweep_workflow(tmp_path, _sweep_config(), "-n")
     assert dry.returncode == 0 and "sweep_cell" in dry.stdout + dry.stderr
+
+
+def test_own_traces_are_found_one_folder_per_gpu(tmp_path):
+    from zeus_bench.configcheck import known_gpus, own_power_traces
+
+    assert own_power_traces(REPO / "results" / "traces") == {
+        "h200": REPO / "results" / "traces" / "h200" / "power-h200.parquet"
+    }
+    (tmp_path / "x9").mkdir()
+    (tmp_path / "x9" / "power-x9.parquet").write_bytes(b"")
+    (tmp_path / "power-x8.parquet").write_bytes(b"")  # one GPU's folder given as own_dir counts too
+    assert list(own_power_traces(tmp_path)) == ["x8", "x9"]
+    assert known_gpus(_main_config(), tmp_path)[-2:] == ["x8", "x9"]
+    (tmp_path / "again").mkdir()
+    (tmp_path / "again" / "power-x9.parquet").write_bytes(b"")
+    with pytest.raises(ConfigError, match=r"^traces.own_dir: two power traces of GPU 'x9': .*again/power-x9"):
+        own_power_traces(tmp_path)

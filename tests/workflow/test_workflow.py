@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from workflow_helpers import REPO, make_workdir
+from workflow_helpers import OWN_DIR, REDUCED, REPO, make_workdir
 
 FIGURES = [
     "potential",
@@ -118,7 +118,7 @@ def test_dry_run_starts_with_the_traces(tmp_path, zeus_csv_dir):
     # is planned from the start (where not up to date), to run beside the checkpoint.
     jobs = _jobs(out.stdout)
     assert jobs["zeus_traces"] == 1 and jobs["all"] == 1
-    assert set(jobs) - {"zeus_traces", "all"} <= {"results_readme", "figure_h200", "alibaba_trace"}
+    assert set(jobs) - {"zeus_traces", "all"} <= {"results_readme", "figure_sweeps", "alibaba_trace"}
     assert jobs["results_readme"] == 1  # the workdir has no results/README.md yet
 
 
@@ -255,7 +255,7 @@ def test_changing_eta_reruns_only_what_depends_on_it(reduced_run):
         "zeus_traces",
         "own_traces",
         "simulate_eta",
-        "figure_h200",
+        "figure_sweeps",
         "results_readme",
     ):
         assert untouched not in jobs
@@ -282,7 +282,7 @@ def test_changed_eta_run_then_nothing(reduced_run, tmp_path):
 
 
 def test_without_the_zeus_traces_the_workflow_says_what_it_skipped(tmp_path):
-    own = REPO / "results" / "traces" / "h200"
+    own = REPO / "results" / "traces"
     wd = make_workdir(
         tmp_path,
         {
@@ -298,7 +298,7 @@ def test_without_the_zeus_traces_the_workflow_says_what_it_skipped(tmp_path):
     assert "The partial report is results/report-partial.md" in console
     assert (tmp_path / "results" / "report.md").read_text() == "the committed report\n"  # never a stub
     report = (tmp_path / "results" / "report-partial.md").read_text()
-    if list(own.glob("power-*.parquet")):  # the project's own committed traces are still drawn
+    if list(own.glob("*/power-*.parquet")):  # the project's own committed traces are still drawn
         assert (tmp_path / "results" / "figures" / "h200.png").exists()
         assert "![H200](figures/h200.png)" in report
     assert "## What was skipped" in report
@@ -311,3 +311,49 @@ def test_without_the_zeus_traces_the_workflow_says_what_it_skipped(tmp_path):
     wd.env["ZEUS_TRACE_DIR"] = str(Path(REPO).parent / "shared" / "traces" / "zeus-nsdi23")
     if (Path(wd.env["ZEUS_TRACE_DIR"]) / "summary_train.csv").exists():
         assert "zeus_traces" in _jobs(wd.snakemake("-n").stdout)
+
+
+def _own_trace(path: Path, gpu: str, limits_w: list[float]) -> None:
+    """An own GPU's power trace: the committed H200 sweep's cifar100 rows, renamed, at each limit."""
+    import pandas as pd
+
+    from zeus_bench.store import read_table, write_table
+
+    h200 = read_table(OWN_DIR / "h200" / "power-h200.parquet", "power")
+    rows = h200[(h200["gpu"] == "h200") & (h200["dataset"] == "cifar100")]
+    frames = [rows.assign(gpu=gpu, power_limit_w=w) for w in limits_w]
+    path.mkdir(parents=True)
+    write_table(pd.concat(frames, ignore_index=True), path / f"power-{gpu}.parquet", "power")
+
+
+def test_an_own_gpu_with_several_limits_gets_the_power_profiles(tmp_path, zeus_csv_dir):
+    # One folder per own GPU under traces.own_dir; "one power limit" is counted in each trace, not
+    # taken from the folder: x8 (one limit) gets the per-GPU job without the power profiles, x9
+    # (swept at two limits) the one that also draws them.
+    own = tmp_path / "own"
+    _own_trace(own / "x8", "x8", [250.0])
+    _own_trace(own / "x9", "x9", [250.0, 200.0])
+    overrides = {
+        **REDUCED,
+        "gpus": ["x8", "x9"],
+        "workloads": ["cifar100"],
+        "policy_study": {"enabled": False},
+        "alibaba": {"enabled": False},  # its checkpoint would hold the targets back
+        "traces": {"zeus": {"local_dir": str(zeus_csv_dir)}, "own_dir": str(own)},
+    }
+    wd = make_workdir(tmp_path / "wd", overrides)
+    wd.snakemake("zeus_traces")  # the checkpoint, so that the dry run sees every GPU's targets
+    # Without the profile's `quiet: rules`, so that each job and its command line are printed.
+    out = wd.snakemake("-n", "--printshellcmds", "--workflow-profile", "none").stdout
+    jobs = _jobs(out)
+    assert jobs["figures_per_gpu"] == jobs["figures_per_gpu_profiles"] == 1, jobs
+    per_gpu = {
+        m[1]: "--power-profiles" in line
+        for line in out.splitlines()
+        if (m := re.search(r"analysis\.figures per-gpu --gpu (\w+) ", line))
+    }
+    assert per_gpu == {"x8": False, "x9": True}
+    assert "results/figures/power-profiles-x9.png" in out
+    assert "power-profiles-x8" not in out
+    # The power-profiles figure of the one-limit GPU has no rule at all.
+    assert wd.snakemake("-n", "results/figures/power-profiles-x8.png", check=False).returncode != 0

@@ -13,7 +13,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
-OWN_DIR = REPO / "results" / "traces" / "h200"  # the project's committed H200 sweep
+OWN_DIR = REPO / "results" / "traces"  # the project's committed sweeps, one folder per GPU (h200/)
 
 
 @dataclass

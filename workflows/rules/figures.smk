@@ -1,6 +1,7 @@
-# Figures (PNG and PDF under results/figures/): `python -m analysis.figures KIND`, from results files;
-# the per-GPU figures (and the summaries they rest on) by one process per GPU
-# (`python -m analysis.figures per-gpu`).
+# Figures (PNG and PDF under results/figures/), generated from the figure registry
+# (analysis/figures/__init__.py): one rule `figure_<name>` per figure drawn once
+# (`python -m analysis.figures <name>`), and one job per GPU for the per-GPU figures and the
+# summaries they rest on (`python -m analysis.figures per-gpu`). A new figure needs no edit here.
 
 FIG_PARAMS = {
     "stem": lambda wc, output: os.path.splitext(output[0])[0],
@@ -9,22 +10,36 @@ FIG_PARAMS = {
 }
 
 
-rule figure_potential:
-    priority: PRIORITY["figure_potential"]
-    input:
-        code=FIGURE_CODE,
-        potential=lambda wc: expand("results/potential/{gpu}.csv", gpu=all_gpus()),
-    output:
-        report_fig("potential", "potential", "Traces"),
-    params:
-        **FIG_PARAMS,
-    conda:
-        ENV
-    log:
-        "logs/figures/potential.log",
-    shell:
-        "python -m analysis.figures potential --potential {input.potential} "
-        "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
+# The command of every figure drawn once (the shell of a rule made in a loop is read when its job
+# runs, so what differs between the figures is in params, fixed when the rule is made).
+FIGURE_SHELL = (
+    "python -m analysis.figures {params.kind} {params.options} "
+    "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
+)
+
+
+for _spec in single_figures():
+
+    rule:
+        name:
+            f"figure_{_spec.name}"
+        localrule: True
+        priority: PRIORITY.get(f"figure_{_spec.name}", 3)
+        input:
+            code=FIGURE_CODE,
+            **figure_rule_inputs(_spec),
+        output:
+            report_fig(_spec.stem, _spec.caption_name, _spec.category),
+        params:
+            **FIG_PARAMS,
+            kind=_spec.name,
+            options=figure_options(_spec),
+        conda:
+            ENV
+        log:
+            f"logs/figures/{_spec.name}.log",
+        shell:
+            FIGURE_SHELL
 
 
 PER_GPU_SHELL = (
@@ -39,9 +54,10 @@ PER_GPU_SHELL = (
 rule figures_per_gpu:
     # Everything drawn for one GPU in one process (pandas and matplotlib imported once, each input
     # read and each simulation summarised once): the main simulation's summary, the sweeps'
-    # summaries and the figures pareto, policies, ablation, convergence, regret, eta and beta.
-    # This rule serves the project's own GPUs (one power limit); figures_per_gpu_profiles below,
-    # the same with the power-profiles figure, serves the GPUs of the Zeus traces.
+    # summaries and the registry's per-GPU figures. This rule serves the GPUs whose trace holds
+    # one power limit (counted in each own trace: ONE_LIMIT_GPU_RE, gpus.smk);
+    # figures_per_gpu_profiles below, the same with the figures for several limits
+    # (power-profiles), serves the others: the Zeus GPUs and own GPUs swept at several limits.
     priority: chain_priority(1)
     input:
         code=FIGURE_CODE + SUMMARY_CODE,
@@ -52,9 +68,9 @@ rule figures_per_gpu:
         eta=lambda wc: eta_sims(wc.gpu),
         beta=lambda wc: beta_sims(wc.gpu),
     output:
-        **per_gpu_outputs(PER_GPU_FIGURES, "Measured GPUs"),
+        **per_gpu_outputs(False, "Measured GPUs"),
     wildcard_constraints:
-        gpu=OWN_GPU_RE,
+        gpu=ONE_LIMIT_GPU_RE,
     params:
         configs=lambda wc: configs_of(wc.gpu),
         profiles="",
@@ -71,49 +87,12 @@ rule figures_per_gpu:
 
 use rule figures_per_gpu as figures_per_gpu_profiles with:
     output:
-        **per_gpu_outputs((*PER_GPU_FIGURES, "power-profiles"), "Traces"),
+        **per_gpu_outputs(True, "Traces"),
     wildcard_constraints:
-        gpu=NOT_OWN_GPU_RE,
+        gpu=SEVERAL_LIMITS_GPU_RE,
     params:
         configs=lambda wc: configs_of(wc.gpu),
         profiles="--power-profiles",
         formats=FIG_PARAMS["formats"],
         dpi=FIG_PARAMS["dpi"],
         out_dir=lambda wc, output: os.path.dirname(output.figures[0]),
-
-
-rule figure_h200:
-    priority: PRIORITY["figure_h200"]
-    input:
-        code=FIGURE_CODE,
-        power=own_power_files(),
-    output:
-        report_fig("h200", "h200", "Measured GPUs"),
-    params:
-        **FIG_PARAMS,
-    conda:
-        ENV
-    log:
-        "logs/figures/h200.log",
-    shell:
-        "python -m analysis.figures h200 --power {input.power} "
-        "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
-
-
-rule figure_generations:
-    priority: PRIORITY["figure_generations"]
-    input:
-        code=FIGURE_CODE,
-        zeus=lambda wc: [f"{ZEUS_DIR}/power-{g}.parquet" for g in zeus_gpus()],
-        power=own_power_files(),
-    output:
-        report_fig("generations", "generations", "Measured GPUs"),
-    params:
-        **FIG_PARAMS,
-    conda:
-        ENV
-    log:
-        "logs/figures/generations.log",
-    shell:
-        "python -m analysis.figures generations --zeus {input.zeus} --power {input.power} "
-        "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"

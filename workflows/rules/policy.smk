@@ -30,7 +30,7 @@ rule figure_policy:
     # The study's three figures in one process (pandas and matplotlib imported once).
     priority: PRIORITY["figure_policy"]
     input:
-        code=code(*_ANALYSIS_BASE, "analysis/policy_plots.py", "analysis/plots.py"),
+        code=code(*_ANALYSIS_BASE, "analysis/policy_plots.py") + PLOT_CODE,
         tables=[f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES],
     output:
         [f for kind in POLICY_FIGURES for f in report_fig(f"policy-{kind}", "policy", "Policies")],
@@ -81,7 +81,7 @@ rule policy_arena:
 rule figure_arena:
     priority: PRIORITY["figure_policy"]
     input:
-        code=code(*_ANALYSIS_BASE, "analysis/arena_plots.py", "analysis/plots.py"),
+        code=code(*_ANALYSIS_BASE, "analysis/arena_plots.py") + PLOT_CODE,
         tables=[f"{ARENA_DIR}/known/{t}.parquet" for t in ("arena_jobs", "arena_summary")],
     output:
         report_fig("policy-arena", "policy-arena", "Policies"),

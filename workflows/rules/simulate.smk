@@ -1,6 +1,7 @@
 # Trace-driven simulation: every policy at the configured eta and beta, then sweeps of eta and beta.
 # Their summaries (results/summary/<gpu>.csv) are written by the per-GPU figure job (figures.smk).
 
+
 SIM_COMMON = (
     "zeus-bench simulate --traces {input.traces} --gpu {wildcards.gpu} --workloads {params.workloads} "
     "--policies {params.policies} --seeds {params.seeds} --eta {params.eta} --beta {params.beta} "

@@ -151,8 +151,27 @@ def known_gpus(config: Mapping[str, Any], own_dir: str | Path) -> list[str]:
         for name in config["traces"]["zeus"]["files"]
         if name.startswith("summary_power_")
     ]
-    own = [p.stem.removeprefix("power-") for p in sorted(Path(own_dir).glob("power-*.parquet"))]
+    own = list(own_power_traces(own_dir))
     return [*zeus, *(g for g in own if g not in zeus)]
+
+
+def own_power_traces(own_dir: str | Path) -> dict[str, Path]:
+    """The project's own power traces by GPU kind: ``<own_dir>/<gpu>/power-<gpu>.parquet``.
+
+    A trace directly in ``own_dir`` (``<own_dir>/power-<gpu>.parquet``: ``own_dir`` is one GPU's
+    folder, the layout before ``results/traces/<gpu>/``) counts too.
+
+    Raises:
+        ConfigError: two traces of the same GPU kind (the message names both files).
+    """
+    root = Path(own_dir)
+    found: dict[str, Path] = {}
+    for path in sorted([*root.glob("power-*.parquet"), *root.glob("*/power-*.parquet")]):
+        gpu = path.stem.removeprefix("power-")
+        if gpu in found:
+            raise ConfigError(f"traces.own_dir: two power traces of GPU {gpu!r}: {found[gpu]} and {path}")
+        found[gpu] = path
+    return found
 
 
 def check_main_config(config: Mapping[str, Any], source: str, own_dir: str | Path | None = None) -> None:

@@ -1,0 +1,159 @@
+"""The figure registry: every figure of ``make reproduce`` that ``python -m analysis.figures`` draws.
+
+One :class:`FigureSpec` per figure, by name in :data:`FIGURES`: what it reads (``inputs``),
+whether it is drawn once per GPU (``per_gpu``) or once, and the function that draws it
+(``draw``, a ``"module:function"`` path taking the parsed arguments and returning a Figure).
+The command line of ``python -m analysis.figures`` and the workflow's figure rules
+(``workflows/rules/figures.smk``: one rule per figure drawn once, the per-GPU job's outputs, the
+``localrules`` they need and the target list) are generated from it, so a new figure is one
+draw function and one entry here, plus one line in the report (the recipe is in
+``analysis/README.md``).
+
+This module imports nothing heavy (the workflow reads it at parse time); the draw functions
+live in :mod:`analysis.figures.traces`, :mod:`~analysis.figures.policies` and
+:mod:`~analysis.figures.sweeps`, the cached inputs in :mod:`~analysis.figures.inputs` and the
+command line in :mod:`~analysis.figures.cli`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+#: What each input name of a figure means. On the command line it is ``--<name>`` (``sim`` and
+#: ``sims`` both ``--sim``); in the workflow, the files that input function of figures.smk gives.
+INPUTS: dict[str, str] = {
+    "gpu": "the GPU kind drawn (per-GPU figures)",
+    "potential": "results/potential/<gpu>.csv of every GPU (zeus-bench potential)",
+    "configs": "results/configs/<gpu>/<workload>.parquet (zeus-bench pareto --all)",
+    "sim": "the main simulation's runs table, results/sim/<gpu>/main.parquet",
+    "sims": "the runs tables of one sweep (eta or beta), results/sim/<gpu>/<knob>-<value>.parquet",
+    "power": "the project's own measured power traces, results/traces/<gpu>/power-<gpu>.parquet",
+    "zeus": "the Zeus power traces, data/traces/zeus/power-<gpu>.parquet",
+}
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One figure: how it is named, what it reads, and which function draws it.
+
+    Attributes:
+        name: Registry key, the ``python -m analysis.figures`` kind and the workflow rule's
+            suffix (``figure_<name>``; per-GPU figures are drawn by the per-GPU job instead).
+        draw: ``"module:function"`` of the draw function: ``(argparse.Namespace) -> Figure``.
+        inputs: Input names (keys of :data:`INPUTS`); a trailing ``?`` marks an optional one.
+        per_gpu: Drawn once per evaluated GPU, as ``<file>-<gpu>.<format>``, by the per-GPU job.
+        several_limits: Per-GPU only for GPUs whose trace holds several power limits.
+        sim: The per-GPU job's option that feeds ``--sim`` (``sim``, ``eta_sim`` or ``beta_sim``).
+        file: File stem, when it is not ``name`` (a published file name kept).
+        category: Category of the PNG in ``snakemake --report`` (figures drawn once; per-GPU
+            figures go by GPU: "Traces" for the Zeus GPUs, "Measured GPUs" for the own ones).
+        caption: Caption file ``workflows/report/<caption>.rst``, when it is not ``file``.
+        aliases: Other command-line names (old names, kept for one release).
+    """
+
+    name: str
+    draw: str
+    inputs: tuple[str, ...]
+    per_gpu: bool = False
+    several_limits: bool = False
+    sim: str = "sim"
+    file: str = ""
+    category: str = "Traces"
+    caption: str = ""
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def stem(self) -> str:
+        """File stem of the figure (per GPU: ``<stem>-<gpu>``)."""
+        return self.file or self.name
+
+    @property
+    def caption_name(self) -> str:
+        """Name of its caption file under ``workflows/report/`` (without ``.rst``)."""
+        return self.caption or self.stem
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        """Its inputs without the optional marks."""
+        return tuple(i.rstrip("?") for i in self.inputs)
+
+    def drawer(self) -> Callable[[Any], Any]:
+        """The draw function (imported on first use: the registry itself stays light)."""
+        module, _, function = self.draw.partition(":")
+        return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
+
+
+def _register(*specs: FigureSpec) -> dict[str, FigureSpec]:
+    figures: dict[str, FigureSpec] = {}
+    for spec in specs:
+        if spec.name in figures:
+            raise ValueError(f"figure {spec.name!r} registered twice")
+        unknown = set(spec.input_names) - set(INPUTS)
+        if unknown:
+            raise ValueError(f"figure {spec.name!r}: unknown input(s) {', '.join(sorted(unknown))}")
+        figures[spec.name] = spec
+    return figures
+
+
+_PER_GPU = ("gpu", "configs", "potential", "sim")
+
+#: Every figure, in the order the workflow lists them (per-GPU figures in this order per GPU).
+FIGURES: dict[str, FigureSpec] = _register(
+    FigureSpec("potential", "analysis.figures.traces:potential", ("potential",)),
+    FigureSpec(
+        "pareto", "analysis.figures.traces:pareto", ("gpu", "configs", "potential", "sim?"), per_gpu=True
+    ),
+    FigureSpec("policies", "analysis.figures.policies:policies", ("sim",), per_gpu=True),
+    FigureSpec("ablation", "analysis.figures.policies:ablation", ("sim",), per_gpu=True),
+    FigureSpec("convergence", "analysis.figures.policies:convergence", ("sim",), per_gpu=True),
+    FigureSpec("regret", "analysis.figures.policies:regret", ("sim",), per_gpu=True),
+    FigureSpec("eta", "analysis.figures.policies:eta", ("sims",), per_gpu=True, sim="eta_sim"),
+    FigureSpec("beta", "analysis.figures.policies:beta", ("sims",), per_gpu=True, sim="beta_sim"),
+    FigureSpec(
+        "power-profiles",
+        "analysis.figures.traces:power_profiles",
+        ("gpu", "configs", "potential"),
+        per_gpu=True,
+        several_limits=True,
+    ),
+    # The own sweeps' figure keeps its published file name (results/figures/h200.*, linked by the report).
+    FigureSpec(
+        "sweeps",
+        "analysis.figures.sweeps:sweeps",
+        ("power",),
+        file="h200",
+        category="Measured GPUs",
+        aliases=("h200",),
+    ),
+    FigureSpec(
+        "generations", "analysis.figures.sweeps:generations", ("zeus", "power"), category="Measured GPUs"
+    ),
+)
+
+
+def per_gpu_figures(several_limits: bool = True) -> list[FigureSpec]:
+    """The per-GPU figures of a GPU (without the several-limits ones when ``several_limits`` is false)."""
+    return [s for s in FIGURES.values() if s.per_gpu and (several_limits or not s.several_limits)]
+
+
+def single_figures() -> list[FigureSpec]:
+    """The figures drawn once (each one workflow rule, ``figure_<name>``)."""
+    return [s for s in FIGURES.values() if not s.per_gpu]
+
+
+def figure(name: str) -> FigureSpec:
+    """The figure registered as ``name`` or one of its aliases.
+
+    Raises:
+        KeyError: no such figure (the message lists the registered names).
+    """
+    for spec in FIGURES.values():
+        if name == spec.name or name in spec.aliases:
+            return spec
+    raise KeyError(f"unknown figure {name!r}; registered: {', '.join(FIGURES)}")
+
+
+__all__ = ["FIGURES", "INPUTS", "FigureSpec", "figure", "per_gpu_figures", "single_figures"]

@@ -1,0 +1,26 @@
+"""Draw functions of the own sweeps' figures (sweeps, drawn as h200, and generations)."""
+
+from __future__ import annotations
+
+import argparse
+
+from matplotlib.figure import Figure
+
+from analysis import plots
+from analysis.figures.inputs import load_all
+
+
+def sweeps(args: argparse.Namespace) -> Figure:
+    """The own measured sweeps: energy per sample and throughput against batch size (file ``h200``)."""
+    power = load_all(args.power)
+    gpus = ", ".join(str(g).upper() for g in sorted(power["gpu"].unique()))
+    limits = ", ".join(f"{v:g} W" for v in sorted(power["power_limit_w"].unique()))
+    return plots.plot_sweep(
+        power,
+        title=f"{gpus} measured by zeus-bench sweep: batch size only, at {limits} (observe mode); synthetic data",
+    )
+
+
+def generations(args: argparse.Namespace) -> Figure:
+    """The Zeus GPUs at their maximum limit beside the own sweeps, per workload."""
+    return plots.plot_generations(plots.generation_table(load_all(args.zeus), load_all(args.power)))

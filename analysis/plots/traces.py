@@ -1,0 +1,190 @@
+"""Figures of the traces themselves: potential savings, the energy/time Pareto front, power-limit profiles.
+
+Each takes the DataFrame :mod:`analysis.metrics` builds and returns a Figure; no file I/O.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import PercentFormatter
+
+from analysis.plots.common import (
+    MARKER_STYLE,
+    _figure,
+    _gpus,
+    _grid,
+    _grouped_bars,
+    _log_scale,
+    _suptitle,
+    _titled,
+    _workloads,
+)
+from analysis.style import (
+    FULL_W,
+    gpu_label,
+    gpu_notes,
+    paper_style,
+    series_color,
+)
+
+
+def plot_potential(potential: pd.DataFrame) -> Figure:
+    """Potential energy savings of the least-energy configuration, per workload and GPU.
+
+    Args:
+        potential: Rows of ``zeus-bench potential`` (gpu, workload, min_energy_saving_pct,
+            min_energy_saving_vs_maxbatch_pct), any number of GPUs.
+    """
+    with paper_style():
+        fig, (left, right) = _figure(FULL_W, 2.4, ncols=2)
+        workloads = _workloads(potential)
+        gpus = sorted(potential["gpu"].unique())
+        colors = [series_color(i) for i in range(len(gpus))]
+        labels = [g.upper() for g in gpus]
+        _grouped_bars(
+            left, potential, workloads, gpus, "gpu", "min_energy_saving_pct", colors=colors, labels=labels
+        )
+        _grouped_bars(
+            right,
+            potential,
+            workloads,
+            gpus,
+            "gpu",
+            "min_energy_saving_vs_maxbatch_pct",
+            colors=colors,
+            labels=labels,
+        )
+        left.set_title("vs. default batch size b0 at max. power limit")
+        right.set_title("vs. largest converging batch size at max. power limit")
+        for ax in (left, right):
+            ax.set_ylabel("Energy-to-accuracy saving (%)")
+            ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
+            ax.axhline(0, color="black", linewidth=0.6)
+        handles, labels = left.get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside right center", title="GPU")
+        measured = [g.upper() for g in gpus if gpu_notes(g)]
+        title = f"Potential energy savings of the least-energy configuration, {_gpus(potential, None)}"
+        if measured:  # GPUs measured by zeus-bench sweep: say what their numbers rest on
+            title += f"\n({', '.join(measured)}: {'; '.join(gpu_notes(measured[0]))})"
+        _suptitle(fig, title)
+    return fig
+
+
+def plot_pareto(configs: pd.DataFrame, marks: pd.DataFrame, gpu: str) -> Figure:
+    """ETA-vs-TTA scatter of every configuration with the Pareto frontier, one panel per workload.
+
+    Args:
+        configs: ``zeus-bench pareto --all`` rows (gpu, workload, batch_size, eta_j, tta_s,
+            feasible, on_frontier) of one or more jobs.
+        marks: :func:`analysis.metrics.markers` rows (baseline, oracle, zeus).
+        gpu: GPU to draw.
+    """
+    configs = configs[configs["gpu"] == gpu]
+    marks = marks[marks["gpu"] == gpu]
+    workloads = _workloads(configs)
+    one_limit = configs["power_limit_w"].nunique() == 1
+    with paper_style():
+        fig, axes = _grid(len(workloads), height=2.1)
+        for ax, w in zip(axes, workloads, strict=True):
+            c = configs[configs["workload"] == w]
+            ok = c["feasible"].astype(bool)
+            ax.scatter(
+                c.loc[ok, "tta_s"] / 3600,
+                c.loc[ok, "eta_j"] / 1e6,
+                s=6,
+                color="#999999",
+                alpha=0.7,
+                linewidths=0,
+                label="Configuration (all runs converge)",
+            )
+            ax.scatter(
+                c.loc[~ok, "tta_s"] / 3600,
+                c.loc[~ok, "eta_j"] / 1e6,
+                s=6,
+                facecolors="none",
+                edgecolors="#BBBBBB",
+                linewidths=0.5,
+                label="Some runs miss the target",
+            )
+            front = c[c["on_frontier"].astype(bool)].sort_values("tta_s")
+            ax.plot(
+                front["tta_s"] / 3600,
+                front["eta_j"] / 1e6,
+                "-",
+                color="#4477AA",
+                linewidth=1.0,
+                label="Pareto frontier",
+            )
+            for kind, style in MARKER_STYLE.items():
+                m = marks[(marks["workload"] == w) & (marks["marker"] == kind)]
+                if m.empty:
+                    continue
+                if kind == "zeus":  # a ring, so that an optimum underneath stays visible
+                    ax.scatter(
+                        m["tta_s"] / 3600,
+                        m["eta_j"] / 1e6,
+                        marker="o",
+                        s=70,
+                        facecolors="none",
+                        edgecolors=style["color"],
+                        linewidths=1.4,
+                        zorder=7,
+                        label=style["label"],
+                    )
+                else:
+                    ax.scatter(
+                        m["tta_s"] / 3600,
+                        m["eta_j"] / 1e6,
+                        marker=style["marker"],
+                        color=style["color"],
+                        s=60 if kind == "oracle" else 30,
+                        edgecolors="white",
+                        linewidths=0.5,
+                        zorder=6,
+                        label=style["label"],
+                    )
+            _log_scale(ax)
+            ax.set_title(w)
+            ax.set_xlabel("Time to accuracy (h, log)")
+            ax.set_ylabel("Energy to accuracy (MJ, log)")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=3)
+        what = "batch size" if one_limit else "(batch size, power limit)"
+        _suptitle(
+            fig,
+            _titled(f"Energy vs. time to accuracy of every {what}", gpu_label(gpu, configs["power_limit_w"])),
+        )
+    return fig
+
+
+def plot_power_profiles(profile: pd.DataFrame, gpu: str) -> Figure:
+    """Average power, throughput and energy per epoch against the power limit, per workload.
+
+    Args:
+        profile: :func:`analysis.metrics.power_profile` rows.
+        gpu: GPU to draw.
+    """
+    profile = profile[profile["gpu"] == gpu]
+    workloads = _workloads(profile)
+    lines = (
+        ("avg_power_w_rel", "Average power", "#4477AA", "-"),
+        ("epochs_per_hour_rel", "Throughput (epochs/h)", "#EE6677", "--"),
+        ("energy_per_epoch_j_rel", "Energy per epoch", "#228833", "-."),
+    )
+    with paper_style():
+        fig, axes = _grid(len(workloads), height=1.9)
+        for ax, w in zip(axes, workloads, strict=True):
+            s = profile[profile["workload"] == w].sort_values("power_limit_w")
+            for col, label, color, ls in lines:
+                ax.plot(s["power_limit_w"], s[col], ls, color=color, marker="o", markersize=2.5, label=label)
+            ax.axhline(1.0, color="black", linewidth=0.5)
+            ax.set_title(f"{w} (batch size {int(s['batch_size'].iloc[0])})" if not s.empty else w)
+            ax.set_xlabel("Power limit (W)")
+            ax.set_ylabel("Relative to max. limit")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=3)
+        fig.suptitle(
+            f"Power limit profiles, {gpu.upper()}: throughput and power do not fall in proportion", fontsize=9
+        )
+    return fig

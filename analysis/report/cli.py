@@ -1,0 +1,59 @@
+"""``python -m analysis.report --out results/report.md ...``: its parser and :func:`main`."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from analysis.report.document import Report
+from zeus_bench.cli.common import int_range_arg
+from zeus_bench.fsutil import atomic_write_text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m analysis.report``."""
+    p = argparse.ArgumentParser(prog="python -m analysis.report", description=__doc__)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--manifest", type=Path, default=None, help="MANIFEST.json of zeus-bench fetch-traces")
+    p.add_argument("--configured-gpus", default="all")
+    for name in ("potential", "summary", "sim", "configs", "own", "figures"):
+        p.add_argument(f"--{name}", type=Path, nargs="*", default=[])
+    for name in ("eta", "beta"):
+        p.add_argument(
+            f"--{name}-sim",
+            type=Path,
+            nargs="*",
+            default=[],
+            help=f"the {name} sweep: its runs tables, or their sim_summary tables (one per GPU)",
+        )
+    from analysis.evaluation import add_arguments
+
+    add_arguments(p)
+    p.add_argument("--policy-study", type=Path, default=None, help="folder of the zeus-plus study's tables")
+    p.add_argument("--policy-seeds", type=int_range_arg, default=list(range(1, 11)), help="its seeds")
+    p.add_argument("--arena", type=Path, default=None, help="arena folder, horizon known (zeus-bench arena)")
+    p.add_argument("--arena-unknown", type=Path, default=None, help="arena folder, horizon unknown")
+    p.add_argument(
+        "--arena-tuning",
+        type=Path,
+        nargs=2,
+        default=None,
+        metavar=("TUNE_HALF_CSV", "JUDGE_HALF_CSV"),
+        help="zeus-plus tuning tables of both folds (python -m zeus_bench.sim.tuning)",
+    )
+    p.add_argument(
+        "--reference",
+        type=Path,
+        nargs="*",
+        default=[Path("results/reference/original_simulator.csv"), Path("results/reference/paper.csv")],
+        help="reference number files (default: results/reference/original_simulator.csv and paper.csv)",
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the report."""
+    args = build_parser().parse_args(argv)
+    atomic_write_text(args.out, Report(args).render())
+    return 0

@@ -1,0 +1,74 @@
+"""Markdown of the report: tables, figure links, row order, and :class:`Page` (lines and findings)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from analysis.findings import Finding
+from analysis.report.findings import (
+    gpu_caveats,
+)
+from analysis.report.inputs import Inputs
+from analysis.style import WORKLOAD_ORDER, ordered
+
+STATIC_NUMBERS = (0.0, 1.0, 10.0)
+"""Numbers the renderer's fixed descriptions use by definition (eta 0 and 1, the oracle line at 1, the last 10)."""
+
+
+def _md_table(df: pd.DataFrame) -> str:
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(str(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _figure(name: str, figures: set[str], alt: str) -> str:
+    png = f"figures/{name}.png"
+    return (
+        f"![{alt}]({png})"
+        if any(f.endswith(f"/{name}.png") for f in figures)
+        else f"*(figure {name} not drawn)*"
+    )
+
+
+def _by_workload(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows sorted by GPU, then workload in the paper's order."""
+    order = ordered(df["workload"].unique(), WORKLOAD_ORDER)
+    return (
+        df.assign(_w=df["workload"].map({w: i for i, w in enumerate(order)}))
+        .sort_values(["gpu", "_w"])
+        .drop(columns="_w")
+    )
+
+
+class Page(Inputs):
+    """The report being built: its inputs, its lines, the findings stated and what was skipped."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        """Keep the inputs."""
+        super().__init__(args)
+        self.figures = {str(f) for f in args.figures}
+        self.parts: list[str] = []
+        self.skipped: list[str] = []
+        self.findings: list[Finding] = []
+
+    def add(self, *lines: str) -> None:
+        """Append lines (fixed text: no number but :data:`STATIC_NUMBERS`)."""
+        self.parts.extend(lines)
+
+    def say(self, *findings: Finding, before: str = "", after: str = "") -> None:
+        """Append one paragraph: fixed text ``before``, the findings' sentences, fixed text ``after``."""
+        self.findings.extend(findings)
+        text = " ".join(x for x in (before, *(f.sentence for f in findings), after) if x)
+        if text:
+            self.add(text, "")
+
+    def caveats(self, gpus: Iterable[Any]) -> None:
+        """The notes of the given GPUs that need one (one power limit, measured by a sweep)."""
+        wanted = {str(g) for g in gpus}
+        self.say(gpu_caveats({g: lim for g, lim in self.limits.items() if g in wanted}))

@@ -1,0 +1,50 @@
+"""How the report writes numbers and names: percentages, GPU names, portable paths; the wording thresholds."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from typing import Any
+
+ORIGINAL_LABEL = "original simulator (Zeus v0.3.0 code)"
+PAPER_LABEL = "paper"
+NEAR_PT = 1.0  # "within 1 point"
+MOVE_PT = 0.5  # a change smaller than this is "no change"
+LITTLE_PCT = 5.0  # "little to gain": the oracle saves less than this
+
+
+# -- formatting ------------------------------------------------------------------------------
+def pct(v: float | None) -> str:
+    """A percentage as the report prints it: ``12.3 %`` (``n/a`` when missing)."""
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.1f} %"
+
+
+def _gpu(g: Any) -> str:
+    return str(g).upper()
+
+
+def _names(jobs: Iterable[tuple[Any, Any]]) -> str:
+    return ", ".join(f"{w} ({_gpu(g)})" for g, w in jobs)
+
+
+def _pair(a: str, b: str) -> str:
+    """``a / b %`` of two formatted numbers, ``n/a`` when both are."""
+    return "n/a" if a == b == "n/a" else f"{a} / {b} %"
+
+
+def _beta(v: float) -> str:
+    return "off" if math.isinf(v) else f"{v:g}"
+
+
+def portable(text: str) -> str:
+    """``text`` without absolute file-system paths (each becomes ``…/<its last part>``).
+
+    The report must be byte-identical wherever the project is checked out; URLs and the
+    documentation placeholder ``/path/to/...`` are kept.
+    """
+
+    def short(m: re.Match[str]) -> str:
+        return m.group(0) if m.group(0).startswith("/path/to/") else f"…/{m.group(1)}"
+
+    return re.sub(r"(?<![\w:/.])/(?:[^\s'\"`/,;)]+/)*([^\s'\"`/,;)]+)", short, text)
