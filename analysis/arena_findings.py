@@ -383,7 +383,7 @@ def render_section(arena: Path, arena_unknown: Path | None, tuning: tuple[Path, 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the section alone."""
-    from zeus_bench.fsutil import atomic_write_text
+    from zeus_bench.core.fsutil import atomic_write_text
 
     ap = argparse.ArgumentParser(
         prog="python -m analysis.arena_findings", description=__doc__.splitlines()[0]

@@ -107,6 +107,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from zeus_bench.cli.common import exit_command
+    from zeus_bench.core.entry import exit_command
 
     exit_command(main())

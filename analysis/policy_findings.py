@@ -1,6 +1,6 @@
 """The report's zeus-plus section: findings computed from the study's tables, and their Markdown.
 
-Each function takes one table of ``python -m zeus_bench.sim.study`` (``results/policy/``) and
+Each function takes one table of ``zeus-bench study`` (``results/policy/``) and
 returns :class:`~analysis.findings.Finding` objects whose sentences are built from their numbers,
 so that the sentence follows the data (a goal that is missed reads as missed).
 :func:`render_section` assembles the section; ``python -m analysis.policy_findings --study DIR
@@ -39,7 +39,7 @@ def setup(comparison: pd.DataFrame, seeds: Sequence[int]) -> Finding:
     The seed count is the table's (``zeus-bench study --arena`` replays the arena's seeds, which
     may be more than the study's ``seeds``, then used by the drift and warm-start tables only).
     """
-    from zeus_bench.cost import DEFAULT_BETA, DEFAULT_ETA
+    from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
 
     n = int(comparison["seeds"].max()) if "seeds" in comparison.columns else len(seeds)
     nums = {"seeds": float(n), "eta": DEFAULT_ETA, "beta": DEFAULT_BETA}
@@ -299,8 +299,8 @@ def render_section(study: Path, seeds: Sequence[int]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the section."""
-    from zeus_bench.cli.common import int_range_arg
-    from zeus_bench.fsutil import atomic_write_text
+    from zeus_bench.core.entry import int_range_arg
+    from zeus_bench.core.fsutil import atomic_write_text
 
     ap = argparse.ArgumentParser(
         prog="python -m analysis.policy_findings", description=__doc__.splitlines()[0]

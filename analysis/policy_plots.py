@@ -1,4 +1,4 @@
-"""Figures of the zeus-plus study (``results/policy/*.csv`` from ``python -m zeus_bench.sim.study``).
+"""Figures of the zeus-plus study (``results/policy/*.csv`` from ``zeus-bench study``).
 
 ``python -m analysis.policy_plots KIND --study DIR --out STEM [--formats png,pdf] [--dpi 200]``, or
 ``python -m analysis.policy_plots KIND [KIND ...] --study DIR --out-dir DIR`` (each figure as
@@ -188,6 +188,6 @@ KINDS = {
 
 
 if __name__ == "__main__":
-    from zeus_bench.cli.common import exit_command
+    from zeus_bench.core.entry import exit_command
 
     exit_command(main())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from zeus_bench.fsutil import atomic_write_text
+from zeus_bench.core.fsutil import atomic_write_text
 from zeus_bench.store import TableSchema, schemas
 
 #: The README's sections: title, a paragraph, and per kind where its tables live (in order).
@@ -139,6 +139,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from zeus_bench.cli.common import exit_command
+    from zeus_bench.core.entry import exit_command
 
     exit_command(main())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from zeus_bench.errors import TraceFormatError
+from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.store import read_metadata, read_table
 
 

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from zeus_bench.cli.common import int_range_arg
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+from zeus_bench.core.entry import int_range_arg
 from zeus_bench.core.errors import ZeusBenchError
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import Policy

@@ -1,6 +1,6 @@
 """``python -m analysis.figures``: draw figures (:func:`analysis.figures.cli.main`)."""
 
 from analysis.figures.cli import main
-from zeus_bench.cli.common import exit_command
+from zeus_bench.core.entry import exit_command
 
 exit_command(main())

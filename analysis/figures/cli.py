@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Draw one figure (or the per-GPU set); exit status 2 on bad input."""
     from analysis import plots
-    from zeus_bench.errors import ZeusBenchError
+    from zeus_bench.core.errors import ZeusBenchError
 
     args = build_parser().parse_args(argv)
     args.format_list = [f for f in args.formats.split(",") if f]

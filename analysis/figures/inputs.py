@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import io
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -50,18 +48,12 @@ def summary(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
 def write_summary_csv(sim: Path, out: Path) -> str:
     """Write the summary of the runs table ``sim`` to ``out`` (CSV), as ``zeus-bench summarize`` does.
 
-    It runs that command's code in this process, and keeps the file's table as ``sim``'s summary.
-
     Raises:
-        ZeusBenchError: the command failed (it logged why).
+        ZeusBenchError: ``sim`` is not a valid runs table.
     """
-    from zeus_bench.cli.main import main as zeus_bench
-    from zeus_bench.errors import ZeusBenchError
+    from zeus_bench.sim.summarize import read_runs, summarize, write_summary
 
-    with contextlib.redirect_stdout(io.StringIO()):  # the table it prints: the file has it all
-        status = zeus_bench(["summarize", str(sim), "--format", "csv", "--out", str(out)])
-    if status:
-        raise ZeusBenchError(f"zeus-bench summarize {sim} --out {out} failed (exit status {status})")
+    write_summary(summarize(read_runs(sim)), out, sim)
     _SUMMARIES[_key(sim)] = tables.load(out)
     return str(out)
 

@@ -96,7 +96,7 @@ def save(fig: Figure, stem: str, formats: Sequence[str], dpi: int) -> list[str]:
     import matplotlib as mpl
 
     from analysis.stable_output import stable_pdf_numbers
-    from zeus_bench.fsutil import atomic_path
+    from zeus_bench.core.fsutil import atomic_path
 
     with paper_style():
         fig.dpi = dpi  # lay the text out at the resolution it is rendered at

@@ -1,6 +1,6 @@
 """``python -m analysis.report``: write the report (:func:`analysis.report.cli.main`)."""
 
 from analysis.report.cli import main
-from zeus_bench.cli.common import exit_command
+from zeus_bench.core.entry import exit_command
 
 exit_command(main())

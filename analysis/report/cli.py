@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from analysis.report.document import Report
-from zeus_bench.cli.common import int_range_arg
-from zeus_bench.fsutil import atomic_write_text
+from zeus_bench.core.entry import int_range_arg
+from zeus_bench.core.fsutil import atomic_write_text
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.h200 import plot_sweep
+from analysis.plots.sweeps import plot_sweep
 from zeus_bench.store import read_table
 
 HERE = Path(__file__).resolve().parents[2] / "results" / "traces" / "h200"

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from analysis.h200 import markdown_table
+from analysis.plots.sweeps import markdown_table
 from zeus_bench.store import read_table
 
 TRACE = Path(__file__).resolve().parents[2] / "results" / "traces" / "h200" / "power-h200.parquet"

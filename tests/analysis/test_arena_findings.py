@@ -11,10 +11,10 @@ import pytest
 from analysis import arena_findings as af
 from analysis.arena_plots import plot_arena
 from tests.sim.sim_toy import toy_job
-from zeus_bench.jobs import JobTrace
 from zeus_bench.sim.arena import Protocol, job_refs, job_table, summary_table
 from zeus_bench.sim.replay import JobModel
 from zeus_bench.store import write_table
+from zeus_bench.traces.jobs import JobTrace
 
 SEEDS = tuple(range(1, 21))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis.generations import generation_table, plot_generations, samples_per_epoch
+from analysis.plots.sweeps import generation_table, plot_generations, samples_per_epoch
 
 
 def zeus_frame() -> pd.DataFrame:

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from analysis import readme
-from zeus_bench.potential import POTENTIAL_COLUMNS
 from zeus_bench.sim.schema_study import GPU, TUNING_PER_GPU, validate_tuning
 from zeus_bench.store import Column, TableSchema, get_schema, read_table, schemas, validate
+from zeus_bench.traces.potential import POTENTIAL_COLUMNS
 
 REPO = Path(__file__).resolve().parents[2]
 

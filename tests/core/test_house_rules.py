@@ -43,28 +43,9 @@ ETA_NAME = re.compile(r"^_?(?:default_)?etas?(?:_default)?$", re.IGNORECASE)
 BETA_NAME = re.compile(r"^_?(?:default_)?betas?(?:_default)?$", re.IGNORECASE)
 LITERALS = {"eta": 0.5, "beta": 2.0}
 
-PENDING_ONE_MINUS_ETA: dict[str, str] = {
-    "zeus_bench/sim/fastarrivals.py": "h5: the arrival replay's inlined cost; call the shared rules (sim/env.py)",
-    "zeus_bench/sim/fastzeus.py": "h2b: the fused loop's inlined k_time goes with fastzeus.py",
-    "zeus_bench/sim/lockstep.py": "h2b: the lockstep's two inlined k_time go with lockstep.py (env.py calls zeus_cost)",
-    "zeus_bench/sim/replay.py": "h2b: the module docstring writes the formula; refer to zeus_bench.core.cost",
-    "zeus_bench/sim/schema.py": "h4a: a column description writes the formula; refer to zeus_bench.core.cost",
-}
-PENDING_IS_ZEUS: dict[str, str] = {
-    "zeus_bench/sim/arena.py": "h6: dispatch by method, not class identity",
-    "zeus_bench/sim/arrivals.py": "h5: dispatch by method, not class identity",
-    "zeus_bench/sim/grid.py": "h2b: dispatch by method (Policy.batched), not policy_cls is Zeus",
-    "zeus_bench/sim/replay.py": "h2b: dispatch by method (Policy.batched), not policy_cls is Zeus",
-}
-PENDING_LITERAL_DEFAULTS: dict[str, str] = {
-    "zeus_bench/cli/sim.py": "h2a: --eta/--beta default=[0.5]/[2.0]",
-    "zeus_bench/online/callback.py": "h2a: eta=0.5, beta=2.0 parameters",
-    "zeus_bench/online/optimizer.py": "h2a: eta=0.5, beta=2.0 parameters",
-    "zeus_bench/online/profiler.py": "h2a: the config's eta field",
-    "zeus_bench/sweep/projection.py": "h3: project(..., eta=0.5) and project_per_batch_size(..., eta=0.5)",
-    "analysis/policy_findings.py": "h6: the study's eta/beta spelled out in the findings' numbers",
-    "workflows/scripts/capriccio_train.py": "h4b: the drift run's eta/beta spelled out",
-}
+PENDING_ONE_MINUS_ETA: dict[str, str] = {}
+PENDING_IS_ZEUS: dict[str, str] = {}
+PENDING_LITERAL_DEFAULTS: dict[str, str] = {}
 
 
 def _package_files() -> list[Path]:

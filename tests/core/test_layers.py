@@ -44,27 +44,9 @@ ROOT_FLOOR = "root"
 PACKAGES = ("zeus_bench", "analysis")
 
 #: Imports that point up or sideways today (importing file -> reason).
-PENDING_UPWARD: dict[str, str] = {
-    "analysis/alibaba.py": "h4b: exit_command from zeus_bench.core.entry",
-    "analysis/arena_plots.py": "h6/h4b: exit_command from zeus_bench.core.entry",
-    "analysis/figures.py": "h4b: exit_command from core.entry; write_summary_csv calls sim.summarize, not cli.main",
-    "analysis/policy_findings.py": "h6/h4b: int_range_arg from zeus_bench.core.entry",
-    "analysis/policy_plots.py": "h6/h4b: exit_command from zeus_bench.core.entry",
-    "analysis/readme.py": "h4a: exit_command from zeus_bench.core.entry",
-    "analysis/report.py": "h4b: int_range_arg and exit_command from zeus_bench.core.entry",
-    "zeus_bench/online/optimizer.py": "h2a/h2b: the optimizers from zeus_bench.optimizers, not sim.policies",
-    "zeus_bench/sim/drift.py": "h4a: check_out and exit_command from zeus_bench.core.entry",
-    "zeus_bench/sim/study.py": "h6: main moves to cli/study.py; int_range_arg from zeus_bench.core.entry",
-    "zeus_bench/sim/tuning.py": "h6: int_range_arg and exit_command from zeus_bench.core.entry",
-}
+PENDING_UPWARD: dict[str, str] = {}
 #: Modules in an import cycle today, type-only imports included (file -> reason).
-PENDING_CYCLES: dict[str, str] = {
-    "analysis/alibaba.py": "h4b: the report package breaks alibaba -> evaluation -> report -> alibaba",
-    "analysis/evaluation.py": "h4b: as analysis/alibaba.py",
-    "analysis/report.py": "h4b: as analysis/alibaba.py",
-    "zeus_bench/sim/fastzeus.py": "h2b: the type-only replay <-> fastzeus cycle goes with fastzeus.py",
-    "zeus_bench/sim/replay.py": "h2b: as zeus_bench/sim/fastzeus.py",
-}
+PENDING_CYCLES: dict[str, str] = {}
 #: Modules at the package root that are neither ``__init__`` nor a re-export (file -> reason).
 PENDING_LOOSE: dict[str, str] = {}
 

@@ -14,12 +14,12 @@ STUDY_TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart")
 
 
 def test_the_study_writes_each_table_of_its_kind(zeus_traces: Path, tmp_path: Path) -> None:
-    from zeus_bench.sim import study
+    from zeus_bench.cli.main import main
 
     out = tmp_path / "policy"
     args = ["--traces", f"v100={zeus_traces}", "--traces", f"a40={zeus_traces}", "--seeds", "1"]
     args += ["--workloads", "sentiment140", "--drift-gpus", "v100", "--warm-pairs", "v100:a40"]
-    assert study.main([*args, "--out-dir", str(out)]) == 0
+    assert main(["study", *args, "--out-dir", str(out)]) == 0
     for name in STUDY_TABLES:
         df = pd.read_csv(out / f"{name}.csv")
         assert list(df.columns) == get_schema(f"policy_{name}").names, name

@@ -42,11 +42,6 @@ def test_study_comparison_is_the_arenas(tiny: Path, tmp_path: Path) -> None:
         assert r.cost_ratio_vs_baseline_cum_mean == pytest.approx(a["cost_ratio_vs_baseline_mean"], rel=1e-5)
     for name in ("curves", "drift", "drift_curves", "warmstart", "warmstart_jobs"):
         assert (out / f"{name}.csv").is_file()
-    # the old entry point runs the same command
-    from zeus_bench.sim import study
-
-    assert study.main([*argv[1:], "--out-dir", str(tmp_path / "old")]) == 0
-    assert pd.read_csv(tmp_path / "old" / "comparison.csv").equals(comparison)
 
 
 def test_study_refuses_an_arena_it_does_not_reproduce(

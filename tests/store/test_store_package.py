@@ -123,16 +123,6 @@ def test_read_user_table_refuses_an_unknown_kind_before_reading(tmp_path: Path) 
         read_user_table(tmp_path / "nope.csv", "no_such_kind")
 
 
-def test_usertables_keeps_its_unvalidated_reader(tmp_path: Path) -> None:
-    from zeus_bench.usertables import read_user_table as old_reader
-
-    path = tmp_path / "arrivals.csv"
-    path.write_text("anything,at_all\n1,x\n")
-    assert old_reader(path, "arrival table").columns.tolist() == ["anything", "at_all"]
-    with pytest.raises(TraceFormatError, match=r"missing\.csv: no such arrival table$"):
-        old_reader(tmp_path / "missing.csv", "arrival table")
-
-
 def test_schemas_finds_every_module_that_registers_a_kind() -> None:
     """A kind registered in a module that ``SCHEMA_MODULES`` does not reach is missing from
     ``schemas()`` (and from the README rendered from it) until something else imports it."""

@@ -44,7 +44,7 @@ def test_every_row_is_v2_with_confidence_columns_and_the_flag_matches_them(h200)
 
 
 def test_markdown_table_lists_every_point_and_flags_the_wide_ones(h200):
-    from analysis.h200 import markdown_table
+    from analysis.plots.sweeps import markdown_table
 
     lines = markdown_table(h200).splitlines()
     rows = [ln for ln in lines[2:] if ln.startswith("|")]
@@ -54,7 +54,7 @@ def test_markdown_table_lists_every_point_and_flags_the_wide_ones(h200):
 
 
 def test_h200_figure_has_two_rows_per_workload(h200):
-    from analysis.h200 import plot_sweep
+    from analysis.plots.sweeps import plot_sweep
 
     fig = plot_sweep(h200)
     axes = fig.get_axes()

@@ -9,8 +9,8 @@ import pytest
 import yaml
 from workflow_helpers import REPO, SNAKEMAKE, make_workdir
 
-from zeus_bench.configcheck import check_main_config, check_schema, check_sweep_config, nearest
-from zeus_bench.errors import ConfigError
+from zeus_bench.cli.configcheck import check_main_config, check_schema, check_sweep_config, nearest
+from zeus_bench.core.errors import ConfigError
 
 MAIN_SCHEMA = REPO / "config" / "config.schema.json"
 SWEEP_SCHEMA = REPO / "config" / "sweep.schema.json"
@@ -141,8 +141,8 @@ def test_sweep_workflow_refuses_a_duplicated_power_limit(tmp_path):
 
 
 def _nvml_starts() -> bool:
+    from zeus_bench.core.errors import ZeusBenchError
     from zeus_bench.device import get_backend
-    from zeus_bench.errors import ZeusBenchError
 
     try:
         get_backend("nvml")
@@ -164,7 +164,7 @@ def test_sweep_workflow_without_a_gpu_fails_once_at_the_start(tmp_path):
 
 
 def test_own_traces_are_found_one_folder_per_gpu(tmp_path):
-    from zeus_bench.configcheck import known_gpus, own_power_traces
+    from zeus_bench.cli.configcheck import known_gpus, own_power_traces
 
     assert own_power_traces(REPO / "results" / "traces") == {
         "h200": REPO / "results" / "traces" / "h200" / "power-h200.parquet"

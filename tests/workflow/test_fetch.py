@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from zeus_bench.cli.main import main
-from zeus_bench.errors import ConfigError, TraceFormatError
+from zeus_bench.core.errors import ConfigError, TraceFormatError
 from zeus_bench.traces.fetch import TracesUnavailableError, obtain_zeus_traces, parse_file_spec
 
 TRAIN_SHA = "076b35615349ee624403006e5ad67fd9ebda92af690c7750f8bb0c2ab92c0cf4"

@@ -15,8 +15,8 @@ from snakemake.utils import validate
 
 # Config mistakes end the run here, in one line naming the key (and the nearest valid names):
 # the schema first (as jsonschema would, without its dump of the schema), then the values it
-# cannot judge (GPU kinds, seed ranges, duplicates: zeus_bench.configcheck).
-from zeus_bench.configcheck import check_main_config, check_schema, config_source, exit_on_error
+# cannot judge (GPU kinds, seed ranges, duplicates: zeus_bench.cli.configcheck).
+from zeus_bench.cli.configcheck import check_main_config, check_schema, config_source, exit_on_error
 
 CONFIG_SOURCE = config_source(workflow, "config/config.yaml")
 with exit_on_error():
@@ -126,9 +126,9 @@ def code(*patterns):
 
 
 SCHEMA_CODE = code("zeus_bench/store.py", "zeus_bench/**/schema*.py", "analysis/readme.py")
-TRACE_CODE = code("zeus_bench/traces/*.py", "zeus_bench/registry.py", "zeus_bench/data/workloads.yaml")
-ANALYSIS_CODE = code("zeus_bench/jobs.py", "zeus_bench/potential.py", "zeus_bench/pareto.py", "zeus_bench/cost.py")
-SIM_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/cli/sim.py", "zeus_bench/jobs.py", "zeus_bench/cost.py")
+TRACE_CODE = code("zeus_bench/traces/*.py", "zeus_bench/traces/workloads.py", "zeus_bench/data/workloads.yaml")
+ANALYSIS_CODE = code("zeus_bench/traces/jobs.py", "zeus_bench/traces/potential.py", "zeus_bench/traces/pareto.py", "zeus_bench/core/cost.py")
+SIM_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/cli/sim.py", "zeus_bench/traces/jobs.py", "zeus_bench/core/cost.py")
 _ANALYSIS_BASE = ("analysis/__init__.py", "analysis/metrics.py", "analysis/style.py", "analysis/tables.py")
 PLOT_CODE = code("analysis/plots/*.py")
 FIGURE_CODE = code(*_ANALYSIS_BASE, "analysis/figures/*.py") + PLOT_CODE
@@ -158,7 +158,7 @@ def beta_sims(gpu):
 POLICY_DIR = "results/policy"
 POLICY_TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart", "warmstart_jobs")
 POLICY_FIGURES = ("regret", "cost", "drift")
-POLICY_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/jobs.py", "zeus_bench/cost.py")
+POLICY_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/traces/jobs.py", "zeus_bench/core/cost.py")
 ARENA_DIR = f"{POLICY_DIR}/arena"
 PARTIAL_REPORT = "results/report-partial.md"
 

@@ -2,8 +2,8 @@
 # (committed traces, one folder per GPU under traces.own_dir), how many power limits each trace
 # holds, the workloads of each GPU, and the wildcard constraints that route a GPU to its rules.
 
-from zeus_bench.configcheck import own_power_traces
-from zeus_bench.errors import ConfigError
+from zeus_bench.cli.configcheck import own_power_traces
+from zeus_bench.core.errors import ConfigError
 
 
 def zeus_manifest():
@@ -23,7 +23,7 @@ def zeus_gpus():
 
 def _own_gpus():
     """The project's own power traces by GPU kind: `<own_dir>/<gpu>/power-<gpu>.parquet` (committed
-    files, no checkpoint), found by zeus_bench.configcheck.own_power_traces."""
+    files, no checkpoint), found by zeus_bench.cli.configcheck.own_power_traces."""
     with exit_on_error():
         return {gpu: str(path) for gpu, path in own_power_traces(OWN_DIR).items()}
 
@@ -104,7 +104,7 @@ def workloads_of(gpu):
 
 
 def _read_workloads(gpu):
-    from zeus_bench.registry import load_workloads
+    from zeus_bench.traces.workloads import load_workloads
 
     if gpu in OWN_GPUS:
         from zeus_bench.store import read_table
@@ -113,7 +113,7 @@ def _read_workloads(gpu):
         keys = set(zip(power["dataset"], power["network"], power["optimizer"]))
         present = [w.id for w in load_workloads().values() if (w.dataset, w.network, w.optimizer) in keys]
     else:
-        from zeus_bench.jobs import TraceSet
+        from zeus_bench.traces.jobs import TraceSet
 
         present = TraceSet(checkpoints.zeus_traces.get().output.parquet).workload_ids(gpu)
     return present if config["workloads"] == "all" else [w for w in config["workloads"] if w in present]

@@ -10,7 +10,7 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from zeus_bench.configcheck import (
+from zeus_bench.cli.configcheck import (
     check_backends_start,
     check_schema,
     check_sweep_config,
@@ -27,7 +27,7 @@ def _repo_root():
 
 def _sweep_config():
     """The `sweep` section (workflow config, else config/sweep.yaml), validated by its schema and
-    checked for what the schema cannot know (zeus_bench.configcheck): a mistake ends the run here,
+    checked for what the schema cannot know (zeus_bench.cli.configcheck): a mistake ends the run here,
     in one line naming the file and key, before anything is scheduled."""
     if "sweep" in config:
         data = {"sweep": config["sweep"]}

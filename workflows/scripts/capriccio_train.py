@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+
 log = logging.getLogger("capriccio_train")
 
 PAPER = {
@@ -38,8 +40,8 @@ PAPER = {
     "b0": 128,
     "target": 0.84,
     "max_epochs": 10,
-    "eta": 0.5,
-    "beta": 2.0,
+    "eta": DEFAULT_ETA,  # the paper's eta and beta are the defaults
+    "beta": DEFAULT_BETA,
 }
 WINDOW = 10
 
@@ -75,7 +77,7 @@ def train_slice(args: argparse.Namespace, root: Path, backend: Any) -> dict[str,
 
     from zeus_bench.online.callback import ZeusCallback
     from zeus_bench.online.profiler import ProfilerConfig
-    from zeus_bench.workload_api import load_workload
+    from zeus_bench.sweep.workload import load_workload
 
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     workload = load_workload("sentiment140", tiny=args.tiny)
@@ -124,9 +126,9 @@ def write_outputs(rows: list[dict[str, Any]], out: Path) -> None:
     """``capriccio.parquet`` (one row per slice) and the train trace ``train.parquet``."""
     import pandas as pd
 
-    from zeus_bench.fsutil import atomic_path
-    from zeus_bench.registry import load_workloads
+    from zeus_bench.core.fsutil import atomic_path
     from zeus_bench.store import write_table
+    from zeus_bench.traces.workloads import load_workloads
 
     spec = load_workloads()["sentiment140"]
     runs = pd.DataFrame(rows)
@@ -156,8 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     """Train every slice in order; exit status 2 with one line on bad input."""
     import pandas as pd
 
+    from zeus_bench.core.errors import ZeusBenchError
     from zeus_bench.device import get_backend
-    from zeus_bench.errors import ZeusBenchError
 
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

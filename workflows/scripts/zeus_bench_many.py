@@ -28,6 +28,6 @@ def run_many(command_lines: Sequence[str]) -> int:
 
 
 if __name__ == "__main__":
-    from zeus_bench.cli.common import exit_command
+    from zeus_bench.core.entry import exit_command
 
     exit_command(run_many(sys.argv[1:]))

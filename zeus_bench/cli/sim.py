@@ -7,7 +7,6 @@ holds their handlers.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zeus_bench.cli.common import check_out, emit, render
@@ -23,7 +22,7 @@ from zeus_bench.cli.sim_args import (  # noqa: F401 - _list_of, add_protocol_arg
 )
 
 if TYPE_CHECKING:  # pandas is imported by the handlers, not at start-up
-    import pandas as pd
+    pass
 
 
 def register(sub: Any) -> None:
@@ -165,22 +164,10 @@ _SHOWN = {
 }
 
 
-def read_runs(path: Path) -> pd.DataFrame:
-    """A runs table as ``simulate --out`` writes it: Parquet, or CSV (validated by the same schema)."""
-    from zeus_bench.store import read_table, validate
-    from zeus_bench.store.frames import read_user_file
-
-    if Path(path).suffix.lower() == ".csv":
-        return validate(read_user_file(path, "runs table"), "runs", where=str(path))
-    return read_table(path, "runs")
-
-
 def _summarize(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from zeus_bench.core.fsutil import atomic_path
-    from zeus_bench.sim.summarize import summarize
-    from zeus_bench.store import write_table
+    from zeus_bench.sim.summarize import read_runs, summarize, write_summary
 
     out = args.out
     check_out(out, TABLE_SUFFIXES)
@@ -207,13 +194,7 @@ def _summarize(args: argparse.Namespace) -> int:
     else:
         emit(render(summary, args.format), None)
     if out is not None:
-        if out.suffix == ".parquet":
-            write_table(
-                summary, out, "sim_summary", provenance={"command": "summarize", "runs": str(args.runs)}
-            )
-        else:
-            with atomic_path(out) as tmp:
-                summary.to_csv(tmp, index=False, lineterminator="\n")
+        write_summary(summary, out, args.runs)
     return 0
 
 

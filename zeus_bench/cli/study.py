@@ -54,7 +54,9 @@ def register(sub: Any) -> None:
         "--drift-gpus", default="v100,a40", help="GPUs of the drift experiment (multi-limit traces)"
     )
     p.add_argument("--warm-pairs", default="v100:a40,a40:v100,v100:h200,a40:h200", help="PRIOR:TARGET pairs")
-    p.add_argument("--out-dir", type=Path, required=True, metavar="DIR")
+    p.add_argument(
+        "--out-dir", type=Path, required=True, metavar="DIR", help="folder of the study's CSV tables"
+    )
     p.set_defaults(func=_study)
 
 

@@ -230,8 +230,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import pandas as pd
 
-    from zeus_bench.cli.common import check_out
     from zeus_bench.core.cost import DEFAULT_ETA, check_eta
+    from zeus_bench.core.entry import check_out
     from zeus_bench.core.errors import ZeusBenchError
     from zeus_bench.core.fsutil import atomic_path
     from zeus_bench.sim.replay import default_recurrences
@@ -288,6 +288,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from zeus_bench.cli.common import exit_command
+    from zeus_bench.core.entry import exit_command
 
     exit_command(main())

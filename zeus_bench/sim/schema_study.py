@@ -1,6 +1,6 @@
 """Schemas of the zeus-plus study's tables (``results/policy/*.csv``, ``zeus_bench.sim.study``, ``.tuning``).
 
-The study (``python -m zeus_bench.sim.study``) writes one CSV per kind ``policy_<name>``:
+The study (``zeus-bench study``) writes one CSV per kind ``policy_<name>``:
 ``comparison.csv`` is ``policy_comparison``, ``curves.csv`` ``policy_curves`` and so on, so its
 writer validates each table with ``validate(df, f"policy_{name}")``. The tuning tables
 (``python -m zeus_bench.sim.tuning``) have five columns per GPU, named ``<gpu>_...``: they are

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import sys
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -279,19 +278,3 @@ def warmstart_study(
                 row[f"cost_last{EARLY}_vs_oracle_{label}"] = costs[:, -k:].sum(axis=1).mean() / (k * c.oracle)
             rows.append(row)
     return pd.DataFrame(rows)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m zeus_bench.sim.study ARGS``: moved to ``zeus-bench study`` (:mod:`zeus_bench.cli.study`).
-
-    Kept for one release; it runs ``zeus-bench study ARGS``.
-    """
-    from zeus_bench.cli.main import main as cli_main
-
-    return cli_main(["study", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    from zeus_bench.cli.common import exit_command
-
-    exit_command(main())

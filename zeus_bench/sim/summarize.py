@@ -26,6 +26,7 @@ columns empty (with a warning).
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -164,3 +165,26 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     out = out.replace([np.inf, -np.inf], np.nan).reset_index()  # metrics only: beta may be inf
     validate(out, SUMMARY.kind, "summary")  # a check of the kind: the frame is returned as computed
     return out[SUMMARY.names]
+
+
+def read_runs(path: str | Path) -> pd.DataFrame:
+    """A runs table as ``simulate --out`` writes it: Parquet, or CSV (validated by the same schema)."""
+    from zeus_bench.store import read_table
+    from zeus_bench.store.frames import read_user_file
+
+    if Path(path).suffix.lower() == ".csv":
+        return validate(read_user_file(path, "runs table"), "runs", where=str(path))
+    return read_table(path, "runs")
+
+
+def write_summary(summary: pd.DataFrame, out: str | Path, runs: str | Path) -> None:
+    """Write a summary to ``out``: the ``sim_summary`` table (``.parquet``) or CSV, atomically."""
+    from zeus_bench.core.fsutil import atomic_path
+    from zeus_bench.store import write_table
+
+    out = Path(out)
+    if out.suffix == ".parquet":
+        write_table(summary, out, "sim_summary", provenance={"command": "summarize", "runs": str(runs)})
+    else:
+        with atomic_path(out) as tmp:
+            summary.to_csv(tmp, index=False, lineterminator="\n")

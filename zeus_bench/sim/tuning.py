@@ -140,7 +140,7 @@ def choose(table: pd.DataFrame) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: tune zeus-plus on the tune half and write the settings' table."""
-    from zeus_bench.cli.common import int_range_arg
+    from zeus_bench.core.entry import int_range_arg
     from zeus_bench.core.fsutil import atomic_path
 
     ap = argparse.ArgumentParser(prog="python -m zeus_bench.sim.tuning", description=__doc__.splitlines()[0])
@@ -187,6 +187,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from zeus_bench.cli.common import exit_command
+    from zeus_bench.core.entry import exit_command
 
     exit_command(main())

@@ -349,19 +349,3 @@ def _windows(
         )
         if not agree(more):
             return windows
-
-
-def __getattr__(name: str) -> Any:
-    """``power_row`` and ``gpu_kind_from_name`` moved (to writer.py and devices.py): re-exported for one release.
-
-    Resolved on first use, since those modules import this one through the sweep plan.
-    """
-    if name == "power_row":
-        from zeus_bench.sweep.writer import power_row
-
-        return power_row
-    if name == "gpu_kind_from_name":
-        from zeus_bench.sweep.devices import gpu_kind_from_name
-
-        return gpu_kind_from_name
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from zeus_bench.core.cost import DEFAULT_ETA
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.store import read_table
 from zeus_bench.traces.jobs import JobTrace, build_job
@@ -101,7 +102,7 @@ def project(
     train_path: str | Path,
     power_path: str | Path,
     gpu: str | None = None,
-    eta: float = 0.5,
+    eta: float = DEFAULT_ETA,
     workloads_file: str | Path | None = None,
 ) -> pd.DataFrame:
     """Per workload: projected ETA/TTA of b0, least-energy and least-cost batch sizes, maxbatch.
@@ -123,7 +124,7 @@ def project_per_batch_size(
     train_path: str | Path,
     power_path: str | Path,
     gpu: str | None = None,
-    eta: float = 0.5,
+    eta: float = DEFAULT_ETA,
     workloads_file: str | Path | None = None,
 ) -> pd.DataFrame:
     """One row per (workload, batch size, limit): projected mean epochs, TTA, ETA and cost."""

@@ -34,7 +34,7 @@ from collections import deque
 import numpy as np
 
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
-from zeus_bench.sim.policies.builtin import _JitMixin
+from zeus_bench.sim.policies.builtin import JitMixin
 from zeus_bench.sim.policies.zeus_plus import (
     DEFAULT_HORIZON,
     DEFAULT_SAFETY,
@@ -48,7 +48,7 @@ SIGMA_MIN = 0.02  # least noise std of a normalized cost (pooled estimates of on
 TS_PRIOR_STD = 0.25  # sw-ts: std of an arm's prior (around its all-time mean, or 1 if never run)
 
 
-class ArmBandit(_JitMixin, Policy):
+class ArmBandit(JitMixin, Policy):
     """Shared protocol of the bandit baselines: JIT limits, b0 until the first success, arm statistics.
 
     Per batch size it keeps the normalized costs' count, sum and sum of squares (the first

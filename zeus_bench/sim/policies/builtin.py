@@ -47,9 +47,6 @@ class JitMixin:
             self.jit_limits.setdefault(batch_size, power_limit_w)
 
 
-_JitMixin = JitMixin  # the old private name, imported by zeus_plus.py and baselines.py: one release
-
-
 @register_policy
 class Zeus(JitMixin, Policy):
     """The faithful replay: JIT power limit + pruning Gaussian Thompson Sampling over batch sizes."""
@@ -100,9 +97,8 @@ class Zeus(JitMixin, Policy):
         A subclass that changes how Zeus decides or learns (any of :data:`LOCKSTEP_REPLAYS`, or
         early stopping) is replayed seed by seed instead: the lockstep replays Zeus's own rules.
         """
-        if cls.early_stopping is not Zeus.early_stopping or any(
-            getattr(cls, name) is not getattr(Zeus, name) for name in LOCKSTEP_REPLAYS
-        ):
+        below = cls.__mro__[: cls.__mro__.index(Zeus)]  # the classes between cls and Zeus
+        if any(name in vars(k) for k in below for name in (*LOCKSTEP_REPLAYS, "early_stopping")):
             return None
         from zeus_bench.sim.lockstep import replay_zeus_seeds
 

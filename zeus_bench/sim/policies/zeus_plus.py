@@ -29,7 +29,7 @@ from zeus_bench.optimizers.hill_climb import (
     SafeHillClimb,
 )
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
-from zeus_bench.sim.policies.builtin import _JitMixin
+from zeus_bench.sim.policies.builtin import JitMixin
 from zeus_bench.traces.jobs import JobTrace
 
 __all__ = [
@@ -79,7 +79,7 @@ def profiling_overhead(job: JobTrace, eta: float, outcome: Outcome) -> float:
 
 
 @register_policy
-class ZeusPlus(_JitMixin, Policy):
+class ZeusPlus(JitMixin, Policy):
     """JIT power limit + :class:`SafeHillClimb` over batch sizes (the recommended successor of Zeus)."""
 
     name = "zeus-plus"
