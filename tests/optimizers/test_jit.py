@@ -11,7 +11,6 @@ from zeus_bench.core.cost import zeus_cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.online import profiler
 from zeus_bench.optimizers.jit import LimitMeasurement, MinCostPerSample, jit_power_limit
-from zeus_bench.sim.policies import jit as old_jit
 
 ETA, MAX_POWER_W = 0.5, 700.0
 SAMPLES, TIME_S = 100, 10.0  # one epoch: 100 samples in 10 s at every limit
@@ -71,6 +70,5 @@ def test_profiler_choice_needs_a_measurement_and_costs_per_sample() -> None:
 
 
 def test_old_paths_re_export_the_same_objects() -> None:
-    assert old_jit.jit_power_limit is jit_power_limit
     assert profiler.MinCostPerSample is MinCostPerSample
     assert profiler.LimitMeasurement is LimitMeasurement
