@@ -33,6 +33,8 @@ def _sweep(out: Path, *extra: str) -> int:
 def watched(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Wrap measure_steps, the fake counter and the log's interpolation to record what they see."""
     seen: dict[str, Any] = {"threads": [], "readers": set(), "calls": [], "points": [], "logs": []}
+    # Threads alive before the sweep (monitors other tests in this process left running) are not its own.
+    seen["before"] = before = set(threading.enumerate())
     original = points.measure_steps
 
     def measure_steps(step: Any, monitor: Any, *args: Any, **kwargs: Any) -> Any:
@@ -40,7 +42,7 @@ def watched(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         seen["logs"].append(monitor.counter_log)
 
         def watched_step() -> object:
-            seen["threads"].append(sorted(t.name for t in threading.enumerate()))
+            seen["threads"].append(sorted(t.name for t in threading.enumerate() if t not in before))
             return step()
 
         point = original(watched_step, monitor, *args, **kwargs)
@@ -50,7 +52,8 @@ def watched(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     read = FakeGPU.total_energy_j
 
     def total_energy_j(self: FakeGPU) -> float:
-        seen["readers"].add(threading.current_thread().name)
+        if threading.current_thread() not in before:
+            seen["readers"].add(threading.current_thread().name)
         return read(self)
 
     between = CounterLog.gpu_energy_between
@@ -100,4 +103,6 @@ def test_one_counter_thread_per_gpu_set_serves_the_sweeps_interpolated_energy(
     powers = sorted(round(p.avg_power_w) for p in watched["points"])
     assert powers[:2] == pytest.approx([300, 300], abs=6) and powers[2:] == pytest.approx([600, 600], abs=12)
     # The thread ends with the sweep.
-    assert not any(t.name.startswith("zeus-bench-counter") for t in threading.enumerate())
+    assert not any(
+        t.name.startswith("zeus-bench-counter") for t in threading.enumerate() if t not in watched["before"]
+    )
