@@ -78,3 +78,13 @@ def test_study_refuses_an_arena_it_does_not_reproduce(
     assert "does not exist" in capsys.readouterr().err
     assert main([*argv, "--beta", "3"]) == 2
     assert "--beta 3.0 differs" in capsys.readouterr().err
+
+
+def test_the_old_module_entry_point_says_where_the_command_went() -> None:
+    """``python -m zeus_bench.sim.study`` no longer runs the study, and says so (exit 2), never silently."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "zeus_bench.sim.study"], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.strip() == "python -m zeus_bench.sim.study: moved to `zeus-bench study` (same options)"

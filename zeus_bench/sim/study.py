@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import sys
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -278,3 +279,8 @@ def warmstart_study(
                 row[f"cost_last{EARLY}_vs_oracle_{label}"] = costs[:, -k:].sum(axis=1).mean() / (k * c.oracle)
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+if __name__ == "__main__":  # the old entry point: say where the command went, never run silently
+    print("python -m zeus_bench.sim.study: moved to `zeus-bench study` (same options)", file=sys.stderr)
+    raise SystemExit(2)
