@@ -139,9 +139,13 @@ def test_summarize_reads_every_format_simulate_writes(tiny_traces, tmp_path, cap
     assert tables[".csv"] == tables[".parquet"] and tables[".csv"].count("\n") > 2
 
 
-def test_synth_arrivals_bound_admits_the_cluster_benchmark(tmp_path):
-    """Issue 21's benchmark table (six workloads x 10,000 groups x 50 submissions = 3,000,000 rows) is
-    within the bound; one submission more than the bound is refused by the product check."""
+def test_synth_arrivals_bound_admits_the_cluster_benchmark(tmp_path, capsys):
+    """Issue 21's benchmark table (six workloads x 10,000 groups x 50 submissions = 3,000,000 rows) is within
+    the bound, and the bound is on the product: each count within it, their product one row over, is refused."""
     from zeus_bench.cli.sim_args import MAX_SUBMISSIONS
 
-    assert 6 * 10_000 * 50 <= MAX_SUBMISSIONS < 6 * 10_000 * 50 * 2
+    assert MAX_SUBMISSIONS >= 6 * 10_000 * 50
+    out = tmp_path / "arrivals.csv"
+    args = ["synth-arrivals", "--workloads", "squad", "--groups", str(MAX_SUBMISSIONS // 2 + 1)]
+    _refused(capsys, [*args, "--jobs-per-group", "2", "--out", str(out)], "at most 5,000,000")
+    assert not out.exists()
