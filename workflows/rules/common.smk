@@ -125,10 +125,12 @@ def code(*patterns):
     return sorted(str(p) for pattern in patterns for p in root.glob(pattern) if p.is_file())
 
 
-SCHEMA_CODE = code("zeus_bench/store.py", "zeus_bench/**/schema*.py", "analysis/readme.py")
+SCHEMA_CODE = code("zeus_bench/store/*.py", "zeus_bench/**/*schema*.py", "analysis/readme.py")
 TRACE_CODE = code("zeus_bench/traces/*.py", "zeus_bench/traces/workloads.py", "zeus_bench/data/workloads.yaml")
 ANALYSIS_CODE = code("zeus_bench/traces/jobs.py", "zeus_bench/traces/potential.py", "zeus_bench/traces/pareto.py", "zeus_bench/core/cost.py")
-SIM_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/cli/sim.py", "zeus_bench/traces/jobs.py", "zeus_bench/core/cost.py")
+# The replay is sim/ plus the optimizers it runs (the bandit, its draws, the hill climb, the JIT choice).
+REPLAY_CODE = ("zeus_bench/sim/**/*.py", "zeus_bench/optimizers/*.py", "zeus_bench/traces/jobs.py", "zeus_bench/core/cost.py")
+SIM_CODE = code(*REPLAY_CODE, "zeus_bench/cli/sim.py", "zeus_bench/cli/sim_args.py")
 _ANALYSIS_BASE = ("analysis/__init__.py", "analysis/metrics.py", "analysis/style.py", "analysis/tables.py")
 PLOT_CODE = code("analysis/plots/*.py")
 FIGURE_CODE = code(*_ANALYSIS_BASE, "analysis/figures/*.py") + PLOT_CODE
@@ -158,7 +160,7 @@ def beta_sims(gpu):
 POLICY_DIR = "results/policy"
 POLICY_TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart", "warmstart_jobs")
 POLICY_FIGURES = ("regret", "cost", "drift")
-POLICY_CODE = code("zeus_bench/sim/**/*.py", "zeus_bench/traces/jobs.py", "zeus_bench/core/cost.py")
+POLICY_CODE = code(*REPLAY_CODE, "zeus_bench/cli/arena.py", "zeus_bench/cli/study.py")
 ARENA_DIR = f"{POLICY_DIR}/arena"
 PARTIAL_REPORT = "results/report-partial.md"
 
