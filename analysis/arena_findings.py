@@ -138,6 +138,7 @@ def _safety(jobs_unknown: pd.DataFrame, suffix: str, label: str) -> list[Finding
                 f"{nums['worst_allowance_recurrences']:.2f} of the baseline's recurrence: every probe that does not "
                 "pay for itself within the job's recurrences must cost less than that in total."
             )
+        bound += _probe_bound(g, over, floor, nums)
         out.append(
             Finding(
                 f"arena.safety.{gpu}{suffix}",
@@ -148,6 +149,36 @@ def _safety(jobs_unknown: pd.DataFrame, suffix: str, label: str) -> list[Finding
             )
         )
     return out
+
+
+def _probe_bound(g: pd.DataFrame, over: list[str], floor: pd.Series, nums: dict[str, float]) -> str:
+    """The probe floor's part of a safety finding: which unsafe jobs a policy leaving b0 can still make safe.
+
+    Adds ``jobs_over_with_probe_floor_over`` (b0's own floor within 1.02, the probe floor not) and
+    ``jobs_over_within_both_floors`` to ``nums``. Tables before the probe floor: no sentence.
+    """
+    if "probe_floor_p95" not in g.columns or g["probe_floor_p95"].isna().all():
+        return ""
+    probe = g["probe_floor_p95"]
+    probed = [w for w in over if floor[w] <= SAFE < probe[w]]
+    free = [w for w in over if max(floor[w], probe[w]) <= SAFE]
+    nums["jobs_over_with_probe_floor_over"] = float(len(probed))
+    nums["jobs_over_within_both_floors"] = float(len(free))
+    nums["probe_floor_max"] = float(probe.max())
+    text = ""
+    if probed:
+        text += (
+            f" On {_jobs(probed)} b0 alone is within 1.02 but not b0 plus one epoch of the cheapest other batch "
+            f"size (probe floor {_jobs([f'{probe[w]:.3f}' for w in probed])}): a policy that tries another batch "
+            "size there and does not find a better one cannot meet the goal."
+        )
+    if free:
+        text += (
+            f" On {_jobs(free)} both floors are within 1.02 (probe floor "
+            f"{_jobs([f'{probe[w]:.3f}' for w in free])}): the excess is zeus-plus's own exploration, which "
+            "its funds, set by the horizon it assumes, allow to exceed the job's 2 % allowance."
+        )
+    return text
 
 
 def regret(summary: pd.DataFrame, jobs: pd.DataFrame) -> list[Finding]:

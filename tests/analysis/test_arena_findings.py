@@ -78,6 +78,17 @@ def test_safety_every_job_and_the_bound() -> None:
     assert all("misses the safety goal on 2 of 2 jobs" in x.sentence for x in f)
     assert all("The bound on" in x.sentence for x in f)
     assert f[0].numbers["worst_allowance_recurrences"] == pytest.approx(0.02 * 16)
+    # The probe floor: b0 (1.0) + one epoch (200 J) over 16 recurrences of a 1000 J baseline.
+    assert jobs["probe_floor_p95"].tolist() == pytest.approx([1.0125] * len(jobs))
+    assert all("On j1, j2 both floors are within 1.02 (probe floor 1.012, 1.012)" in x.sentence for x in f)
+    assert all(x.numbers["jobs_over_within_both_floors"] == 2 for x in f)
+    jobs.loc[jobs["workload"] == "j1", "probe_floor_p95"] = 1.03  # one epoch dearer than the allowance
+    f = af.safety(jobs)
+    assert all("On j1 b0 alone is within 1.02 but not b0 plus one epoch" in x.sentence for x in f)
+    assert all("On j2 both floors" in x.sentence for x in f)
+    assert [x.numbers["jobs_over_with_probe_floor_over"] for x in f] == [1, 1]
+    f = af.safety(jobs.drop(columns="probe_floor_p95"))  # a table before the probe floor
+    assert not any("probe floor" in x.sentence for x in f)
 
 
 def test_section_and_figure_from_written_tables(tmp_path: Path) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 from tests.sim.sim_toy import toy_job
@@ -21,7 +24,7 @@ from zeus_bench.sim.metrics import bootstrap_ci, ratio_ci
 from zeus_bench.sim.policies import Decision, Policy, PolicyContext, get_policy
 from zeus_bench.sim.replay import JobModel, replay
 from zeus_bench.sim.rules import check_horizon, check_noise
-from zeus_bench.store import read_table
+from zeus_bench.store import METADATA_KEY, read_table, write_table
 from zeus_bench.traces.jobs import TraceSet
 
 # --- intervals on tables whose answer is known ------------------------------------------------
@@ -433,3 +436,40 @@ def test_tuning_grid_unknown_horizon(tiny: Path, tmp_path: Path, capsys: pytest.
     assert "horizon" not in table.columns  # only the constants asked for vary
     assert tuning.main([*base, "--grid", "unknown-horizon", "--constants", "margin"]) == 2
     assert "'margin' is not in the grid" in capsys.readouterr().err
+
+
+def test_the_probe_floor_is_b0_plus_one_epoch_of_another_batch_size(tmp_path: Path) -> None:
+    """probe_floor_p95 = b0's floor + one epoch over the horizon: above 1.02 on few recurrences, below on many."""
+    job = toy_job(targets={8: [5.0, 6.0], 16: [4.0, 4.0, 4.0, 4.0], 32: [5.0, 7.0, 6.0, 8.0]}, b0=16)
+    model = JobModel(job, 0.5)
+    base = arena_mod.job_refs(model).baseline  # 4 epochs of 200 J at the maximum limit (its cheapest)
+    for n, floor in ((10, 1.025), (20, 1.0125)):  # one epoch = 1/4 of a recurrence, over n of them
+        got = arena_mod.probe_floor(model, np.full(3, n * base), n)
+        assert got == pytest.approx([floor] * 3)
+        assert bool(got[0] > 1.02) == (n == 10)
+    # Another batch size's epoch 10 x cheaper: the floor falls under 1.02 on 10 recurrences too.
+    cheap = dataclasses.replace(job, time_per_epoch_s=job.time_per_epoch_s * np.array([[0.1], [1.0], [1.0]]))
+    assert arena_mod.probe_floor(JobModel(cheap, 0.5), np.array([10 * base]), 10)[0] < 1.02
+    # b0 alone: its own floor.
+    alone = toy_job(targets={16: [4.0, 4.0]}, b0=16)
+    assert arena_mod.probe_floor(JobModel(alone, 0.5), np.array([10 * base]), 10)[0] == pytest.approx(1.0)
+    # In the arena tables: one number per job, the summary counts the jobs above 1.02.
+    protocol = Protocol(tuple(range(1, 11)))
+    judged = [arena_mod.ArenaJob(split_job(job, "judge"), 10)]
+    totals = arena_mod.run_arena(judged, ["zeus-plus"], protocol)
+    df, regrets = job_table(judged, totals, protocol)
+    assert df["probe_floor_p95"].tolist() == pytest.approx([1.025] * len(df))
+    summary = summary_table(df, regrets)
+    assert set(summary["jobs_probe_floor_over_safe"]) == {1}
+    # Tables of version 2 read with the floor empty (-1 in the summary).
+    for kind, table in (("arena_jobs", df), ("arena_summary", summary)):
+        path = write_table(table, tmp_path / f"{kind}.parquet", kind)
+        pa_table = pq.read_table(path)
+        meta = json.loads(pa_table.schema.metadata[METADATA_KEY])
+        meta["schema_version"] = 2
+        col = "probe_floor_p95" if kind == "arena_jobs" else "jobs_probe_floor_over_safe"
+        old = pa_table.drop_columns([col]).replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()})
+        pq.write_table(old, tmp_path / f"{kind}-v2.parquet")
+        upgraded = read_table(tmp_path / f"{kind}-v2.parquet", kind)
+        assert list(upgraded.columns) == list(read_table(path, kind).columns)
+        assert (upgraded[col].isna() if kind == "arena_jobs" else upgraded[col] == -1).all()

@@ -17,7 +17,8 @@ the job will recur. Rules (``docs/policies.md``):
   twice and half it; the larger first), then its adjacent ones, then those of every batch size
   not dearer than the incumbent. Not probed: a batch size ruled out, one run twice, one whose one
   run was dearer by more than the noise (else it gets a second run), and (``prune``) one beyond a
-  dearer batch size on the same side of the incumbent: the cost curve is taken as unimodal.
+  dearer batch size on the same side of the incumbent: the cost curve is taken as unimodal
+  (``epoch_evidence``: a batch size dearer only by the epochs of its paths bounds nothing).
 * **Early stop of a probe** at ``(1 + margin) x`` the incumbent's mean cost, or at its funds,
   whichever is lower (and never above ``beta x`` the best); a run of the incumbent at ``beta x``
   its own mean cost when that is higher than ``beta x`` the best (the simulator's
@@ -58,13 +59,14 @@ DRIFT_RISE = 0.4  # least relative rise of a batch size's latest runs that count
 DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
 DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
 NOISE_Z = 3.0  # standard deviations of the incumbent's runs a cost must pass to count as dearer
+DEFAULT_EPOCH_EVIDENCE = False  # a batch size dearer only by its epochs bounds the search (see _refuted)
 #: Settings of the optimizer, as its constructor takes them and :meth:`SafeHillClimb.state_dict` keeps them.
 _SETTINGS: tuple[str, ...] = ("margin", "safety", "window", "horizon", "up_first", "loan", "lookahead")
-_SETTINGS += ("prune", "noise_z", "prior_best")  # (in the order of the saved state's keys)
+_SETTINGS += ("prune", "noise_z", "prior_best", "epoch_evidence")  # (in the saved state's key order)
 _COUNTS = ("recurrences", "resets", "probes", "failed_probes")  # persisted counters
 #: Settings older saved states lack, as those versions ran: 1 (projected budget only) had no loan or
-#: lookahead; 1 and 2 did not prune.
-_LEGACY: dict[str, Any] = dict(loan=DEFAULT_LOAN, lookahead=DEFAULT_LOOKAHEAD, prune=False, noise_z=NOISE_Z)
+#: lookahead; 1 and 2 did not prune; none weighed epoch evidence.
+_LEGACY: dict[str, Any] = dict(loan=1.0, lookahead=4.0, prune=False, noise_z=3.0, epoch_evidence=False)
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -96,6 +98,7 @@ class SafeHillClimb:
         prune: Probe no batch size beyond one dearer than the incumbent (unimodal cost curve).
         noise_z: Standard deviations of the incumbent's runs by which a mean cost must exceed
             the incumbent's to count as dearer.
+        epoch_evidence: A batch size dearer only by its epochs bounds no search (:meth:`_refuted`).
     """
 
     def __init__(
@@ -113,6 +116,7 @@ class SafeHillClimb:
         lookahead: float = DEFAULT_LOOKAHEAD,
         prune: bool = True,
         noise_z: float = NOISE_Z,
+        epoch_evidence: bool = DEFAULT_EPOCH_EVIDENCE,
     ) -> None:
         """Create the optimizer before any run (incumbent b0)."""
         bs = sorted({int(b) for b in batch_sizes})
@@ -139,7 +143,7 @@ class SafeHillClimb:
         self.margin, self.safety, self.noise_z = float(margin), float(safety), float(noise_z)
         self.window, self.horizon, self.up_first = int(window), int(horizon), bool(up_first)
         self.loan, self.lookahead = float(loan), float(lookahead)
-        self.second_chance, self.prune = True, bool(prune)
+        self.second_chance, self.prune, self.epoch_evidence = True, bool(prune), bool(epoch_evidence)
         self.prior_best = None if prior_best is None or int(prior_best) not in bs else int(prior_best)
         self._means: dict[int, float] = {}  # mean_cost of each batch size
         self._spreads: dict[int, float] = {}  # _spread of each batch size
@@ -258,7 +262,7 @@ class SafeHillClimb:
         plateau does not end the search), cheapest first.
         """
         near = sorted(
-            (b for b in self.costs if b != inc and self._recent(b) and not self._dearer(b, inc)),
+            (b for b in self.costs if b != inc and self._recent(b) and not self._refuted(b, inc)),
             key=self.mean_cost,
         )
         order = [self.prior_best] if self.prior_best is not None else []
@@ -273,13 +277,19 @@ class SafeHillClimb:
         ]
 
     def _beyond_dearer(self, b: int, inc: int) -> bool:
-        """Whether a batch size between ``b`` and the incumbent already cost more than the incumbent.
+        """Whether a batch size between ``b`` and the incumbent cost more than it (:meth:`_refuted`).
 
-        The cost curve over batch sizes is taken as unimodal (it falls to one optimum and rises
-        beyond it): past a batch size dearer than the incumbent, it only rises further.
+        The cost curve over batch sizes is taken as unimodal: past a dearer batch size it only rises.
         """
         lo, hi = sorted((b, inc))
-        return any(self._dearer(c, inc) for c in self.batch_sizes if lo < c < hi)
+        return any(self._refuted(c, inc) for c in self.batch_sizes if lo < c < hi)
+
+    def _refuted(self, c: int, inc: int) -> bool:
+        """Dearer, and (``epoch_evidence``) not only by its epochs: its epoch cost x the incumbent's too."""
+        dearer = self._dearer(c, inc)
+        if not dearer or not self.epoch_evidence or not self._recent(c):
+            return dearer
+        return not -math.inf < self._expected(c, inc) <= self.mean_cost(inc)
 
     def _dearer(self, c: int, inc: int) -> bool:
         """Whether ``c`` is known to cost more than the incumbent: ruled out, or dearer on average.

@@ -47,6 +47,16 @@ def _add_fold(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _add_probe_floor(df: pd.DataFrame) -> pd.DataFrame:
+    """Version 2 -> 3: the probe floor's columns (not computed then: empty / -1)."""
+    out = df.copy()
+    if "workload" in out.columns:
+        out.insert(out.columns.get_loc("baseline_p95") + 1, "probe_floor_p95", float("nan"))
+    else:
+        out.insert(out.columns.get_loc("jobs_baseline_p95_over_safe") + 1, "jobs_probe_floor_over_safe", -1)
+    return out
+
+
 _PROTOCOL = (
     Column("half", "str", "Half of the training paths replayed (judge: not used to tune any constant)", example="judge"),
     Column("seeds", "int", "Seeds replayed (the same seeds and paths for every policy)", example="50", checks=("positive",)),
@@ -61,7 +71,7 @@ _PROTOCOL = (
 ARENA_JOBS = register_schema(
     TableSchema(
         kind="arena_jobs",
-        version=2,
+        version=3,
         description=(
             "The policy arena per (gpu, workload, policy): cumulative cost over the references' "
             "expected costs, regret against the oracle and the paired difference against Zeus, "
@@ -93,6 +103,12 @@ ARENA_JOBS = register_schema(
                    "(b0 at the maximum limit) replayed on the same seeds and paths; above 1.02, a policy that "
                    "stays at b0 misses the goal on this job (empty in version-1 tables)",
                    example="1.00", nullable=True),
+            Column("probe_floor_p95", "float",
+                   "The floor of the safety goal for a policy that tries another batch size and drops it: the "
+                   "same 95th percentile for b0 at its cheapest limit on the same seeds and paths plus one epoch "
+                   "of the cheapest other batch size; above 1.02, one probe that does not find a better batch size "
+                   "breaks the goal on this job (empty in tables before version 3)",
+                   example="1.01", nullable=True),
             *_stat("regret_pct", "the regret: 100 x (cumulative cost / the oracle's - 1)", "%", "3.1"),
             *_stat("regret_diff_vs_zeus_pct",
                    "the paired difference of regret against Zeus (same seed, same training paths; negative: "
@@ -103,14 +119,14 @@ ARENA_JOBS = register_schema(
             Column("failed_recurrences_mean", "float", "Mean over seeds of the recurrences no try completed",
                    example="0.0", checks=("nonnegative",)),
         ),
-        upgrades={1: _add_fold},
+        upgrades={1: _add_fold, 2: _add_probe_floor},
     )
 )  # fmt: skip
 
 ARENA_SUMMARY = register_schema(
     TableSchema(
         kind="arena_summary",
-        version=2,
+        version=3,
         description=(
             "The policy arena per (gpu, policy): mean regret over the GPU's jobs with its 95 % "
             "bootstrap interval over seeds, its ratio to Zeus's, the worst job, the jobs where "
@@ -147,9 +163,12 @@ ARENA_SUMMARY = register_schema(
             Column("jobs_baseline_p95_over_safe", "int",
                    "Jobs whose floor (baseline_p95 of arena_jobs) exceeds 1.02: the goal's bound (-1 in version-1 tables)",
                    example="0"),
+            Column("jobs_probe_floor_over_safe", "int",
+                   "Jobs whose probe floor (probe_floor_p95 of arena_jobs) exceeds 1.02 (-1 in tables before version 3)",
+                   example="0"),
             Column("rank", "int", "Rank on the GPU and fold by mean regret (1: least; ties share the better rank)",
                    example="1", checks=("positive",)),
         ),
-        upgrades={1: _add_fold},
+        upgrades={1: _add_fold, 2: _add_probe_floor},
     )
 )  # fmt: skip

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # frames only when a table is validated
 #: The placeholder for a GPU kind in the tuning table's per-GPU column names.
 GPU = "<gpu>"
 #: The per-GPU metrics of a tuning row (each a column ``<gpu>_<metric>``).
-TUNING_PER_GPU = ("regret_pct", "zeus_regret_pct", "regret_ratio", "p95_max", "jobs_unsafe")
+TUNING_PER_GPU = ("regret_pct", "zeus_regret_pct", "regret_ratio", "p95_max", "jobs_unsafe", "diff_max")
 
 
 def _id(name: str, description: str, example: str) -> Column:
@@ -223,7 +223,9 @@ TUNING = register_schema(
             "zeus-plus's constants, written by `python -m zeus_bench.sim.tuning` on the *tune* half of the "
             "training paths (cross-fitting, docs/policies.md; fold2: the halves swapped), horizon known "
             "(margin, up_first) or unknown (horizon, margin, up_first; `tuning-unknown-safety.csv`: `--grid unknown-horizon`, "
-            "horizon 0 = the anytime budget, 14, 20, 50 x safety 0, 0.01, 0.02); the arena reports the other half. "
+            "horizon 0 = the anytime budget, 14, 20, 50 x safety 0, 0.01, 0.02; `tuning-known-evidence.csv`, "
+            "`tuning-known-evidence-fold2.csv`: `--grid epoch-evidence`, margin x up_first x epoch_evidence, "
+            "horizon known); the arena reports the other half. "
             f"Columns named `{GPU}_...` appear once per GPU tuned on (`v100_regret_pct`, ...)."
         ),
         columns=(
@@ -255,6 +257,14 @@ TUNING = register_schema(
                 required=False,
             ),
             Column(
+                "epoch_evidence",
+                "bool",
+                f"{_SETTING}: a batch size dearer than the incumbent only by its paths' epochs bounds no search",
+                example="True",
+                nullable=True,
+                required=False,
+            ),
+            Column(
                 "safety",
                 "float",
                 f"{_SETTING}: the share of the baseline's cost the safe allowance keeps back (unknown horizon)",
@@ -277,9 +287,27 @@ TUNING = register_schema(
                 "1.004",
             ),
             _count(f"{GPU}_jobs_unsafe", "Jobs whose 95th percentile exceeds 1.02", "0", zero_ok=True),
+            Column(
+                f"{GPU}_diff_max",
+                "float",
+                "Largest over the GPU's jobs of the mean regret less Zeus's (tables before it: absent)",
+                "%",
+                "1.3",
+                nullable=True,
+                required=False,
+            ),
             _ratio("regret_ratio_mean", "Mean over GPUs of the regret ratio", "0.78"),
             _ratio("p95_max", "Largest 95th percentile over every job", "1.039"),
             _count("jobs_unsafe", "Jobs above 1.02 over every GPU", "2", zero_ok=True),
+            Column(
+                "diff_max",
+                "float",
+                "Largest over every job of the mean regret less Zeus's (the worst job against Zeus)",
+                "%",
+                "1.3",
+                nullable=True,
+                required=False,
+            ),
             Column(
                 "chosen",
                 "bool",
@@ -287,7 +315,7 @@ TUNING = register_schema(
                 example="True",
             ),
         ),
-        key=("horizon", "margin", "up_first", "safety"),
+        key=("horizon", "margin", "up_first", "epoch_evidence", "safety"),
     )
 )
 

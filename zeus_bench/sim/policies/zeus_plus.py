@@ -16,6 +16,7 @@ import numpy as np
 from zeus_bench.core.cost import epoch_cost, zeus_cost
 from zeus_bench.optimizers.hill_climb import (
     ANYTIME_MARGIN,
+    DEFAULT_EPOCH_EVIDENCE,
     DEFAULT_HORIZON,
     DEFAULT_LOAN,
     DEFAULT_LOOKAHEAD,
@@ -34,6 +35,7 @@ from zeus_bench.traces.jobs import JobTrace
 
 __all__ = [
     "ANYTIME_MARGIN",
+    "DEFAULT_EPOCH_EVIDENCE",
     "DEFAULT_HORIZON",
     "DEFAULT_LOAN",
     "DEFAULT_LOOKAHEAD",
@@ -94,6 +96,7 @@ class ZeusPlus(JitMixin, Policy):
     lookahead: float = DEFAULT_LOOKAHEAD
     prune: bool = True
     noise_z: float = NOISE_Z
+    epoch_evidence: bool = DEFAULT_EPOCH_EVIDENCE
     accepts_prior = True  # zeus_bench.sim.warmstart binds a Prior as the class attribute `prior`
 
     def __init__(self, ctx: PolicyContext) -> None:
@@ -114,6 +117,7 @@ class ZeusPlus(JitMixin, Policy):
             lookahead=self.lookahead,
             prune=self.prune,
             noise_z=self.noise_z,
+            epoch_evidence=self.epoch_evidence,
             prior_best=None if prior is None else prior.best_batch_size,
             ruled_out=() if prior is None else prior.ruled_out + prior.far_from_best(1.0 + self.margin),
         )
