@@ -62,7 +62,7 @@ NOISE_Z = 3.0  # standard deviations of the incumbent's runs a cost must pass to
 DEFAULT_EPOCH_EVIDENCE = False  # a batch size dearer only by its epochs bounds the search (see _refuted)
 #: Settings of the optimizer, as its constructor takes them and :meth:`SafeHillClimb.state_dict` keeps them.
 _SETTINGS: tuple[str, ...] = ("margin", "safety", "window", "horizon", "up_first", "loan", "lookahead")
-_SETTINGS += ("prune", "noise_z", "prior_best", "epoch_evidence")  # (in the saved state's key order)
+_SETTINGS += ("prune", "noise_z", "prior_best", "epoch_evidence")  # (saved in this order; the last if on)
 _COUNTS = ("recurrences", "resets", "probes", "failed_probes")  # persisted counters
 #: Settings older saved states lack, as those versions ran: 1 (projected budget only) had no loan or
 #: lookahead; 1 and 2 did not prune; none weighed epoch evidence.
@@ -286,10 +286,9 @@ class SafeHillClimb:
 
     def _refuted(self, c: int, inc: int) -> bool:
         """Dearer, and (``epoch_evidence``) not only by its epochs: its epoch cost x the incumbent's too."""
-        dearer = self._dearer(c, inc)
-        if not dearer or not self.epoch_evidence or not self._recent(c):
-            return dearer
-        return not -math.inf < self._expected(c, inc) <= self.mean_cost(inc)
+        if not (self.epoch_evidence and self._recent(c)):
+            return self._dearer(c, inc)
+        return self._dearer(c, inc) and not -math.inf < self._expected(c, inc) <= self.mean_cost(inc)
 
     def _dearer(self, c: int, inc: int) -> bool:
         """Whether ``c`` is known to cost more than the incumbent: ruled out, or dearer on average.
@@ -565,7 +564,7 @@ class SafeHillClimb:
             "version": STATE_VERSION,
             "batch_sizes": list(self.batch_sizes),
             "default_batch_size": self.default_batch_size,
-            **{k: getattr(self, k) for k in _SETTINGS},
+            **{k: getattr(self, k) for k in _SETTINGS if k != "epoch_evidence" or self.epoch_evidence},
             "costs": [[b, list(c)] for b, c in sorted(self.costs.items())],
             "epochs": [[b, list(e)] for b, e in sorted(self.epochs.items())],
             **{k: sorted(getattr(self, k)) for k in ("tried", "ruled_out", "capped")},
