@@ -43,8 +43,9 @@ def test_shared_tries_give_the_generic_loops_rows_group_by_group(seed: int, beta
     # The memo is bounded: one outcome per (batch size, path, profiled, least cost so far).
     shared = fastarrivals.shared_tries(model, seed, beta)
     assert shared is not None
-    least_costs = {key[3] for key in shared.outcomes}
-    assert len(shared.outcomes) <= 2 * sum(len(t) for t in TARGETS.values()) * len(least_costs)
+    outcomes = sum(len(memo) for memo in shared.by_cost.values())
+    assert outcomes <= 2 * sum(len(t) for t in TARGETS.values()) * len(shared.by_cost)
+    assert len(shared.entries) == outcomes + len(TARGETS)  # one per outcome, one missed row per batch size
 
 
 def test_dispatch_is_by_method_not_by_class(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -64,6 +64,8 @@ from zeus_bench.sim.rules import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES
 if TYPE_CHECKING:
     import pandas as pd
 
+    from zeus_bench.sim.fastarrivals import SharedTries
+
 __all__ = [
     "ARRIVAL_COLUMNS",
     "MAX_RUNTIME_RATIO",
@@ -104,16 +106,29 @@ def replay_groups(
     (model, seed, beta); any other policy through the generic loop, one group at a time.
     """
     knobs = knobs or BanditKnobs()
-    if _fused(policy_cls) and window == 0 and knobs.default:
-        from zeus_bench.sim.fastarrivals import shared_tries
-
-        shared = shared_tries(model, seed, beta)
-        if shared is not None:
-            for name, starts, ends, ratios in groups:
-                yield name, shared.replay(seed, starts, ends, ratios)
-            return
+    shared = fused_tries(model, policy_cls, seed, beta, window, knobs)
+    if shared is not None:
+        for name, starts, ends, ratios in groups:
+            yield name, shared.replay(seed, starts, ends, ratios)
+        return
     for name, starts, ends, ratios in groups:
         yield name, _replay_generic(model, policy_cls, seed, beta, starts, ends, ratios, window, knobs)
+
+
+def fused_tries(
+    model: JobModel, policy_cls: type[Policy], seed: int, beta: float, window: int, knobs: BanditKnobs
+) -> SharedTries | None:
+    """The fused loop's shared tries when it replays this policy (:func:`replay_groups`), else None.
+
+    The ``zeus`` policy (or a subclass that overrides none of its decisions) with the paper's
+    knobs and no window, on a job the fused loop applies to
+    (:func:`~zeus_bench.sim.fastarrivals.shared_tries`).
+    """
+    if not (_fused(policy_cls) and window == 0 and knobs.default):
+        return None
+    from zeus_bench.sim.fastarrivals import shared_tries
+
+    return shared_tries(model, seed, beta)
 
 
 def _fused(policy_cls: type[Policy]) -> bool:

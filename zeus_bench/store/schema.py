@@ -9,7 +9,7 @@ Other modules register their own kinds with :func:`register_schema`; :func:`get_
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -24,6 +24,22 @@ METADATA_KEY = b"zeus_bench"
 
 DType = Literal["int", "float", "str", "bool"]
 Check = Literal["positive", "nonnegative", "finite"]
+
+
+@dataclass(frozen=True)
+class Coded:
+    """Text as codes into distinct ``labels`` (row ``i``: ``labels[codes[i]]``), written as the strings."""
+
+    codes: np.ndarray
+    labels: Sequence[str]
+
+    def __getitem__(self, row: int) -> str:
+        """Row ``row``'s text."""
+        return self.labels[int(self.codes[row])]
+
+    def decoded(self) -> np.ndarray:
+        """The column as an object array of strings."""
+        return np.array(list(self.labels), dtype=object)[self.codes]
 
 
 @dataclass(frozen=True)
