@@ -229,18 +229,20 @@ def group_columns(arrivals: pd.DataFrame) -> list[tuple[str, np.ndarray, np.ndar
     """Per group (sorted by name), its start, end and runtime-ratio arrays in start order.
 
     The table is sorted by (group, start_time) (:func:`~zeus_bench.sim.arrivals.validate_arrivals`);
-    this sorts again (stably) in case a caller's is not, and slices the columns, so that no
-    frame per group is built.
+    this sorts again (stably) in case a caller's is not (unless it is: the stable sort of sorted
+    rows leaves them as they are), and slices the columns, so that no frame per group is built.
     """
     import pandas as pd
 
     codes, names = pd.factorize(arrivals["group"], sort=True)  # vectorised, whatever the string storage
-    order = np.lexsort((arrivals["start_time"].to_numpy(), codes))
-    codes = codes[order]
     labels = [str(n) for n in names]
-    starts = arrivals["start_time"].to_numpy(dtype=float)[order]
-    ends = arrivals["end_time"].to_numpy(dtype=float)[order]
-    ratios = arrivals["runtime_ratio"].to_numpy(dtype=float)[order]
+    starts = arrivals["start_time"].to_numpy(dtype=float)
+    ends = arrivals["end_time"].to_numpy(dtype=float)
+    ratios = arrivals["runtime_ratio"].to_numpy(dtype=float)
+    step, rise = np.diff(codes), np.diff(starts)
+    if not np.all((step > 0) | ((step == 0) & (rise >= 0))):
+        order = np.lexsort((starts, codes))
+        codes, starts, ends, ratios = codes[order], starts[order], ends[order], ratios[order]
     cuts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     bounds = [0, *cuts.tolist(), len(codes)]
     return [(labels[codes[a]], starts[a:b], ends[a:b], ratios[a:b]) for a, b in itertools.pairwise(bounds)]

@@ -224,7 +224,12 @@ def replay_group_zeus(
 
 
 def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray) -> list[int]:
-    """One group's event loop (the rules of :mod:`zeus_bench.sim.arrivals`): its rows' codes, in order."""
+    """One group's event loop (the rules of :mod:`zeus_bench.sim.arrivals`): its rows' codes, in order.
+
+    One loop over the group's events, each a launch (a submission at its start, or a retry at
+    its try's end, launched before anything else happens) or the observation of the job that
+    ends first (before a submission that starts at or after its end).
+    """
     configs = shared.configs
     job = shared.model.job
     bandit = PruningThompsonSampling(shared.batch_sizes, job.b0, _policy_generator(seed), concurrency=True)
@@ -232,48 +237,33 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
     observe = bandit.observe
     bs_index = shared.model.bs_index
     spans = [c[1] for c in configs]
+    path_memos = [shared.paths[span] for span in spans]
     n_bs = len(configs)
     missed = shared.missed
-    path_memo = shared.paths
     by_cost = shared.by_cost
     draw = shared.path
     compute = shared.outcome
-    inf = math.inf
     known: set[int] = set()  # batch sizes whose JIT profile was launched
-    min_cost = inf
-    memo = by_cost.setdefault(inf, {})  # outcomes at the least cost so far
+    min_cost = math.inf
+    memo = by_cost.setdefault(min_cost, {})  # outcomes at the least cost so far
     best_b = int(job.b0)
     pos = 0  # the group's position in the environment's words
-    # Running jobs, a heap of (end, launch number, start, b, outcome, submission | attempt,
+    # Running jobs, a heap of (end, launch number, start, b, outcome, attempt << 32 | submission,
     # zero-budget tries in a row, a try of the submission ran): the first to end first, the
     # first launched among equal ends (the generic loop's order).
     running: list[tuple] = []  # type: ignore[type-arg]
     launches = 0
     codes: list[int] = []
     append = codes.append
-
-    def launch(start: float, end: float, key: int, zeros: int, ran: bool) -> None:
-        nonlocal launches, pos
-        launches += 1
-        b = best_b if running else predict()
-        bi = bs_index[b]
-        span = spans[bi]
-        if span == 1:  # rng.integers(0, 1) draws nothing
-            index = 0
-        else:
-            index, pos = path_memo[span].get(pos) or draw(span, pos)
-        profiled = b not in known
-        if profiled:
-            known.add(b)
-        out = memo.get((index * n_bs + bi) * 2 + profiled) or compute(bi, index, profiled, min_cost)
-        if out[4]:  # a zero budget: nothing ran
-            heappush(running, (end, launches, start, b, out, key, zeros + 1, ran))
-        else:
-            heappush(running, (end, launches, start, b, out, key, 0, True))
-
-    def reap(now: float) -> None:
-        nonlocal min_cost, best_b, memo
-        while running and running[0][0] <= now:
+    submissions = zip(starts.tolist(), ends.tolist(), strict=True)
+    sub = 0
+    next_start, next_end = next(submissions, (math.inf, math.inf))
+    retry = None
+    while True:
+        if retry is not None:  # a retry, launched at once
+            start, end, key, zeros, ran = retry
+            retry = None
+        elif running and running[0][0] <= next_start:  # the first to end, observed
             end, _, start, b, out, key, zeros, ran = heappop(running)
             cost, reached, this_ran, base, _ = out
             observe(b, cost, reached)
@@ -285,16 +275,32 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
                     memo = by_cost.setdefault(cost, {})
                     best_b = b
             elif zeros < MAX_ZERO_BUDGET_TRIES and key >> _ATTEMPT_SHIFT < MAX_SUBMISSION_TRIES:
-                launch(end, end + (end - start), key + _ONE_ATTEMPT, zeros, ran)
+                retry = (end, end + (end - start), key + _ONE_ATTEMPT, zeros, ran)
             elif not ran:
                 append(missed[bs_index[b]] | key)
-
-    for sub, (start, end) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True), 1):
-        if running and running[0][0] <= start:
-            reap(start)
-        launch(start, end, _ONE_ATTEMPT | sub, 0, False)
-    reap(inf)
-    return codes
+            continue
+        elif next_start < math.inf:  # the next submission
+            sub += 1
+            start, end, key, zeros, ran = next_start, next_end, _ONE_ATTEMPT | sub, 0, False
+            next_start, next_end = next(submissions, (math.inf, math.inf))
+        else:
+            return codes
+        launches += 1
+        b = best_b if running else predict()
+        bi = bs_index[b]
+        span = spans[bi]
+        if span == 1:  # rng.integers(0, 1) draws nothing
+            index = 0
+        else:
+            index, pos = path_memos[bi].get(pos) or draw(span, pos)
+        profiled = b not in known
+        if profiled:
+            known.add(b)
+        out = memo.get((index * n_bs + bi) * 2 + profiled) or compute(bi, index, profiled, min_cost)
+        if out[4]:  # a zero budget: nothing ran
+            heappush(running, (end, launches, start, b, out, key, zeros + 1, ran))
+        else:
+            heappush(running, (end, launches, start, b, out, key, 0, True))
 
 
 _POLICY_GENERATORS: dict[int, tuple[np.random.Generator, Any]] = {}
