@@ -402,7 +402,7 @@ def plan(
     if prior is not None:
         check_prior_gpu(*prior)
     if arrivals is not None:
-        in_table = list(dict.fromkeys(arrivals["workload"]))
+        in_table = list(arrivals["workload"].unique())  # in order of appearance
         if workloads is not None:
             in_table = [w for w in in_table if w in set(workloads)]
         workloads = in_table
