@@ -86,8 +86,10 @@ class SharedTries:
         self._stream = word_stream(env_rng)
         self.words: list[int] = []
         self.paths: dict[int, dict[int, tuple[int, int]]] = {c[1]: {} for c in configs}  # per span
-        # Per least cost so far: outcome memo by (path index x batch sizes + bi) x 2 + profiled.
+        # Per least cost so far: outcome memo by (path index x batch sizes + bi) x 2 + profiled,
+        # and a launch's (outcome, next word position) by (word position x batch sizes + bi) x 2 + profiled.
         self.by_cost: dict[float, dict[int, Outcome]] = {}
+        self.by_pos: dict[float, dict[int, tuple[Outcome, int]]] = {}
         #: Unscaled rows: (batch size, limit, epochs, energy, time, cost, reached, profiled, ran,
         #: expected energy, time, cost); a row's code names one (see :func:`_code`).
         self.entries: list[Entry] = []
@@ -142,6 +144,23 @@ class SharedTries:
         done = (cost, reached, ran, base, bool(budget == 0.0))
         n = len(self.configs)
         self.by_cost.setdefault(min_cost, {})[(index * n + bi) * 2 + profiled] = done
+        return done
+
+    def launch(self, bi: int, pos: int, profiled: bool, min_cost: float) -> tuple[Outcome, int]:
+        """A launch's outcome and the next word position: the path drawn at ``pos``, then its try.
+
+        Memoised per least cost in :attr:`by_pos` (a memo miss: :meth:`path` and :meth:`outcome`).
+        """
+        span = self.configs[bi][1]
+        if span == 1:  # rng.integers(0, 1) draws nothing
+            index, after = 0, pos
+        else:
+            index, after = self.paths[span].get(pos) or self.path(span, pos)
+        n = len(self.configs)
+        memo = self.by_cost.get(min_cost)
+        out = (memo or {}).get((index * n + bi) * 2 + profiled) or self.outcome(bi, index, profiled, min_cost)
+        done = (out, after)
+        self.by_pos.setdefault(min_cost, {})[(pos * n + bi) * 2 + profiled] = done
         return done
 
     def codes(self, seed: int, starts: np.ndarray, ends: np.ndarray) -> list[int]:
@@ -236,16 +255,13 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
     predict = bandit.predict
     observe = bandit.observe
     bs_index = shared.model.bs_index
-    spans = [c[1] for c in configs]
-    path_memos = [shared.paths[span] for span in spans]
     n_bs = len(configs)
     missed = shared.missed
-    by_cost = shared.by_cost
-    draw = shared.path
-    compute = shared.outcome
+    by_pos = shared.by_pos
+    resolve = shared.launch
     known: set[int] = set()  # batch sizes whose JIT profile was launched
     min_cost = math.inf
-    memo = by_cost.setdefault(min_cost, {})  # outcomes at the least cost so far
+    memo = by_pos.setdefault(min_cost, {})  # launches at the least cost so far
     best_b = int(job.b0)
     pos = 0  # the group's position in the environment's words
     # Running jobs, a heap of (end, launch number, start, b, outcome, attempt << 32 | submission,
@@ -272,7 +288,7 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
             if reached:
                 if cost < min_cost:
                     min_cost = cost
-                    memo = by_cost.setdefault(cost, {})
+                    memo = by_pos.setdefault(cost, {})
                     best_b = b
             elif zeros < MAX_ZERO_BUDGET_TRIES and key >> _ATTEMPT_SHIFT < MAX_SUBMISSION_TRIES:
                 retry = (end, end + (end - start), key + _ONE_ATTEMPT, zeros, ran)
@@ -288,15 +304,10 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
         launches += 1
         b = best_b if running else predict()
         bi = bs_index[b]
-        span = spans[bi]
-        if span == 1:  # rng.integers(0, 1) draws nothing
-            index = 0
-        else:
-            index, pos = path_memos[bi].get(pos) or draw(span, pos)
         profiled = b not in known
         if profiled:
             known.add(b)
-        out = memo.get((index * n_bs + bi) * 2 + profiled) or compute(bi, index, profiled, min_cost)
+        out, pos = memo.get((pos * n_bs + bi) * 2 + profiled) or resolve(bi, pos, profiled, min_cost)
         if out[4]:  # a zero budget: nothing ran
             heappush(running, (end, launches, start, b, out, key, zeros + 1, ran))
         else:
