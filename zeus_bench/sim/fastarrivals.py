@@ -14,8 +14,12 @@ environment's 32-bit words are fetched once; the path a draw at word position ``
 computed once per number of paths and position; and a try's outcome, a function of its batch
 size, path, whether it profiles and the group's least cost so far (the early-stop budget), is
 computed once by the rules of :mod:`zeus_bench.sim.env` and looked up after. A group's replay is
-then its event loop and its optimizer. ``tests/sim/test_sim_arrivals_golden.py`` holds both loops
-to the original simulator and to each other.
+then its event loop and its optimizer, and each of its rows one integer (which shared entry, which
+attempt, which submission: :meth:`SharedTries.codes`), scaled by the submission's runtime ratio
+when the rows are made (:meth:`SharedTries.rows`, or :meth:`SharedTries.columns` for a chunk of
+groups at once with NumPy: the grid's path, no Python tuple per row).
+``tests/sim/test_sim_arrivals_golden.py`` holds both loops to the original simulator and to each
+other.
 """
 
 from __future__ import annotations
@@ -67,12 +71,13 @@ class SharedTries:
     ``path(span, pos)`` is ``(index, next position)`` of the draw ``rng.integers(0, span)`` at
     the environment word ``pos`` (:func:`~zeus_bench.sim.env.draw_path`); ``outcome(bi, index,
     profiled, min_cost)`` is the try of batch-size index ``bi`` on path ``index``, by the rules
-    of :mod:`zeus_bench.sim.env`. Both are memoised (bounded: positions by the longest group,
-    outcomes by the batch sizes, paths and distinct least costs).
+    of :mod:`zeus_bench.sim.env`; ``launch(bi, pos, profiled, min_cost)`` is both at once (a
+    launch's outcome and next position). All are memoised (bounded: positions by the longest
+    group, outcomes by the batch sizes, paths and distinct least costs).
 
-    A group's rows are kept as one integer each (:meth:`codes`): the row's entry, an unscaled
-    row of :attr:`entries` (a try's or a missed submission's fields but its numbers), its
-    attempt and its submission; :meth:`rows` and :meth:`columns` scale them by the submission's
+    A group's rows are kept as one integer each (:meth:`codes`): the row's entry (one of
+    :attr:`entries`: a try's fields, or a missed submission's, before scaling), its attempt and
+    its submission; :meth:`rows` and :meth:`columns` scale them by the submission's
     ``runtime_ratio`` (the same multiplications, in Python or in NumPy).
     """
 
