@@ -78,8 +78,8 @@ def test_a_duplicate_key_in_coded_rows_names_the_text(tmp_path: Path) -> None:
         ("group", Coded(CODES - 1, LABELS), "distinct text labels"),
         ("group", Coded(CODES.astype(float), LABELS), "distinct text labels"),
         ("group", Coded(CODES[:5], LABELS), "expected 12 codes"),
-        ("group", Coded(CODES, ["a", 2, "c"]), "must be text"),  # type: ignore[list-item]
-        ("batch_size", Coded(CODES, LABELS), "'batch_size'"),
+        ("group", Coded(CODES, ["a", 2, "c"]), "distinct text labels"),  # type: ignore[list-item]
+        ("batch_size", Coded(CODES, LABELS), "distinct text labels"),
     ],
 )
 def test_bad_codes_are_one_error_naming_the_column(
@@ -93,3 +93,24 @@ def test_bad_codes_are_one_error_naming_the_column(
         out.write(ColumnTable(N, columns))
     assert repr(column) in str(info.value)
     assert not (tmp_path / "r.parquet").exists()
+
+
+@pytest.mark.parametrize("failing", [1, 2, 3])  # seen at the next write, or at the end of the block (3)
+def test_a_row_group_failing_in_the_background_fails_the_block_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: int
+) -> None:
+    real = pq.ParquetWriter.write_table
+    calls: list[int] = []
+
+    def flaky(self: pq.ParquetWriter, table: pa.Table, *args: object, **kwargs: object) -> None:
+        calls.append(1)
+        if len(calls) == failing:
+            raise OSError("disk full")
+        real(self, table, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", flaky)
+    with pytest.raises(OSError, match="disk full"), TableWriter(tmp_path / "r.parquet", "runs") as out:
+        for seed in (1, 2, 3):
+            out.write(ColumnTable(N, {**_runs(Coded(CODES, LABELS)), "seed": seed}))
+    assert list(tmp_path.iterdir()) == []
+    assert len(calls) == failing  # nothing written after a failure is seen

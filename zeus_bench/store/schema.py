@@ -41,6 +41,21 @@ class Coded:
         """The column as an object array of strings."""
         return np.array(list(self.labels), dtype=object)[self.codes]
 
+    def checked(self, name: str, dtype: str, rows: int, where: str) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, labels as an object array), checked as column ``name`` of ``rows`` rows of ``dtype``.
+
+        Raises:
+            TraceFormatError: not a text column, not ``rows`` integer codes, codes outside the
+                labels, labels repeated or not all text (one line naming the column).
+        """
+        codes, labels = np.asarray(self.codes), np.array(list(self.labels), dtype=object)
+        size = len(labels)
+        text = dtype == "str" and all(isinstance(v, str) for v in labels.tolist())
+        ok = text and len(codes) == rows and codes.dtype.kind in "iu" and len(set(labels.tolist())) == size
+        if not ok or (rows and not 0 <= codes.min() <= codes.max() < size):
+            raise TraceFormatError(f"{where}: column {name!r}: expected {rows} codes of distinct text labels")
+        return codes, labels
+
 
 @dataclass(frozen=True)
 class Column:
