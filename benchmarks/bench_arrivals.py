@@ -45,7 +45,7 @@ def make_table(out_dir: Path) -> Path:
     """Write the cluster-scale table (not timed): what ``synth-arrivals`` with :data:`SYNTH` writes.
 
     Made in a child process by :func:`~zeus_bench.sim.arrivals.synthetic_arrivals` (the function
-    the command calls, with its defaults), since the command bounds its output to 1,000,000 rows.
+    the command calls, with its defaults).
     """
     table = out_dir / "arrivals.parquet"
     cmd = [sys.executable, "-c", _MAKE, WORKLOADS, str(GROUPS), str(JOBS), str(SEED), str(table)]

@@ -81,13 +81,23 @@ class _Dictionary:
     def __init__(self, rows: int) -> None:
         self.codes = np.empty(rows, dtype=np.int32)
         self._index: dict[str, int] = {}
+        self._last: tuple[Any, np.ndarray] | None = None  # the last slice's dictionary and its codes
 
     def add(self, values: Any, at: int) -> None:
-        """Codes of one slice (a ``pyarrow.DictionaryArray``), from row ``at``."""
+        """Codes of one slice (a ``pyarrow.DictionaryArray``), from row ``at``.
+
+        Slices of one Parquet column chunk share its dictionary (a table written from a
+        categorical column: all its names): mapped to codes once.
+        """
         index = self._index
-        local = np.array(
-            [index.setdefault(v, len(index)) for v in values.dictionary.to_pylist()] + [-1], dtype=np.int32
-        )
+        if self._last is not None and values.dictionary.equals(self._last[0]):
+            local = self._last[1]
+        else:
+            local = np.array(
+                [index.setdefault(v, len(index)) for v in values.dictionary.to_pylist()] + [-1],
+                dtype=np.int32,
+            )
+            self._last = (values.dictionary, local)
         self.codes[at : at + len(values)] = local[np.asarray(values.indices.fill_null(-1), dtype=np.int64)]
 
     def sorted(self) -> tuple[np.ndarray, list[str]]:

@@ -64,6 +64,8 @@ from zeus_bench.sim.rules import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES
 if TYPE_CHECKING:
     import pandas as pd
 
+    from zeus_bench.sim.fastarrivals import SharedTries
+
 __all__ = [
     "ARRIVAL_COLUMNS",
     "MAX_RUNTIME_RATIO",
@@ -104,16 +106,29 @@ def replay_groups(
     (model, seed, beta); any other policy through the generic loop, one group at a time.
     """
     knobs = knobs or BanditKnobs()
-    if _fused(policy_cls) and window == 0 and knobs.default:
-        from zeus_bench.sim.fastarrivals import shared_tries
-
-        shared = shared_tries(model, seed, beta)
-        if shared is not None:
-            for name, starts, ends, ratios in groups:
-                yield name, shared.replay(seed, starts, ends, ratios)
-            return
+    shared = fused_tries(model, policy_cls, seed, beta, window, knobs)
+    if shared is not None:
+        for name, starts, ends, ratios in groups:
+            yield name, shared.replay(seed, starts, ends, ratios)
+        return
     for name, starts, ends, ratios in groups:
         yield name, _replay_generic(model, policy_cls, seed, beta, starts, ends, ratios, window, knobs)
+
+
+def fused_tries(
+    model: JobModel, policy_cls: type[Policy], seed: int, beta: float, window: int, knobs: BanditKnobs
+) -> SharedTries | None:
+    """The fused loop's shared tries when it replays this policy (:func:`replay_groups`), else None.
+
+    The ``zeus`` policy (or a subclass that overrides none of its decisions) with the paper's
+    knobs and no window, on a job the fused loop applies to
+    (:func:`~zeus_bench.sim.fastarrivals.shared_tries`).
+    """
+    if not (_fused(policy_cls) and window == 0 and knobs.default):
+        return None
+    from zeus_bench.sim.fastarrivals import shared_tries
+
+    return shared_tries(model, seed, beta)
 
 
 def _fused(policy_cls: type[Policy]) -> bool:
@@ -214,18 +229,20 @@ def group_columns(arrivals: pd.DataFrame) -> list[tuple[str, np.ndarray, np.ndar
     """Per group (sorted by name), its start, end and runtime-ratio arrays in start order.
 
     The table is sorted by (group, start_time) (:func:`~zeus_bench.sim.arrivals.validate_arrivals`);
-    this sorts again (stably) in case a caller's is not, and slices the columns, so that no
-    frame per group is built.
+    this sorts again (stably) in case a caller's is not (unless it is: the stable sort of sorted
+    rows leaves them as they are), and slices the columns, so that no frame per group is built.
     """
     import pandas as pd
 
     codes, names = pd.factorize(arrivals["group"], sort=True)  # vectorised, whatever the string storage
-    order = np.lexsort((arrivals["start_time"].to_numpy(), codes))
-    codes = codes[order]
     labels = [str(n) for n in names]
-    starts = arrivals["start_time"].to_numpy(dtype=float)[order]
-    ends = arrivals["end_time"].to_numpy(dtype=float)[order]
-    ratios = arrivals["runtime_ratio"].to_numpy(dtype=float)[order]
+    starts = arrivals["start_time"].to_numpy(dtype=float)
+    ends = arrivals["end_time"].to_numpy(dtype=float)
+    ratios = arrivals["runtime_ratio"].to_numpy(dtype=float)
+    step, rise = np.diff(codes), np.diff(starts)
+    if not np.all((step > 0) | ((step == 0) & (rise >= 0))):
+        order = np.lexsort((starts, codes))
+        codes, starts, ends, ratios = codes[order], starts[order], ends[order], ratios[order]
     cuts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     bounds = [0, *cuts.tolist(), len(codes)]
     return [(labels[codes[a]], starts[a:b], ends[a:b], ratios[a:b]) for a, b in itertools.pairwise(bounds)]

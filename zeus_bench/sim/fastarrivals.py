@@ -14,8 +14,12 @@ environment's 32-bit words are fetched once; the path a draw at word position ``
 computed once per number of paths and position; and a try's outcome, a function of its batch
 size, path, whether it profiles and the group's least cost so far (the early-stop budget), is
 computed once by the rules of :mod:`zeus_bench.sim.env` and looked up after. A group's replay is
-then its event loop and its optimizer. ``tests/sim/test_sim_arrivals_golden.py`` holds both loops
-to the original simulator and to each other.
+then its event loop and its optimizer, and each of its rows one integer (which shared entry, which
+attempt, which submission: :meth:`SharedTries.codes`), scaled by the submission's runtime ratio
+when the rows are made (:meth:`SharedTries.rows`, or :meth:`SharedTries.columns` for a chunk of
+groups at once with NumPy: the grid's path, no Python tuple per row).
+``tests/sim/test_sim_arrivals_golden.py`` holds both loops to the original simulator and to each
+other.
 """
 
 from __future__ import annotations
@@ -38,13 +42,25 @@ from zeus_bench.sim.env import (
     try_epochs,
     zero_budget_cost,
 )
+from zeus_bench.sim.model import RUN_FIELDS
 from zeus_bench.sim.rules import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES, seed_generators
 
 if TYPE_CHECKING:
     from zeus_bench.sim.replay import JobModel, Row
 
-#: A try's outcome: (cost, reached, epochs, energy J, time s, zero budget: it never ran), unscaled.
-Outcome = tuple[float, bool, float, float, float, bool]
+#: A try's outcome: (cost, reached, it ran (epochs > 0), its entry's code base, zero budget), unscaled.
+Outcome = tuple[float, bool, bool, int, bool]
+#: An unscaled row (:attr:`SharedTries.entries`).
+Entry = tuple[int, float, float, float, float, float, bool, bool, bool, float, float, float]
+# A row's code: entry << _ENTRY_SHIFT | attempt << _ATTEMPT_SHIFT | submission (attempts are at
+# most MAX_SUBMISSION_TRIES < 1024, submissions fewer than 2**32).
+_ATTEMPT_SHIFT = 32
+_ENTRY_SHIFT = 42
+_SUB_MASK = (1 << _ATTEMPT_SHIFT) - 1
+_ATTEMPT_MASK = (1 << (_ENTRY_SHIFT - _ATTEMPT_SHIFT)) - 1
+_ONE_ATTEMPT = 1 << _ATTEMPT_SHIFT
+_SCALED = frozenset(("energy_j", "time_s", "cost", "expected_energy_j", "expected_time_s", "expected_cost"))
+_DTYPES: dict[str, type] = {"batch_size": np.int64, "reached": bool, "profiled": bool, "ran": bool}
 #: The penalty the optimizer observes for a zero-budget try in this mode (the original's 0).
 ZERO_BUDGET_PENALTY = 0.0
 
@@ -55,8 +71,14 @@ class SharedTries:
     ``path(span, pos)`` is ``(index, next position)`` of the draw ``rng.integers(0, span)`` at
     the environment word ``pos`` (:func:`~zeus_bench.sim.env.draw_path`); ``outcome(bi, index,
     profiled, min_cost)`` is the try of batch-size index ``bi`` on path ``index``, by the rules
-    of :mod:`zeus_bench.sim.env`. Both are memoised (bounded: positions by the longest group,
-    outcomes by the batch sizes, paths and distinct least costs).
+    of :mod:`zeus_bench.sim.env`; ``launch(bi, pos, profiled, min_cost)`` is both at once (a
+    launch's outcome and next position). All are memoised (bounded: positions by the longest
+    group, outcomes by the batch sizes, paths and distinct least costs).
+
+    A group's rows are kept as one integer each (:meth:`codes`): the row's entry (one of
+    :attr:`entries`: a try's fields, or a missed submission's, before scaling), its attempt and
+    its submission; :meth:`rows` and :meth:`columns` scale them by the submission's
+    ``runtime_ratio`` (the same multiplications, in Python or in NumPy).
     """
 
     def __init__(
@@ -69,7 +91,29 @@ class SharedTries:
         self._stream = word_stream(env_rng)
         self.words: list[int] = []
         self.paths: dict[int, dict[int, tuple[int, int]]] = {c[1]: {} for c in configs}  # per span
-        self.outcomes: dict[tuple[int, int, bool, float], Outcome] = {}
+        # Per least cost so far: outcome memo by (path index x batch sizes + bi) x 2 + profiled,
+        # and a launch's (outcome, next word position) by (word position x batch sizes + bi) x 2 + profiled.
+        self.by_cost: dict[float, dict[int, Outcome]] = {}
+        self.by_pos: dict[float, dict[int, tuple[Outcome, int]]] = {}
+        #: Unscaled rows: (batch size, limit, epochs, energy, time, cost, reached, profiled, ran,
+        #: expected energy, time, cost); a row's code names one (see :func:`_code`).
+        self.entries: list[Entry] = []
+        self.missed = [self._entry(self.batch_sizes[bi], c, 0.0, 0.0, 0.0, 0.0, False, False, False)
+                       for bi, c in enumerate(configs)]  # fmt: skip
+
+    def _entry(
+        self, b: int, config: Any, epochs: float, energy: float, time: float, cost: float,
+        reached: bool, profiled: bool, ran: bool,
+    ) -> int:  # fmt: skip
+        """A new entry's code base (its number, shifted above attempt and submission)."""
+        limit, exp_e, exp_t, exp_c = config[7:]
+        self.entries.append(
+            (b, limit, epochs, energy, time, cost, reached, profiled, ran, exp_e, exp_t, exp_c)
+        )
+        eid = len(self.entries) - 1
+        if eid >= 1 << (63 - _ENTRY_SHIFT):
+            raise RuntimeError("too many distinct tries for the arrival replay's row codes")
+        return eid << _ENTRY_SHIFT
 
     def path(self, span: int, pos: int) -> tuple[int, int]:
         """The draw at word ``pos`` (a memo miss: computed and kept)."""
@@ -90,19 +134,88 @@ class SharedTries:
     def outcome(self, bi: int, index: int, profiled: bool, min_cost: float) -> Outcome:
         """The try's outcome (a memo miss: computed by the rules of :mod:`zeus_bench.sim.env`, and kept)."""
         model = self.model
-        paths, _, epoch_cost, e_ep, t_ep, prof_e, prof_t, *_ = self.configs[bi]
+        config = self.configs[bi]
+        paths, _, epoch_cost, e_ep, t_ep, prof_e, prof_t, *_ = config
         budget = early_stop_budget(stop_bound(self.beta, min_cost), epoch_cost, float(model.max_epochs))
         epochs, reached = try_epochs(paths[index], budget)
         energy, time = try_energy_time(epochs, e_ep, t_ep, profiled, prof_e, prof_t)
         penalty = zero_budget_cost(min_cost, self.beta, ZERO_BUDGET_PENALTY)
         cost = try_cost(energy, time, model.eta, model.max_power_w, budget, penalty)
-        done = (float(cost), bool(reached), float(epochs), float(energy), float(time), bool(budget == 0.0))
-        self.outcomes[bi, index, profiled, min_cost] = done
+        cost, reached, epochs = float(cost), bool(reached), float(epochs)
+        ran = epochs > 0.0
+        base = self._entry(
+            self.batch_sizes[bi], config, epochs, float(energy), float(time), cost, reached, profiled, True
+        )
+        done = (cost, reached, ran, base, bool(budget == 0.0))
+        n = len(self.configs)
+        self.by_cost.setdefault(min_cost, {})[(index * n + bi) * 2 + profiled] = done
         return done
+
+    def launch(self, bi: int, pos: int, profiled: bool, min_cost: float) -> tuple[Outcome, int]:
+        """A launch's outcome and the next word position: the path drawn at ``pos``, then its try.
+
+        Memoised per least cost in :attr:`by_pos` (a memo miss: :meth:`path` and :meth:`outcome`).
+        """
+        span = self.configs[bi][1]
+        if span == 1:  # rng.integers(0, 1) draws nothing
+            index, after = 0, pos
+        else:
+            index, after = self.paths[span].get(pos) or self.path(span, pos)
+        n = len(self.configs)
+        memo = self.by_cost.get(min_cost)
+        out = (memo or {}).get((index * n + bi) * 2 + profiled) or self.outcome(bi, index, profiled, min_cost)
+        done = (out, after)
+        self.by_pos.setdefault(min_cost, {})[(pos * n + bi) * 2 + profiled] = done
+        return done
+
+    def codes(self, seed: int, starts: np.ndarray, ends: np.ndarray) -> list[int]:
+        """One group's rows as codes (:func:`_replay`; ``seed`` this one's)."""
+        return _replay(self, seed, starts, ends)
 
     def replay(self, seed: int, starts: np.ndarray, ends: np.ndarray, ratios: np.ndarray) -> list[Row]:
         """Rows of ``replay_group(model, Zeus, seed, beta, starts, ends, ratios)`` (``seed`` this one's)."""
-        return _replay(self, seed, starts, ends, ratios)
+        return self.rows(self.codes(seed, starts, ends), ratios)
+
+    def rows(self, codes: list[int], ratios: np.ndarray) -> list[Row]:
+        """A group's rows from its codes, scaled by its submissions' ``ratios``."""
+        entries = self.entries
+        rs = ratios.tolist()
+        rows: list[Row] = []
+        for code in codes:
+            sub = code & _SUB_MASK
+            b, limit, epochs, energy, time, cost, reached, profiled, ran, exp_e, exp_t, exp_c = entries[
+                code >> _ENTRY_SHIFT
+            ]
+            r = rs[sub - 1]
+            rows.append(
+                (
+                    sub, (code >> _ATTEMPT_SHIFT) & _ATTEMPT_MASK, b, limit, epochs, energy * r, time * r,
+                    cost * r, reached, profiled, ran, exp_e * r, exp_t * r, exp_c * r,
+                )
+            )  # fmt: skip
+        return rows
+
+    @staticmethod
+    def submissions(codes: np.ndarray) -> np.ndarray:
+        """Each row's submission number (from 1) in its group, from its code."""
+        return codes & _SUB_MASK
+
+    def columns(self, codes: np.ndarray, ratios: np.ndarray) -> dict[str, np.ndarray]:
+        """Rows as columns (:data:`~zeus_bench.sim.replay.RUN_FIELDS`): ``codes`` (int64) and each row's ratio.
+
+        The same values as :meth:`rows` gives, field by field (NumPy's float64 products are
+        Python's).
+        """
+        table = list(zip(*self.entries, strict=True))
+        eid = codes >> _ENTRY_SHIFT
+        out: dict[str, np.ndarray] = {
+            "recurrence": codes & _SUB_MASK,
+            "attempt": (codes >> _ATTEMPT_SHIFT) & _ATTEMPT_MASK,
+        }
+        for k, name in enumerate(RUN_FIELDS[2:]):
+            values = np.asarray(table[k], dtype=_DTYPES.get(name, float))[eid]
+            out[name] = values * ratios if name in _SCALED else values
+        return out
 
 
 def shared_tries(model: JobModel, seed: int, beta: float) -> SharedTries | None:
@@ -134,91 +247,76 @@ def replay_group_zeus(
     return None if shared is None else shared.replay(seed, starts, ends, ratios)
 
 
-def _replay(
-    shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray, ratios: np.ndarray
-) -> list[Row]:
-    """One group's event loop (the rules of :mod:`zeus_bench.sim.arrivals`): :meth:`SharedTries.replay`."""
-    model = shared.model
+def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray) -> list[int]:
+    """One group's event loop (the rules of :mod:`zeus_bench.sim.arrivals`): its rows' codes, in order.
+
+    One loop over the group's events, each a launch (a submission at its start, or a retry at
+    its try's end, launched before anything else happens) or the observation of the job that
+    ends first (before a submission that starts at or after its end).
+    """
     configs = shared.configs
-    job = model.job
+    job = shared.model.job
     bandit = PruningThompsonSampling(shared.batch_sizes, job.b0, _policy_generator(seed), concurrency=True)
     predict = bandit.predict
     observe = bandit.observe
-    bs_index = model.bs_index
-    path_memo = shared.paths
-    outcome_memo = shared.outcomes
-    draw = shared.path
-    compute = shared.outcome
-    inf = math.inf
+    bs_index = shared.model.bs_index
+    n_bs = len(configs)
+    missed = shared.missed
+    by_pos = shared.by_pos
+    resolve = shared.launch
     known: set[int] = set()  # batch sizes whose JIT profile was launched
-    min_cost = inf
+    min_cost = math.inf
+    memo = by_pos.setdefault(min_cost, {})  # launches at the least cost so far
     best_b = int(job.b0)
     pos = 0  # the group's position in the environment's words
-    # Running jobs, a heap of (end, launch number, start, ratio, b, outcome, profiled, submission,
-    # attempt, zero-budget tries in a row, a try of the submission ran): the first to end first,
-    # the first launched among equal ends (the generic loop's order).
+    # Running jobs, a heap of (end, launch number, start, b, outcome, attempt << 32 | submission,
+    # zero-budget tries in a row, a try of the submission ran): the first to end first, the
+    # first launched among equal ends (the generic loop's order).
     running: list[tuple] = []  # type: ignore[type-arg]
     launches = 0
-    rows: list[Row] = []
-    append = rows.append
-
-    def launch(start: float, end: float, ratio: float, sub: int, attempt: int, zeros: int, ran: bool) -> None:
-        nonlocal launches, pos
-        launches += 1
-        b = best_b if running else predict()
-        bi = bs_index[b]
-        span = configs[bi][1]
-        if span == 1:  # rng.integers(0, 1) draws nothing
-            index = 0
-        else:
-            drawn = path_memo[span].get(pos) or draw(span, pos)
-            index, pos = drawn
-        profiled = b not in known
-        if profiled:
-            known.add(b)
-        out = outcome_memo.get((bi, index, profiled, min_cost)) or compute(bi, index, profiled, min_cost)
-        if out[5]:  # a zero budget: nothing ran
-            heappush(running, (end, launches, start, ratio, b, out, profiled, sub, attempt, zeros + 1, ran))
-        else:
-            heappush(running, (end, launches, start, ratio, b, out, profiled, sub, attempt, 0, True))
-
-    def reap(now: float) -> None:
-        nonlocal min_cost, best_b
-        while running and running[0][0] <= now:
-            end, _, start, ratio, b, out, profiled, sub, attempt, zeros, ran = heappop(running)
-            cost, reached, epochs, energy, time, _ = out
+    codes: list[int] = []
+    append = codes.append
+    submissions = zip(starts.tolist(), ends.tolist(), strict=True)
+    sub = 0
+    next_start, next_end = next(submissions, (math.inf, math.inf))
+    retry = None
+    while True:
+        if retry is not None:  # a retry, launched at once
+            start, end, key, zeros, ran = retry
+            retry = None
+        elif running and running[0][0] <= next_start:  # the first to end, observed
+            end, _, start, b, out, key, zeros, ran = heappop(running)
+            cost, reached, this_ran, base, _ = out
             observe(b, cost, reached)
-            if epochs > 0.0:
-                limit, exp_e, exp_t, exp_c = configs[bs_index[b]][7:]
-                append(
-                    (
-                        sub, attempt, b, limit, epochs, energy * ratio, time * ratio, cost * ratio, reached,
-                        profiled, True, exp_e * ratio, exp_t * ratio, exp_c * ratio,
-                    )
-                )  # fmt: skip
+            if this_ran:
+                append(base | key)
             if reached:
                 if cost < min_cost:
                     min_cost = cost
+                    memo = by_pos.setdefault(cost, {})
                     best_b = b
-            elif zeros < MAX_ZERO_BUDGET_TRIES and attempt < MAX_SUBMISSION_TRIES:
-                launch(end, end + (end - start), ratio, sub, attempt + 1, zeros, ran)
+            elif zeros < MAX_ZERO_BUDGET_TRIES and key >> _ATTEMPT_SHIFT < MAX_SUBMISSION_TRIES:
+                retry = (end, end + (end - start), key + _ONE_ATTEMPT, zeros, ran)
             elif not ran:
-                limit, exp_e, exp_t, exp_c = configs[bs_index[b]][7:]
-                append(
-                    (
-                        sub, attempt, b, limit, 0.0, 0.0, 0.0, 0.0, False, False, False, exp_e * ratio,
-                        exp_t * ratio, exp_c * ratio,
-                    )
-                )  # fmt: skip
-
-    for sub, (start, end, ratio) in enumerate(
-        zip(starts.tolist(), ends.tolist(), ratios.tolist(), strict=True), 1
-    ):
-        if running and running[0][0] <= start:
-            reap(start)
-        launch(start, end, ratio, sub, 1, 0, False)
-    reap(inf)
-    return rows
+                append(missed[bs_index[b]] | key)
+            continue
+        elif next_start < math.inf:  # the next submission
+            sub += 1
+            start, end, key, zeros, ran = next_start, next_end, _ONE_ATTEMPT | sub, 0, False
+            next_start, next_end = next(submissions, (math.inf, math.inf))
+        else:
+            return codes
+        launches += 1
+        b = best_b if running else predict()
+        bi = bs_index[b]
+        profiled = b not in known
+        if profiled:
+            known.add(b)
+        out, pos = memo.get((pos * n_bs + bi) * 2 + profiled) or resolve(bi, pos, profiled, min_cost)
+        if out[4]:  # a zero budget: nothing ran
+            heappush(running, (end, launches, start, b, out, key, zeros + 1, ran))
+        else:
+            heappush(running, (end, launches, start, b, out, key, 0, True))
 
 
 _POLICY_GENERATORS: dict[int, tuple[np.random.Generator, Any]] = {}

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zeus_bench.core.errors import ConfigError, ZeusBenchError
-from zeus_bench.sim.arrivals import group_columns, replay_groups
+from zeus_bench.sim.arrivals import fused_tries, group_columns, replay_groups
 from zeus_bench.sim.drift import Drift, drift_of
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import Policy, load_policy_module
@@ -33,11 +33,13 @@ from zeus_bench.sim.replay import (
 )
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
 from zeus_bench.sim.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
-from zeus_bench.store import ColumnTable, ColumnValues
+from zeus_bench.store import Coded, ColumnTable, ColumnValues
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 if TYPE_CHECKING:  # frames come from pandas only where callers ask for them
     import pandas as pd
+
+    from zeus_bench.sim.fastarrivals import SharedTries
 
 log = logging.getLogger(__name__)
 DEFAULT_KNOBS = BanditKnobs()
@@ -108,7 +110,7 @@ def _table(
     seeds: np.ndarray,
     betas: np.ndarray | float,
     tries: dict[str, np.ndarray],
-    groups: np.ndarray | None = None,
+    groups: np.ndarray | Coded | None = None,
 ) -> ColumnTable:
     """A task's rows from their seed, beta and try columns, with the identity columns."""
     data: dict[str, ColumnValues] = {
@@ -134,7 +136,11 @@ def as_frame(table: ColumnTable) -> pd.DataFrame:
 
     n = table.rows
     data = {
-        name: v if isinstance(v, np.ndarray) else np.full(n, v, dtype=object if isinstance(v, str) else None)
+        name: v
+        if isinstance(v, np.ndarray)
+        else v.decoded()
+        if isinstance(v, Coded)
+        else np.full(n, v, dtype=object if isinstance(v, str) else None)
         for name, v in table.columns.items()
     }
     return pd.DataFrame(data)
@@ -189,25 +195,20 @@ def _replay_frames(
             yield first
             yield from lockstep
             return
+    if task.arrivals is not None:
+        yield from _arrival_tables(task, model, policy_cls, progress, chunk_rows)
+        return
     drift = None if task.drift is None else Drift(task.drift, task.job)
     blocks: list[tuple[float, int, str | None, list[Row]]] = []
     pending, yielded = 0, False
-    groups = [] if task.arrivals is None else group_columns(task.arrivals)
     for beta in task.betas:
         for seed in task.seeds:
-            if task.arrivals is None:
-                rows = replay(
-                    model, policy_cls, seed, beta, task.recurrences, task.window, drift,
-                    task.horizon, task.noise, task.knobs,
-                )  # fmt: skip
-                blocks.append((beta, seed, None, rows))
-                pending += len(rows)
-            for group, rows in replay_groups(model, policy_cls, seed, beta, groups, task.window, task.knobs):
-                blocks.append((beta, seed, group, rows))
-                pending += len(rows)
-                if pending >= chunk_rows:  # the rows of a large table go out as they come
-                    yield _frame(task, blocks)
-                    blocks, pending, yielded = [], 0, True
+            rows = replay(
+                model, policy_cls, seed, beta, task.recurrences, task.window, drift,
+                task.horizon, task.noise, task.knobs,
+            )  # fmt: skip
+            blocks.append((beta, seed, None, rows))
+            pending += len(rows)
             if progress is not None:
                 progress(1)
             if pending >= chunk_rows:
@@ -215,6 +216,84 @@ def _replay_frames(
                 blocks, pending, yielded = [], 0, True
     if blocks or not yielded:
         yield _frame(task, blocks)
+
+
+def _arrival_tables(
+    task: Task, model: JobModel, policy_cls: type[Policy], progress: Progress | None, chunk_rows: int
+) -> Iterator[ColumnTable]:
+    """Every (beta, seed) of an arrival task, every group in name order: tables of about ``chunk_rows`` rows."""
+    assert task.arrivals is not None
+    groups = group_columns(task.arrivals)
+    labels = [g[0] for g in groups]
+    # Each row's runtime ratio is its submission's: the groups' ratios end to end, by offset.
+    ratios = np.concatenate([g[3] for g in groups]) if groups else np.zeros(0)
+    offsets = np.cumsum([0, *(len(g[3]) for g in groups)])[:-1]
+    yielded = False
+    for beta in task.betas:
+        for seed in task.seeds:
+            shared = fused_tries(model, policy_cls, seed, beta, task.window, task.knobs)
+            if shared is None:
+                chunks = _generic_chunks(task, model, policy_cls, seed, beta, groups, chunk_rows)
+            else:
+                chunks = _fused_chunks(shared, seed, groups, ratios, offsets, chunk_rows)
+            for group_codes, tries in chunks:
+                n = len(group_codes)
+                yield _table(
+                    task, np.full(n, seed, dtype=np.int64), float(beta), tries, Coded(group_codes, labels)
+                )
+                yielded = True
+            if progress is not None:
+                progress(1)
+    if not yielded:
+        yield _frame(task, [])
+
+
+def _fused_chunks(
+    shared: SharedTries,
+    seed: int,
+    groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
+    ratios: np.ndarray,
+    offsets: np.ndarray,
+    chunk_rows: int,
+) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """The fused loop's rows of every group, whole groups of about ``chunk_rows`` rows: (group number per row, columns)."""
+    codes: list[int] = []
+    sizes: list[int] = []
+    first = 0
+    for g, (_, starts, ends, _) in enumerate(groups):
+        done = shared.codes(seed, starts, ends)
+        codes.extend(done)
+        sizes.append(len(done))
+        if len(codes) >= chunk_rows or g == len(groups) - 1:
+            if codes:
+                group_codes = np.repeat(np.arange(first, g + 1), sizes)
+                arr = np.array(codes, dtype=np.int64)
+                row_ratios = ratios[offsets[group_codes] + shared.submissions(arr) - 1]
+                yield group_codes, shared.columns(arr, row_ratios)
+            codes, sizes, first = [], [], g + 1
+
+
+def _generic_chunks(
+    task: Task,
+    model: JobModel,
+    policy_cls: type[Policy],
+    seed: int,
+    beta: float,
+    groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
+    chunk_rows: int,
+) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """:func:`_fused_chunks` for a policy the fused loop does not replay (the generic loop's rows)."""
+    rows: list[Row] = []
+    sizes: list[int] = []
+    first = 0
+    replayed = replay_groups(model, policy_cls, seed, beta, groups, task.window, task.knobs)
+    for g, (_, done) in enumerate(replayed):
+        rows.extend(done)
+        sizes.append(len(done))
+        if len(rows) >= chunk_rows or g == len(groups) - 1:
+            if rows:
+                yield np.repeat(np.arange(first, g + 1), sizes), _columns(rows)
+            rows, sizes, first = [], [], g + 1
 
 
 #: Seeds replayed together in lockstep (more amortise each step's array operations over more
@@ -323,7 +402,7 @@ def plan(
     if prior is not None:
         check_prior_gpu(*prior)
     if arrivals is not None:
-        in_table = list(dict.fromkeys(arrivals["workload"]))
+        in_table = list(arrivals["workload"].unique())  # in order of appearance
         if workloads is not None:
             in_table = [w for w in in_table if w in set(workloads)]
         workloads = in_table

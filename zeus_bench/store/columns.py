@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,16 +24,19 @@ from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.core.fsutil import atomic_path
 from zeus_bench.core.provenance import base_provenance
 from zeus_bench.store.frames import read_checked, read_table, validate
-from zeus_bench.store.schema import METADATA_KEY, Column, check_numbers, get_schema
+from zeus_bench.store.schema import METADATA_KEY, Coded, Column, check_numbers, get_schema
 
 if TYPE_CHECKING:  # pandas is imported where frames are handled: the simulator's path runs without it
     import pandas as pd
 
 log = logging.getLogger(__name__)
 
-#: A column of a :class:`ColumnTable`: one value per row, or one value for every row.
-ColumnValues = np.ndarray | str | int | float | bool | None
 
+#: A column of a :class:`ColumnTable`: a value per row (array, :class:`Coded` text) or for every row.
+ColumnValues = np.ndarray | Coded | str | int | float | bool | None
+
+#: Writes Parquet row groups while the caller makes the next rows (Arrow releases the GIL).
+_BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zeus-bench-parquet")
 _EMPTY = {"str": object, "int": np.int64, "float": float, "bool": bool}
 _ARROW_TYPES = {"str": pa.large_string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
 
@@ -65,6 +69,11 @@ def _validated_arrow(table: ColumnTable, kind: str, where: str) -> pa.Table:
     for col in schema.columns:
         value = table.columns.get(col.name)
         arrow_type = _ARROW_TYPES[col.dtype]
+        if isinstance(value, Coded):  # distinct labels: equal codes, equal text
+            codes, labels = value.checked(col.name, col.dtype, n, where)
+            arrays.append(_arrow(labels, arrow_type).take(_arrow(codes, pa.int64())))
+            keyed += [codes] if col.name in schema.key else []
+            continue
         if value is None or not isinstance(value, np.ndarray):
             if value is None and not col.nullable and n:
                 raise TraceFormatError(f"{where}: column {col.name!r} row 0: missing value")
@@ -82,7 +91,9 @@ def _validated_arrow(table: ColumnTable, kind: str, where: str) -> pa.Table:
         row = _duplicate_row(keyed)
         if row is not None:
             shown = {c: table.columns[c] for c in schema.key if c in table.columns}
-            key = ", ".join(f"{c}={v[row] if isinstance(v, np.ndarray) else v}" for c, v in shown.items())
+            key = ", ".join(
+                f"{c}={v[row] if isinstance(v, np.ndarray | Coded) else v}" for c, v in shown.items()
+            )
             raise TraceFormatError(f"{where}: duplicate rows for key ({key})")
     return pa.Table.from_arrays(arrays, names=schema.names)
 
@@ -129,7 +140,8 @@ class TableWriter:
     duplicates within the frame; frames of a stream must not share keys). The file is written
     under a temporary name beside ``path`` and renamed onto it when the block ends without an
     exception: on failure nothing is left, ``path`` included. A ``.parquet`` file carries the
-    same metadata as :func:`write_table`'s and reads back with :func:`read_table`.
+    same metadata as :func:`write_table`'s and reads back with :func:`read_table`. Its row groups
+    are written in a background thread, one at a time: a table's arrays must not change after it.
 
     Raises:
         ConfigError: ``path`` ends in neither ``.parquet`` nor ``.csv``.
@@ -155,6 +167,7 @@ class TableWriter:
         self._atomic: Any = None
         self._tmp: Path | None = None
         self._parquet: pq.ParquetWriter | None = None
+        self._pending: Future[None] | None = None  # the row group being written
         self._arrow_schema: pa.Schema | None = None
         self._csv: Any = None
 
@@ -194,35 +207,41 @@ class TableWriter:
             existing = table.schema.metadata or {}
             meta = {**existing, METADATA_KEY: json.dumps(self.meta, default=str).encode()}
             self._arrow_schema = table.schema.with_metadata(meta)
-            self._parquet = pq.ParquetWriter(self._tmp, self._arrow_schema)
+            text = [c.name for c in self.schema.columns if c.dtype == "str"]  # dictionaries: text only (4x)
+            self._parquet = pq.ParquetWriter(self._tmp, self._arrow_schema, use_dictionary=text)
             table = table.replace_schema_metadata(meta)
         if table.num_rows or self.rows == 0:
-            self._parquet.write_table(table)
+            if self._pending is not None:
+                self._pending.result()  # the previous row group's failure, if any
+            self._pending = _BACKGROUND.submit(self._parquet.write_table, table)
         self.rows += table.num_rows
 
-    def _close(self) -> None:
+    def _close(self, check: bool = True) -> None:
+        """Wait for the last row group and close the file (``check``: raise a failed write's error)."""
+        pending, self._pending = self._pending, None
+        failed = None if pending is None else pending.exception()  # waits for it
         if self._parquet is not None:
             self._parquet.close()
             self._parquet = None
         if self._csv is not None:
             self._csv.close()
             self._csv = None
+        if failed is not None and check:
+            raise failed
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         """Finish the file and rename it onto ``path``; on an exception remove it."""
         if exc_type is not None:
-            self._close()
+            self._close(check=False)
             self._atomic.__exit__(exc_type, exc, tb)
             return
         try:
             if self.rows == 0 and self._parquet is None and self._csv is None:
-                empty = {
-                    c.name: np.array([], dtype=_EMPTY[c.dtype]) for c in self.schema.columns if c.required
-                }
+                empty = {c.name: np.empty(0, _EMPTY[c.dtype]) for c in self.schema.columns if c.required}
                 self.write(ColumnTable(0, empty))
             self._close()
         except BaseException as error:
-            self._close()
+            self._close(check=False)
             self._atomic.__exit__(type(error), error, error.__traceback__)
             raise
         self._atomic.__exit__(None, None, None)

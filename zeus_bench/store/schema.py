@@ -9,7 +9,7 @@ Other modules register their own kinds with :func:`register_schema`; :func:`get_
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -24,6 +24,37 @@ METADATA_KEY = b"zeus_bench"
 
 DType = Literal["int", "float", "str", "bool"]
 Check = Literal["positive", "nonnegative", "finite"]
+
+
+@dataclass(frozen=True)
+class Coded:
+    """Text as codes into distinct ``labels`` (row ``i``: ``labels[codes[i]]``), written as the strings."""
+
+    codes: np.ndarray
+    labels: Sequence[str]
+
+    def __getitem__(self, row: int) -> str:
+        """Row ``row``'s text."""
+        return self.labels[int(self.codes[row])]
+
+    def decoded(self) -> np.ndarray:
+        """The column as an object array of strings."""
+        return np.array(list(self.labels), dtype=object)[self.codes]
+
+    def checked(self, name: str, dtype: str, rows: int, where: str) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, labels as an object array), checked as column ``name`` of ``rows`` rows of ``dtype``.
+
+        Raises:
+            TraceFormatError: not a text column, not ``rows`` integer codes, codes outside the
+                labels, labels repeated or not all text (one line naming the column).
+        """
+        codes, labels = np.asarray(self.codes), np.array(list(self.labels), dtype=object)
+        size = len(labels)
+        text = dtype == "str" and all(isinstance(v, str) for v in labels.tolist())
+        ok = text and len(codes) == rows and codes.dtype.kind in "iu" and len(set(labels.tolist())) == size
+        if not ok or (rows and not 0 <= codes.min() <= codes.max() < size):
+            raise TraceFormatError(f"{where}: column {name!r}: expected {rows} codes of distinct text labels")
+        return codes, labels
 
 
 @dataclass(frozen=True)
