@@ -49,6 +49,7 @@ from zeus_bench.optimizers.rng import (
     rejectable_words,
     strip_densities,
 )
+from zeus_bench.optimizers.seed_bandits import certified_pick
 from zeus_bench.optimizers.streams import PolicyStreams
 from zeus_bench.sim.env import (
     draw_paths,
@@ -231,7 +232,6 @@ def _run(model: JobModel, st: _Seeds, steps: list[Step]) -> list[int]:
     beta = st.beta
     recurrences = st.recurrences
     left: list[int] = []
-    inf = math.inf
     while True:
         a = len(st.ids)
         rows = np.arange(a)
@@ -249,13 +249,7 @@ def _run(model: JobModel, st: _Seeds, steps: list[Step]) -> list[int]:
             z[slow], st.pol_pos[slow], ok = st.slow_draws(slow, first[slow])
             gone[slow[~ok]] = True
         gone &= st.live
-        samples = st.mean + st.std * z
-        win = samples.argmax(axis=1)
-        best = samples[rows, win]
-        samples[rows, win] = -inf
-        bound = st.c0 + st.c1 * np.where(st.valid, np.abs(z), 0.0).max(axis=1)
-        certain = (best - bound > samples.max(axis=1) + bound) | (n == 1)
-        win = np.where(n == 1, 0, win)
+        win, certain = certified_pick(st.mean, st.std, st.c0, st.c1, z, st.valid)
         for i in np.flatnonzero(~certain & st.live & ~gone).tolist():
             win[i] = st.exact_winner(i, z[i, : n[i]].tolist())
         bi = st.arm[rows, win]
