@@ -23,13 +23,24 @@ one-seed object with one row, the replay with one row per seed.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from zeus_bench.optimizers.posterior import where
+from zeus_bench.optimizers.posterior import add_reward, approx_from_sums, largest_sample, posterior, where
+from zeus_bench.optimizers.rng import normal_tables, rejectable_words, strip_densities
+from zeus_bench.optimizers.streams import PolicyStreams
 
-__all__ = ["Pruning", "certified_pick", "next_round", "prune_choice", "prune_observe", "prune_step"]
+__all__ = [
+    "Pruning",
+    "SeedStart",
+    "SeedThompson",
+    "certified_pick",
+    "next_round",
+    "prune_choice",
+    "prune_observe",
+    "prune_step",
+]
 
 _INF = math.inf
 
@@ -168,3 +179,135 @@ def certified_pick(
         one = np.count_nonzero(valid, axis=1) == 1
     bound = c0 + c1 * z_max
     return where(one, 0, win), (best - bound > second + bound) | one
+
+
+class SeedStart(Protocol):
+    """Where a seed's Thompson Sampling starts: the end of its pruning (the replay's handover)."""
+
+    arms: list[int]  # batch-size indices, ascending
+    sums: list[list[float]]  # each arm's running sums (add_reward)
+    rewards: list[list[float]]  # each arm's rewards so far
+    pol_rng: np.random.Generator  # the optimizer's generator, no output fetched ahead
+    pol_state: Any  # its bit generator's state there
+
+
+class SeedThompson(PolicyStreams):
+    """The batch-size optimizer's Thompson Sampling for many seeds at once, one array row per seed.
+
+    The batched face of :class:`~zeus_bench.optimizers.bandit.PruningThompsonSampling` once every
+    arm has its :data:`~zeus_bench.optimizers.bandit.MIN_OBSERVATIONS` (window 0, no prior): each
+    prediction skips the visiting order's words and draws one normal per arm from the seed's
+    generator's raw outputs (:class:`~zeus_bench.optimizers.streams.PolicyStreams`); the winner is
+    :func:`certified_pick`'s, a near-tie decided from the exact posteriors of the arm's rewards.
+    A seed whose visiting order holds a rejectable word, or whose draws need more outputs than
+    fetched, is ``gone`` (its caller replays it otherwise).
+    """
+
+    def __init__(self, starts: list[SeedStart], ids: list[int]) -> None:
+        """The seeds' Thompson Sampling from their ``starts``; ``ids`` name the seeds (their positions)."""
+        tables = normal_tables()
+        assert tables is not None
+        self.widths, self.thresholds = tables
+        a = len(starts)
+        self.ids = np.array(ids, dtype=np.int64)
+        self.handovers = starts
+        n_arms = np.array([len(s.arms) for s in starts], dtype=np.int64)
+        width = int(n_arms.max())
+        self.n_arms = n_arms
+        self.cols = np.arange(width)
+        valid = self.cols[None, :] < n_arms[:, None]
+        self.valid = valid
+        self.arm = np.zeros((a, width), dtype=np.intp)
+        sums = np.zeros((4, a, width))
+        sums[0] = 1.0  # padding: harmless values (its samples are forced to -inf)
+        for i, s in enumerate(starts):
+            self.arm[i, : len(s.arms)] = s.arms
+            for j, arm_sums in enumerate(s.sums):
+                sums[:, i, j] = arm_sums
+        self.sums = sums
+        mean, std, c0, c1 = approx_from_sums(*sums)
+        self.mean = np.where(valid, mean, -_INF)
+        self.std = np.where(valid, std, 0.0)
+        self.c0 = np.where(valid, c0, 0.0).max(axis=1)  # bounds over the arms (as large as needed)
+        self.c1 = np.where(valid, c1, 0.0).max(axis=1)
+        # Policy outputs: raw, the normal each makes alone, whether it does, rejectable words.
+        self.pol_pos = np.zeros(a, dtype=np.int64)
+        self.twins: dict[int, list[Any]] = {}  # seed id -> [PCG64, Generator, output position]
+        self.made: dict[tuple[int, int], tuple[float, int]] = {}  # NumPy's draws at (seed id, output)
+        self.pol_base = 0  # outputs dropped before column 0
+        self.densities = strip_densities(self.widths)
+        self.pol_raw = np.zeros((a, 0), dtype=np.uint64)
+        self.rejectable = {
+            n: np.array(sorted(rejectable_words(n)), dtype=np.uint64)
+            for n in set(n_arms.tolist())
+            if rejectable_words(n)
+        }
+        self.left = np.ones(a, dtype=np.int64)  # per seed, a bound on the recurrences left
+        self.log: list[tuple[np.ndarray, ...]] = []  # per step: ids, arm column, cost (exact fallback)
+
+    def _remaining(self) -> np.ndarray:
+        return self.left
+
+    def decide(self, live: np.ndarray, left: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each seed's prediction: its arm column, batch-size index, and whether it is gone.
+
+        ``live``: the seeds still replayed (the others' draws are not resolved); ``left``: per
+        seed, a bound on the recurrences left (how many outputs to fetch ahead).
+        """
+        self.left = left
+        rows = np.arange(len(self.ids))
+        n = self.n_arms
+        self.refill_policy(2 * n + 8)
+        # The visiting order's words (n - 1 outputs: a rejectable one makes the seed go), then one
+        # normal per arm.
+        first = self.pol_pos + n - 1
+        gone = self.reject_cum[rows, first] != self.reject_cum[rows, self.pol_pos]
+        take = np.minimum(first[:, None] + self.cols[None, :], self.pol_raw.shape[1] - 1)
+        z = self.z[rows[:, None], take]
+        self.pol_pos = first + n
+        slow = np.flatnonzero(self.slow_cum[rows, first + n] != self.slow_cum[rows, first])
+        if len(slow):
+            z[slow], self.pol_pos[slow], ok = self.slow_draws(slow, first[slow])
+            gone[slow[~ok]] = True
+        gone &= live
+        win, certain = certified_pick(self.mean, self.std, self.c0, self.c1, z, self.valid)
+        for i in np.flatnonzero(~certain & live & ~gone).tolist():
+            win[i] = self.exact_winner(i, z[i, : n[i]].tolist())
+        return win, self.arm[rows, win], gone
+
+    def observe(self, win: np.ndarray, cost: np.ndarray) -> None:
+        """Each seed's arm ``win`` (column) observed at ``cost``: its running sums and posterior."""
+        rows = np.arange(len(self.ids))
+        count, total, squares, magnitudes = self.sums[:, rows, win]
+        arm_sums = add_reward(count, total, squares, magnitudes, -cost)
+        self.sums[:, rows, win] = arm_sums
+        mean, std, c0, c1 = approx_from_sums(*arm_sums)
+        self.mean[rows, win] = mean
+        self.std[rows, win] = std
+        self.c0 = np.maximum(self.c0, c0)
+        self.c1 = np.maximum(self.c1, c1)
+        self.log.append((self.ids, win, cost))
+
+    def rewards(self, i: int, k: int) -> list[float]:
+        """Every reward so far of arm column ``k`` of seed row ``i`` (exact posteriors' input)."""
+        seed_id = self.ids[i]
+        out = list(self.handovers[i].rewards[k])
+        if self.log:
+            ids, arm, cost = (np.concatenate([step[f] for step in self.log]) for f in range(3))
+            out.extend((-cost[(ids == seed_id) & (arm == k)]).tolist())
+        return out
+
+    def exact_winner(self, i: int, z: list[float]) -> int:
+        """Arm column of seed row ``i``'s largest sample from the exact posteriors (a near-tie)."""
+        n = int(self.n_arms[i])
+        return largest_sample([posterior(self.rewards(i, k)) for k in range(n)], z)
+
+    def keep(self, rows: np.ndarray) -> None:
+        """Keep only the seed rows ``rows`` (the others finished or left)."""
+        for name in (
+            "ids", "n_arms", "valid", "arm", "mean", "std", "c0", "c1", "pol_pos", "pol_raw", "z", "slow",
+            "slow_cum", "reject_cum", "res_val", "res_next", "left",
+        ):  # fmt: skip
+            setattr(self, name, getattr(self, name)[rows])
+        self.sums = self.sums[:, rows]
+        self.handovers = [self.handovers[i] for i in rows.tolist()]
