@@ -60,7 +60,14 @@ from zeus_bench.optimizers.posterior import (
     sum_and_variance,
 )
 from zeus_bench.optimizers.rng import ChoiceDraws
-from zeus_bench.optimizers.seed_bandits import Pruning, certified_pick, next_round, prune_choice, prune_step
+from zeus_bench.optimizers.seed_bandits import (
+    Pruning,
+    arm_rewards,
+    certified_pick,
+    next_round,
+    prune_choice,
+    prune_step,
+)
 from zeus_bench.optimizers.state import rng_from_state, rng_state
 
 __all__ = [  # the posterior and state helpers are re-exported: their public home until #20
@@ -232,11 +239,8 @@ class PruningThompsonSampling:
         """Pruning is over (its last fields ``frozen``): the candidates become the arms."""
         self._frozen = frozen
         self._arms = [int(b) for b in frozen["candidates"]]
-        # The arms start from every observation so far of their batch size (pruning's).
-        self._rewards = {b: [] for b in self._arms}
-        for b, c, _ in self._history:
-            if b in self._rewards:
-                self._rewards[b].append(-c)
+        rewards = arm_rewards(((b, c) for b, c, _ in self._history), self._arms)
+        self._rewards = dict(zip(self._arms, rewards, strict=True))
 
     def _expected(self) -> int | None:
         """Batch size pruning waits for, or None once pruning is over."""

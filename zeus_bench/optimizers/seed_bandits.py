@@ -23,6 +23,7 @@ one-seed object with one row, the replay with one row per seed.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -179,6 +180,58 @@ def certified_pick(
         one = np.count_nonzero(valid, axis=1) == 1
     bound = c0 + c1 * z_max
     return where(one, 0, win), (best - bound > second + bound) | one
+
+
+def arm_rewards(history: Iterable[tuple[int, float]], arms: Sequence[int]) -> list[list[float]]:
+    """Each arm's rewards when Thompson Sampling starts: every observation of its batch size so far.
+
+    ``history`` holds (batch size, cost) in observation order, pruning's included.
+    """
+    out: dict[int, list[float]] = {arm: [] for arm in arms}
+    for b, c in history:
+        rewards = out.get(b)
+        if rewards is not None:
+            rewards.append(-c)
+    return [out[arm] for arm in arms]
+
+
+class SeedPruning:
+    """The batch-size optimizer's pruning for many seeds at once (:class:`Pruning` and its rules).
+
+    The batched face of :class:`~zeus_bench.optimizers.bandit.PruningThompsonSampling` while it
+    prunes: each seed's next batch size (index) follows from its own outcomes. Seed rows are
+    dropped with :meth:`take` as they finish or end their pruning.
+    """
+
+    def __init__(self, seeds: int, n_batch_sizes: int, default: int, prune_rounds: int) -> None:
+        """Round 1 of ``seeds`` seeds over ``n_batch_sizes`` batch sizes, from index ``default``."""
+        self.state = Pruning.start(seeds, n_batch_sizes, default)
+        self.prune_rounds = prune_rounds
+        self.history: list[list[tuple[int, float]]] = [[] for _ in range(seeds)]
+
+    def decide(self) -> np.ndarray:
+        """Each seed's batch-size index to try (:func:`prune_choice`)."""
+        return prune_choice(self.state)
+
+    def observe(self, bi: np.ndarray, cost: np.ndarray, reached: np.ndarray) -> None:
+        """Each seed's try of ``bi`` (:func:`prune_observe`), kept in its history."""
+        for history, b, c in zip(self.history, bi.tolist(), cost.tolist(), strict=True):
+            history.append((b, c))
+        self.state = prune_observe(self.state, bi, cost, reached)
+
+    def pruned(self) -> np.ndarray:
+        """The seeds whose pruning is over."""
+        return self.state.rounds >= self.prune_rounds  # type: ignore[no-any-return]
+
+    def arms(self, i: int) -> tuple[list[int], list[list[float]]]:
+        """Seed row ``i``'s arms once its pruning is over, and each arm's rewards (:func:`arm_rewards`)."""
+        arms = np.flatnonzero(self.state.candidates[i]).tolist()
+        return arms, arm_rewards(self.history[i], arms)
+
+    def take(self, rows: np.ndarray) -> None:
+        """Keep only the seed rows ``rows``."""
+        self.state = self.state.take(rows)
+        self.history = [self.history[i] for i in rows.tolist()]
 
 
 class SeedStart(Protocol):
