@@ -29,7 +29,7 @@ ZEUS = get_policy("zeus")
 
 
 def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> list[tuple[object, ...]]:
-    """One seed's rows by the generic loop (Runner + the Zeus policy object)."""
+    """One seed's rows by the executor (one seed, the Zeus policy object)."""
     return replay(model, ZEUS, seed, beta, recurrences)
 
 

@@ -177,7 +177,7 @@ class PruningThompsonSampling:
         self._awaiting: int | None = None  # concurrency: the batch size the last predict asked pruning for
         # Pruning state: one seed's row of the batched rule's state (indices into batch_sizes).
         self._index = {b: i for i, b in enumerate(bs)}
-        self._prune = Pruning.start(1, len(bs), self._index[self.default_batch_size])
+        self._prune = Pruning.one(len(bs), self._index[self.default_batch_size])
         self._frozen: dict[str, Any] | None = None  # pruning's fields of state_dict once it is over
         self._next: int | None = None  # the batch size pruning waits for (None: not computed yet)
         # Thompson Sampling state: rewards per arm (None until pruning ends).
@@ -188,7 +188,7 @@ class PruningThompsonSampling:
         # Running sums per arm, for the certified approximate posteriors (see _sampled_arm).
         self._sums: dict[int, list[float]] = {}
         self._approx_cache: dict[int, tuple[float, float, float, float]] = {}
-        self._approx_lists: list[list[float]] | None = None  # means, stds, c0s, c1s in arm order
+        self._approx_lists: list[Any] | None = None  # means, stds (arrays), c0s, c1s in arm order
         self._arm_pos: dict[int, int] = {}
         self._dirty: set[int] = set()
         self._explored = False
@@ -205,34 +205,33 @@ class PruningThompsonSampling:
     def _pruning_fields(self, p: Pruning) -> dict[str, Any]:
         """The pruning fields of :meth:`state_dict` from a pruning state (the lists it stands for)."""
         bs = self.batch_sizes
-        cand, good = p.candidates[0].tolist(), p.good[0].tolist()
-        d, down, up = int(p.default[0]), int(p.down[0]), int(p.up[0])
-        best_cost = float(p.best_cost[0])
+        n, cand, good, d = len(bs), p.candidates, p.good, p.default
+
+        def listed(mask: int, indices: range) -> list[int]:
+            return [bs[i] for i in indices if mask >> i & 1]
+
         return {
-            "round": int(p.rounds[0]),
-            "candidates": [b for b, c in zip(bs, cand, strict=True) if c],
+            "round": p.rounds,
+            "candidates": listed(cand, range(n)),
             "default": bs[d],
-            "down": [bs[i] for i in range(min(down, len(bs) - 1), -1, -1) if cand[i]],
-            "up": [bs[i] for i in range(max(up, 0), len(bs)) if cand[i]],
+            "down": listed(cand, range(min(p.down, n - 1), -1, -1)),
+            "up": listed(cand, range(max(p.up, 0), n)),
             # in the order pruning finds them: downwards from the default, then upwards
-            "good": [bs[i] for i in range(d, -1, -1) if good[i]]
-            + [bs[i] for i in range(d + 1, len(bs)) if good[i]],
-            "round_best": bs[int(p.best[0])],
-            "round_best_cost": None if math.isinf(best_cost) else best_cost,
+            "good": listed(good, range(d, -1, -1)) + listed(good, range(d + 1, n)),
+            "round_best": bs[p.best],
+            "round_best_cost": None if math.isinf(p.best_cost) else p.best_cost,
         }
 
     def _load_pruning(self, d: dict[str, Any]) -> Pruning:
         """The pruning state whose :meth:`_pruning_fields` are ``d``'s."""
         n, ix = len(self.batch_sizes), self._index
-        cand = np.zeros((1, n), dtype=bool)
-        cand[0, [ix[int(b)] for b in d["candidates"]]] = True
-        good = np.zeros((1, n), dtype=bool)
-        good[0, [ix[int(b)] for b in d["good"]]] = True
+        cand = sum(1 << ix[int(b)] for b in d["candidates"])
+        good = sum(1 << ix[int(b)] for b in d["good"])
         rbc = d["round_best_cost"]
         return Pruning(
-            np.array([int(d["round"])]), cand, np.array([ix[int(d["default"])]]),
-            np.array([ix[int(d["down"][0])] if d["down"] else -1]), np.array([ix[int(d["up"][0])] if d["up"] else n]),
-            good, np.array([ix[int(d["round_best"])]]), np.array([math.inf if rbc is None else float(rbc)]),
+            n, int(d["round"]), cand, ix[int(d["default"])], ix[int(d["down"][0])] if d["down"] else -1,
+            ix[int(d["up"][0])] if d["up"] else n, good, ix[int(d["round_best"])],
+            math.inf if rbc is None else float(rbc),
         )  # fmt: skip
 
     def _begin_sampling(self, frozen: dict[str, Any]) -> None:
@@ -247,17 +246,15 @@ class PruningThompsonSampling:
         if self._arms is not None:
             return None
         if self._next is None:
-            self._next = self.batch_sizes[int(prune_choice(self._prune)[0])]
+            self._next = self.batch_sizes[prune_choice(self._prune)]
         return self._next
 
     def _prune_observe(self, batch_size: int, cost: float, reached: bool) -> None:
         """Pruning's transition (:func:`~zeus_bench.optimizers.seed_bandits.prune_observe`, one row)."""
-        stepped, over = prune_step(
-            self._prune, np.array([self._index[batch_size]]), np.array([cost]), np.array([reached])
-        )
+        stepped, over = prune_step(self._prune, self._index[batch_size], cost, reached)
         self._prune = next_round(stepped, over)
         self._next = None
-        if int(self._prune.rounds[0]) >= self.prune_rounds:  # the last round's fields stay in the state
+        if self._prune.rounds >= self.prune_rounds:  # the last round's fields stay in the state
             last = self._pruning_fields(stepped)
             kept = {k: last[k] for k in ("down", "up", "good", "round_best_cost")}
             self._begin_sampling({**self._pruning_fields(self._prune), **kept})
@@ -294,12 +291,12 @@ class PruningThompsonSampling:
             self._explored = self.window == 0 or self.window >= MIN_OBSERVATIONS
         # rng.normal(means, stds) is means[i] + stds[i] * (i-th standard normal), in arm order;
         # the first largest sample wins (a NaN first of all, as argmax has it).
-        z = self._rng.standard_normal(n).tolist()
+        z = self._rng.standard_normal(n)
         if self.window == 0 and self._no_prior:
             arm = self._sampled_arm(arms, z)
             if arm is not None:
                 return arm
-        return self._exact_sample(arms, z)
+        return self._exact_sample(arms, z.tolist())
 
     def _exact_sample(self, arms: list[int], z: list[float]) -> int:
         """The arm of largest sample ``mean + std * z[i]`` from the exact posteriors."""
@@ -328,7 +325,7 @@ class PruningThompsonSampling:
         self._approx_cache[arm] = approx
         return approx
 
-    def _sampled_arm(self, arms: list[int], z: list[float]) -> int | None:
+    def _sampled_arm(self, arms: list[int], z: Sequence[float] | np.ndarray) -> int | None:
         """The arm of largest sample when the approximate posteriors decide it beyond doubt.
 
         Every sample ``mean + std * z`` lies within ``B = max c0 + max c1 * max |z|`` of the
@@ -342,7 +339,10 @@ class PruningThompsonSampling:
         if lists is None:
             self._arm_pos = {b: i for i, b in enumerate(arms)}
             approx = [self._approx_posterior(b) for b in arms]
-            lists = self._approx_lists = [[a[k] for a in approx] for k in range(4)]
+            # means and stds as arrays (the rule's operands), the bounds as lists (their largest)
+            lists = self._approx_lists = [
+                np.array([a[k] for a in approx]) if k < 2 else [a[k] for a in approx] for k in range(4)
+            ]
             self._dirty.clear()
         elif self._dirty:
             for b in self._dirty:
@@ -350,9 +350,7 @@ class PruningThompsonSampling:
                 lists[0][i], lists[1][i], lists[2][i], lists[3][i] = self._approx_posterior(b)
             self._dirty.clear()
         means, stds, c0s, c1s = lists
-        win, certain = certified_pick(
-            np.array(means), np.array(stds), max(c0s), max(c1s), np.asarray(z, dtype=float)
-        )
+        win, certain = certified_pick(means, stds, max(c0s), max(c1s), np.asarray(z, dtype=float))
         return arms[win] if certain else None
 
     def observe(self, batch_size: int, cost: float, reached: bool) -> None:
@@ -391,7 +389,7 @@ class PruningThompsonSampling:
         result before any arm is observed).
         """
         if self._arms is None:
-            return self.batch_sizes[int(self._prune.best[0])]
+            return self.batch_sizes[self._prune.best]
         observed = [b for b in self._arms if self._rewards[b]]
         if not observed:
             return int(self._frozen["default"])  # type: ignore[index]

@@ -1,9 +1,9 @@
-"""The batch-size optimizer's two decision rules, stated once on arrays over seeds.
+"""The batch-size optimizer over many seeds at once, and its two decision rules, stated once.
 
 :class:`~zeus_bench.optimizers.bandit.PruningThompsonSampling` (one seed: the online optimizer,
-the generic replay loop, the arrival replays) and the replay's batched Zeus over seeds
-(:mod:`zeus_bench.sim.pruning`, :mod:`zeus_bench.sim.lockstep`) both call these functions: the
-one-seed object with one row, the replay with one row per seed.
+the executor, the arrival replays) and the replay's batched Zeus (:class:`SeedPruning` and
+:class:`SeedThompson`, which :mod:`zeus_bench.sim.pruning` and :mod:`zeus_bench.sim.lockstep`
+drive) both call these rules: the one-seed object on one seed's numbers, the batched on arrays.
 
 * **The pruning transition** (:class:`Pruning`, :func:`prune_choice`, :func:`prune_observe`):
   the state of each seed's pruning, over the batch sizes' indices in ascending order: the round,
@@ -14,10 +14,9 @@ one-seed object with one row, the replay with one row per seed.
   direction. When both are over the round ends: the good batch sizes become the candidates (none
   good: the round's best so far, its default), the best one the next round's default.
 * **The certified sample-and-pick** (:func:`certified_pick`): the arm of largest sample
-  ``mean + std * z`` from the approximate posteriors (running sums,
-  :func:`~zeus_bench.optimizers.posterior.approx_from_sums`), certified when it beats the second
-  largest by more than twice the error bound ``c0 + c1 * max |z|``; a near-tie is left to the
-  exact posteriors (the caller's).
+  ``mean + std * z`` from the approximate posteriors (:func:`~zeus_bench.optimizers.posterior.approx_from_sums`),
+  certified when it beats the second largest by more than twice the error bound ``c0 + c1 * max
+  |z|``; a near-tie is left to the exact posteriors (the caller's).
 """
 
 from __future__ import annotations
@@ -47,61 +46,105 @@ _INF = math.inf
 
 
 class Pruning(NamedTuple):
-    """Each seed's pruning state, one array element (or row, over batch sizes) per seed.
+    """Each seed's pruning state: arrays over seeds, or Python numbers for one seed.
+
+    For many seeds every field is an array with one element (or, for the masks, one row over the
+    batch sizes) per seed; for one seed (:meth:`one`) the fields are Python numbers and the masks
+    Python ints, bit ``i`` for batch size ``i``. The rules below take either (their few mask
+    operations, :func:`_last_at_most` and its kin, have one form for each).
 
     Attributes:
+        n: The number of batch sizes.
         rounds: Rounds completed.
-        candidates: ``(seeds, batch sizes)`` bools: the round's candidates.
+        candidates: The round's candidates (a mask).
         default: The round's default (where it started).
         down: The next batch size downwards is the largest candidate ``<= down``.
         up: The next batch size upwards is the smallest candidate ``>= up``.
-        good: ``(seeds, batch sizes)`` bools: the round's batch sizes that reached the target.
+        good: The round's batch sizes that reached the target (a mask).
         best: The round's cheapest good batch size (its default before any).
         best_cost: Its cost (``inf`` before any).
     """
 
-    rounds: np.ndarray
-    candidates: np.ndarray
-    default: np.ndarray
-    down: np.ndarray
-    up: np.ndarray
-    good: np.ndarray
-    best: np.ndarray
-    best_cost: np.ndarray
+    n: int
+    rounds: Any
+    candidates: Any
+    default: Any
+    down: Any
+    up: Any
+    good: Any
+    best: Any
+    best_cost: Any
 
     @classmethod
     def start(cls, seeds: int, n_batch_sizes: int, default: int) -> Pruning:
         """Round 1 of ``seeds`` seeds: every batch size a candidate, from the default's index."""
         d = np.full(seeds, default, dtype=np.int64)
         return cls(
-            np.zeros(seeds, dtype=np.int64), np.ones((seeds, n_batch_sizes), dtype=bool), d, d.copy(), d + 1,
-            np.zeros((seeds, n_batch_sizes), dtype=bool), d.copy(), np.full(seeds, _INF),
+            n_batch_sizes, np.zeros(seeds, dtype=np.int64), np.ones((seeds, n_batch_sizes), dtype=bool), d, d.copy(),
+            d + 1, np.zeros((seeds, n_batch_sizes), dtype=bool), d.copy(), np.full(seeds, _INF),
         )  # fmt: skip
 
+    @classmethod
+    def one(cls, n_batch_sizes: int, default: int) -> Pruning:
+        """Round 1 of one seed (Python numbers)."""
+        return cls(
+            n_batch_sizes, 0, (1 << n_batch_sizes) - 1, default, default, default + 1, 0, default, _INF
+        )
+
     def take(self, rows: np.ndarray) -> Pruning:
-        """The state of the seed rows ``rows`` only."""
-        return Pruning(*(v[rows] for v in self))
-
-    def downward(self) -> np.ndarray:
-        """``(seeds, batch sizes)``: the candidates left downwards."""
-        cols = np.arange(self.candidates.shape[1])
-        return self.candidates & (cols[None, :] <= self.down[:, None])  # type: ignore[no-any-return]
+        """The state of the seed rows ``rows`` only (many seeds)."""
+        return Pruning(self.n, *(v[rows] for v in self[1:]))
 
 
-def prune_choice(p: Pruning) -> np.ndarray:
-    """Each seed's batch-size index pruning tries next: downwards while any is left, then upwards."""
-    n_b = p.candidates.shape[1]
-    downward = p.downward()
-    cols = np.arange(n_b)
-    return np.where(  # type: ignore[no-any-return]
-        downward.any(axis=1),
-        n_b - 1 - downward[:, ::-1].argmax(axis=1),
-        (p.candidates & (cols[None, :] >= p.up[:, None])).argmax(axis=1),
-    )
+def _last_at_most(mask: Any, k: Any, n: int) -> Any:
+    """The largest index ``<= k`` in ``mask``, or -1."""
+    if isinstance(mask, int):
+        return (mask & ((2 << k) - 1)).bit_length() - 1 if k >= 0 else -1
+    below = mask & (np.arange(n)[None, :] <= k[:, None])
+    return np.where(below.any(axis=1), n - 1 - below[:, ::-1].argmax(axis=1), -1)
 
 
-def prune_observe(p: Pruning, bi: np.ndarray, cost: np.ndarray, reached: np.ndarray) -> Pruning:
-    """Each seed's pruning after the outcome of the batch size it asked for (:func:`prune_choice`).
+def _first_at_least(mask: Any, k: Any, n: int) -> Any:
+    """The smallest index ``>= k`` in ``mask``, or ``n``."""
+    if isinstance(mask, int):
+        above = mask >> k << k
+        return (above & -above).bit_length() - 1 if above else n
+    above = mask & (np.arange(n)[None, :] >= k[:, None])
+    return np.where(above.any(axis=1), above.argmax(axis=1), n)
+
+
+def _with(mask: Any, i: Any, flag: Any) -> Any:
+    """``mask`` with index ``i`` added where ``flag``."""
+    if isinstance(mask, int):
+        return mask | (flag << i)
+    out = mask.copy()
+    out[np.arange(len(i)), i] |= flag
+    return out
+
+
+def _mask_where(cond: Any, a: Any, b: Any) -> Any:
+    """Mask ``a`` where ``cond``, else ``b`` (per seed)."""
+    return np.where(cond[:, None], a, b) if isinstance(cond, np.ndarray) else (a if cond else b)
+
+
+def _only(i: Any, n: int) -> Any:
+    """The mask of index ``i`` alone."""
+    return 1 << i if isinstance(i, int) else np.arange(n)[None, :] == i[:, None]
+
+
+def _some(mask: Any) -> Any:
+    """Whether the mask holds any index (per seed)."""
+    return mask != 0 if isinstance(mask, int) else mask.any(axis=1)
+
+
+def prune_choice(p: Pruning) -> Any:
+    """The batch-size index pruning tries next: downwards while any is left, then upwards."""
+    down = _last_at_most(p.candidates, p.down, p.n)
+    return where(down >= 0, down, _first_at_least(p.candidates, p.up, p.n))
+
+
+def prune_observe(p: Pruning, bi: Any, cost: Any, reached: Any) -> Pruning:
+    """The pruning after the outcome of the batch size it asked for (:func:`prune_choice`).
 
     ``bi`` is that batch size's index, ``cost`` its try's cost and ``reached`` whether it reached
     the target. A round whose directions are both over ends here (``rounds`` one more).
@@ -109,37 +152,28 @@ def prune_observe(p: Pruning, bi: np.ndarray, cost: np.ndarray, reached: np.ndar
     return next_round(*prune_step(p, bi, cost, reached))
 
 
-def prune_step(
-    p: Pruning, bi: np.ndarray, cost: np.ndarray, reached: np.ndarray
-) -> tuple[Pruning, np.ndarray]:
+def prune_step(p: Pruning, bi: Any, cost: Any, reached: Any) -> tuple[Pruning, Any]:
     """The outcome's effect within the round (:func:`prune_observe`), and whether the round is over."""
-    rows = np.arange(len(bi))
-    n_b = p.candidates.shape[1]
-    cols = np.arange(n_b)
-    in_down = p.downward().any(axis=1)
-    good = p.good.copy()
-    good[rows, bi] |= reached
+    n = p.n
+    in_down = _last_at_most(p.candidates, p.down, n) >= 0
     better = reached & (cost < p.best_cost)
-    best = np.where(better, bi, p.best)
-    best_cost = np.where(better, cost, p.best_cost)
-    down = np.where(in_down, np.where(reached, bi - 1, -1), p.down)
-    up = np.where(in_down, p.up, np.where(reached, bi + 1, n_b))
-    left = p.candidates & ((cols[None, :] <= down[:, None]) | (cols[None, :] >= up[:, None]))
-    over = np.count_nonzero(left, axis=1) == 0
-    return Pruning(p.rounds, p.candidates, p.default, down, up, good, best, best_cost), over
+    down = where(in_down, where(reached, bi - 1, -1), p.down)
+    up = where(in_down, p.up, where(reached, bi + 1, n))
+    over = (_last_at_most(p.candidates, down, n) < 0) & (_first_at_least(p.candidates, up, n) >= n)
+    good = _with(p.good, bi, reached)
+    best, best_cost = where(better, bi, p.best), where(better, cost, p.best_cost)
+    return Pruning(n, p.rounds, p.candidates, p.default, down, up, good, best, best_cost), over
 
 
-def next_round(p: Pruning, over: np.ndarray) -> Pruning:
-    """The next round of the seeds whose round is ``over``: the good ones (else the best) from the best."""
-    if not over.any():
+def next_round(p: Pruning, over: Any) -> Pruning:
+    """The next round where the round is ``over``: the good ones (else the best) from the best."""
+    if not (over.any() if isinstance(over, np.ndarray) else over):
         return p
-    cols = np.arange(p.candidates.shape[1])
-    any_good = np.count_nonzero(p.good, axis=1) > 0
-    kept = np.where(any_good[:, None], p.good, cols[None, :] == p.best[:, None])
+    kept = _mask_where(_some(p.good), p.good, _only(p.best, p.n))
     return Pruning(
-        p.rounds + over, np.where(over[:, None], kept, p.candidates), np.where(over, p.best, p.default),
-        np.where(over, p.best, p.down), np.where(over, p.best + 1, p.up), np.where(over[:, None], False, p.good),
-        p.best, np.where(over, _INF, p.best_cost),
+        p.n, p.rounds + over, _mask_where(over, kept, p.candidates), where(over, p.best, p.default),
+        where(over, p.best, p.down), where(over, p.best + 1, p.up), _mask_where(over, 0 if isinstance(p.good, int) else False, p.good),
+        p.best, where(over, _INF, p.best_cost),
     )  # fmt: skip
 
 

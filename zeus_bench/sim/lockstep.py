@@ -7,7 +7,7 @@ seeds' timelines are independent: a step is simply the next try of each):
   seed's next batch size follows from its own outcomes, kept as arrays (round, candidates,
   directions, good batch sizes, the round's best);
 * then Thompson Sampling (:func:`_run`), from a :class:`Handover` per seed (a seed whose first
-  prediction would still explore an arm is replayed by the generic loop instead, seed by seed);
+  prediction would still explore an arm is replayed by the executor instead);
 * the draws come from each seed's generators' raw 64-bit outputs, fetched in blocks: the visiting
   order's words (:class:`~zeus_bench.optimizers.rng.ChoiceDraws` skips ``n - 1`` whole outputs) and
   one normal draw per arm, each from one output as NumPy's ziggurat takes it
@@ -20,7 +20,7 @@ seeds' timelines are independent: a step is simply the next try of each):
   scalar loop's arithmetic, element by element (IEEE operations give the same doubles in NumPy
   and in Python);
 * a rejected Lemire word is redrawn as NumPy does; a visiting order whose words include a
-  rejectable one (about one try in a billion) makes that seed replay again in the generic loop.
+  rejectable one (about one try in a billion) makes that seed replay again in the executor.
 
 The environment's rules (path draw, budget, penalty, JIT first epoch, cost) are
 :mod:`zeus_bench.sim.env`'s, called on arrays over the seeds.
@@ -121,7 +121,7 @@ def replay_zeus_seeds(
 
     A seed the lockstep cannot replay (an arm still to explore after pruning, more arms than the
     listed rejectable words cover, more path draws than fetched, a rejectable visiting-order
-    word) is replayed by ``one_seed`` (the generic loop, seed by seed), its lockstep rows dropped.
+    word) is replayed by ``one_seed`` (the executor), its lockstep rows dropped.
 
     Returns:
         ``(seed, columns)``: the seed of each row and one array per try field (RUN_FIELDS), rows
@@ -174,7 +174,7 @@ def _run(model: JobModel, st: _Seeds, steps: list[Step]) -> list[int]:
         index, st.env_pos, short = draw_paths(st.env, st.env_pos, st.env_len, span, st.live)
         gone |= short
         target = paths[bi, index]
-        # --- the budget, the try and its cost (Runner.run_try at the JIT limit)
+        # --- the budget, the try and its cost (the executor's rules at the JIT limit)
         min_cost = st.min_cost
         budget = early_stop_budget(stop_bound(beta, min_cost), epoch_cost[bi], max_epochs)
         epochs, reached = try_epochs(target, budget)

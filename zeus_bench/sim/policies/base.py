@@ -164,9 +164,10 @@ class Policy(ABC):
 
         The replay asks for it when nothing but the seed differs between the replays (no window,
         drift or noise, the paper's knobs; :func:`zeus_bench.sim.replay.replay_batched`). The
-        default, None, makes the replay run this policy one seed at a time through
-        :meth:`predict` and :meth:`observe` (the per-seed face every policy has), so a policy
-        needs nothing more. A policy with a faster way over seeds (``zeus``: a lockstep of NumPy
+        default, None, makes the replay run this policy in the executor
+        (:mod:`zeus_bench.sim.executor`: every seed at once, one policy object per seed asked
+        through :meth:`predict` and :meth:`observe`, the per-seed face every policy has), so a
+        policy needs nothing more. A policy with a faster way over seeds (``zeus``: a lockstep of NumPy
         steps over the seeds) returns the rows of every seed, equal bit for bit to the per-seed
         replay's, as ``(seed of each row, one array per field of RUN_FIELDS)``; ``one_seed``
         replays a seed the per-seed way (for seeds it leaves).
