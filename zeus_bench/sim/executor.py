@@ -2,122 +2,45 @@
 
 Each step is the next try of every seed still replaying (the seeds' timelines are independent):
 
-* the decisions of a seed-batch policy (:class:`SeedPolicies`; the default,
-  :class:`ScalarPolicies`, holds one scalar :class:`~zeus_bench.sim.policies.Policy` per seed and
-  asks each for its :meth:`~zeus_bench.sim.policies.Policy.predict`); a decision without a power
-  limit profiles its batch size just in time (its JIT limit; the first epoch at the profile's
-  figures);
+* the decisions of a policy's face over seeds
+  (:class:`~zeus_bench.sim.policies.seeds.SeedPolicies`, from
+  :meth:`Policy.batched <zeus_bench.sim.policies.Policy.batched>`; the default holds one scalar
+  policy object per seed and asks each for its :meth:`~zeus_bench.sim.policies.Policy.predict`);
+  a decision without a power limit profiles its batch size just in time (its JIT limit; the
+  first epoch at the profile's figures);
 * each seed's training path, drawn from its environment generator
   (:class:`~zeus_bench.optimizers.rng.PathDraws`, as ``rng.integers(0, n_paths)`` would), its
   target epoch scaled by the drift hook's factor (:mod:`zeus_bench.sim.drift`);
 * the rules of :mod:`zeus_bench.sim.env` on the arrays: the early-stop budget (through the
   policy's ``stop_cost``), the epochs, the JIT first epoch, the cost or a zero budget's penalty;
 * per-try noise on time and power from each seed's own noise generator (:func:`noisy`);
-* the observation (:meth:`SeedPolicies.observe`), then the recurrence bookkeeping
-  (:func:`~zeus_bench.sim.env.recurrence_step`) and the rows (:func:`try_row`, :func:`missed_row`).
+* the observation (:meth:`~zeus_bench.sim.policies.seeds.SeedPolicies.observe`), then the
+  recurrence bookkeeping (:func:`~zeus_bench.sim.env.recurrence_step`) and the rows
+  (:func:`try_row`, :func:`missed_row`).
 
 :func:`execute` runs seeds to their last recurrence; :func:`zeus_bench.sim.replay.replay` is it
-with one seed, and :meth:`Policy.batched`'s default with many. :class:`OneTry` runs single tries
-with the same rules (the arrival replay's generic path, whose tries overlap in time).
+with one seed, :func:`~zeus_bench.sim.replay.replay_many` with many. :class:`OneTry` runs single
+tries with the same rules (the arrival replay's generic path, whose tries overlap in time).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 import numpy as np
 
-from zeus_bench.core.errors import ConfigError
 from zeus_bench.optimizers.rng import PathDraws
 from zeus_bench.sim import env
 from zeus_bench.sim.model import JobModel, Row, first_recurrence_error
-from zeus_bench.sim.policies.base import Decision, Outcome, Policy
+from zeus_bench.sim.policies.base import Policy, scalar_face
+from zeus_bench.sim.policies.seeds import Decision, Outcome, SeedPolicies, decision_indices
 from zeus_bench.sim.rules import NOISE_CLIP, ZERO_BUDGET_PENALTY
 
-__all__ = ["OneTry", "ScalarPolicies", "SeedPolicies", "execute", "missed_row", "noisy", "try_row"]
+__all__ = ["OneTry", "execute", "missed_row", "noisy", "try_row"]
 
 #: A drift hook: (recurrence, batch-size index) -> factor on the sampled path's target epoch.
 DriftHook = Callable[[int, int], float]
-
-
-class SeedPolicies(Protocol):
-    """A policy's face over seeds: one decision and one observation per seed and step."""
-
-    def decide(self, ids: Sequence[int]) -> tuple[list[Decision], np.ndarray, np.ndarray, np.ndarray]:
-        """The next decision of each seed ``ids``: decisions, batch-size and limit indices, profiled."""
-        ...
-
-    def early_stopping(self, ids: Sequence[int]) -> np.ndarray:
-        """Whether each seed's try stops at its cost bound."""
-        ...
-
-    def stop_cost(self, ids: Sequence[int], bound: np.ndarray, epoch_cost: np.ndarray) -> np.ndarray:
-        """Each seed's cost bound of the try just decided (``bound``: ``beta x`` its best cost)."""
-        ...
-
-    def observe(self, ids: Sequence[int], outcomes: list[Outcome]) -> None:
-        """Each seed's outcome of the try just run."""
-        ...
-
-
-class ScalarPolicies:
-    """The default seed-batch face: one scalar policy object per seed, asked one by one."""
-
-    def __init__(self, model: JobModel, policies: Sequence[Policy]) -> None:
-        """Face ``policies`` (seed ``i``'s at position ``i``) on ``model``'s configurations."""
-        self.model = model
-        self.policies = list(policies)
-        # Dispatch by method: the default stop_cost is the bound itself (no call needed).
-        self._stops = [type(p).stop_cost is not Policy.stop_cost for p in self.policies]
-
-    def decide(self, ids: Sequence[int]) -> tuple[list[Decision], np.ndarray, np.ndarray, np.ndarray]:
-        """Each policy's :meth:`~zeus_bench.sim.policies.Policy.predict`, as configuration indices."""
-        m = self.model
-        decisions, bis, pjs, profiled = [], [], [], []
-        for i in ids:
-            d = self.policies[i].predict()
-            bi, pj, jit = decision_indices(m, d)
-            decisions.append(d)
-            bis.append(bi)
-            pjs.append(pj)
-            profiled.append(jit)
-        return decisions, np.array(bis, dtype=np.intp), np.array(pjs, dtype=np.intp), np.array(profiled)
-
-    def early_stopping(self, ids: Sequence[int]) -> np.ndarray:
-        """Each policy's ``early_stopping``."""
-        return np.array([self.policies[i].early_stopping for i in ids], dtype=bool)
-
-    def stop_cost(self, ids: Sequence[int], bound: np.ndarray, epoch_cost: np.ndarray) -> np.ndarray:
-        """Each policy's :meth:`~zeus_bench.sim.policies.Policy.stop_cost` (the bound where not overridden)."""
-        if not any(self._stops[i] for i in ids):
-            return bound
-        out = bound.copy()
-        for k, (i, b, c) in enumerate(zip(ids, bound.tolist(), epoch_cost.tolist(), strict=True)):
-            if self._stops[i]:
-                out[k] = self.policies[i].stop_cost(b, c)
-        return out
-
-    def observe(self, ids: Sequence[int], outcomes: list[Outcome]) -> None:
-        """Each policy's :meth:`~zeus_bench.sim.policies.Policy.observe`."""
-        for i, out in zip(ids, outcomes, strict=True):
-            self.policies[i].observe(out)
-
-
-def decision_indices(m: JobModel, decision: Decision) -> tuple[int, int, bool]:
-    """(batch-size index, limit index, profiled) of a decision; a JIT one takes its batch size's JIT limit.
-
-    Raises:
-        ConfigError: the batch size or the configuration is not in the trace.
-    """
-    bi = m.bs_index.get(decision.batch_size)
-    if bi is None:
-        raise ConfigError(f"policy chose an unknown batch size {decision.batch_size}")
-    if decision.power_limit_w is None:
-        return bi, m.limit_index[m.jit_limit_w[bi]], True
-    bi, pj = m.indices(decision)
-    return bi, pj, False
 
 
 def noisy(energy: float, time: float, noise: float, rng: np.random.Generator) -> tuple[float, float]:
@@ -316,7 +239,7 @@ class OneTry:
         self.beta = beta
         self.penalty = zero_budget_penalty
         self.min_cost = min_cost
-        self._policies = ScalarPolicies(model, [policy])
+        self._policies = scalar_face(model, [policy])
         self._draw = PathDraws(env_rng)
         self._tables = _Tables(model)
 

@@ -2,7 +2,7 @@
 
 ``zeus-bench simulate`` calls :func:`iter_simulate_tables` (rows as :class:`~zeus_bench.store.ColumnTable`,
 no pandas); :func:`simulate` and :func:`iter_simulate` give frames. A policy's seeds are replayed
-together: by its batched replay (:meth:`~zeus_bench.sim.policies.Policy.batched`; ``zeus``: the lockstep),
+together: by its batched replay (:meth:`~zeus_bench.sim.policies.Policy.replay_columns`; ``zeus``: the lockstep),
 else by the executor (:func:`~zeus_bench.sim.replay.replay_many`); ``jobs > 1`` spreads tasks over processes.
 """
 

@@ -25,8 +25,9 @@ Per (job, eta) the per-configuration figures are computed once (:class:`JobModel
 above is one function of :mod:`zeus_bench.sim.env`, which the executor
 (:mod:`zeus_bench.sim.executor`: one step loop on arrays over a job's seeds, each seed's policy
 object asked in turn) calls; :func:`replay` is the executor with one seed, :func:`replay_many`
-with many. :func:`replay_batched` gives a policy's seeds to its own batched replay
-(:meth:`~zeus_bench.sim.policies.Policy.batched`; ``zeus``: the lockstep of
+with many, each asking the policy's face over seeds (:meth:`~zeus_bench.sim.policies.Policy.batched`;
+the default: one policy object per seed). :func:`replay_batched` gives a policy's seeds to its own
+replay over seeds (:meth:`~zeus_bench.sim.policies.Policy.replay_columns`; ``zeus``: the lockstep of
 :mod:`zeus_bench.sim.lockstep`, its optimizer's rules those of
 :mod:`zeus_bench.optimizers.seed_bandits`).
 """
@@ -38,7 +39,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from zeus_bench.optimizers.bandit import BanditKnobs
-from zeus_bench.sim.executor import ScalarPolicies, execute
+from zeus_bench.sim.executor import execute
 from zeus_bench.sim.model import (
     RUN_FIELDS,
     JitConfig,
@@ -109,7 +110,8 @@ def replay_many(
 ) -> list[list[Row]]:  # fmt: skip
     """:func:`replay` of every seed, in one run of the executor over the seeds (each seed's rows).
 
-    Each seed has its own policy object (:class:`~zeus_bench.sim.executor.ScalarPolicies`), its
+    Each seed has its own policy object, asked through the policy's face over seeds
+    (:meth:`~zeus_bench.sim.policies.Policy.batched`), its
     own environment, policy and noise generators (:func:`~zeus_bench.sim.rules.seed_generators`,
     :func:`~zeus_bench.sim.rules.noise_generator`): its rows are those it has replayed alone.
     """
@@ -123,7 +125,7 @@ def replay_many(
     noise_rngs = [noise_generator(seed) for seed in seeds] if noise > 0.0 else None
     env_rngs = [e for e, _ in generators]
     return execute(
-        model, ScalarPolicies(model, policies), env_rngs, beta, recurrences, drift, noise, noise_rngs
+        model, policy_cls.batched(model, policies), env_rngs, beta, recurrences, drift, noise, noise_rngs
     )[0]
 
 
@@ -144,7 +146,7 @@ def replay_batched(
 ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
     """The plain replay (no window, drift or noise; the paper's knobs) of many seeds at once.
 
-    Asks the policy for its batched replay (:meth:`~zeus_bench.sim.policies.Policy.batched`),
+    Asks the policy for its own replay over seeds (:meth:`~zeus_bench.sim.policies.Policy.replay_columns`),
     giving it :func:`replay` for the seeds it leaves; None when the policy has none (the caller
     then replays seed by seed: the per-seed face every policy has).
 
@@ -156,4 +158,4 @@ def replay_batched(
     def one_seed(seed: int) -> list[Row]:
         return replay(model, policy_cls, seed, beta, recurrences)
 
-    return policy_cls.batched(model, list(seeds), beta, recurrences, one_seed)
+    return policy_cls.replay_columns(model, list(seeds), beta, recurrences, one_seed)

@@ -84,7 +84,7 @@ class Zeus(JitMixin, Policy):
         return self._decide(self.bandit.best_batch_size())
 
     @classmethod
-    def batched(
+    def replay_columns(
         cls,
         model: JobModel,
         seeds: list[int],
@@ -109,6 +109,7 @@ class Zeus(JitMixin, Policy):
 #: them runs in the executor).
 LOCKSTEP_REPLAYS = (
     "__init__",
+    "batched",
     "predict",
     "observe",
     "best",
