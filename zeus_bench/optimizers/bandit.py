@@ -43,6 +43,7 @@ batched Zeus their face over many seeds.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -69,6 +70,12 @@ from zeus_bench.optimizers.seed_bandits import (
     prune_step,
 )
 from zeus_bench.optimizers.state import rng_from_state, rng_state
+
+# One seed's pruning states are small tuples of Python numbers, and the replays of one job meet
+# the same ones again and again (the same costs): the one-seed face remembers the rules' answers.
+_choice = functools.lru_cache(maxsize=1 << 14)(prune_choice)
+_step = functools.lru_cache(maxsize=1 << 14)(prune_step)
+_round = functools.lru_cache(maxsize=1 << 14)(next_round)
 
 __all__ = [  # the posterior and state helpers are re-exported: their public home until #20
     "MIN_OBSERVATIONS",
@@ -246,13 +253,13 @@ class PruningThompsonSampling:
         if self._arms is not None:
             return None
         if self._next is None:
-            self._next = self.batch_sizes[prune_choice(self._prune)]
+            self._next = self.batch_sizes[_choice(self._prune)]
         return self._next
 
     def _prune_observe(self, batch_size: int, cost: float, reached: bool) -> None:
         """Pruning's transition (:func:`~zeus_bench.optimizers.seed_bandits.prune_observe`, one row)."""
-        stepped, over = prune_step(self._prune, self._index[batch_size], cost, reached)
-        self._prune = next_round(stepped, over)
+        stepped, over = _step(self._prune, self._index[batch_size], cost, reached)
+        self._prune = _round(stepped, over)
         self._next = None
         if self._prune.rounds >= self.prune_rounds:  # the last round's fields stay in the state
             last = self._pruning_fields(stepped)
