@@ -198,3 +198,28 @@ def test_window_in_the_replay() -> None:
     windowed = replay(model, get_policy("zeus"), seed=2, beta=2.0, recurrences=36, window=1)
     assert [r[:10] for r in windowed[:7]] == [r[:10] for r in unbounded[:7]]
     assert {r[2] for r in windowed[7:]} == {16, 32, 64}
+
+
+def test_policy_batched_default_wraps_one_policy_per_seed_and_the_replay_asks_it() -> None:
+    """``Policy.batched`` is the face over seeds: its default asks each seed's object; an override is used."""
+    from zeus_bench.sim.policies.seeds import ScalarPolicies
+    from zeus_bench.sim.replay import replay_many
+
+    job = toy_job()
+    model = JobModel(job, eta=1.0)
+    base = get_policy("baseline")
+    policies = [base(PolicyContext(job, 1.0, 2.0, 0, np.random.default_rng(s))) for s in (1, 2)]
+    face = base.batched(model, policies)
+    assert isinstance(face, ScalarPolicies) and face.policies == policies
+    asked: list[int] = []
+
+    class Counted(base):  # type: ignore[valid-type,misc]
+        name = "counted-baseline"
+
+        @classmethod
+        def batched(cls, model, policies):  # type: ignore[no-untyped-def]
+            asked.append(len(policies))
+            return super().batched(model, policies)
+
+    assert replay_many(model, Counted, [1, 2, 3], 2.0, 6) == replay_many(model, base, [1, 2, 3], 2.0, 6)
+    assert asked == [3]
