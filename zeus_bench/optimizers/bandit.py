@@ -195,7 +195,7 @@ class PruningThompsonSampling:
         # Running sums per arm, for the certified approximate posteriors (see _sampled_arm).
         self._sums: dict[int, list[float]] = {}
         self._approx_cache: dict[int, tuple[float, float, float, float]] = {}
-        self._approx_lists: list[Any] | None = None  # means, stds (arrays), c0s, c1s in arm order
+        self._approx_lists: list[list[float]] | None = None  # means, stds, c0s, c1s in arm order
         self._arm_pos: dict[int, int] = {}
         self._dirty: set[int] = set()
         self._explored = False
@@ -298,12 +298,12 @@ class PruningThompsonSampling:
             self._explored = self.window == 0 or self.window >= MIN_OBSERVATIONS
         # rng.normal(means, stds) is means[i] + stds[i] * (i-th standard normal), in arm order;
         # the first largest sample wins (a NaN first of all, as argmax has it).
-        z = self._rng.standard_normal(n)
+        z = self._rng.standard_normal(n).tolist()
         if self.window == 0 and self._no_prior:
             arm = self._sampled_arm(arms, z)
             if arm is not None:
                 return arm
-        return self._exact_sample(arms, z.tolist())
+        return self._exact_sample(arms, z)
 
     def _exact_sample(self, arms: list[int], z: list[float]) -> int:
         """The arm of largest sample ``mean + std * z[i]`` from the exact posteriors."""
@@ -332,7 +332,7 @@ class PruningThompsonSampling:
         self._approx_cache[arm] = approx
         return approx
 
-    def _sampled_arm(self, arms: list[int], z: Sequence[float] | np.ndarray) -> int | None:
+    def _sampled_arm(self, arms: list[int], z: list[float]) -> int | None:
         """The arm of largest sample when the approximate posteriors decide it beyond doubt.
 
         Every sample ``mean + std * z`` lies within ``B = max c0 + max c1 * max |z|`` of the
@@ -346,10 +346,7 @@ class PruningThompsonSampling:
         if lists is None:
             self._arm_pos = {b: i for i, b in enumerate(arms)}
             approx = [self._approx_posterior(b) for b in arms]
-            # means and stds as arrays (the rule's operands), the bounds as lists (their largest)
-            lists = self._approx_lists = [
-                np.array([a[k] for a in approx]) if k < 2 else [a[k] for a in approx] for k in range(4)
-            ]
+            lists = self._approx_lists = [[a[k] for a in approx] for k in range(4)]
             self._dirty.clear()
         elif self._dirty:
             for b in self._dirty:
@@ -357,7 +354,7 @@ class PruningThompsonSampling:
                 lists[0][i], lists[1][i], lists[2][i], lists[3][i] = self._approx_posterior(b)
             self._dirty.clear()
         means, stds, c0s, c1s = lists
-        win, certain = certified_pick(means, stds, max(c0s), max(c1s), np.asarray(z, dtype=float))
+        win, certain = certified_pick(means, stds, max(c0s), max(c1s), z)
         return arms[win] if certain else None
 
     def observe(self, batch_size: int, cost: float, reached: bool) -> None:

@@ -177,39 +177,43 @@ def next_round(p: Pruning, over: Any) -> Pruning:
     )  # fmt: skip
 
 
-def certified_pick(
-    mean: np.ndarray, std: np.ndarray, c0: Any, c1: Any, z: np.ndarray, valid: np.ndarray | None = None
-) -> tuple[Any, Any]:
-    """The arm (column) of largest sample ``mean + std * z``, and whether it is certain.
+def posterior_sample(mean: Any, std: Any, z: Any) -> Any:
+    """The sample ``mean + std * z`` of a posterior (floats, or arrays over arms and seeds)."""
+    return mean + std * z
 
-    One seed: ``mean``, ``std`` and ``z`` are ``(arms,)`` arrays and ``c0``, ``c1`` floats; many:
-    ``(seeds, arms)`` arrays (padding columns: ``valid`` False, ``mean`` -inf, ``std`` 0) and
-    ``(seeds,)`` arrays. ``c0`` and ``c1`` bound the errors of every arm's approximate posterior
-    (:func:`~zeus_bench.optimizers.posterior.approx_from_sums`; their largest over the arms):
-    every approximate sample lies within ``B = c0 + c1 * max |z|`` of the exact one, so when the
-    largest exceeds the second largest by more than ``2 B`` the exact samples have the same,
-    unique, largest. One arm is always certain. Where not certain (near-ties, non-finite bounds)
-    the caller decides from the exact posteriors. The samples are finite (the approximate
-    posteriors of non-finite sums are 0 with an infinite ``c0``), so the first largest is the
-    same whichever way it is found: in Python for one seed (faster on a few arms), over the
-    array's rows for many.
+
+def certified_pick(
+    mean: Any, std: Any, c0: Any, c1: Any, z: Any, valid: np.ndarray | None = None
+) -> tuple[Any, Any]:
+    """The arm (column) of largest sample :func:`posterior_sample`, and whether it is certain.
+
+    One seed (``valid`` None): ``mean``, ``std`` and ``z`` are sequences of floats over the arms
+    and ``c0``, ``c1`` floats; many: ``(seeds, arms)`` arrays (padding columns: ``valid`` False,
+    ``mean`` -inf, ``std`` 0) and ``(seeds,)`` arrays. ``c0`` and ``c1`` bound the errors of
+    every arm's approximate posterior (:func:`~zeus_bench.optimizers.posterior.approx_from_sums`;
+    their largest over the arms): every approximate sample lies within ``B = c0 + c1 * max |z|``
+    of the exact one, so when the largest exceeds the second largest by more than ``2 B`` the
+    exact samples have the same, unique, largest. One arm is always certain. Where not certain
+    (near-ties, non-finite bounds) the caller decides from the exact posteriors. The samples are
+    finite (the approximate posteriors of non-finite sums are 0 with an infinite ``c0``), so the
+    first largest is the same whichever way it is found: in Python for one seed (faster on a few
+    arms), over the array's rows for many.
     """
-    samples = mean + std * z
-    if samples.ndim == 1:
-        values = samples.tolist()
-        best = max(values)
+    if valid is None:
+        values = list(map(posterior_sample, mean, std, z))
+        best: Any = max(values)
         win: Any = values.index(best)
         values[win] = -_INF
         second: Any = max(values)
-        z_max: Any = max(map(abs, z.tolist()))
+        z_max: Any = max(map(abs, z))
         one: Any = len(values) == 1
     else:
+        samples = posterior_sample(mean, std, z)
         rows = np.arange(len(samples))
         win = samples.argmax(axis=1)
         best = samples[rows, win]
         samples[rows, win] = -_INF
         second = samples.max(axis=1)
-        assert valid is not None
         z_max = np.where(valid, np.abs(z), 0.0).max(axis=1)
         one = np.count_nonzero(valid, axis=1) == 1
     bound = c0 + c1 * z_max
