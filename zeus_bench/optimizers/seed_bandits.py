@@ -1,9 +1,8 @@
 """The batch-size optimizer over many seeds at once, and its two decision rules, stated once.
 
 :class:`~zeus_bench.optimizers.bandit.PruningThompsonSampling` (one seed: the online optimizer,
-the executor, the arrival replays) and the replay's batched Zeus (:class:`SeedPruning` and
-:class:`SeedThompson`, which :mod:`zeus_bench.sim.pruning` and :mod:`zeus_bench.sim.lockstep`
-drive) both call these rules: the one-seed object on one seed's numbers, the batched on arrays.
+the executor, the arrival replays) and the replay's batched Zeus (:class:`SeedPruning`,
+:class:`SeedThompson`; :mod:`zeus_bench.sim.lockstep`) call these rules on one seed or arrays.
 
 * **The pruning transition** (:class:`Pruning`, :func:`prune_choice`, :func:`prune_observe`):
   the state of each seed's pruning, over the batch sizes' indices in ascending order: the round,
@@ -11,12 +10,10 @@ drive) both call these rules: the one-seed object on one seed's numbers, the bat
   ``<= down``; none: that direction is over) and upwards (the smallest candidate ``>= up``), the
   good batch sizes of the round and its best (cheapest good) one. A round goes down from ``d``
   while batch sizes reach the target, then up from ``d + 1``; one that does not reach ends its
-  direction. When both are over the round ends: the good batch sizes become the candidates (none
-  good: the round's best so far, its default), the best one the next round's default.
-* **The certified sample-and-pick** (:func:`certified_pick`): the arm of largest sample
-  ``mean + std * z`` from the approximate posteriors (:func:`~zeus_bench.optimizers.posterior.approx_from_sums`),
-  certified when it beats the second largest by more than twice the error bound ``c0 + c1 * max
-  |z|``; a near-tie is left to the exact posteriors (the caller's).
+  direction. When both are over the round ends: the good batch sizes (none: the round's best)
+  become the candidates, the best one the next round's default.
+* **The certified sample-and-pick** (:func:`certified_pick`): the arm of largest sample from the
+  approximate posteriors, certain when it beats the second by twice their error bound.
 """
 
 from __future__ import annotations
@@ -27,7 +24,14 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from zeus_bench.optimizers.posterior import add_reward, approx_from_sums, largest_sample, posterior, where
+from zeus_bench.optimizers.posterior import (
+    add_reward,
+    approx_from_sums,
+    largest_sample,
+    posterior,
+    posterior_sample,
+    where,
+)
 from zeus_bench.optimizers.rng import normal_tables, rejectable_words, strip_densities
 from zeus_bench.optimizers.streams import PolicyStreams
 
@@ -177,27 +181,19 @@ def next_round(p: Pruning, over: Any) -> Pruning:
     )  # fmt: skip
 
 
-def posterior_sample(mean: Any, std: Any, z: Any) -> Any:
-    """The sample ``mean + std * z`` of a posterior (floats, or arrays over arms and seeds)."""
-    return mean + std * z
+def certified_pick(mean: Any, std: Any, c0: Any, c1: Any, z: Any, valid: Any = None) -> tuple[Any, Any]:
+    """The arm (column) of largest :func:`~zeus_bench.optimizers.posterior.posterior_sample`, and if it is certain.
 
-
-def certified_pick(
-    mean: Any, std: Any, c0: Any, c1: Any, z: Any, valid: np.ndarray | None = None
-) -> tuple[Any, Any]:
-    """The arm (column) of largest sample :func:`posterior_sample`, and whether it is certain.
-
-    One seed (``valid`` None): ``mean``, ``std`` and ``z`` are sequences of floats over the arms
-    and ``c0``, ``c1`` floats; many: ``(seeds, arms)`` arrays (padding columns: ``valid`` False,
-    ``mean`` -inf, ``std`` 0) and ``(seeds,)`` arrays. ``c0`` and ``c1`` bound the errors of
-    every arm's approximate posterior (:func:`~zeus_bench.optimizers.posterior.approx_from_sums`;
-    their largest over the arms): every approximate sample lies within ``B = c0 + c1 * max |z|``
-    of the exact one, so when the largest exceeds the second largest by more than ``2 B`` the
-    exact samples have the same, unique, largest. One arm is always certain. Where not certain
-    (near-ties, non-finite bounds) the caller decides from the exact posteriors. The samples are
-    finite (the approximate posteriors of non-finite sums are 0 with an infinite ``c0``), so the
-    first largest is the same whichever way it is found: in Python for one seed (faster on a few
-    arms), over the array's rows for many.
+    One seed (``valid`` None): ``mean``, ``std``, ``z`` floats over the arms, ``c0``, ``c1`` floats;
+    many: ``(seeds, arms)`` arrays (padding: ``valid`` False, ``mean`` -inf, ``std`` 0) and
+    ``(seeds,)`` arrays. ``c0`` and ``c1`` bound the errors of every arm's approximate posterior
+    (:func:`~zeus_bench.optimizers.posterior.approx_from_sums`; their largest over the arms):
+    every approximate sample lies within ``B = c0 + c1 * max |z|`` of the exact one, so when the
+    largest exceeds the second by more than ``2 B`` the exact samples have the same, unique,
+    largest. One arm is always certain. Where not certain (near-ties, non-finite bounds) the
+    caller decides from the exact posteriors. The samples are finite (the approximate posteriors
+    of non-finite sums are 0 with an infinite ``c0``), so the first largest is the same whichever
+    way it is found: in Python for one seed, over the array's rows for many.
     """
     if valid is None:
         values = list(map(posterior_sample, mean, std, z))
