@@ -1,6 +1,6 @@
 """A row's runtime ratio (arrival tables) scales every measured and expected figure, nothing else.
 
-The rule lives in the replay's row emission (Runner.row and missed_row; sim/env.py after the
+The rule lives in the replay's row emission (sim/executor.py: try_row and missed_row; sim/env.py after the
 redesign). Replaying the same group with every ratio doubled must double energy, time and cost,
 and their expected values, and leave every decision and epoch count as it was.
 """

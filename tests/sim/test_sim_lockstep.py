@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sim_toy import toy_job
 
-from zeus_bench.optimizers import streams
+from zeus_bench.optimizers import seed_bandits, streams
 from zeus_bench.optimizers._ziggurat import THRESHOLDS, WIDTHS
 from zeus_bench.optimizers.rng import (
     MASK32,
@@ -29,7 +29,7 @@ ZEUS = get_policy("zeus")
 
 
 def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> list[tuple[object, ...]]:
-    """One seed's rows by the generic loop (Runner + the Zeus policy object)."""
+    """One seed's rows by the executor (one seed, the Zeus policy object)."""
     return replay(model, ZEUS, seed, beta, recurrences)
 
 
@@ -74,13 +74,13 @@ def test_zero_budget_and_missed_recurrences_same_rows() -> None:
 def test_near_ties_and_uncertain_wedges_use_the_exact_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every decision from the exact posteriors and every slow normal from NumPy: the same rows."""
     model = JobModel(toy_job(SPREAD), 0.5)
-    real = lockstep.approx_from_sums
+    real = seed_bandits.approx_from_sums
 
     def uncertain(*sums: np.ndarray) -> tuple[np.ndarray, ...]:
         mean, std, c0, c1 = real(*sums)
         return mean, std, np.full_like(c0, 1e300), c1
 
-    monkeypatch.setattr(lockstep, "approx_from_sums", uncertain)
+    monkeypatch.setattr(seed_bandits, "approx_from_sums", uncertain)  # the batched optimizer's
     monkeypatch.setattr(streams, "_WEDGE_MARGIN", 10.0)
     _same(model, list(range(1, 13)), 2.0, 50)
 

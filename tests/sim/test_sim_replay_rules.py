@@ -9,8 +9,9 @@ import pytest
 from sim_toy import toy_job
 
 from zeus_bench.core.errors import ConfigError
+from zeus_bench.sim.executor import OneTry, execute
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext, get_policy, jit_power_limit
-from zeus_bench.sim.replay import MAX_TRIES, RUN_FIELDS, JobModel, Runner, replay
+from zeus_bench.sim.replay import MAX_TRIES, RUN_FIELDS, JobModel, replay
 
 
 def rows_as_dicts(rows):
@@ -52,20 +53,22 @@ def test_zeus_first_six_recurrences_by_hand() -> None:
 def test_bandit_arms_after_pruning_hold_the_pruning_history() -> None:
     job = toy_job()
     model = JobModel(job, eta=1.0)
-    env, pol = np.random.default_rng(0), np.random.default_rng(0)
-    policy = get_policy("zeus")(PolicyContext(job, 1.0, 2.0, 0, pol))
-    runner = Runner(model, policy, 2.0, env)
-    rows: list = []
-    for r in range(1, 7):
-        runner.run_recurrence(r, rows)
+
+    def run(recurrences: int) -> tuple[object, list, float]:
+        env, pol = np.random.default_rng(0), np.random.default_rng(0)
+        policy = get_policy("zeus")(PolicyContext(job, 1.0, 2.0, 0, pol))
+        (rows,), least = execute(model, type(policy).batched(model, [policy]), [env], 2.0, recurrences)
+        return policy, rows, float(least[0])
+
+    policy, _, least = run(6)
     bandit = policy.bandit  # type: ignore[attr-defined]
     assert not bandit.pruning
     assert bandit.arms == [16, 32, 64]
     assert bandit._rewards == {16: [-625.0, -600.0], 32: [-775.0, -750.0], 64: [-475.0, -450.0]}
-    assert runner.min_cost == 450.0
-    # From now on 64 (mean cost 462.5, sd of mean 6.25) is far cheaper: TS exploits it.
-    for r in range(7, 12):
-        runner.run_recurrence(r, rows)
+    assert least == 450.0
+    # From now on 64 (mean cost 462.5, sd of mean 6.25) is far cheaper: TS exploits it (the
+    # same generators: the first 6 recurrences as above).
+    _, rows, _ = run(11)
     assert [row[2] for row in rows[-5:]] == [64] * 5
 
 
@@ -85,23 +88,37 @@ class _Fixed(Policy):
         self.seen.append(outcome)
 
 
-def _runner(decision: Decision, early_stopping: bool = True, beta: float = 2.0) -> tuple[Runner, _Fixed]:
-    job = toy_job()
-    policy = _Fixed(PolicyContext(job, 1.0, beta, 0, np.random.default_rng(0)), decision, early_stopping)
-    return Runner(JobModel(job, eta=1.0), policy, beta, np.random.default_rng(0)), policy
+def _policy(decision: Decision, early_stopping: bool = True, beta: float = 2.0) -> _Fixed:
+    return _Fixed(PolicyContext(toy_job(), 1.0, beta, 0, np.random.default_rng(0)), decision, early_stopping)
+
+
+def _one_try(decision: Decision, min_cost: float, beta: float = 2.0) -> OneTry:
+    """Single tries of ``decision`` with the least recurrence cost ``min_cost`` so far."""
+    policy = _policy(decision, beta=beta)
+    return OneTry(JobModel(toy_job(), eta=1.0), policy, beta, np.random.default_rng(0), min_cost=min_cost)
+
+
+def _recurrence(
+    decision: Decision, recurrence: int, min_cost: float, early_stopping: bool = True
+) -> tuple[list, _Fixed, float]:
+    """The executor's rows of recurrence ``recurrence`` alone, from ``min_cost``; the policy; the least cost after."""
+    policy = _policy(decision, early_stopping)
+    model = JobModel(toy_job(), eta=1.0)
+    (rows,), least = execute(
+        model, type(policy).batched(model, [policy]), [np.random.default_rng(0)], 2.0, recurrence, first=recurrence,
+        least=min_cost,
+    )  # fmt: skip
+    return rows, policy, float(least[0])
 
 
 def test_zero_budget_try_is_observed_counts_as_a_try_and_a_recurrence_without_a_run_is_one_row() -> None:
     # min_cost 100 J: beta x min_cost = 200 J buys 200 // 150 = 1 epoch at 100 W ...
-    runner, policy = _runner(Decision(16, 100.0))
-    runner.min_cost = 100.0
-    assert runner.run_try(Decision(16, 100.0)).epochs == 1.0
+    assert _one_try(Decision(16, 100.0), 100.0).run(Decision(16, 100.0)).epochs == 1.0
     # ... and 0 below 75 J: the try never runs; the policy sees 100 x beta x min_cost, not reached.
-    runner.min_cost = 70.0
-    out = runner.run_try(Decision(16, 100.0))
+    out = _one_try(Decision(16, 100.0), 70.0).run(Decision(16, 100.0))
     assert (out.epochs, out.energy_j, out.reached, out.cost) == (0.0, 0.0, False, 100 * 2.0 * 70.0)
-    rows: list = []
-    assert runner.run_recurrence(2, rows) == math.inf
+    rows, policy, _ = _recurrence(Decision(16, 100.0), 2, 70.0)
+    assert not any(r[8] for r in rows)  # the recurrence failed
     assert len(policy.seen) == MAX_TRIES  # each of the 20 tries was observed ...
     # ... and the recurrence is one row: nothing ran, nothing consumed, 20 tries attempted, the
     # last decision's configuration with its expected figures (16 at 100 W: 4 epochs x 150 J).
@@ -112,36 +129,31 @@ def test_zero_budget_try_is_observed_counts_as_a_try_and_a_recurrence_without_a_
         "expected_energy_j": 600.0, "expected_time_s": 6.0, "expected_cost": 600.0,
     }  # fmt: skip
     # A recurrence in which one try ran has no such row: only the rows of its tries that ran.
-    runner.min_cost, rows = 100.0, []
-    assert runner.run_recurrence(3, rows) == math.inf
+    rows, _, _ = _recurrence(Decision(16, 100.0), 3, 100.0)
+    assert not any(r[8] for r in rows)  # failed
     assert [(r["attempt"], r["ran"], r["epochs"]) for r in rows_as_dicts(rows)] == [
         (a, True, 1.0) for a in range(1, MAX_TRIES + 1)
     ]
 
 
 def test_twenty_try_limit_and_failed_recurrence() -> None:
-    runner, _policy = _runner(Decision(8, 200.0), early_stopping=False)
-    runner.min_cost = 1.0  # no early stopping: the budget stays max_epochs
-    rows: list = []
-    assert runner.run_recurrence(2, rows) == math.inf
+    # No early stopping: the budget stays max_epochs whatever min_cost.
+    rows, _, least = _recurrence(Decision(8, 200.0), 2, 1.0, early_stopping=False)
     assert [r[1] for r in rows] == list(range(1, MAX_TRIES + 1))
     assert all(r[4] == 10.0 and not r[8] for r in rows)  # 10 epochs each, never reached
-    assert runner.min_cost == 1.0
+    assert least == 1.0
 
 
 def test_first_recurrence_must_converge() -> None:
     job = toy_job(b0=8)
     with pytest.raises(ConfigError, match="never reaches the target"):
         JobModel(job, eta=0.5)
-    runner, _ = _runner(Decision(8, 200.0))
     with pytest.raises(ConfigError, match="first recurrence"):
-        runner.run_recurrence(1, [])
+        _recurrence(Decision(8, 200.0), 1, math.inf)
 
 
 def test_beta_inf_turns_early_stopping_off() -> None:
-    runner, _ = _runner(Decision(8, 100.0), beta=math.inf)
-    runner.min_cost = 1.0
-    assert runner.run_try(Decision(8, 100.0)).epochs == 10.0
+    assert _one_try(Decision(8, 100.0), 1.0, beta=math.inf).run(Decision(8, 100.0)).epochs == 10.0
 
 
 def test_jit_ties_go_to_the_higher_limit_and_nan_is_skipped() -> None:
@@ -167,11 +179,13 @@ def test_window_reaches_the_bandit() -> None:
 
 
 def test_policy_choosing_an_unmeasured_configuration_is_refused() -> None:
-    runner, _ = _runner(Decision(16, 125.0))
+    one = _one_try(Decision(16, 125.0), math.inf)
     with pytest.raises(ConfigError, match="unmeasured configuration"):
-        runner.run_try(Decision(16, 125.0))
+        one.run(Decision(16, 125.0))
     with pytest.raises(ConfigError, match="unknown batch size"):
-        runner.run_try(Decision(12, None))
+        one.run(Decision(12, None))
+    with pytest.raises(ConfigError, match="unmeasured configuration"):  # in the step loop too
+        _recurrence(Decision(16, 125.0), 2, math.inf)
 
 
 def test_window_in_the_replay() -> None:
@@ -184,3 +198,28 @@ def test_window_in_the_replay() -> None:
     windowed = replay(model, get_policy("zeus"), seed=2, beta=2.0, recurrences=36, window=1)
     assert [r[:10] for r in windowed[:7]] == [r[:10] for r in unbounded[:7]]
     assert {r[2] for r in windowed[7:]} == {16, 32, 64}
+
+
+def test_policy_batched_default_wraps_one_policy_per_seed_and_the_replay_asks_it() -> None:
+    """``Policy.batched`` is the face over seeds: its default asks each seed's object; an override is used."""
+    from zeus_bench.sim.policies.seeds import ScalarPolicies
+    from zeus_bench.sim.replay import replay_many
+
+    job = toy_job()
+    model = JobModel(job, eta=1.0)
+    base = get_policy("baseline")
+    policies = [base(PolicyContext(job, 1.0, 2.0, 0, np.random.default_rng(s))) for s in (1, 2)]
+    face = base.batched(model, policies)
+    assert isinstance(face, ScalarPolicies) and face.policies == policies
+    asked: list[int] = []
+
+    class Counted(base):  # type: ignore[valid-type,misc]
+        name = "counted-baseline"
+
+        @classmethod
+        def batched(cls, model, policies):  # type: ignore[no-untyped-def]
+            asked.append(len(policies))
+            return super().batched(model, policies)
+
+    assert replay_many(model, Counted, [1, 2, 3], 2.0, 6) == replay_many(model, base, [1, 2, 3], 2.0, 6)
+    assert asked == [3]

@@ -35,13 +35,17 @@ Rules (``docs/policies.md`` and ``zeus-replay-semantics.md`` in the shared folde
   to every observation of its batch size so far (those of pruning included), as the paper's
   optimizer does; replaying with fresh arms instead misses the paper's cumulative savings by up
   to 2.3 points (imagenet on the V100).
+
+The pruning transition and the certified sample-and-pick are stated once, on arrays over seeds,
+in :mod:`zeus_bench.optimizers.seed_bandits`: this class is their one-seed face, the replay's
+batched Zeus their face over many seeds.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
-from operator import add, mul
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -57,7 +61,21 @@ from zeus_bench.optimizers.posterior import (
     sum_and_variance,
 )
 from zeus_bench.optimizers.rng import ChoiceDraws
+from zeus_bench.optimizers.seed_bandits import (
+    Pruning,
+    arm_rewards,
+    certified_pick,
+    next_round,
+    prune_choice,
+    prune_step,
+)
 from zeus_bench.optimizers.state import rng_from_state, rng_state
+
+# One seed's pruning states are small tuples of Python numbers, and the replays of one job meet
+# the same ones again and again (the same costs): the one-seed face remembers the rules' answers.
+_choice = functools.lru_cache(maxsize=1 << 14)(prune_choice)
+_step = functools.lru_cache(maxsize=1 << 14)(prune_step)
+_round = functools.lru_cache(maxsize=1 << 14)(next_round)
 
 __all__ = [  # the posterior and state helpers are re-exported: their public home until #20
     "MIN_OBSERVATIONS",
@@ -164,16 +182,11 @@ class PruningThompsonSampling:
         self._no_prior = self.prior_mean == 0.0 and self.prior_precision == 0.0
         self.concurrency = bool(concurrency)
         self._awaiting: int | None = None  # concurrency: the batch size the last predict asked pruning for
-        # Pruning state.
-        self._round = 0
-        self._candidates: list[int] = list(bs)
-        self._default = int(default_batch_size)
-        self._queue: list[int] = []  # batch sizes still to try in the current direction(s)
-        self._down: list[int] = []
-        self._up: list[int] = []
-        self._good: list[int] = []
-        self._round_best: int = int(default_batch_size)
-        self._round_best_cost = math.inf
+        # Pruning state: one seed's row of the batched rule's state (indices into batch_sizes).
+        self._index = {b: i for i, b in enumerate(bs)}
+        self._prune = Pruning.one(len(bs), self._index[self.default_batch_size])
+        self._frozen: dict[str, Any] | None = None  # pruning's fields of state_dict once it is over
+        self._next: int | None = None  # the batch size pruning waits for (None: not computed yet)
         # Thompson Sampling state: rewards per arm (None until pruning ends).
         self._arms: list[int] | None = None
         self._rewards: dict[int, list[float]] = {}
@@ -186,7 +199,8 @@ class PruningThompsonSampling:
         self._arm_pos: dict[int, int] = {}
         self._dirty: set[int] = set()
         self._explored = False
-        self._start_round()
+        if self.prune_rounds == 0:  # no pruning: every batch size is an arm
+            self._begin_sampling({**self._pruning_fields(self._prune), "down": [], "up": []})
 
     @property
     def rng(self) -> np.random.Generator:
@@ -195,46 +209,62 @@ class PruningThompsonSampling:
         return self._rng
 
     # ----------------------------------------------------------------- pruning state machine
-    def _start_round(self) -> None:
-        if self._round >= self.prune_rounds:
-            self._arms = list(self._candidates)
-            # The arms start from every observation so far of their batch size (pruning's).
-            self._rewards = {b: [] for b in self._arms}
-            for b, c, _ in self._history:
-                if b in self._rewards:
-                    self._rewards[b].append(-c)
-            return
-        d = self._default
-        self._down = sorted((b for b in self._candidates if b <= d), reverse=True)
-        self._up = sorted(b for b in self._candidates if b > d)
-        self._good = []
-        self._round_best = d
-        self._round_best_cost = math.inf
+    def _pruning_fields(self, p: Pruning) -> dict[str, Any]:
+        """The pruning fields of :meth:`state_dict` from a pruning state (the lists it stands for)."""
+        bs = self.batch_sizes
+        n, cand, good, d = len(bs), p.candidates, p.good, p.default
+
+        def listed(mask: int, indices: range) -> list[int]:
+            return [bs[i] for i in indices if mask >> i & 1]
+
+        return {
+            "round": p.rounds,
+            "candidates": listed(cand, range(n)),
+            "default": bs[d],
+            "down": listed(cand, range(min(p.down, n - 1), -1, -1)),
+            "up": listed(cand, range(max(p.up, 0), n)),
+            # in the order pruning finds them: downwards from the default, then upwards
+            "good": listed(good, range(d, -1, -1)) + listed(good, range(d + 1, n)),
+            "round_best": bs[p.best],
+            "round_best_cost": None if math.isinf(p.best_cost) else p.best_cost,
+        }
+
+    def _load_pruning(self, d: dict[str, Any]) -> Pruning:
+        """The pruning state whose :meth:`_pruning_fields` are ``d``'s."""
+        n, ix = len(self.batch_sizes), self._index
+        cand = sum(1 << ix[int(b)] for b in d["candidates"])
+        good = sum(1 << ix[int(b)] for b in d["good"])
+        rbc = d["round_best_cost"]
+        return Pruning(
+            n, int(d["round"]), cand, ix[int(d["default"])], ix[int(d["down"][0])] if d["down"] else -1,
+            ix[int(d["up"][0])] if d["up"] else n, good, ix[int(d["round_best"])],
+            math.inf if rbc is None else float(rbc),
+        )  # fmt: skip
+
+    def _begin_sampling(self, frozen: dict[str, Any]) -> None:
+        """Pruning is over (its last fields ``frozen``): the candidates become the arms."""
+        self._frozen = frozen
+        self._arms = [int(b) for b in frozen["candidates"]]
+        rewards = arm_rewards(((b, c) for b, c, _ in self._history), self._arms)
+        self._rewards = dict(zip(self._arms, rewards, strict=True))
 
     def _expected(self) -> int | None:
         """Batch size pruning waits for, or None once pruning is over."""
         if self._arms is not None:
             return None
-        if self._down:
-            return self._down[0]
-        return self._up[0]
+        if self._next is None:
+            self._next = self.batch_sizes[_choice(self._prune)]
+        return self._next
 
     def _prune_observe(self, batch_size: int, cost: float, reached: bool) -> None:
-        direction = self._down if self._down else self._up
-        direction.pop(0)
-        if reached:
-            self._good.append(batch_size)
-            if cost < self._round_best_cost:
-                self._round_best_cost = cost
-                self._round_best = batch_size
-        else:
-            direction.clear()
-        if not self._down and not self._up:
-            self._round += 1
-            self._default = self._round_best
-            # No good batch size: keep the one pruning has found cheapest so far (see above).
-            self._candidates = sorted(self._good) if self._good else [self._default]
-            self._start_round()
+        """Pruning's transition (:func:`~zeus_bench.optimizers.seed_bandits.prune_observe`, one row)."""
+        stepped, over = _step(self._prune, self._index[batch_size], cost, reached)
+        self._prune = _round(stepped, over)
+        self._next = None
+        if self._prune.rounds >= self.prune_rounds:  # the last round's fields stay in the state
+            last = self._pruning_fields(stepped)
+            kept = {k: last[k] for k in ("down", "up", "good", "round_best_cost")}
+            self._begin_sampling({**self._pruning_fields(self._prune), **kept})
 
     # ----------------------------------------------------------------------- public interface
     @property
@@ -245,13 +275,14 @@ class PruningThompsonSampling:
     @property
     def arms(self) -> list[int]:
         """Arms of the bandit (the candidates while pruning)."""
-        return list(self._arms if self._arms is not None else self._candidates)
+        return list(self._arms if self._arms is not None else self._pruning_fields(self._prune)["candidates"])
 
     def predict(self) -> int:
         """Batch size for the next run."""
         arms = self._arms
         if arms is None:  # pruning: the batch size it waits for
-            b = self._down[0] if self._down else self._up[0]
+            b = self._expected()
+            assert b is not None
             self._awaiting = b
             return b
         # One random visiting order per prediction, drawn even when every arm is explored,
@@ -308,7 +339,8 @@ class PruningThompsonSampling:
         exact one (:meth:`_approx_posterior`); when the largest approximate sample exceeds the
         second largest by more than ``2 B``, the exact samples have the same, unique, largest and
         that arm is returned. Otherwise (near-ties, non-finite values) None: the caller computes
-        the exact posteriors.
+        the exact posteriors. The rule is :func:`~zeus_bench.optimizers.seed_bandits.certified_pick`
+        for one seed, as the replay's batched Zeus calls it for many.
         """
         lists = self._approx_lists
         if lists is None:
@@ -322,15 +354,8 @@ class PruningThompsonSampling:
                 lists[0][i], lists[1][i], lists[2][i], lists[3][i] = self._approx_posterior(b)
             self._dirty.clear()
         means, stds, c0s, c1s = lists
-        samples = list(map(add, means, map(mul, stds, z)))
-        best = max(samples)
-        winner = samples.index(best)
-        samples[winner] = -math.inf
-        second = max(samples)
-        bound = max(c0s) + max(c1s) * max(map(abs, z))
-        if best - bound > second + bound:
-            return arms[winner]
-        return None
+        win, certain = certified_pick(means, stds, max(c0s), max(c1s), z)
+        return arms[win] if certain else None
 
     def observe(self, batch_size: int, cost: float, reached: bool) -> None:
         """Feed back the outcome of one run.
@@ -368,10 +393,10 @@ class PruningThompsonSampling:
         result before any arm is observed).
         """
         if self._arms is None:
-            return self._round_best
+            return self.batch_sizes[self._prune.best]
         observed = [b for b in self._arms if self._rewards[b]]
         if not observed:
-            return self._default
+            return int(self._frozen["default"])  # type: ignore[index]
         means, _ = self._posteriors(observed)
         return observed[int(np.argmax(means))]
 
@@ -413,14 +438,7 @@ class PruningThompsonSampling:
             "prune_rounds": self.prune_rounds,
             "window": self.window,
             "rng": rng_state(self.rng),
-            "round": self._round,
-            "candidates": list(self._candidates),
-            "default": self._default,
-            "down": list(self._down),
-            "up": list(self._up),
-            "good": list(self._good),
-            "round_best": self._round_best,
-            "round_best_cost": None if math.isinf(self._round_best_cost) else self._round_best_cost,
+            **(self._frozen if self._frozen is not None else self._pruning_fields(self._prune)),
             "arms": None if self._arms is None else list(self._arms),
             "rewards": [[b, list(r)] for b, r in self._rewards.items()],
             "history": [[b, c, r] for b, c, r in self._history],
@@ -450,16 +468,18 @@ class PruningThompsonSampling:
         )
         awaiting = d.get("awaiting")
         obj._awaiting = None if awaiting is None else int(awaiting)
-        obj._round = int(d["round"])
-        obj._candidates = [int(b) for b in d["candidates"]]
-        obj._default = int(d["default"])
-        obj._down = [int(b) for b in d["down"]]
-        obj._up = [int(b) for b in d["up"]]
-        obj._good = [int(b) for b in d["good"]]
-        obj._round_best = int(d["round_best"])
-        rbc = d["round_best_cost"]
-        obj._round_best_cost = math.inf if rbc is None else float(rbc)
-        obj._arms = None if d["arms"] is None else [int(b) for b in d["arms"]]
+        obj._prune = obj._load_pruning(d)
+        obj._next = None
+        obj._frozen = None
+        obj._arms = None
+        if d["arms"] is not None:  # pruning's fields as saved (they change no more)
+            rbc = d["round_best_cost"]
+            obj._frozen = {
+                **{k: int(d[k]) for k in ("round", "default", "round_best")},
+                **{k: [int(b) for b in d[k]] for k in ("candidates", "down", "up", "good")},
+                "round_best_cost": None if rbc is None else float(rbc),
+            }
+            obj._arms = [int(b) for b in d["arms"]]
         obj._rewards = {int(b): [float(x) for x in r] for b, r in d["rewards"]}
         obj._history = [(int(b), float(c), bool(r)) for b, c, r in d["history"]]
         return obj

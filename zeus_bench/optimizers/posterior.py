@@ -23,6 +23,7 @@ __all__ = [
     "largest_sample",
     "numpy_sum",
     "posterior",
+    "posterior_sample",
     "running_sums",
     "sum_and_variance",
     "where",
@@ -165,11 +166,16 @@ def posterior(
     return ((prior_precision * prior_mean + reward_precision * total) / precision, math.sqrt(1.0 / precision))
 
 
+def posterior_sample(mean: Any, std: Any, z: Any) -> Any:
+    """The sample ``mean + std * z`` of a posterior (floats, or arrays over arms and seeds)."""
+    return mean + std * z
+
+
 def largest_sample(posteriors: Sequence[tuple[float, float]], z: Sequence[float]) -> int:
     """Index of the largest sample ``mean + std * z[i]`` (the first of equals; a NaN one wins)."""
     best, best_i = -math.inf, 0
     for i, (mean, std) in enumerate(posteriors):
-        sample = mean + std * z[i]
+        sample = posterior_sample(mean, std, z[i])
         if sample > best or (i == 0 and sample == best):
             best, best_i = sample, i
         elif math.isnan(sample):

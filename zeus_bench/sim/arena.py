@@ -18,7 +18,7 @@
   seeded per-try noise on time and power (:mod:`zeus_bench.sim.rules`).
 
 Zeus runs in lockstep over seeds (:mod:`zeus_bench.sim.lockstep`) where no noise is asked for;
-other policies seed by seed (``jobs`` worker processes spread the (job, policy) tasks).
+other policies in the executor over all seeds (``jobs`` worker processes spread the (job, policy) tasks).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy
 from zeus_bench.sim.policies.builtin import max_limit_w
 from zeus_bench.sim.recurrences import references as job_refs
-from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay, replay_batched
+from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay_batched, replay_many
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
@@ -135,8 +135,10 @@ def seed_costs(
         np.add.at(spent, (pos, rec), np.asarray(cols["cost"], dtype=float))
         np.logical_or.at(reached, (pos, rec), np.asarray(cols["reached"], dtype=bool))
     else:
-        for i, s in enumerate(seeds):
-            rows = replay(model, policy_cls, s, protocol.beta, n, 0, None, protocol.horizon, protocol.noise)
+        by_seed = replay_many(
+            model, policy_cls, seeds, protocol.beta, n, 0, None, protocol.horizon, protocol.noise
+        )
+        for i, rows in enumerate(by_seed):
             for r in rows:
                 spent[i, r[0] - 1] += r[7]
                 reached[i, r[0] - 1] |= r[8]

@@ -33,7 +33,7 @@ whose every retry has a zero budget (cost 0 observed, so Thompson Sampling keeps
 retries forever once no other job runs. Here a submission is given up after
 :data:`MAX_ZERO_BUDGET_TRIES` zero-budget tries in a row, or :data:`MAX_SUBMISSION_TRIES` tries
 in all; a submission in which no try ran then gets one row (``ran`` False, as
-:meth:`~zeus_bench.sim.replay.Runner.missed_row`). Energy, time and cost in the ``runs`` rows are
+:func:`~zeus_bench.sim.executor.missed_row`). Energy, time and cost in the ``runs`` rows are
 scaled by ``runtime_ratio``; the policy and the early-stop threshold see unscaled costs, as in
 the paper. The ``zeus`` policy with the paper's knobs and no window replays through a fused loop
 (:func:`replay_group_zeus`), equal row for row to the generic one.
@@ -56,9 +56,10 @@ from zeus_bench.sim.arrival_table import (
     synthetic_arrivals,
     validate_arrivals,
 )
+from zeus_bench.sim.executor import OneTry, missed_row, try_row
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.policies.builtin import Zeus
-from zeus_bench.sim.replay import BanditKnobs, JobModel, Row, Runner, seed_generators
+from zeus_bench.sim.replay import BanditKnobs, JobModel, Row, seed_generators
 from zeus_bench.sim.rules import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES
 
 if TYPE_CHECKING:
@@ -175,18 +176,18 @@ def _replay_generic(
     window: int,
     knobs: BanditKnobs,
 ) -> list[Row]:
-    """:func:`replay_group` through the policy's own methods and the :class:`Runner`."""
+    """:func:`replay_group` through the policy's own methods and the executor's tries (:class:`~zeus_bench.sim.executor.OneTry`)."""
     env_rng, pol_rng = seed_generators(seed)
     ctx = PolicyContext(model.job, model.eta, beta, window, pol_rng, None, *knobs, concurrent=True)
     policy = policy_cls(ctx)
-    runner = Runner(model, policy, beta, env_rng, zero_budget_penalty=0.0)
+    runner = OneTry(model, policy, beta, env_rng, zero_budget_penalty=0.0)
     running: list[_Running] = []
     rows: list[Row] = []
     best: Decision | None = None
 
     def launch(start: float, end: float, ratio: float, sub: int, attempt: int, zeros: int, ran: bool) -> None:
         decision = (best if best is not None else policy.best()) if running else policy.predict()
-        out = runner.run_try(decision)
+        out = runner.run(decision)
         policy.started(out.batch_size, out.power_limit_w, out.profiled)
         zeros = zeros + 1 if out.epochs == 0.0 else 0
         running.append(_Running(start, end, ratio, out, sub, attempt, zeros, ran or out.epochs > 0.0))
@@ -201,7 +202,7 @@ def _replay_generic(
             out = job.outcome
             policy.observe(out)
             if out.epochs > 0.0:
-                rows.append(runner.row(job.submission, job.attempt, out, job.ratio))
+                rows.append(try_row(model, job.submission, job.attempt, out, job.ratio))
             if out.reached:
                 if out.cost < runner.min_cost:
                     runner.min_cost = out.cost
@@ -212,7 +213,7 @@ def _replay_generic(
                     job.end, job.end + span, job.ratio, job.submission, job.attempt + 1, job.zeros, job.ran
                 )
             elif not job.ran:
-                rows.append(runner.missed_row(job.submission, job.attempt, out, job.ratio))
+                rows.append(missed_row(model, job.submission, job.attempt, out, job.ratio))
 
     for k in range(len(starts)):
         reap(float(starts[k]))

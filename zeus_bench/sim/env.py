@@ -1,7 +1,7 @@
 """The replay's environment rules, each stated once, on Python floats and on arrays over seeds.
 
-Every executor of the replay (the generic loop's :class:`~zeus_bench.sim.replay.Runner`, the
-lockstep over seeds, the arrival replays) calls these functions instead of writing the rules
+Every executor of the replay (:mod:`zeus_bench.sim.executor`'s step loop over seeds and its
+single tries, the lockstep over seeds, the arrival replays) calls these functions instead of writing the rules
 out. Each takes either Python floats (one try) or NumPy arrays with a leading batch axis (one
 try of each seed or group: element ``i`` is seed ``i``'s), and gives the same doubles either
 way: the operations are the same IEEE operations in the same order (``docs/policies.md``; the

@@ -1,8 +1,8 @@
 """The ``zeus`` policy's arrival replay as one fused loop: the rows of :func:`arrivals.replay_group`, faster.
 
 :func:`zeus_bench.sim.arrivals.replay_group` runs any policy through
-:class:`~zeus_bench.sim.replay.Runner`, with a :class:`~zeus_bench.sim.policies.Decision` and an
-:class:`~zeus_bench.sim.policies.Outcome` per try and the policy's, bandit's and runner's methods
+:class:`~zeus_bench.sim.executor.OneTry`, with a :class:`~zeus_bench.sim.policies.Decision` and an
+:class:`~zeus_bench.sim.policies.Outcome` per try and the policy's, bandit's and executor's methods
 in between. For ``zeus`` with the paper's knobs and no window this module runs the same rules
 (documented in :mod:`zeus_bench.sim.arrivals`) with those layers removed; the batch-size
 optimizer is the real :class:`~zeus_bench.optimizers.bandit.PruningThompsonSampling`

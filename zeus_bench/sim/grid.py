@@ -2,8 +2,8 @@
 
 ``zeus-bench simulate`` calls :func:`iter_simulate_tables` (rows as :class:`~zeus_bench.store.ColumnTable`,
 no pandas); :func:`simulate` and :func:`iter_simulate` give frames. A policy's seeds are replayed
-together where it has a batched replay (:meth:`~zeus_bench.sim.policies.Policy.batched`; ``zeus``:
-:mod:`zeus_bench.sim.lockstep`), else one (beta, seed) at a time; ``jobs > 1`` spreads tasks over processes.
+together: by its batched replay (:meth:`~zeus_bench.sim.policies.Policy.replay_columns`; ``zeus``: the lockstep),
+else by the executor (:func:`~zeus_bench.sim.replay.replay_many`); ``jobs > 1`` spreads tasks over processes.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from zeus_bench.sim.replay import (
     Row,
     check_job,
     default_recurrences,
-    replay,
     replay_batched,
+    replay_many,
 )
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
 from zeus_bench.sim.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
@@ -202,13 +202,12 @@ def _replay_frames(
     blocks: list[tuple[float, int, str | None, list[Row]]] = []
     pending, yielded = 0, False
     for beta in task.betas:
-        for seed in task.seeds:
-            rows = replay(
-                model, policy_cls, seed, beta, task.recurrences, task.window, drift,
-                task.horizon, task.noise, task.knobs,
-            )  # fmt: skip
-            blocks.append((beta, seed, None, rows))
-            pending += len(rows)
+        # every seed of this beta in one run of the executor
+        knobs = (task.window, drift, task.horizon, task.noise, task.knobs)
+        by_seed = replay_many(model, policy_cls, list(task.seeds), beta, task.recurrences, *knobs)
+        for k, seed in enumerate(task.seeds):
+            blocks.append((beta, seed, None, by_seed[k]))
+            pending += len(by_seed[k])
             if progress is not None:
                 progress(1)
             if pending >= chunk_rows:

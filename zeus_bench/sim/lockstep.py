@@ -7,7 +7,7 @@ seeds' timelines are independent: a step is simply the next try of each):
   seed's next batch size follows from its own outcomes, kept as arrays (round, candidates,
   directions, good batch sizes, the round's best);
 * then Thompson Sampling (:func:`_run`), from a :class:`Handover` per seed (a seed whose first
-  prediction would still explore an arm is replayed by the generic loop instead, seed by seed);
+  prediction would still explore an arm is replayed by the executor instead);
 * the draws come from each seed's generators' raw 64-bit outputs, fetched in blocks: the visiting
   order's words (:class:`~zeus_bench.optimizers.rng.ChoiceDraws` skips ``n - 1`` whole outputs) and
   one normal draw per arm, each from one output as NumPy's ziggurat takes it
@@ -20,7 +20,7 @@ seeds' timelines are independent: a step is simply the next try of each):
   scalar loop's arithmetic, element by element (IEEE operations give the same doubles in NumPy
   and in Python);
 * a rejected Lemire word is redrawn as NumPy does; a visiting order whose words include a
-  rejectable one (about one try in a billion) makes that seed replay again in the generic loop.
+  rejectable one (about one try in a billion) makes that seed replay again in the executor.
 
 The environment's rules (path draw, budget, penalty, JIT first epoch, cost) are
 :mod:`zeus_bench.sim.env`'s, called on arrays over the seeds.
@@ -33,23 +33,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from zeus_bench.optimizers.posterior import (
-    add_reward,
-    approx_from_sums,
-    largest_sample,
-    posterior,
-)
-from zeus_bench.optimizers.rng import (
-    MASK32,
-    normal_tables,
-    rejectable_words,
-    strip_densities,
-)
-from zeus_bench.optimizers.streams import PolicyStreams
+from zeus_bench.optimizers.rng import MASK32, normal_tables
+from zeus_bench.optimizers.seed_bandits import SeedThompson
 from zeus_bench.sim.env import (
     draw_paths,
     early_stop_budget,
@@ -67,69 +56,33 @@ _U32 = np.uint64(MASK32)
 _SHIFT32 = np.uint64(32)
 
 
-class _Seeds(PolicyStreams):
-    """Per-seed state of the steady seeds, one array row (or element) per seed."""
+class _Seeds:
+    """The environment's side of the steady seeds (one array row or element per seed), and their optimizer."""
 
     def __init__(
         self, model: JobModel, beta: float, recurrences: int, handovers: list[Handover], ids: list[int]
     ) -> None:
-        configs = model.at_jit_limits()
-        assert configs is not None
-        tables = normal_tables()
-        assert tables is not None
-        self.widths, self.thresholds = tables
         self.recurrences = recurrences
         self.beta = beta
         a = len(handovers)
         self.ids = np.array(ids, dtype=np.int64)  # each row's position among the seeds replayed
         self.live = np.ones(a, dtype=bool)  # False: finished or left, kept until the next compaction
         self.handovers = handovers
-        n_arms = np.array([len(h.arms) for h in handovers], dtype=np.int64)
-        width = int(n_arms.max())
-        self.n_arms = n_arms
-        self.cols = np.arange(width)
-        valid = self.cols[None, :] < n_arms[:, None]
-        self.valid = valid
-        self.arm = np.zeros((a, width), dtype=np.intp)
-        sums = np.zeros((4, a, width))
-        sums[0] = 1.0  # padding: harmless values (its samples are forced to -inf)
-        for i, h in enumerate(handovers):
-            self.arm[i, : len(h.arms)] = h.arms
-            for j, s in enumerate(h.sums):
-                sums[:, i, j] = s
-        self.sums = sums
-        mean, std, c0, c1 = approx_from_sums(*sums)
-        self.mean = np.where(valid, mean, -math.inf)
-        self.std = np.where(valid, std, 0.0)
-        self.c0 = np.where(valid, c0, 0.0).max(axis=1)  # bounds over the arms (as large as needed)
-        self.c1 = np.where(valid, c1, 0.0).max(axis=1)
+        self.policy = SeedThompson(list(handovers), ids)  # the batch-size optimizer of every seed
         self.rec = np.array([h.recurrence for h in handovers], dtype=np.int64)
         self.att = np.array([h.attempt for h in handovers], dtype=np.int64)
         self.total = np.array([h.total for h in handovers])
         self.ran = np.array([h.ran for h in handovers], dtype=bool)
         self.min_cost = np.array([h.min_cost for h in handovers])
-        # Policy outputs: raw, the normal each makes alone, whether it does, rejectable words.
-        self.pol_pos = np.zeros(a, dtype=np.int64)
-        self.twins: dict[int, list[Any]] = {}  # seed id -> [PCG64, Generator, output position]
-        self.made: dict[tuple[int, int], tuple[float, int]] = {}  # NumPy's draws at (seed id, output)
-        self.pol_base = 0  # outputs dropped before column 0
-        self.densities = strip_densities(self.widths)
-        self.pol_raw = np.zeros((a, 0), dtype=np.uint64)
-        self.rejectable = {
-            n: np.array(sorted(rejectable_words(n)), dtype=np.uint64)
-            for n in set(n_arms.tolist())
-            if rejectable_words(n)
-        }
         # Environment words: the handed-over rest of the fetched block, then further outputs.
         self.env_pos = np.zeros(a, dtype=np.int64)
         self.env_len = np.array([len(h.env_words) for h in handovers], dtype=np.int64)
         self.env = np.zeros((a, int(self.env_len.max())), dtype=np.uint64)
         for i, h in enumerate(handovers):
             self.env[i, : len(h.env_words)] = h.env_words
-        self.log: list[tuple[np.ndarray, ...]] = []  # per step: ids, arm column, cost (exact fallback)
 
-    # ------------------------------------------------------------------------- the environment
-    def _remaining(self) -> np.ndarray:
+    def remaining(self) -> np.ndarray:
+        """Per seed, a bound on the recurrences left."""
         return np.maximum(self.recurrences - self.rec + 1, 1)
 
     def refill_env(self) -> None:
@@ -137,7 +90,7 @@ class _Seeds(PolicyStreams):
         short = self.env_pos + 4 > self.env_len
         if not short.any():
             return
-        outputs = int(self._remaining().max() * 0.75) + 32
+        outputs = int(self.remaining().max() * 0.75) + 32
         fresh = np.stack([h.env_rng.bit_generator.random_raw(outputs) for h in self.handovers])
         words = np.empty((len(fresh), 2 * outputs), dtype=np.uint64)
         words[:, 0::2] = fresh & _U32
@@ -149,32 +102,12 @@ class _Seeds(PolicyStreams):
         self.env = wide
         self.env_len = self.env_len + 2 * outputs
 
-    # ---------------------------------------------------------------------------- the decision
-    def rewards(self, i: int, k: int) -> list[float]:
-        """Every reward so far of arm column ``k`` of seed row ``i`` (exact posteriors' input)."""
-        seed_id = self.ids[i]
-        out = list(self.handovers[i].rewards[k])
-        if self.log:
-            ids, arm, cost = (np.concatenate([step[f] for step in self.log]) for f in range(3))
-            out.extend((-cost[(ids == seed_id) & (arm == k)]).tolist())
-        return out
-
-    def exact_winner(self, i: int, z: list[float]) -> int:
-        """Arm column of seed row ``i``'s largest sample from the exact posteriors (a near-tie)."""
-        n = int(self.n_arms[i])
-        return largest_sample([posterior(self.rewards(i, k)) for k in range(n)], z)
-
-    # ---------------------------------------------------------------------------- compaction
     def keep(self, rows: np.ndarray) -> None:
         """Keep only the seed rows ``rows`` (the others finished or left)."""
-        for name in (
-            "ids", "live", "n_arms", "valid", "arm", "mean", "std", "c0", "c1", "rec", "att", "total", "ran",
-            "min_cost", "pol_pos", "pol_raw", "z", "slow", "slow_cum", "reject_cum", "res_val", "res_next",
-            "env_pos", "env_len", "env",
-        ):  # fmt: skip
+        for name in ("ids", "live", "rec", "att", "total", "ran", "min_cost", "env_pos", "env_len", "env"):
             setattr(self, name, getattr(self, name)[rows])
-        self.sums = self.sums[:, rows]
         self.handovers = [self.handovers[i] for i in rows.tolist()]
+        self.policy.keep(rows)
 
 
 def replay_zeus_seeds(
@@ -188,7 +121,7 @@ def replay_zeus_seeds(
 
     A seed the lockstep cannot replay (an arm still to explore after pruning, more arms than the
     listed rejectable words cover, more path draws than fetched, a rejectable visiting-order
-    word) is replayed by ``one_seed`` (the generic loop, seed by seed), its lockstep rows dropped.
+    word) is replayed by ``one_seed`` (the executor), its lockstep rows dropped.
 
     Returns:
         ``(seed, columns)``: the seed of each row and one array per try field (RUN_FIELDS), rows
@@ -231,55 +164,24 @@ def _run(model: JobModel, st: _Seeds, steps: list[Step]) -> list[int]:
     beta = st.beta
     recurrences = st.recurrences
     left: list[int] = []
-    inf = math.inf
     while True:
         a = len(st.ids)
-        rows = np.arange(a)
-        n = st.n_arms
-        st.refill_policy(2 * n + 8)
+        # --- the prediction: the batch-size optimizer of every seed
+        win, bi, gone = st.policy.decide(st.live, st.remaining())
         st.refill_env()
-        # --- the prediction: visiting-order words, then one normal per arm
-        first = st.pol_pos + n - 1  # first normal's output
-        gone = st.reject_cum[rows, first] != st.reject_cum[rows, st.pol_pos]
-        take = np.minimum(first[:, None] + st.cols[None, :], st.pol_raw.shape[1] - 1)
-        z = st.z[rows[:, None], take]
-        st.pol_pos = first + n
-        slow = np.flatnonzero(st.slow_cum[rows, first + n] != st.slow_cum[rows, first])
-        if len(slow):
-            z[slow], st.pol_pos[slow], ok = st.slow_draws(slow, first[slow])
-            gone[slow[~ok]] = True
-        gone &= st.live
-        samples = st.mean + st.std * z
-        win = samples.argmax(axis=1)
-        best = samples[rows, win]
-        samples[rows, win] = -inf
-        bound = st.c0 + st.c1 * np.where(st.valid, np.abs(z), 0.0).max(axis=1)
-        certain = (best - bound > samples.max(axis=1) + bound) | (n == 1)
-        win = np.where(n == 1, 0, win)
-        for i in np.flatnonzero(~certain & st.live & ~gone).tolist():
-            win[i] = st.exact_winner(i, z[i, : n[i]].tolist())
-        bi = st.arm[rows, win]
         # --- the path (Lemire's method on the environment's words)
         span = n_paths[bi]
         index, st.env_pos, short = draw_paths(st.env, st.env_pos, st.env_len, span, st.live)
         gone |= short
         target = paths[bi, index]
-        # --- the budget, the try and its cost (Runner.run_try at the JIT limit)
+        # --- the budget, the try and its cost (the executor's rules at the JIT limit)
         min_cost = st.min_cost
         budget = early_stop_budget(stop_bound(beta, min_cost), epoch_cost[bi], max_epochs)
         epochs, reached = try_epochs(target, budget)
         energy, time = try_energy_time(epochs, e_ep[bi], t_ep[bi], False, 0.0, 0.0)
         cost = try_cost(energy, time, eta, max_power_w, budget, zero_budget_cost(min_cost, beta))
         # --- the observation: the arm's running sums and approximate posterior
-        count, total_reward, squares, magnitudes = st.sums[:, rows, win]
-        arm_sums = add_reward(count, total_reward, squares, magnitudes, -cost)
-        st.sums[:, rows, win] = arm_sums
-        mean, std, c0, c1 = approx_from_sums(*arm_sums)
-        st.mean[rows, win] = mean
-        st.std[rows, win] = std
-        st.c0 = np.maximum(st.c0, c0)
-        st.c1 = np.maximum(st.c1, c1)
-        st.log.append((st.ids, win, cost))
+        st.policy.observe(win, cost)
         # --- the rows and the recurrence bookkeeping
         valid = st.live & ~gone
         rec_before, att_before = st.rec, st.att

@@ -1,7 +1,7 @@
 """What the replay knows of one job for one eta: per-configuration figures, JIT limits, paths.
 
 :class:`JobModel` is computed once per (job, eta) and read by every executor of the replay (the
-generic loop of :mod:`zeus_bench.sim.replay` and the lockstep over seeds); the rows they write
+executor of :mod:`zeus_bench.sim.executor` and the lockstep over seeds); the rows they write
 have the fields :data:`RUN_FIELDS`.
 """
 
@@ -125,7 +125,7 @@ class JobModel:
         """Per batch-size index, its figures at its JIT limit (computed once); None if one is unmeasured.
 
         The executors that replay JIT-limit policies over many seeds read these tables instead of
-        looking each try's configuration up (None: they do not apply, the generic loop reports it).
+        looking each try's configuration up (None: they do not apply, the executor reports it).
         """
         if self._at_jit is False:
             configs: list[JitConfig] | None = []

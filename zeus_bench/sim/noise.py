@@ -1,7 +1,7 @@
 """The per-try noise level of ``--noise``: a number, or ``trace`` (from the traces' confidence columns).
 
 A try's time and average power are scaled by seeded factors ``1 + level x z``
-(:meth:`zeus_bench.sim.replay.Runner._noisy`). ``trace`` takes the level from the power traces'
+(:func:`zeus_bench.sim.executor.noisy`). ``trace`` takes the level from the power traces'
 own confidence columns (this project's sweeps write them; the published Zeus traces have none):
 the median over rows of the relative half-width of the 95 % interval of the time per epoch and of
 the average power, divided by 1.96 (a standard deviation), the larger of the two. On the H200

@@ -19,6 +19,7 @@ import numpy as np
 from zeus_bench.optimizers.bandit import MIN_OBSERVATIONS, PRUNE_ROUNDS
 from zeus_bench.optimizers.posterior import running_sums
 from zeus_bench.optimizers.rng import MASK32, REJECT_SET_MAX_N
+from zeus_bench.optimizers.seed_bandits import SeedPruning
 from zeus_bench.sim.env import (
     draw_paths,
     early_stop_budget,
@@ -114,30 +115,15 @@ def prune_seeds(
     total: np.ndarray = np.zeros(a)
     ran = np.zeros(a, dtype=bool)
     min_cost: np.ndarray = np.full(a, inf)
-    cols = np.arange(n_b)
-    b0 = model.bs_index[int(model.job.b0)]
-    rounds = np.zeros(a, dtype=np.int64)
-    candidates = np.ones((a, n_b), dtype=bool)
-    down = np.full(a, b0)  # next down: the largest candidate <= this (none: the direction is over)
-    up = np.full(a, b0 + 1)  # next up: the smallest candidate >= this
-    good = np.zeros((a, n_b), dtype=bool)
-    best = np.full(a, b0)
-    best_cost: np.ndarray = np.full(a, inf)
+    prune = SeedPruning(a, n_b, model.bs_index[int(model.job.b0)], PRUNE_ROUNDS)
     profiled_bs = np.zeros((a, n_b), dtype=bool)
-    history: list[list[tuple[int, float]]] = [[] for _ in seeds]
     handovers: list[Handover] = []
     handed: list[int] = []
     again: list[int] = []
     while len(ids):
         rows = np.arange(len(ids))
         # --- pruning's batch size: down from the default while they reach, then up
-        downward = candidates & (cols[None, :] <= down[:, None])
-        in_down = downward.any(axis=1)
-        bi = np.where(
-            in_down,
-            n_b - 1 - downward[:, ::-1].argmax(axis=1),
-            (candidates & (cols[None, :] >= up[:, None])).argmax(axis=1),
-        )
+        bi = prune.decide()
         # --- the try (as in _run, with the profiling first epoch of a batch size's first try)
         index, env_pos, short = draw_paths(
             words, env_pos, env_len, n_paths[bi], ~np.zeros(len(ids), dtype=bool)
@@ -149,26 +135,8 @@ def prune_seeds(
         energy, time = try_energy_time(epochs, e_ep[bi], t_ep[bi], profiled, prof_e[bi], prof_t[bi])
         cost = try_cost(energy, time, eta, max_power_w, budget, zero_budget_cost(min_cost, beta))
         profiled_bs[rows, bi] = True
-        for i, b, c in zip(ids.tolist(), bi.tolist(), cost.tolist(), strict=True):
-            history[i].append((b, c))
-        # --- pruning's observation (PruningThompsonSampling._prune_observe)
-        good[rows, bi] |= reached
-        better = reached & (cost < best_cost)
-        best = np.where(better, bi, best)
-        best_cost = np.where(better, cost, best_cost)
-        down = np.where(in_down, np.where(reached, bi - 1, -1), down)
-        up = np.where(in_down, up, np.where(reached, bi + 1, n_b))
-        left_to_try = candidates & ((cols[None, :] <= down[:, None]) | (cols[None, :] >= up[:, None]))
-        over = np.count_nonzero(left_to_try, axis=1) == 0
-        if over.any():  # the round ends: the good ones (else the best so far) are the candidates
-            rounds = rounds + over
-            any_good = np.count_nonzero(good, axis=1) > 0
-            kept = np.where(any_good[:, None], good, cols[None, :] == best[:, None])
-            candidates = np.where(over[:, None], kept, candidates)
-            down = np.where(over, best, down)
-            up = np.where(over, best + 1, up)
-            good = np.where(over[:, None], False, good)
-            best_cost = np.where(over, inf, best_cost)
+        # --- pruning's observation (the one-seed optimizer's rule)
+        prune.observe(bi, cost, reached)
         # --- the rows and the recurrence bookkeeping
         rec_before, att_before = rec, att
         rec, att, total, ran, min_cost, ran_try, emit = bookkeeping(
@@ -177,12 +145,11 @@ def prune_seeds(
         steps.append((ids, rec_before, att_before, bi, epochs, energy, time, cost, reached, ran_try, emit,
                       profiled & ran_try))  # fmt: skip
         finished = rec > recurrences
-        pruned = (rounds >= PRUNE_ROUNDS) & ~finished & ~short
+        pruned = prune.pruned() & ~finished & ~short
         again.extend(ids[short].tolist())
         for i in np.flatnonzero(pruned).tolist():
             pos = int(ids[i])
-            arms = np.flatnonzero(candidates[i]).tolist()
-            rewards = [[-c for b, c in history[pos] if b == arm] for arm in arms]
+            arms, rewards = prune.arms(i)
             if min(map(len, rewards)) < MIN_OBSERVATIONS or len(arms) > REJECT_SET_MAX_N:
                 again.append(pos)  # its first prediction explores: the scalar loop prunes it
                 continue
@@ -204,8 +171,8 @@ def prune_seeds(
                 words[kept_rows],
             )
             rec, att, total, ran, min_cost = (v[kept_rows] for v in (rec, att, total, ran, min_cost))
-            rounds, candidates, down, up = (v[kept_rows] for v in (rounds, candidates, down, up))
-            good, best, best_cost, profiled_bs = (v[kept_rows] for v in (good, best, best_cost, profiled_bs))
+            prune.take(kept_rows)
+            profiled_bs = profiled_bs[kept_rows]
     return handovers, handed, again
 
 

@@ -21,6 +21,7 @@ from zeus_bench.sim.policies.base import (
     get_policy,
     register_policy,
 )
+from zeus_bench.sim.policies.seeds import SeedPolicies
 
 __all__ = [
     "POLICIES",
@@ -29,6 +30,7 @@ __all__ = [
     "Policy",
     "PolicyContext",
     "PruningThompsonSampling",
+    "SeedPolicies",
     "UnknownPolicyError",
     "get_policy",
     "jit_power_limit",

@@ -20,58 +20,27 @@ Policies are found by name in :data:`POLICIES`; :func:`register_policy` adds one
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
 
 from zeus_bench.core.errors import ConfigError
+from zeus_bench.sim.policies.seeds import Decision, Outcome, ScalarPolicies, SeedPolicies
 from zeus_bench.traces.jobs import JobTrace
 
 if TYPE_CHECKING:
     from zeus_bench.sim.model import JobModel, Row
 
+__all__ = [
+    "POLICIES", "Decision", "Outcome", "Policy", "PolicyContext", "UnknownPolicyError", "get_policy",
+    "load_policy_module", "register_policy", "scalar_face",
+]  # fmt: skip
+
 
 class UnknownPolicyError(ConfigError):
     """A policy name that is not in the registry."""
-
-
-class Decision(NamedTuple):
-    """What to run next.
-
-    Attributes:
-        batch_size: Batch size of the try.
-        power_limit_w: Power limit (W), or ``None`` to profile the batch size just in time.
-    """
-
-    batch_size: int
-    power_limit_w: float | None
-
-
-class Outcome(NamedTuple):
-    """Result of one try, as the policy observes it.
-
-    Attributes:
-        batch_size: Batch size of the try.
-        power_limit_w: Power limit it ran at (after profiling, the limit chosen), W.
-        cost: Zeus cost of the try (J); for a try whose early-stop budget was zero, the
-            penalty ``100 x beta x min_cost``.
-        reached: Whether it reached the target.
-        epochs: Epochs it ran (0 for a zero-budget try).
-        energy_j: Energy it used (J).
-        time_s: Time it took (s).
-        profiled: Whether this try profiled the batch size's power limits.
-    """
-
-    batch_size: int
-    power_limit_w: float
-    cost: float
-    reached: bool
-    epochs: float
-    energy_j: float
-    time_s: float
-    profiled: bool
 
 
 @dataclass(frozen=True)
@@ -152,7 +121,18 @@ class Policy(ABC):
         return default
 
     @classmethod
-    def batched(
+    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies:
+        """This policy's face over seeds, which the replay's executor asks (:mod:`zeus_bench.sim.executor`).
+
+        ``policies``: one object of this class per seed (seed ``i``'s at position ``i``). The
+        default wraps them (:class:`~zeus_bench.sim.policies.seeds.ScalarPolicies`): each seed's
+        object is asked for its :meth:`predict` and told its :meth:`observe` in turn, so a policy
+        needs nothing more.
+        """
+        return scalar_face(model, policies)
+
+    @classmethod
+    def replay_columns(
         cls,
         model: JobModel,
         seeds: list[int],
@@ -160,16 +140,15 @@ class Policy(ABC):
         recurrences: int,
         one_seed: Callable[[int], list[Row]],
     ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
-        """Replay many seeds of one job at once (the plain replay), or None to run seed by seed.
+        """Replay many seeds of one job at once (the plain replay) its own way, or None (the default).
 
         The replay asks for it when nothing but the seed differs between the replays (no window,
         drift or noise, the paper's knobs; :func:`zeus_bench.sim.replay.replay_batched`). The
-        default, None, makes the replay run this policy one seed at a time through
-        :meth:`predict` and :meth:`observe` (the per-seed face every policy has), so a policy
-        needs nothing more. A policy with a faster way over seeds (``zeus``: a lockstep of NumPy
-        steps over the seeds) returns the rows of every seed, equal bit for bit to the per-seed
-        replay's, as ``(seed of each row, one array per field of RUN_FIELDS)``; ``one_seed``
-        replays a seed the per-seed way (for seeds it leaves).
+        default, None, makes the replay run this policy in the executor through :meth:`batched`.
+        A policy with a faster way over seeds (``zeus``: a lockstep of NumPy steps over the
+        seeds) returns the rows of every seed, equal bit for bit to the executor's, as ``(seed of
+        each row, one array per field of RUN_FIELDS)``; ``one_seed`` replays a seed in the
+        executor (for seeds it leaves).
         """
         return None
 
@@ -179,6 +158,11 @@ class Policy(ABC):
         Defaults to :meth:`predict`; learning policies override it.
         """
         return self.predict()
+
+
+def scalar_face(model: JobModel, policies: Sequence[Policy]) -> ScalarPolicies:
+    """The default face over seeds of ``policies`` (one class): each object asked in turn."""
+    return ScalarPolicies(model, policies, any(type(p).stop_cost is not Policy.stop_cost for p in policies))
 
 
 P = TypeVar("P", bound=type[Policy])

@@ -84,7 +84,7 @@ class Zeus(JitMixin, Policy):
         return self._decide(self.bandit.best_batch_size())
 
     @classmethod
-    def batched(
+    def replay_columns(
         cls,
         model: JobModel,
         seeds: list[int],
@@ -95,7 +95,7 @@ class Zeus(JitMixin, Policy):
         """The lockstep over seeds (:mod:`zeus_bench.sim.lockstep`), for this class and its subclasses.
 
         A subclass that changes how Zeus decides or learns (any of :data:`LOCKSTEP_REPLAYS`, or
-        early stopping) is replayed seed by seed instead: the lockstep replays Zeus's own rules.
+        early stopping) is replayed by the executor instead: the lockstep replays Zeus's own rules.
         """
         below = cls.__mro__[: cls.__mro__.index(Zeus)]  # the classes between cls and Zeus
         if any(name in vars(k) for k in below for name in (*LOCKSTEP_REPLAYS, "early_stopping")):
@@ -106,9 +106,10 @@ class Zeus(JitMixin, Policy):
 
 
 #: The methods of :class:`Zeus` whose rules the lockstep replays (a subclass overriding one of
-#: them runs seed by seed).
+#: them runs in the executor).
 LOCKSTEP_REPLAYS = (
     "__init__",
+    "batched",
     "predict",
     "observe",
     "best",

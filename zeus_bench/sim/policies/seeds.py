@@ -1,0 +1,159 @@
+"""A policy's decision and outcome, and its face over seeds (beneath :mod:`zeus_bench.sim.policies.base`).
+
+:class:`Decision` and :class:`Outcome` are what a policy says and is told about one try.
+:class:`SeedPolicies` is the face the replay's executor (:mod:`zeus_bench.sim.executor`) asks:
+one decision and one observation per seed and step. :class:`ScalarPolicies`, the default
+(:meth:`Policy.batched <zeus_bench.sim.policies.Policy.batched>`), holds one scalar policy object
+per seed and asks each in turn, so a policy needs only ``predict`` and ``observe``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple, Protocol
+
+import numpy as np
+
+from zeus_bench.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from zeus_bench.sim.model import JobModel
+
+__all__ = ["Decision", "Outcome", "ScalarPolicies", "ScalarPolicy", "SeedPolicies", "decision_indices"]
+
+
+class Decision(NamedTuple):
+    """What to run next.
+
+    Attributes:
+        batch_size: Batch size of the try.
+        power_limit_w: Power limit (W), or ``None`` to profile the batch size just in time.
+    """
+
+    batch_size: int
+    power_limit_w: float | None
+
+
+class Outcome(NamedTuple):
+    """Result of one try, as the policy observes it.
+
+    Attributes:
+        batch_size: Batch size of the try.
+        power_limit_w: Power limit it ran at (after profiling, the limit chosen), W.
+        cost: Zeus cost of the try (J); for a try whose early-stop budget was zero, the
+            penalty ``100 x beta x min_cost``.
+        reached: Whether it reached the target.
+        epochs: Epochs it ran (0 for a zero-budget try).
+        energy_j: Energy it used (J).
+        time_s: Time it took (s).
+        profiled: Whether this try profiled the batch size's power limits.
+    """
+
+    batch_size: int
+    power_limit_w: float
+    cost: float
+    reached: bool
+    epochs: float
+    energy_j: float
+    time_s: float
+    profiled: bool
+
+
+class ScalarPolicy(Protocol):
+    """What :class:`ScalarPolicies` asks of one seed's policy object (a :class:`~zeus_bench.sim.policies.Policy`)."""
+
+    @property
+    def early_stopping(self) -> bool:
+        """Whether its tries stop at their cost bound."""
+        ...
+
+    def predict(self) -> Decision:
+        """Its next decision."""
+        ...
+
+    def observe(self, outcome: Outcome) -> None:
+        """Its try's outcome."""
+        ...
+
+    def stop_cost(self, default: float, epoch_cost: float = ...) -> float:
+        """Its try's cost bound."""
+        ...
+
+
+class SeedPolicies(Protocol):
+    """A policy's face over seeds: one decision and one observation per seed and step."""
+
+    def decide(self, ids: Sequence[int]) -> tuple[list[Decision], np.ndarray, np.ndarray, np.ndarray]:
+        """The next decision of each seed ``ids``: decisions, batch-size and limit indices, profiled."""
+        ...
+
+    def early_stopping(self, ids: Sequence[int]) -> np.ndarray:
+        """Whether each seed's try stops at its cost bound."""
+        ...
+
+    def stop_cost(self, ids: Sequence[int], bound: np.ndarray, epoch_cost: np.ndarray) -> np.ndarray:
+        """Each seed's cost bound of the try just decided (``bound``: ``beta x`` its best cost)."""
+        ...
+
+    def observe(self, ids: Sequence[int], outcomes: list[Outcome]) -> None:
+        """Each seed's outcome of the try just run."""
+        ...
+
+
+class ScalarPolicies:
+    """The default seed-batch face: one scalar policy object per seed, asked one by one."""
+
+    def __init__(self, model: JobModel, policies: Sequence[ScalarPolicy], stops: bool = True) -> None:
+        """Face ``policies`` (seed ``i``'s at position ``i``) on ``model``'s configurations.
+
+        ``stops``: whether their ``stop_cost`` is their own (False: the bound itself, no call needed).
+        """
+        self.model = model
+        self.policies = list(policies)
+        self._stops = stops
+
+    def decide(self, ids: Sequence[int]) -> tuple[list[Decision], np.ndarray, np.ndarray, np.ndarray]:
+        """Each policy's :meth:`~zeus_bench.sim.policies.Policy.predict`, as configuration indices."""
+        m = self.model
+        decisions, bis, pjs, profiled = [], [], [], []
+        for i in ids:
+            d = self.policies[i].predict()
+            bi, pj, jit = decision_indices(m, d)
+            decisions.append(d)
+            bis.append(bi)
+            pjs.append(pj)
+            profiled.append(jit)
+        return decisions, np.array(bis, dtype=np.intp), np.array(pjs, dtype=np.intp), np.array(profiled)
+
+    def early_stopping(self, ids: Sequence[int]) -> np.ndarray:
+        """Each policy's ``early_stopping``."""
+        return np.array([self.policies[i].early_stopping for i in ids], dtype=bool)
+
+    def stop_cost(self, ids: Sequence[int], bound: np.ndarray, epoch_cost: np.ndarray) -> np.ndarray:
+        """Each policy's :meth:`~zeus_bench.sim.policies.Policy.stop_cost` (the bound where not overridden)."""
+        if not self._stops:
+            return bound
+        out = bound.copy()
+        for k, (i, b, c) in enumerate(zip(ids, bound.tolist(), epoch_cost.tolist(), strict=True)):
+            out[k] = self.policies[i].stop_cost(b, c)
+        return out
+
+    def observe(self, ids: Sequence[int], outcomes: list[Outcome]) -> None:
+        """Each policy's :meth:`~zeus_bench.sim.policies.Policy.observe`."""
+        for i, out in zip(ids, outcomes, strict=True):
+            self.policies[i].observe(out)
+
+
+def decision_indices(m: JobModel, decision: Decision) -> tuple[int, int, bool]:
+    """(batch-size index, limit index, profiled) of a decision; a JIT one takes its batch size's JIT limit.
+
+    Raises:
+        ConfigError: the batch size or the configuration is not in the trace.
+    """
+    bi = m.bs_index.get(decision.batch_size)
+    if bi is None:
+        raise ConfigError(f"policy chose an unknown batch size {decision.batch_size}")
+    if decision.power_limit_w is None:
+        return bi, m.limit_index[m.jit_limit_w[bi]], True
+    bi, pj = m.indices(decision)
+    return bi, pj, False
