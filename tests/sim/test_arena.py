@@ -22,6 +22,7 @@ from zeus_bench.sim.arena import Protocol, job_table, summary_table
 from zeus_bench.sim.crossfit import path_halves, split_job
 from zeus_bench.sim.metrics import bootstrap_ci, ratio_ci
 from zeus_bench.sim.policies import Decision, Policy, PolicyContext, get_policy
+from zeus_bench.sim.recurrences import probe_floor
 from zeus_bench.sim.replay import JobModel, replay
 from zeus_bench.sim.rules import check_horizon, check_noise
 from zeus_bench.store import METADATA_KEY, read_table, write_table
@@ -444,15 +445,15 @@ def test_the_probe_floor_is_b0_plus_one_epoch_of_another_batch_size(tmp_path: Pa
     model = JobModel(job, 0.5)
     base = arena_mod.job_refs(model).baseline  # 4 epochs of 200 J at the maximum limit (its cheapest)
     for n, floor in ((10, 1.025), (20, 1.0125)):  # one epoch = 1/4 of a recurrence, over n of them
-        got = arena_mod.probe_floor(model, np.full(3, n * base), n)
+        got = probe_floor(model, np.full(3, n * base), n)
         assert got == pytest.approx([floor] * 3)
         assert bool(got[0] > 1.02) == (n == 10)
     # Another batch size's epoch 10 x cheaper: the floor falls under 1.02 on 10 recurrences too.
     cheap = dataclasses.replace(job, time_per_epoch_s=job.time_per_epoch_s * np.array([[0.1], [1.0], [1.0]]))
-    assert arena_mod.probe_floor(JobModel(cheap, 0.5), np.array([10 * base]), 10)[0] < 1.02
+    assert probe_floor(JobModel(cheap, 0.5), np.array([10 * base]), 10)[0] < 1.02
     # b0 alone: its own floor.
     alone = toy_job(targets={16: [4.0, 4.0]}, b0=16)
-    assert arena_mod.probe_floor(JobModel(alone, 0.5), np.array([10 * base]), 10)[0] == pytest.approx(1.0)
+    assert probe_floor(JobModel(alone, 0.5), np.array([10 * base]), 10)[0] == pytest.approx(1.0)
     # In the arena tables: one number per job, the summary counts the jobs above 1.02.
     protocol = Protocol(tuple(range(1, 11)))
     judged = [arena_mod.ArenaJob(split_job(job, "judge"), 10)]

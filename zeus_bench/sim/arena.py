@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, epoch_cost
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.crossfit import FOLD_CONSTANTS, judged_half, split_job, variant
 from zeus_bench.sim.metrics import (
@@ -46,7 +46,7 @@ from zeus_bench.sim.metrics import (
 )
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy
-from zeus_bench.sim.policies.builtin import max_limit_w
+from zeus_bench.sim.recurrences import probe_floor
 from zeus_bench.sim.recurrences import references as job_refs
 from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay_batched, replay_many
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
@@ -246,26 +246,6 @@ def run_arena(
             if progress is not None:
                 progress(1)
     return out
-
-
-def probe_floor(model: JobModel, baseline_totals: np.ndarray, n: int) -> np.ndarray:
-    """Per seed, the least cost / baseline of a policy that makes one try of another batch size and drops it.
-
-    ``baseline_totals`` are the baseline's cumulative costs on the seeds (b0 at its maximum limit).
-    Such a policy runs b0 in every recurrence, at best at b0's cheapest limit (the seed's b0 paths
-    at that limit's epoch cost), and its try ran at least one epoch: at least the cheapest epoch of
-    any other batch size (at its cheapest limit). The trace's own bound, replaying no policy: above
-    1.02 on a seed, one dropped probe of one epoch already breaks the goal there. A job with b0
-    alone: b0's floor at its cheapest limit.
-    """
-    job = model.job
-    costs = epoch_cost(job.time_per_epoch_s, job.avg_power_w, model.eta, job.max_power_w)
-    i0 = job.bs_index(job.b0)
-    top = float(costs[i0][int(np.flatnonzero(job.power_limits == max_limit_w(job, job.b0))[0])])
-    others = np.delete(costs, i0, axis=0)
-    one_epoch = float(np.nanmin(others)) if np.isfinite(others).any() else 0.0
-    refs = job_refs(model)
-    return (baseline_totals * float(np.nanmin(costs[i0])) / top + one_epoch) / (n * refs.baseline)
 
 
 def _ci(values: np.ndarray, idx: np.ndarray) -> tuple[float, float, float]:

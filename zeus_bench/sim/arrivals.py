@@ -57,6 +57,7 @@ from zeus_bench.sim.arrival_table import (
     validate_arrivals,
 )
 from zeus_bench.sim.executor import OneTry, missed_row, try_row
+from zeus_bench.sim.model import row_columns
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.replay import BanditKnobs, JobModel, Row, seed_generators
@@ -70,6 +71,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ARRIVAL_COLUMNS",
     "MAX_RUNTIME_RATIO",
+    "fused_chunks",
+    "generic_chunks",
     "read_arrivals",
     "replay_group",
     "replay_groups",
@@ -247,3 +250,52 @@ def group_columns(arrivals: pd.DataFrame) -> list[tuple[str, np.ndarray, np.ndar
     cuts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     bounds = [0, *cuts.tolist(), len(codes)]
     return [(labels[codes[a]], starts[a:b], ends[a:b], ratios[a:b]) for a, b in itertools.pairwise(bounds)]
+
+
+def fused_chunks(
+    shared: SharedTries,
+    seed: int,
+    groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
+    ratios: np.ndarray,
+    offsets: np.ndarray,
+    chunk_rows: int,
+) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """The fused loop's rows of every group, whole groups of about ``chunk_rows`` rows: (group number per row, columns)."""
+    codes: list[int] = []
+    sizes: list[int] = []
+    first = 0
+    for g, (_, starts, ends, _) in enumerate(groups):
+        done = shared.codes(seed, starts, ends)
+        codes.extend(done)
+        sizes.append(len(done))
+        if len(codes) >= chunk_rows or g == len(groups) - 1:
+            if codes:
+                group_codes = np.repeat(np.arange(first, g + 1), sizes)
+                arr = np.array(codes, dtype=np.int64)
+                row_ratios = ratios[offsets[group_codes] + shared.submissions(arr) - 1]
+                yield group_codes, shared.columns(arr, row_ratios)
+            codes, sizes, first = [], [], g + 1
+
+
+def generic_chunks(
+    model: JobModel,
+    policy_cls: type[Policy],
+    seed: int,
+    beta: float,
+    groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
+    chunk_rows: int,
+    window: int = 0,
+    knobs: BanditKnobs | None = None,
+) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """:func:`fused_chunks` for a policy the fused loop does not replay (the generic loop's rows)."""
+    rows: list[Row] = []
+    sizes: list[int] = []
+    first = 0
+    replayed = replay_groups(model, policy_cls, seed, beta, groups, window, knobs)
+    for g, (_, done) in enumerate(replayed):
+        rows.extend(done)
+        sizes.append(len(done))
+        if len(rows) >= chunk_rows or g == len(groups) - 1:
+            if rows:
+                yield np.repeat(np.arange(first, g + 1), sizes), row_columns(rows)
+            rows, sizes, first = [], [], g + 1

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zeus_bench.core.errors import ConfigError, ZeusBenchError
-from zeus_bench.sim.arrivals import fused_tries, group_columns, replay_groups
+from zeus_bench.sim.arrivals import fused_chunks, fused_tries, generic_chunks, group_columns
 from zeus_bench.sim.drift import Drift, drift_of
+from zeus_bench.sim.model import row_columns
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import Policy, load_policy_module
 from zeus_bench.sim.replay import (
-    RUN_FIELDS,
     BanditKnobs,
     JobModel,
     Row,
@@ -33,13 +33,12 @@ from zeus_bench.sim.replay import (
 )
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
 from zeus_bench.sim.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
-from zeus_bench.store import Coded, ColumnTable, ColumnValues
+from zeus_bench.store import Coded, ColumnTable, ColumnValues, as_frame
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 if TYPE_CHECKING:  # frames come from pandas only where callers ask for them
     import pandas as pd
 
-    from zeus_bench.sim.fastarrivals import SharedTries
 
 log = logging.getLogger(__name__)
 DEFAULT_KNOBS = BanditKnobs()
@@ -72,27 +71,6 @@ class Task:
         return len(self.betas) * len(self.seeds)
 
 
-def _columns(rows: list[Row]) -> dict[str, np.ndarray]:
-    """The try fields of ``rows`` as one array per field (what ``np.asarray`` of each gives).
-
-    Every field is a number, so the rows go into one float matrix in a single conversion; a
-    field whose first value is a ``bool`` or an ``int`` is cast back (exactly: they are small).
-    """
-    if not rows:
-        return {name: np.asarray([]) for name in RUN_FIELDS}
-    matrix = np.array(rows, dtype=float)
-    columns: dict[str, np.ndarray] = {}
-    for k, (name, first) in enumerate(zip(RUN_FIELDS, rows[0], strict=True)):
-        col = np.ascontiguousarray(matrix[:, k])
-        if isinstance(first, bool):
-            columns[name] = col != 0.0
-        elif isinstance(first, int) and np.array_equal(np.trunc(col), col):
-            columns[name] = col.astype(np.int64)
-        else:
-            columns[name] = col
-    return columns
-
-
 def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -> ColumnTable:
     """All rows of a task as one table with identity columns (built once, not per replay)."""
     rows = [r for *_, block in blocks for r in block]
@@ -102,7 +80,7 @@ def _frame(task: Task, blocks: list[tuple[float, int, str | None, list[Row]]]) -
     groups = (
         None if task.arrivals is None else np.repeat(np.array([b[2] for b in blocks], dtype=object), sizes)
     )
-    return _table(task, seeds, betas, _columns(rows), groups)
+    return _table(task, seeds, betas, row_columns(rows), groups)
 
 
 def _table(
@@ -128,22 +106,6 @@ def _table(
     if groups is not None:
         data["group"] = groups
     return ColumnTable(len(seeds), data)
-
-
-def as_frame(table: ColumnTable) -> pd.DataFrame:
-    """A :class:`~zeus_bench.store.ColumnTable` of runs rows as a frame (one array per column)."""
-    import pandas as pd
-
-    n = table.rows
-    data = {
-        name: v
-        if isinstance(v, np.ndarray)
-        else v.decoded()
-        if isinstance(v, Coded)
-        else np.full(n, v, dtype=object if isinstance(v, str) else None)
-        for name, v in table.columns.items()
-    }
-    return pd.DataFrame(data)
 
 
 CHUNK_ROWS = 1 << 17  # rows per frame a task yields (one Parquet row group each)
@@ -232,9 +194,11 @@ def _arrival_tables(
         for seed in task.seeds:
             shared = fused_tries(model, policy_cls, seed, beta, task.window, task.knobs)
             if shared is None:
-                chunks = _generic_chunks(task, model, policy_cls, seed, beta, groups, chunk_rows)
+                chunks = generic_chunks(
+                    model, policy_cls, seed, beta, groups, chunk_rows, task.window, task.knobs
+                )
             else:
-                chunks = _fused_chunks(shared, seed, groups, ratios, offsets, chunk_rows)
+                chunks = fused_chunks(shared, seed, groups, ratios, offsets, chunk_rows)
             for group_codes, tries in chunks:
                 n = len(group_codes)
                 yield _table(
@@ -245,54 +209,6 @@ def _arrival_tables(
                 progress(1)
     if not yielded:
         yield _frame(task, [])
-
-
-def _fused_chunks(
-    shared: SharedTries,
-    seed: int,
-    groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
-    ratios: np.ndarray,
-    offsets: np.ndarray,
-    chunk_rows: int,
-) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
-    """The fused loop's rows of every group, whole groups of about ``chunk_rows`` rows: (group number per row, columns)."""
-    codes: list[int] = []
-    sizes: list[int] = []
-    first = 0
-    for g, (_, starts, ends, _) in enumerate(groups):
-        done = shared.codes(seed, starts, ends)
-        codes.extend(done)
-        sizes.append(len(done))
-        if len(codes) >= chunk_rows or g == len(groups) - 1:
-            if codes:
-                group_codes = np.repeat(np.arange(first, g + 1), sizes)
-                arr = np.array(codes, dtype=np.int64)
-                row_ratios = ratios[offsets[group_codes] + shared.submissions(arr) - 1]
-                yield group_codes, shared.columns(arr, row_ratios)
-            codes, sizes, first = [], [], g + 1
-
-
-def _generic_chunks(
-    task: Task,
-    model: JobModel,
-    policy_cls: type[Policy],
-    seed: int,
-    beta: float,
-    groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
-    chunk_rows: int,
-) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
-    """:func:`_fused_chunks` for a policy the fused loop does not replay (the generic loop's rows)."""
-    rows: list[Row] = []
-    sizes: list[int] = []
-    first = 0
-    replayed = replay_groups(model, policy_cls, seed, beta, groups, task.window, task.knobs)
-    for g, (_, done) in enumerate(replayed):
-        rows.extend(done)
-        sizes.append(len(done))
-        if len(rows) >= chunk_rows or g == len(groups) - 1:
-            if rows:
-                yield np.repeat(np.arange(first, g + 1), sizes), _columns(rows)
-            rows, sizes, first = [], [], g + 1
 
 
 #: Seeds replayed together in lockstep (more amortise each step's array operations over more

@@ -156,3 +156,24 @@ class JobModel:
         if math.isnan(self.time_per_epoch_s[bi][pj]):
             raise ConfigError(f"policy chose an unmeasured configuration {decision}")
         return bi, pj
+
+
+def row_columns(rows: list[Row]) -> dict[str, np.ndarray]:
+    """The try fields of ``rows`` as one array per field (what ``np.asarray`` of each gives).
+
+    Every field is a number, so the rows go into one float matrix in a single conversion; a
+    field whose first value is a ``bool`` or an ``int`` is cast back (exactly: they are small).
+    """
+    if not rows:
+        return {name: np.asarray([]) for name in RUN_FIELDS}
+    matrix = np.array(rows, dtype=float)
+    columns: dict[str, np.ndarray] = {}
+    for k, (name, first) in enumerate(zip(RUN_FIELDS, rows[0], strict=True)):
+        col = np.ascontiguousarray(matrix[:, k])
+        if isinstance(first, bool):
+            columns[name] = col != 0.0
+        elif isinstance(first, int) and np.array_equal(np.trunc(col), col):
+            columns[name] = col.astype(np.int64)
+        else:
+            columns[name] = col
+    return columns

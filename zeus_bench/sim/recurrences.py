@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from zeus_bench.core.cost import epoch_cost
 from zeus_bench.sim.metrics import charged
 from zeus_bench.sim.policies.builtin import max_limit_w, oracle_configuration
 from zeus_bench.sim.replay import replay
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from zeus_bench.sim.policies.base import Policy
     from zeus_bench.sim.replay import JobModel
 
-__all__ = ["Refs", "recurrence_costs", "references"]
+__all__ = ["Refs", "probe_floor", "recurrence_costs", "references"]
 
 
 @dataclass(frozen=True)
@@ -67,3 +68,23 @@ def recurrence_costs(
             reached[i, r[0] - 1] |= r[8]
     failed = ~reached
     return charged(spent, failed.astype(float), references(model).baseline), failed
+
+
+def probe_floor(model: JobModel, baseline_totals: np.ndarray, n: int) -> np.ndarray:
+    """Per seed, the least cost / baseline of a policy that makes one try of another batch size and drops it.
+
+    ``baseline_totals`` are the baseline's cumulative costs on the seeds (b0 at its maximum limit).
+    Such a policy runs b0 in every recurrence, at best at b0's cheapest limit (the seed's b0 paths
+    at that limit's epoch cost), and its try ran at least one epoch: at least the cheapest epoch of
+    any other batch size (at its cheapest limit). The trace's own bound, replaying no policy: above
+    1.02 on a seed, one dropped probe of one epoch already breaks the goal there. A job with b0
+    alone: b0's floor at its cheapest limit.
+    """
+    job = model.job
+    costs = epoch_cost(job.time_per_epoch_s, job.avg_power_w, model.eta, job.max_power_w)
+    i0 = job.bs_index(job.b0)
+    top = float(costs[i0][int(np.flatnonzero(job.power_limits == max_limit_w(job, job.b0))[0])])
+    others = np.delete(costs, i0, axis=0)
+    one_epoch = float(np.nanmin(others)) if np.isfinite(others).any() else 0.0
+    refs = references(model)
+    return (baseline_totals * float(np.nanmin(costs[i0])) / top + one_epoch) / (n * refs.baseline)

@@ -5,7 +5,8 @@ The package in three parts, each importable on its own:
 - :mod:`zeus_bench.store.schema`: the table kinds (:class:`Column`, :class:`TableSchema`,
   :func:`register_schema`, :func:`get_schema`, :func:`schemas`, ``METADATA_KEY``);
 - :mod:`zeus_bench.store.frames`: pandas frames (:func:`validate`, :func:`write_table`,
-  :func:`read_table`, :func:`read_metadata`, :func:`read_user_table` for hand-written tables);
+  :func:`read_table`, :func:`read_metadata`, :func:`read_user_table` for hand-written tables,
+  :func:`as_frame` for a :class:`ColumnTable`);
 - :mod:`zeus_bench.store.columns`: the pandas-free path (:class:`ColumnTable`,
   :class:`TableWriter`, :func:`read_columns`).
 
@@ -14,6 +15,7 @@ The package in three parts, each importable on its own:
 
 from zeus_bench.store.columns import ColumnTable, ColumnValues, TableWriter, read_columns
 from zeus_bench.store.frames import (
+    as_frame,
     read_metadata,
     read_table,
     read_user_file,
@@ -45,6 +47,7 @@ __all__ = [
     "DType",
     "TableSchema",
     "TableWriter",
+    "as_frame",
     "get_schema",
     "read_columns",
     "read_metadata",

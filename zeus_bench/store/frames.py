@@ -14,7 +14,7 @@ import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -24,7 +24,7 @@ from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.core.faults import fault_point
 from zeus_bench.core.fsutil import atomic_path
 from zeus_bench.core.provenance import base_provenance
-from zeus_bench.store.schema import METADATA_KEY, Column, TableSchema, check_numbers, get_schema
+from zeus_bench.store.schema import METADATA_KEY, Coded, Column, TableSchema, check_numbers, get_schema
 
 if TYPE_CHECKING:  # pandas is imported where frames are handled: the simulator's path runs without it
     import pandas as pd
@@ -237,3 +237,28 @@ def read_user_table(path: str | Path, kind: str) -> pd.DataFrame:
     get_schema(kind)  # an unknown kind fails before the file is read
     df = read_user_file(path, f"{kind} table")
     return validate(df, kind, where=str(path))
+
+
+class _Columns(Protocol):
+    """What :func:`as_frame` reads of a :class:`~zeus_bench.store.columns.ColumnTable`."""
+
+    @property
+    def rows(self) -> int: ...
+    @property
+    def columns(self) -> Mapping[str, Any]: ...
+
+
+def as_frame(table: _Columns) -> pd.DataFrame:
+    """A :class:`~zeus_bench.store.columns.ColumnTable` as a frame (one array per column)."""
+    import pandas as pd
+
+    n = table.rows
+    data = {
+        name: v
+        if isinstance(v, np.ndarray)
+        else v.decoded()
+        if isinstance(v, Coded)
+        else np.full(n, v, dtype=object if isinstance(v, str) else None)
+        for name, v in table.columns.items()
+    }
+    return pd.DataFrame(data)
