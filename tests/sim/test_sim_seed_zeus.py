@@ -45,6 +45,26 @@ def replay_batched(
     return replay_many(model, policy, seeds, beta, recurrences)
 
 
+@pytest.fixture(autouse=True)
+def every_seed_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The array face for any number of seeds (it is what these tests hold to the scalar face)."""
+    monkeypatch.setattr(seed_zeus.SeedZeus, "MIN_SEEDS", 1)
+
+
+@pytest.fixture
+def fell_back(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """The seeds of each SeedZeus.fallback asked (the seeds replayed from scratch)."""
+    asked: list[list[int]] = []
+    real = seed_zeus.SeedZeus.fallback
+
+    def counted(self, ids):  # type: ignore[no-untyped-def]
+        asked.append(list(ids))
+        return real(self, ids)
+
+    monkeypatch.setattr(seed_zeus.SeedZeus, "fallback", counted)
+    return asked
+
+
 @pytest.fixture
 def faces(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The number of seeds of each SeedZeus face made."""
@@ -118,18 +138,12 @@ def test_near_ties_and_uncertain_wedges_use_the_exact_path(monkeypatch: pytest.M
     _same(model, list(range(1, 13)), 2.0, 50)
 
 
-def test_rejectable_order_words_replay_the_seed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rejectable_order_words_replay_the_seed_again(
+    monkeypatch: pytest.MonkeyPatch, fell_back: list[list[int]]
+) -> None:
     """A visiting order with a rejectable word: its seed goes, replayed from scratch by the scalar face."""
     model = JobModel(toy_job(SPREAD), 0.5)
     monkeypatch.setattr(streams, "holds_word", lambda raw, words: np.ones(raw.shape, dtype=bool))
-    fell_back: list[list[int]] = []
-    real = seed_zeus.SeedZeus.fallback
-
-    def counted(self, ids):  # type: ignore[no-untyped-def]
-        fell_back.append(list(ids))
-        return real(self, ids)
-
-    monkeypatch.setattr(seed_zeus.SeedZeus, "fallback", counted)
     _same(model, list(range(1, 9)), 2.0, 50)
     # one replay from scratch for every seed whose arms have rejectable words (all of them hold one)
     assert len(fell_back) == 1 and len(fell_back[0]) >= 3
@@ -307,21 +321,16 @@ def test_grid_groups_whose_face_stops_applying_still_give_every_row(
     assert ours == [r[7] for _, r in expected]
 
 
-def test_seeds_pruned_by_the_scalar_face_when_the_array_face_cannot(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_seeds_pruned_by_the_scalar_face_when_the_array_face_cannot(
+    monkeypatch: pytest.MonkeyPatch, fell_back: list[list[int]]
+) -> None:
     """Path words fetched one output at a time, or an arm to explore first: the same rows."""
     model = JobModel(toy_job(SPREAD), 0.5)
-    monkeypatch.setattr(executor, "_outputs", lambda left, seeds: 1)  # 2 words per refill: many refills
+    real_outputs = executor._outputs
+    monkeypatch.setattr(executor, "_outputs", lambda recurrences, rec: 1)  # 2 words per refill: many refills
     _same(model, list(range(1, 16)), 2.0, 40)
-    monkeypatch.undo()
+    monkeypatch.setattr(executor, "_outputs", real_outputs)
     monkeypatch.setattr(seed_zeus, "MIN_OBSERVATIONS", 3)  # as if every arm had still to be explored
-    fell_back: list[list[int]] = []
-    real = seed_zeus.SeedZeus.fallback
-
-    def counted(self, ids):  # type: ignore[no-untyped-def]
-        fell_back.append(list(ids))
-        return real(self, ids)
-
-    monkeypatch.setattr(seed_zeus.SeedZeus, "fallback", counted)
     _same(model, list(range(1, 16)), 2.0, 40)
     assert fell_back == [list(range(15))]
 
@@ -380,3 +389,55 @@ def test_dispatch_is_by_method_a_zeus_subclass_takes_the_batched_path(faces: lis
     assert faces == [8, 8]
     policies = [get_policy("bs-only")(_ctx(model, s)) for s in seeds]
     assert isinstance(get_policy("bs-only").batched(model, policies), ScalarPolicies)
+
+
+def test_few_seeds_take_the_scalar_face_unless_told_otherwise() -> None:
+    """Below MIN_SEEDS seeds the scalar face replays faster: Zeus.batched gives it (same rows either way)."""
+    model = JobModel(toy_job(SPREAD), 0.5)
+    few = [ZEUS(_ctx(model, s)) for s in range(1, 5)]
+    assert isinstance(ZEUS.batched(model, few), seed_zeus.SeedZeus)  # MIN_SEEDS 1 here (the fixture)
+    seed_zeus.SeedZeus.MIN_SEEDS = 5
+    assert isinstance(ZEUS.batched(model, few), ScalarPolicies)
+    assert isinstance(ZEUS.batched(model, [*few, ZEUS(_ctx(model, 9))]), seed_zeus.SeedZeus)
+
+
+def test_env_words_draw_as_numpys_integers() -> None:
+    """Block-fetched words, refills and rows leaving included: each row draws rng.integers(0, span)'s values."""
+    spans_rng = np.random.default_rng(11)
+    gens = [np.random.default_rng(s) for s in range(6)]
+    ref = [np.random.default_rng(s) for s in range(6)]
+    words = env.EnvWords(gens)
+    rows = list(range(6))
+    for step in range(400):
+        span = spans_rng.integers(1, 9, size=len(rows)).astype(np.uint64)
+        step_rows = None if step % 3 else np.arange(0, len(rows), 2)  # every row, or some
+        drawn = words.draw(step_rows, span if step_rows is None else span[step_rows], lambda: 5)
+        who = range(len(rows)) if step_rows is None else step_rows.tolist()
+        expected = [int(ref[rows[k]].integers(0, int(span[k]))) for k in who]
+        assert drawn.tolist() == expected
+        if step == 200:  # rows 1 and 4 leave
+            keep = np.array([0, 2, 3, 5])
+            words.keep(keep)
+            rows = [rows[k] for k in keep.tolist()]
+
+
+def test_env_words_redraw_rejected_words_as_numpy() -> None:
+    """Words Lemire's method rejects (met about once in 10**9 draws) take the full rule, more words."""
+    span = np.array([6, 7, 5], dtype=np.uint64)
+    words = env.EnvWords([np.random.default_rng(s) for s in range(3)])
+    words.draw(None, np.ones(3, dtype=np.uint64), lambda: 8)  # fetch the first block (a span of 1 takes none)
+    for i, s in enumerate(span.tolist()):
+        bad = rejected_words(s)[:2]
+        words.words[i, : len(bad)] = bad
+    expect = []
+    for i, s in enumerate(span.tolist()):
+        p = 0
+        while True:  # Lemire's method, word by word
+            m = int(words.words[i, p]) * s
+            p += 1
+            if (m & MASK32) >= (1 << 32) % s:
+                break
+        expect.append((m >> 32, p))
+    index = words.draw(None, span, lambda: 8)
+    assert list(zip(index.tolist(), words.pos.tolist(), strict=True)) == expect
+    assert min(p for _, p in expect) >= 2  # every row redrew

@@ -137,22 +137,32 @@ class EnvWords:
         self.words = np.zeros((a, 0), dtype=np.uint64)
         self.pos = np.zeros(a, dtype=np.int64)
         self.length = np.zeros(a, dtype=np.int64)
+        self._rows = np.arange(a)
 
-    def draw(self, rows: np.ndarray | None, span: np.ndarray, outputs: int) -> np.ndarray:
-        """One ``integers(0, span)`` of each row ``rows`` (None: every row); ``outputs`` per refill."""
-        r = np.arange(len(self.pos)) if rows is None else rows
-        if (self.pos[r] + self._AHEAD > self.length[r]).any():
-            self._refill(outputs)
-        pos = self.pos[r]
-        index, after, short = draw_paths(self.words, pos, self.length[r], span, True, r)
-        while short.any():  # a run of rejected words past the fetched ones: fetch more, draw again
-            self._refill(outputs)
-            s = np.flatnonzero(short)
-            pos = self.pos[r]
-            index[s], after[s], short[s] = draw_paths(
-                self.words, pos[s], self.length[r[s]], span[s], True, r[s]
-            )
-        self.pos[r] = after
+    def draw(self, rows: np.ndarray | None, span: np.ndarray, outputs: Callable[[], int]) -> np.ndarray:
+        """One ``integers(0, span)`` of each row ``rows`` (None: every row); ``outputs()`` per refill."""
+        pos, length = (self.pos, self.length) if rows is None else (self.pos[rows], self.length[rows])
+        if (pos + self._AHEAD > length).any():
+            self._refill(outputs())
+            pos, length = (self.pos, self.length) if rows is None else (self.pos[rows], self.length[rows])
+        r = self._rows if rows is None else rows
+        multi = span > 1
+        m = self.words[r, pos] * span
+        if (multi & ((m & _U32) < span)).any():  # a word Lemire's method may reject: the full rule
+            index, after, short = draw_paths(self.words, pos, length, span, True, r)
+            while short.any():  # a run of rejected words past the fetched ones: fetch more, draw again
+                self._refill(outputs())
+                r = self._rows if rows is None else rows
+                s = np.flatnonzero(short)
+                index[s], after[s], short[s] = draw_paths(
+                    self.words, self.pos[r[s]], self.length[r[s]], span[s], True, r[s]
+                )
+        else:  # every word accepted: its high half (one word each, none for a span of 1)
+            index, after = np.where(multi, m >> _SHIFT32, 0).astype(np.intp), pos + multi
+        if rows is None:
+            self.pos = after
+        else:
+            self.pos[rows] = after
         return index
 
     def _refill(self, outputs: int) -> None:
@@ -175,6 +185,7 @@ class EnvWords:
         """Keep only the rows ``rows`` (the others' seeds ended)."""
         self.rngs = [self.rngs[i] for i in rows.tolist()]
         self.words, self.pos, self.length = self.words[rows], self.pos[rows], self.length[rows]
+        self._rows = np.arange(len(rows))
 
 
 # ---------------------------------------------------------------------------- budget and try

@@ -30,6 +30,7 @@ tries with the same rules (the arrival replay's generic path, whose tries overla
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, cast
@@ -105,6 +106,7 @@ class _Tables:
         self.profile_time = np.array(m.profile_time_s)
         self.jit_limit = np.array(m.jit_limit_w)
         self.limits = np.asarray(m.job.power_limits, dtype=float)
+        self.n_limits = len(self.limits)
         self.batch_sizes = np.array([int(b) for b in m.job.batch_sizes], dtype=np.int64)
         self.n_paths = np.array([len(p) for p in m.paths], dtype=np.uint64)
         self.paths = np.full((len(m.paths), max(1, int(self.n_paths.max()))), math.inf)
@@ -126,15 +128,22 @@ def _tries(
     beta: float,
 ) -> tuple[np.ndarray, ...]:
     """The tries of seeds ``ids`` (the rules of :mod:`zeus_bench.sim.env`): budget, epochs, reached, energy, time."""
-    epoch_cost = t.budget_epoch_cost[bi, pj]
-    budget = np.full(len(ids), float(m.max_epochs))
+    at = bi * t.n_limits + pj  # the configurations' flat indices
+    epoch_cost = t.budget_epoch_cost.take(at)
     stops = policies.early_stopping(ids)
-    if stops.any():
-        cost_ub = policies.stop_cost(ids, env.stop_bound(beta, min_cost), epoch_cost)
-        budget = np.where(stops, env.early_stop_budget(cost_ub, epoch_cost, float(m.max_epochs)), budget)
+    max_epochs = float(m.max_epochs)
+    if stops.all():
+        budget = env.early_stop_budget(
+            policies.stop_cost(ids, env.stop_bound(beta, min_cost), epoch_cost), epoch_cost, max_epochs
+        )
+    else:
+        budget = np.full(len(ids), max_epochs)
+        if stops.any():
+            cost_ub = policies.stop_cost(ids, env.stop_bound(beta, min_cost), epoch_cost)
+            budget = np.where(stops, env.early_stop_budget(cost_ub, epoch_cost, max_epochs), budget)
     epochs, reached = env.try_epochs(target, budget)
     energy, time = env.try_energy_time(
-        epochs, t.energy[bi, pj], t.time[bi, pj], profiled, t.profile_energy[bi], t.profile_time[bi]
+        epochs, t.energy.take(at), t.time.take(at), profiled, t.profile_energy[bi], t.profile_time[bi]
     )
     return budget, epochs, reached, energy, time
 
@@ -215,9 +224,10 @@ def _columns(t: _Tables, seeds: int, log: list[_Step], dropped: Sequence[int]) -
     return SeedTries(seeds, seed[order], dict(zip(RUN_FIELDS, values, strict=True)))
 
 
-def _outputs(left: np.ndarray, seeds: int) -> int:
+def _outputs(recurrences: int, rec: np.ndarray) -> int:
     """Environment outputs to fetch per seed at a refill: about the draws left, at most ~16 MiB in all."""
-    return min(int(left.max()) * 3 // 4 + 32, max(64, (16 << 20) // (16 * seeds)))
+    left = max(1, recurrences - int(rec.min()) + 1)
+    return min(left * 3 // 4 + 32, max(64, (16 << 20) // (16 * len(rec))))
 
 
 def execute(
@@ -248,7 +258,8 @@ def execute(
     m = model
     t = _Tables(m)
     face: SeedArrays
-    if callable(getattr(policies, "decide_arrays", None)):  # the array protocol, by method
+    arrays = callable(getattr(policies, "decide_arrays", None))  # the array protocol, by method
+    if arrays:
         face = cast("SeedArrays", policies)
         starts = [r.bit_generator.state for r in env_rngs]  # for the seeds that go
         noise_starts = [r.bit_generator.state for r in noise_rngs or ()]
@@ -273,7 +284,7 @@ def execute(
     final = np.full(a, float(least))  # each seed's, written when it ends
     with np.errstate(all="ignore"):  # inf and NaN as the rules have them
         while len(ids):
-            left = np.maximum(recurrences - state[0] + 1, 1)
+            left = np.maximum(recurrences - state[0] + 1, 1) if arrays else state[0]  # (unused there)
             d = face.decide_arrays(ids, left)
             step = d.step
             if step is None or len(step):
@@ -281,7 +292,9 @@ def execute(
                 seeds, now = (ids, state) if step is None else (ids[step], [v[step] for v in state])
                 rec, att, total, ran, min_cost = now
                 # The path is drawn before the budget is known, as in the paper's simulator.
-                target = t.paths[bi, words.draw(step, t.n_paths[bi], _outputs(left, len(ids)))]
+                target = t.paths[
+                    bi, words.draw(step, t.n_paths[bi], functools.partial(_outputs, recurrences, state[0]))
+                ]
                 if drift is not None:
                     factors = [drift(r, b) for r, b in zip(rec.tolist(), bi.tolist(), strict=True)]
                     target = target * np.array(factors)

@@ -62,6 +62,10 @@ class SeedZeus:
     nothing, unless the seed falls back to them).
     """
 
+    #: Fewer seeds than this replay faster one object per seed (each step's array operations
+    #: cost about as much as 12-16 scalar tries: ``benchmarks/notes`` in docs/policies.md).
+    MIN_SEEDS = 16
+
     def __init__(self, model: JobModel, policies: Sequence[Policy]) -> None:
         """The seeds of ``policies`` (of a class with Zeus's rules) on ``model`` (:meth:`applies`)."""
         self.model = model
@@ -75,14 +79,20 @@ class SeedZeus:
         self.waiting: dict[int, _Start] = {}  # pruned, waiting for the hand-over
         self.again: list[int] = []  # the seeds to report gone
         self.thompson: SeedThompson | None = None
+        self._live: np.ndarray | None = None  # the Thompson rows still replayed (None: all)
         self._asked = a  # how many seeds the last step asked about
         self._win = np.zeros(0, dtype=np.intp)  # each Thompson row's arm column this step
         self._tried: np.ndarray | None = None  # the Thompson rows that try (None: all)
 
     @staticmethod
     def applies(model: JobModel, policies: Sequence[Policy]) -> bool:
-        """Whether this face replays ``policies`` exactly: the paper's knobs, measured JIT limits, NumPy's draws."""
-        if not policies or model.at_jit_limits() is None or normal_tables() is None:
+        """Whether this face replays ``policies`` exactly, and pays.
+
+        Exactly: the paper's knobs (no window, no prior, its pruning rounds, no concurrency),
+        every JIT limit measured, NumPy's normal draws the ones measured. Pays: at least
+        :attr:`MIN_SEEDS` seeds.
+        """
+        if len(policies) < SeedZeus.MIN_SEEDS or model.at_jit_limits() is None or normal_tables() is None:
             return False
         for p in policies:
             c = p.ctx
@@ -112,16 +122,27 @@ class SeedZeus:
             step = None if len(self.pruning) == len(ids) else np.searchsorted(ids, self.pruning)
             return Decided(bi, self.jit[bi], profiled, step, gone)
         th = self.thompson
-        pos = None if len(th.ids) == len(ids) else np.searchsorted(ids, th.ids)
-        win, bi, out = th.decide(np.ones(len(th.ids), dtype=bool), left if pos is None else left[pos])
+        live = self._live
+        rows = None if live is None else np.flatnonzero(live)  # the Thompson rows of seeds in ids
+        if rows is None:
+            pos = None if len(th.ids) == len(ids) else np.searchsorted(ids, th.ids)
+            lefts = left if pos is None else left[pos]
+        else:
+            pos = np.searchsorted(ids, th.ids[rows])
+            lefts = np.ones(len(th.ids), dtype=np.int64)
+            lefts[rows] = left[pos]
+        win, bi, out = th.decide(True if live is None else live, lefts)  # type: ignore[arg-type]
         self._win, self._tried = win, None
         step = pos
-        if out.any():
+        if rows is not None or out.any():
             every = np.arange(len(ids)) if pos is None else pos
-            self._tried = np.flatnonzero(~out)
-            step, bi = every[self._tried], bi[self._tried]
-            lost = every[out]
-            gone = lost if gone is None else np.sort(np.concatenate([gone, lost]))
+            mine = np.arange(len(th.ids)) if rows is None else rows
+            ok = ~out[mine]
+            self._tried = mine[ok]
+            step, bi = every[ok], bi[self._tried]
+            if not ok.all():
+                lost = every[~ok]
+                gone = lost if gone is None else np.sort(np.concatenate([gone, lost]))
         return Decided(bi, self.jit[bi], np.zeros(len(bi), dtype=bool), step, gone)
 
     def early_stopping(self, ids: np.ndarray) -> np.ndarray:
@@ -136,7 +157,7 @@ class SeedZeus:
         """The outcomes: pruning's transition (and the seeds whose pruning ends), or each arm's sums."""
         if self.thompson is not None:
             cost = tried.cost
-            if self._tried is not None:  # the rows that went: any cost (they are dropped)
+            if self._tried is not None:  # the rows that did not try: any cost (they are dropped)
                 cost = np.zeros(len(self.thompson.ids))
                 cost[self._tried] = tried.cost
             self.thompson.observe(self._win, cost)
@@ -178,12 +199,16 @@ class SeedZeus:
                 self.prune.take(rows)
                 self.seen, self.pruning = self.seen[rows], self.pruning[rows]
         if self.waiting:
-            live = set(ids.tolist())
-            self.waiting = {i: s for i, s in self.waiting.items() if i in live}
-        if self.thompson is not None:
-            rows = np.flatnonzero(np.isin(self.thompson.ids, ids))
-            if len(rows) < len(self.thompson.ids):
-                self.thompson.keep(rows)
+            asked = set(ids.tolist())
+            self.waiting = {i: s for i, s in self.waiting.items() if i in asked}
+        if self.thompson is not None:  # its rows go once a quarter can (they hold outputs fetched ahead)
+            live = np.isin(self.thompson.ids, ids)
+            n = int(live.sum())
+            if n <= 3 * len(live) // 4:
+                self.thompson.keep(np.flatnonzero(live))
+                self._live = None
+            elif n < len(live):
+                self._live = live
 
     def _gone(self, ids: np.ndarray) -> np.ndarray | None:
         """The positions in ``ids`` of the seeds to report gone (reported once)."""
