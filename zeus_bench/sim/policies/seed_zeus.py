@@ -62,8 +62,8 @@ class SeedZeus:
     nothing, unless the seed falls back to them).
     """
 
-    #: Fewer seeds than this replay faster one object per seed (each step's array operations
-    #: cost about as much as 12-16 scalar tries: ``benchmarks/notes`` in docs/policies.md).
+    #: Fewer seeds than this replay faster one object per seed (a step's array operations cost
+    #: about as much as 12-16 scalar tries; the measurements are in docs/policies.md).
     MIN_SEEDS = 16
 
     def __init__(self, model: JobModel, policies: Sequence[Policy]) -> None:
