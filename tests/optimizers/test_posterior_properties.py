@@ -120,7 +120,7 @@ def test_running_sums_and_approx_are_the_same_on_floats_and_arrays(arms: list[li
     width = max(map(len, arms))
     sums = np.zeros((4, len(arms)))
     floats = []
-    for k in range(width):  # one reward per arm and step while it has one, as the lockstep adds them
+    for k in range(width):  # one reward per arm and step while it has one, as the batched optimizer adds them
         live = np.array([k < len(a) for a in arms])
         reward = np.array([a[k] if k < len(a) else 0.0 for a in arms])
         new = add_reward(*sums, reward)

@@ -11,6 +11,7 @@ from sim_toy import toy_job
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.executor import OneTry, execute
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext, get_policy, jit_power_limit
+from zeus_bench.sim.policies.base import scalar_face
 from zeus_bench.sim.replay import MAX_TRIES, RUN_FIELDS, JobModel, replay
 
 
@@ -57,7 +58,8 @@ def test_bandit_arms_after_pruning_hold_the_pruning_history() -> None:
     def run(recurrences: int) -> tuple[object, list, float]:
         env, pol = np.random.default_rng(0), np.random.default_rng(0)
         policy = get_policy("zeus")(PolicyContext(job, 1.0, 2.0, 0, pol))
-        (rows,), least = execute(model, type(policy).batched(model, [policy]), [env], 2.0, recurrences)
+        # the scalar face: the policy object itself is asked and told (its bandit is inspected)
+        (rows,), least = execute(model, scalar_face(model, [policy]), [env], 2.0, recurrences)
         return policy, rows, float(least[0])
 
     policy, _, least = run(6)

@@ -2,7 +2,7 @@
 
 The batch-size optimizer (:mod:`zeus_bench.optimizers.bandit`) decides Thompson Sampling's draw
 from approximate posteriors kept as running sums, certified against the exact ones (NumPy's
-two-pass sums in its pairwise order, :func:`numpy_sum`); the replay's lockstep over seeds keeps
+two-pass sums in its pairwise order, :func:`numpy_sum`); the replay's batched optimizer over seeds keeps
 the same sums as arrays. :func:`add_reward`, :func:`approx_from_sums` and :func:`where` take
 either Python floats (one arm) or NumPy arrays (one arm per element) and give the same doubles.
 """

@@ -353,7 +353,7 @@ def strip_densities(widths: np.ndarray) -> np.ndarray:
 
     NumPy's wedge test accepts a draw ``x`` of strip ``i`` when ``(f[i-1] - f[i]) * u + f[i] <
     exp(-x * x / 2)`` (``u`` the next output as a double); these ``f`` are its densities up to
-    rounding (tests/sim/test_sim_lockstep.py bounds the difference).
+    rounding (tests/sim/test_sim_seed_zeus.py bounds the difference).
     """
     edges = widths * 2.0**52
     out = np.exp(-0.5 * edges * edges)

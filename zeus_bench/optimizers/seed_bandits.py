@@ -2,7 +2,7 @@
 
 :class:`~zeus_bench.optimizers.bandit.PruningThompsonSampling` (one seed: the online optimizer,
 the executor, the arrival replays) and the replay's batched Zeus (:class:`SeedPruning`,
-:class:`SeedThompson`; :mod:`zeus_bench.sim.lockstep`) call these rules on one seed or arrays.
+:class:`SeedThompson`; the face of :mod:`zeus_bench.sim.policies.seed_zeus`) call these rules on one seed or arrays.
 
 * **The pruning transition** (:class:`Pruning`, :func:`prune_choice`, :func:`prune_observe`):
   the state of each seed's pruning, over the batch sizes' indices in ascending order: the round,

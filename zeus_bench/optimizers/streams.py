@@ -1,6 +1,6 @@
 """The batch-size optimizer's draws for many seeds at once, from their generators' raw outputs.
 
-The replay's lockstep over seeds (:mod:`zeus_bench.sim.lockstep`) takes each seed's Thompson
+The replay's face of ``zeus`` over seeds (:mod:`zeus_bench.sim.policies.seed_zeus`) takes each seed's Thompson
 Sampling draws (the visiting order's words, one normal per arm) from its policy generator's raw
 64-bit outputs, fetched in blocks: each output's normal draw as NumPy's ziggurat takes it
 (:func:`~zeus_bench.optimizers.rng.fast_normals`); a draw that needs more outputs (about 0.7% of
@@ -18,7 +18,7 @@ from zeus_bench.optimizers.rng import MASK32, fast_normals, pcg64_steps_between
 
 _U32 = np.uint64(MASK32)
 # A wedge test is decided here only when its two sides differ by more than this: the stored
-# densities are within about 1e-16 of NumPy's (tests/sim/test_sim_lockstep.py), both sides' rounding
+# densities are within about 1e-16 of NumPy's (tests/sim/test_sim_seed_zeus.py), both sides' rounding
 # a few units of 1e-16; closer calls (about one in 10**12) are left to NumPy.
 _WEDGE_MARGIN = 1e-12
 _ASK_NUMPY = -2  # res_next of an output whose draw NumPy makes when a draw starts there
@@ -33,7 +33,7 @@ def holds_word(raw: np.ndarray, words: np.ndarray) -> np.ndarray:
 class PolicyStreams:
     """Each seed's policy outputs and their resolved normal draws, one array row per seed.
 
-    A mixin of the lockstep's per-seed state, which provides: ``ids`` (each row's seed
+    A mixin of the batched optimizer's per-seed state (:class:`~zeus_bench.optimizers.seed_bandits.SeedThompson`), which provides: ``ids`` (each row's seed
     position), ``handovers`` (each with ``pol_rng`` and ``pol_state``), ``n_arms``, ``cols``,
     ``rejectable`` (per arm count, the rejectable words), ``widths``, ``thresholds``,
     ``densities``, ``pol_raw``, ``pol_pos``, ``pol_base``, ``twins``, ``made`` and

@@ -17,8 +17,9 @@
 * ``--horizon`` says what a policy is told about the number of recurrences, ``--noise`` adds
   seeded per-try noise on time and power (:mod:`zeus_bench.sim.rules`).
 
-Zeus runs in lockstep over seeds (:mod:`zeus_bench.sim.lockstep`) where no noise is asked for;
-other policies in the executor over all seeds (``jobs`` worker processes spread the (job, policy) tasks).
+Every policy's seeds run in one run of the executor (:func:`~zeus_bench.sim.replay.replay_many`;
+``zeus`` through its face over seeds on arrays); ``jobs`` worker processes spread the (job,
+policy) tasks.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy
 from zeus_bench.sim.recurrences import probe_floor
 from zeus_bench.sim.recurrences import references as job_refs
-from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay_batched, replay_many
+from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay_many
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
@@ -122,26 +123,11 @@ def seed_costs(
     seeds = list(protocol.seeds)
     spent = np.zeros((len(seeds), n))
     reached = np.zeros((len(seeds), n), dtype=bool)
-    done = None
-    if protocol.noise == 0.0:  # the policy's own batched replay, if it has one (Zeus: the lockstep)
-        done = replay_batched(model, policy_cls, seeds, protocol.beta, n)
-    if done is not None:
-        seed_col, cols = done
-        pos = np.searchsorted(np.asarray(seeds), seed_col) if seeds == sorted(seeds) else None
-        if pos is None:
-            index = {s: i for i, s in enumerate(seeds)}
-            pos = np.array([index[int(s)] for s in seed_col])
-        rec = np.asarray(cols["recurrence"], dtype=np.int64) - 1
-        np.add.at(spent, (pos, rec), np.asarray(cols["cost"], dtype=float))
-        np.logical_or.at(reached, (pos, rec), np.asarray(cols["reached"], dtype=bool))
-    else:
-        by_seed = replay_many(
-            model, policy_cls, seeds, protocol.beta, n, 0, None, protocol.horizon, protocol.noise
-        )
-        for i, rows in enumerate(by_seed):
-            for r in rows:
-                spent[i, r[0] - 1] += r[7]
-                reached[i, r[0] - 1] |= r[8]
+    tries = replay_many(model, policy_cls, seeds, protocol.beta, n, 0, None, protocol.horizon, protocol.noise)
+    cols = tries.columns
+    rec = cols["recurrence"] - 1
+    np.add.at(spent, (tries.seed, rec), cols["cost"])
+    np.logical_or.at(reached, (tries.seed, rec), cols["reached"])
     failed = ~reached
     return charged(spent, failed.astype(float), job_refs(model).baseline), failed
 

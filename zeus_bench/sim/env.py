@@ -1,8 +1,7 @@
 """The replay's environment rules, each stated once, on Python floats and on arrays over seeds.
 
 Every executor of the replay (:mod:`zeus_bench.sim.executor`'s step loop over seeds and its
-single tries, the lockstep over seeds, the arrival replays) calls these functions instead of writing the rules
-out. Each takes either Python floats (one try) or NumPy arrays with a leading batch axis (one
+single tries, the arrival replays) calls these functions instead of writing the rules out. Each takes either Python floats (one try) or NumPy arrays with a leading batch axis (one
 try of each seed or group: element ``i`` is seed ``i``'s), and gives the same doubles either
 way: the operations are the same IEEE operations in the same order (``docs/policies.md``; the
 golden tests hold them to the original simulator bit for bit).
@@ -10,7 +9,8 @@ golden tests hold them to the original simulator bit for bit).
 The rules:
 
 * the training path a try samples: ``rng.integers(0, n_paths)`` by Lemire's method on the
-  environment generator's 32-bit words (:func:`draw_path`, :func:`draw_paths`);
+  environment generator's 32-bit words (:func:`draw_path`; over seeds :func:`draw_paths`, on the
+  words :class:`EnvWords` fetches in blocks);
 * the early-stop budget: ``min(cost_ub // epoch_cost, max_epochs)`` once a cost bound is known,
   NaN first as ``min`` has it (:func:`early_stop_budget`; ``cost_ub`` is ``beta x min_cost``,
   :func:`stop_bound`, or what a policy's ``stop_cost`` makes of it);
@@ -29,7 +29,7 @@ The rules:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -37,11 +37,12 @@ import numpy.typing as npt
 
 from zeus_bench.core.cost import zeus_cost
 from zeus_bench.optimizers.posterior import where
-from zeus_bench.optimizers.rng import MASK32, lemire_accept
+from zeus_bench.optimizers.rng import MASK32, emulated, lemire_accept
 from zeus_bench.sim.rules import MAX_TRIES, ZERO_BUDGET_PENALTY
 
 __all__ = [
     "MASK32",
+    "EnvWords",
     "draw_path",
     "draw_paths",
     "early_stop_budget",
@@ -74,20 +75,27 @@ def draw_path(next_word: Callable[[], int], span: int) -> int:
 
 
 def draw_paths(
-    words: np.ndarray, pos: np.ndarray, length: np.ndarray, span: np.ndarray, live: np.ndarray
+    words: np.ndarray,
+    pos: np.ndarray,
+    length: np.ndarray,
+    span: np.ndarray,
+    live: np.ndarray | bool,
+    rows: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`draw_path` for each row, from its 32-bit ``words`` (uint64) at ``pos``.
 
-    Rows not ``live`` are not redrawn after a rejection. Returns the values, the positions after
-    them, and the rows whose redraws ran past their ``length`` words (their values are not drawn).
+    ``rows``: the rows of ``words`` that draw (default: every row, in order; ``pos``, ``length``,
+    ``span`` and ``live`` are theirs). Rows not ``live`` are not redrawn after a rejection.
+    Returns the values, the positions after them, and the rows whose redraws ran past their
+    ``length`` words (their values are not drawn).
     """
-    rows = np.arange(len(pos))
+    rows = np.arange(len(pos)) if rows is None else rows
     multi = span > 1
     short = multi & (pos >= length)
     m = words[rows, np.minimum(pos, words.shape[1] - 1)] * span
     pos = pos + multi
     for i in np.flatnonzero(multi & ((m & _U32) < span) & live & ~short).tolist():
-        left = words[i, pos[i] : length[i]].tolist()
+        left = words[rows[i], pos[i] : length[i]].tolist()
         taken = 0
 
         def word(left: list[int] = left) -> int:
@@ -102,6 +110,82 @@ def draw_paths(
             taken -= 1
         pos[i] += taken
     return np.where(multi, m >> _SHIFT32, 0).astype(np.intp), pos, short
+
+
+class EnvWords:
+    """Each seed's environment words, fetched in blocks: what :func:`draw_paths` draws from.
+
+    Row ``i`` holds the 32-bit words of generator ``i``'s raw 64-bit outputs (low word, then
+    high: the order of NumPy's buffered ``integers``), so that its draws are
+    ``rng.integers(0, span)``'s one after the other. The generators are owned from now on
+    (PCG64-family ones, without a buffered word). Rows go with :meth:`keep`.
+    """
+
+    _AHEAD = 4  # a row with fewer words left than this is refilled before a draw
+
+    def __init__(self, rngs: Sequence[np.random.Generator]) -> None:
+        """Words of ``rngs`` (none fetched yet).
+
+        Raises:
+            ValueError: a generator whose ``integers`` this does not reproduce.
+        """
+        for rng in rngs:
+            if not emulated(rng) or rng.bit_generator.state["has_uint32"]:
+                raise ValueError("the path draws need PCG64-family generators without a buffered word")
+        self.rngs = list(rngs)
+        a = len(self.rngs)
+        self.words = np.zeros((a, 0), dtype=np.uint64)
+        self.pos = np.zeros(a, dtype=np.int64)
+        self.length = np.zeros(a, dtype=np.int64)
+        self._rows = np.arange(a)
+
+    def draw(self, rows: np.ndarray | None, span: np.ndarray, outputs: Callable[[], int]) -> np.ndarray:
+        """One ``integers(0, span)`` of each row ``rows`` (None: every row); ``outputs()`` per refill."""
+        pos, length = (self.pos, self.length) if rows is None else (self.pos[rows], self.length[rows])
+        if (pos + self._AHEAD > length).any():
+            self._refill(outputs())
+            pos, length = (self.pos, self.length) if rows is None else (self.pos[rows], self.length[rows])
+        r = self._rows if rows is None else rows
+        multi = span > 1
+        m = self.words[r, pos] * span
+        if (multi & ((m & _U32) < span)).any():  # a word Lemire's method may reject: the full rule
+            index, after, short = draw_paths(self.words, pos, length, span, True, r)
+            while short.any():  # a run of rejected words past the fetched ones: fetch more, draw again
+                self._refill(outputs())
+                r = self._rows if rows is None else rows
+                s = np.flatnonzero(short)
+                index[s], after[s], short[s] = draw_paths(
+                    self.words, self.pos[r[s]], self.length[r[s]], span[s], True, r[s]
+                )
+        else:  # every word accepted: its high half (one word each, none for a span of 1)
+            index, after = np.where(multi, m >> _SHIFT32, 0).astype(np.intp), pos + multi
+        if rows is None:
+            self.pos = after
+        else:
+            self.pos[rows] = after
+        return index
+
+    def _refill(self, outputs: int) -> None:
+        """Drop the words drawn, and append ``outputs`` fresh outputs' words to every row."""
+        a = len(self.rngs)
+        kept = self.length - self.pos
+        width = int(kept.max()) if a else 0
+        fresh = np.stack([g.bit_generator.random_raw(outputs) for g in self.rngs])
+        words = np.zeros((a, width + 2 * outputs), dtype=np.uint64)
+        rows = np.arange(a)[:, None]
+        if width:
+            src = np.minimum(self.pos[:, None] + np.arange(width)[None, :], self.words.shape[1] - 1)
+            words[:, :width] = self.words[rows, src]
+        new = np.empty((a, 2 * outputs), dtype=np.uint64)
+        new[:, 0::2], new[:, 1::2] = fresh & _U32, fresh >> _SHIFT32
+        words[rows, kept[:, None] + np.arange(2 * outputs)[None, :]] = new
+        self.words, self.pos, self.length = words, np.zeros(a, dtype=np.int64), kept + 2 * outputs
+
+    def keep(self, rows: np.ndarray) -> None:
+        """Keep only the rows ``rows`` (the others' seeds ended)."""
+        self.rngs = [self.rngs[i] for i in rows.tolist()]
+        self.words, self.pos, self.length = self.words[rows], self.pos[rows], self.length[rows]
+        self._rows = np.arange(len(rows))
 
 
 # ---------------------------------------------------------------------------- budget and try
@@ -185,7 +269,7 @@ def recurrence_step(
 
     The state is the recurrence, the attempt (from 1), the cost so far, whether a try of the
     recurrence ran, and the least recurrence cost so far. Only ``valid`` tries count as rows
-    or failures (the lockstep's seeds that left it).
+    or failures.
 
     Returns:
         ``(rec, att, total, ran, min_cost, ran_try, emit, failed, spent)``: the state for the

@@ -2,21 +2,26 @@
 
 Each step is the next try of every seed still replaying (the seeds' timelines are independent):
 
-* the decisions of a policy's face over seeds
-  (:class:`~zeus_bench.sim.policies.seeds.SeedPolicies`, from
-  :meth:`Policy.batched <zeus_bench.sim.policies.Policy.batched>`; the default holds one scalar
-  policy object per seed and asks each for its :meth:`~zeus_bench.sim.policies.Policy.predict`);
-  a decision without a power limit profiles its batch size just in time (its JIT limit; the
-  first epoch at the profile's figures);
-* each seed's training path, drawn from its environment generator
-  (:class:`~zeus_bench.optimizers.rng.PathDraws`, as ``rng.integers(0, n_paths)`` would), its
-  target epoch scaled by the drift hook's factor (:mod:`zeus_bench.sim.drift`);
+* the decisions of a policy's face over seeds (from
+  :meth:`Policy.batched <zeus_bench.sim.policies.Policy.batched>`): a face of the array protocol
+  (:class:`~zeus_bench.sim.policies.seeds.SeedArrays`; ``zeus``'s,
+  :class:`~zeus_bench.sim.policies.seed_zeus.SeedZeus`) says them as indices, the default
+  (:class:`~zeus_bench.sim.policies.seeds.ScalarPolicies`: one scalar policy object per seed) as a
+  :meth:`~zeus_bench.sim.policies.Policy.predict` per seed; a decision without a power limit
+  profiles its batch size just in time (its JIT limit; the first epoch at the profile's figures);
+* each seed's training path, drawn from its environment generator's words fetched in blocks
+  (:class:`~zeus_bench.sim.env.EnvWords`: ``rng.integers(0, n_paths)`` draw for draw), its target
+  epoch scaled by the drift hook's factor (:mod:`zeus_bench.sim.drift`);
 * the rules of :mod:`zeus_bench.sim.env` on the arrays: the early-stop budget (through the
-  policy's ``stop_cost``), the epochs, the JIT first epoch, the cost or a zero budget's penalty;
+  face's ``stop_cost``), the epochs, the JIT first epoch, the cost or a zero budget's penalty;
 * per-try noise on time and power from each seed's own noise generator (:func:`noisy`);
-* the observation (:meth:`~zeus_bench.sim.policies.seeds.SeedPolicies.observe`), then the
-  recurrence bookkeeping (:func:`~zeus_bench.sim.env.recurrence_step`) and the rows
-  (:func:`try_row`, :func:`missed_row`).
+* the observation, then the recurrence bookkeeping (:func:`~zeus_bench.sim.env.recurrence_step`);
+  the rows are kept as the steps' arrays and put together as columns at the end
+  (:class:`~zeus_bench.sim.model.SeedTries`).
+
+A seed the face cannot continue exactly (it says so: ``gone``) leaves the steps; once they end,
+the executor replays it from scratch, its generators back at their start, with the face's scalar
+:meth:`~zeus_bench.sim.policies.seeds.SeedArrays.fallback`, and splices its rows in place.
 
 :func:`execute` runs seeds to their last recurrence; :func:`zeus_bench.sim.replay.replay` is it
 with one seed, :func:`~zeus_bench.sim.replay.replay_many` with many. :class:`OneTry` runs single
@@ -25,16 +30,26 @@ tries with the same rules (the arrival replay's generic path, whose tries overla
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import numpy as np
 
 from zeus_bench.optimizers.rng import PathDraws
 from zeus_bench.sim import env
-from zeus_bench.sim.model import JobModel, Row, first_recurrence_error
+from zeus_bench.sim.model import RUN_FIELDS, JobModel, Row, SeedTries, first_recurrence_error
 from zeus_bench.sim.policies.base import Policy, scalar_face
-from zeus_bench.sim.policies.seeds import Decision, Outcome, SeedPolicies, decision_indices
+from zeus_bench.sim.policies.seeds import (
+    Decided,
+    Decision,
+    Outcome,
+    SeedArrays,
+    SeedPolicies,
+    Tried,
+    decision_indices,
+)
 from zeus_bench.sim.rules import NOISE_CLIP, ZERO_BUDGET_PENALTY
 
 __all__ = ["OneTry", "execute", "missed_row", "noisy", "try_row"]
@@ -91,13 +106,20 @@ class _Tables:
         self.profile_time = np.array(m.profile_time_s)
         self.jit_limit = np.array(m.jit_limit_w)
         self.limits = np.asarray(m.job.power_limits, dtype=float)
+        self.n_limits = len(self.limits)
+        self.batch_sizes = np.array([int(b) for b in m.job.batch_sizes], dtype=np.int64)
+        self.n_paths = np.array([len(p) for p in m.paths], dtype=np.uint64)
+        self.paths = np.full((len(m.paths), max(1, int(self.n_paths.max()))), math.inf)
+        for k, p in enumerate(m.paths):
+            self.paths[k, : len(p)] = p
+        self.expected = [np.array(x) for x in (m.expected_energy_j, m.expected_time_s, m.expected_cost)]
 
 
 def _tries(
     m: JobModel,
     t: _Tables,
-    policies: SeedPolicies,
-    ids: list[int],
+    policies: SeedPolicies | SeedArrays,
+    ids: Any,
     bi: np.ndarray,
     pj: np.ndarray,
     profiled: np.ndarray,
@@ -106,46 +128,111 @@ def _tries(
     beta: float,
 ) -> tuple[np.ndarray, ...]:
     """The tries of seeds ``ids`` (the rules of :mod:`zeus_bench.sim.env`): budget, epochs, reached, energy, time."""
-    epoch_cost = t.budget_epoch_cost[bi, pj]
-    budget = np.full(len(ids), float(m.max_epochs))
+    at = bi * t.n_limits + pj  # the configurations' flat indices
+    epoch_cost = t.budget_epoch_cost.take(at)
     stops = policies.early_stopping(ids)
-    if stops.any():
-        cost_ub = policies.stop_cost(ids, env.stop_bound(beta, min_cost), epoch_cost)
-        budget = np.where(stops, env.early_stop_budget(cost_ub, epoch_cost, float(m.max_epochs)), budget)
+    max_epochs = float(m.max_epochs)
+    if stops.all():
+        budget = env.early_stop_budget(
+            policies.stop_cost(ids, env.stop_bound(beta, min_cost), epoch_cost), epoch_cost, max_epochs
+        )
+    else:
+        budget = np.full(len(ids), max_epochs)
+        if stops.any():
+            cost_ub = policies.stop_cost(ids, env.stop_bound(beta, min_cost), epoch_cost)
+            budget = np.where(stops, env.early_stop_budget(cost_ub, epoch_cost, max_epochs), budget)
     epochs, reached = env.try_epochs(target, budget)
     energy, time = env.try_energy_time(
-        epochs, t.energy[bi, pj], t.time[bi, pj], profiled, t.profile_energy[bi], t.profile_time[bi]
+        epochs, t.energy.take(at), t.time.take(at), profiled, t.profile_energy[bi], t.profile_time[bi]
     )
     return budget, epochs, reached, energy, time
 
 
-def _outcomes(
-    m: JobModel,
-    decisions: list[Decision],
-    t: _Tables,
-    bi: np.ndarray,
-    pj: np.ndarray,
-    profiled: np.ndarray,
-    cost: np.ndarray,
-    reached: np.ndarray,
-    epochs: np.ndarray,
-    energy: np.ndarray,
-    time: np.ndarray,
-) -> list[Outcome]:
+def _outcomes(decisions: list[Decision], t: _Tables, tried: Tried) -> list[Outcome]:
     """The outcomes the policies observe (Python numbers, as a scalar policy expects them)."""
-    limits = t.limits[pj].tolist()
+    limits = t.limits[tried.pj].tolist()
     return [
         Outcome(d.batch_size, lim, c, r, e, en, ti, p)
         for d, lim, c, r, e, en, ti, p in zip(
-            decisions, limits, cost.tolist(), reached.tolist(), epochs.tolist(), energy.tolist(), time.tolist(),
-            profiled.tolist(), strict=True,
+            decisions, limits, tried.cost.tolist(), tried.reached.tolist(), tried.epochs.tolist(),
+            tried.energy_j.tolist(), tried.time_s.tolist(), tried.profiled.tolist(), strict=True,
         )
     ]  # fmt: skip
 
 
+class _ObjectArrays:
+    """A face of decisions and outcomes (:class:`SeedPolicies`) asked through the array protocol."""
+
+    def __init__(self, face: SeedPolicies, tables: _Tables) -> None:
+        self.face = face
+        self.tables = tables
+        self._ids: np.ndarray | None = None
+        self._list: list[int] = []
+        self._decisions: list[Decision] = []
+
+    def _seeds(self, ids: np.ndarray) -> list[int]:
+        if ids is not self._ids:  # the same array for every call of a step
+            self._ids, self._list = ids, ids.tolist()
+        return self._list
+
+    def decide_arrays(self, ids: np.ndarray, left: np.ndarray) -> Decided:
+        decisions, bi, pj, profiled = self.face.decide(self._seeds(ids))
+        self._decisions = decisions
+        return Decided(bi, pj, profiled)
+
+    def early_stopping(self, ids: np.ndarray) -> np.ndarray:
+        return self.face.early_stopping(self._seeds(ids))
+
+    def stop_cost(self, ids: np.ndarray, bound: np.ndarray, epoch_cost: np.ndarray) -> np.ndarray:
+        return self.face.stop_cost(self._seeds(ids), bound, epoch_cost)
+
+    def observe_arrays(self, ids: np.ndarray, tried: Tried) -> None:
+        self.face.observe(self._seeds(ids), _outcomes(self._decisions, self.tables, tried))
+
+    def fallback(self, ids: Sequence[int]) -> SeedPolicies:
+        return self.face  # never asked: this face leaves no seed
+
+
+#: A step's record: seeds, recurrence, attempt, batch-size and limit indices, profiled, epochs,
+#: energy, time, cost, reached, whether the try ran, whether it is a row.
+_Step = tuple[np.ndarray, ...]
+
+
+def _columns(t: _Tables, seeds: int, log: list[_Step], dropped: Sequence[int]) -> SeedTries:
+    """The rows of the steps ``log`` as columns, seed by seed (the seeds ``dropped`` left out)."""
+    if not log:
+        empty = {
+            n: np.zeros(0, dtype=bool if n in ("reached", "profiled", "ran") else float) for n in RUN_FIELDS
+        }
+        for n in ("recurrence", "attempt", "batch_size"):
+            empty[n] = np.zeros(0, dtype=np.int64)
+        return SeedTries(seeds, np.zeros(0, dtype=np.int64), empty)
+    seed, rec, att, bi, pj, profiled, epochs, energy, time, cost, reached, ran, emit = (
+        np.concatenate([s[k] for s in log]) for k in range(13)
+    )
+    if dropped:
+        emit &= ~np.isin(seed, np.asarray(dropped, dtype=np.int64))
+    order = np.flatnonzero(emit)
+    order = order[np.argsort(seed[order], kind="stable")]
+    bi, pj, ran = bi[order], pj[order], ran[order]
+    exp_e, exp_t, exp_c = (x[bi, pj] for x in t.expected)
+    values = (
+        rec[order], att[order], t.batch_sizes[bi], t.limits[pj], np.where(ran, epochs[order], 0.0),
+        np.where(ran, energy[order], 0.0), np.where(ran, time[order], 0.0), np.where(ran, cost[order], 0.0),
+        reached[order] & ran, profiled[order] & ran, ran, exp_e, exp_t, exp_c,
+    )  # fmt: skip
+    return SeedTries(seeds, seed[order], dict(zip(RUN_FIELDS, values, strict=True)))
+
+
+def _outputs(recurrences: int, rec: np.ndarray) -> int:
+    """Environment outputs to fetch per seed at a refill: about the draws left, at most ~16 MiB in all."""
+    left = max(1, recurrences - int(rec.min()) + 1)
+    return min(left * 3 // 4 + 32, max(64, (16 << 20) // (16 * len(rec))))
+
+
 def execute(
     model: JobModel,
-    policies: SeedPolicies,
+    policies: SeedPolicies | SeedArrays,
     env_rngs: Sequence[np.random.Generator],
     beta: float,
     recurrences: int,
@@ -154,13 +241,13 @@ def execute(
     noise_rngs: Sequence[np.random.Generator] | None = None,
     first: int = 1,
     least: float = math.inf,
-) -> tuple[list[list[Row]], np.ndarray]:
+) -> tuple[SeedTries, np.ndarray]:
     """Replay every seed (seed ``i``: ``policies``' seed ``i``, ``env_rngs[i]``) up to recurrence ``recurrences``.
 
     The replay starts at recurrence ``first`` with ``least`` the least recurrence cost so far
-    (the defaults: the job's start). Returns each seed's rows in its replay's order (one per try
-    that ran, and one per recurrence in which none ran: :func:`missed_row`) and each seed's least
-    recurrence cost at the end.
+    (the defaults: the job's start). Returns the seeds' rows (one per try that ran, and one per
+    recurrence in which none ran: :func:`missed_row`) and each seed's least recurrence cost at
+    the end. The generators are owned from now on (the environment's are read ahead).
 
     Raises:
         ConfigError: a try of the first recurrence does not reach the target, or a policy chose
@@ -170,52 +257,95 @@ def execute(
         raise ValueError("per-try noise needs a generator of its own per seed (noise_rngs)")
     m = model
     t = _Tables(m)
+    face: SeedArrays
+    arrays = callable(getattr(policies, "decide_arrays", None))  # the array protocol, by method
+    if arrays:
+        face = cast("SeedArrays", policies)
+        starts = [r.bit_generator.state for r in env_rngs]  # for the seeds that go
+        noise_starts = [r.bit_generator.state for r in noise_rngs or ()]
+    else:
+        face = _ObjectArrays(cast("SeedPolicies", policies), t)
+        starts = noise_starts = []
+    nrngs = list(noise_rngs or ())
     a = len(env_rngs)
-    draws = [PathDraws(r) for r in env_rngs]
-    paths = m.paths
-    rows: list[list[Row]] = [[] for _ in range(a)]
-    ids = list(range(a)) if first <= recurrences else []
-    rec = np.full(a, first, dtype=np.int64)
-    att = np.ones(a, dtype=np.int64)
-    total = np.zeros(a)
-    ran = np.zeros(a, dtype=bool)
-    min_cost = np.full(a, float(least))
-    final = min_cost.copy()  # each seed's, written when it ends
+    words = env.EnvWords(env_rngs)
+    log: list[_Step] = []
+    gone: list[int] = []
+    ids = np.arange(a if first <= recurrences else 0)
+    n = len(ids)
+    # Per seed: recurrence, attempt, its cost so far, whether a try of it ran, least cost.
+    state = [
+        np.full(n, first, dtype=np.int64),
+        np.ones(n, dtype=np.int64),
+        np.zeros(n),
+        np.zeros(n, dtype=bool),
+    ]
+    state.append(np.full(n, float(least)))
+    final = np.full(a, float(least))  # each seed's, written when it ends
     with np.errstate(all="ignore"):  # inf and NaN as the rules have them
-        while ids:
-            decisions, bi, pj, profiled = policies.decide(ids)
-            # The path is drawn before the budget is known, as in the paper's simulator.
-            bis = bi.tolist()
-            target = [paths[b][draws[i](len(paths[b]))] for i, b in zip(ids, bis, strict=True)]
-            if drift is not None:
-                target = [x * drift(r, b) for x, r, b in zip(target, rec.tolist(), bis, strict=True)]
-            budget, epochs, reached, energy, time = _tries(
-                m, t, policies, ids, bi, pj, profiled, np.array(target), min_cost, beta
-            )
-            if noise > 0.0:
-                for k in np.flatnonzero(budget != 0.0).tolist():
-                    energy[k], time[k] = noisy(float(energy[k]), float(time[k]), noise, noise_rngs[ids[k]])  # type: ignore[index]
-            cost = env.try_cost(
-                energy, time, m.eta, m.max_power_w, budget, env.zero_budget_cost(min_cost, beta)
-            )
-            outcomes = _outcomes(m, decisions, t, bi, pj, profiled, cost, reached, epochs, energy, time)
-            policies.observe(ids, outcomes)
-            before, att_before = rec.tolist(), att.tolist()
-            rec, att, total, ran, min_cost, ran_try, emit, failed, _ = env.recurrence_step(
-                rec, att, total, ran, min_cost, epochs, cost, reached
-            )
-            if failed.any():
-                raise first_recurrence_error(m, outcomes[int(np.flatnonzero(failed)[0])].batch_size)
-            for k in np.flatnonzero(emit).tolist():
-                make = try_row if ran_try[k] else missed_row
-                rows[ids[k]].append(make(m, before[k], att_before[k], outcomes[k]))
-            going = rec <= recurrences
+        while len(ids):
+            left = np.maximum(recurrences - state[0] + 1, 1) if arrays else state[0]  # (unused there)
+            d = face.decide_arrays(ids, left)
+            step = d.step
+            if step is None or len(step):
+                bi, pj, profiled = d.bi, d.pj, d.profiled
+                seeds, now = (ids, state) if step is None else (ids[step], [v[step] for v in state])
+                rec, att, total, ran, min_cost = now
+                # The path is drawn before the budget is known, as in the paper's simulator.
+                target = t.paths[
+                    bi, words.draw(step, t.n_paths[bi], functools.partial(_outputs, recurrences, state[0]))
+                ]
+                if drift is not None:
+                    factors = [drift(r, b) for r, b in zip(rec.tolist(), bi.tolist(), strict=True)]
+                    target = target * np.array(factors)
+                budget, epochs, reached, energy, time = _tries(
+                    m, t, face, seeds, bi, pj, profiled, target, min_cost, beta
+                )
+                if noise > 0.0:
+                    for k in np.flatnonzero(budget != 0.0).tolist():
+                        energy[k], time[k] = noisy(float(energy[k]), float(time[k]), noise, nrngs[seeds[k]])
+                penalty = env.zero_budget_cost(min_cost, beta)
+                cost = env.try_cost(energy, time, m.eta, m.max_power_w, budget, penalty)
+                face.observe_arrays(seeds, Tried(bi, pj, profiled, cost, reached, epochs, energy, time))
+                *new, ran_try, emit, failed, _ = env.recurrence_step(
+                    rec, att, total, ran, min_cost, epochs, cost, reached
+                )
+                if failed.any():
+                    raise first_recurrence_error(m, int(t.batch_sizes[bi[int(np.flatnonzero(failed)[0])]]))
+                log.append(
+                    (seeds, rec, att, bi, pj, profiled, epochs, energy, time, cost, reached, ran_try, emit)
+                )
+                state = new if step is None else [_put(v, step, x) for v, x in zip(state, new, strict=True)]
+            going = state[0] <= recurrences
+            if d.gone is not None and len(d.gone):
+                going[d.gone] = False
+                gone.extend(ids[d.gone].tolist())
             if not going.all():
-                final[ids] = min_cost
+                final[ids] = state[4]
                 keep = np.flatnonzero(going)
-                ids = [ids[k] for k in keep.tolist()]
-                rec, att, total, ran, min_cost = (v[keep] for v in (rec, att, total, ran, min_cost))
-    return rows, final
+                ids, state = ids[keep], [v[keep] for v in state]
+                words.keep(keep)
+    tries = _columns(t, a, log, gone)
+    if gone:  # replayed from scratch: their generators back at their start, the scalar face
+        gone.sort()
+        for i in gone:
+            env_rngs[i].bit_generator.state = starts[i]
+            if noise_starts:
+                nrngs[i].bit_generator.state = noise_starts[i]
+        again, again_least = execute(
+            m, face.fallback(gone), [env_rngs[i] for i in gone], beta, recurrences, drift, noise,
+            [nrngs[i] for i in gone] if nrngs else None, first, least,
+        )  # fmt: skip
+        final[gone] = again_least
+        tries = tries.splice(gone, again)
+    return tries, final
+
+
+def _put(v: np.ndarray, rows: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """A copy of ``v`` with ``x`` at ``rows`` (the old array may be in a step's record)."""
+    out = v.copy()
+    out[rows] = x
+    return out
 
 
 class OneTry:
@@ -257,4 +387,4 @@ class OneTry:
             )
             penalty = env.zero_budget_cost(min_cost, self.beta, self.penalty)
             cost = env.try_cost(energy, time, m.eta, m.max_power_w, budget, penalty)
-        return _outcomes(m, [decision], self._tables, b, p, prof, cost, reached, epochs, energy, time)[0]
+        return _outcomes([decision], self._tables, Tried(b, p, prof, cost, reached, epochs, energy, time))[0]

@@ -2,8 +2,9 @@
 
 ``zeus-bench simulate`` calls :func:`iter_simulate_tables` (rows as :class:`~zeus_bench.store.ColumnTable`,
 no pandas); :func:`simulate` and :func:`iter_simulate` give frames. A policy's seeds are replayed
-together: by its batched replay (:meth:`~zeus_bench.sim.policies.Policy.replay_columns`; ``zeus``: the lockstep),
-else by the executor (:func:`~zeus_bench.sim.replay.replay_many`); ``jobs > 1`` spreads tasks over processes.
+together, in groups of at most :data:`GROUP_SEEDS`, each in one run of the executor
+(:func:`~zeus_bench.sim.replay.replay_many`, through the policy's face over seeds; arrival tasks
+by :mod:`zeus_bench.sim.arrivals`); ``jobs > 1`` spreads tasks over processes.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from zeus_bench.sim.replay import (
     Row,
     check_job,
     default_recurrences,
-    replay_batched,
     replay_many,
 )
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
@@ -147,36 +147,27 @@ def iter_task_tables(
 def _replay_frames(
     task: Task, policy_cls: Any, progress: Progress | None, chunk_rows: int
 ) -> Iterator[ColumnTable]:
-    """Replay every (beta, seed) of a task (and every arrival group), yielding frames of rows."""
+    """Replay every (beta, seed) of a task (or its arrival groups), yielding tables of rows.
+
+    Seeds go in groups of at most :data:`GROUP_SEEDS` and about ``chunk_rows`` rows, each group
+    in one run of the executor (one table).
+    """
     model = JobModel(task.job, task.eta)
-    plain = task.window == 0 and task.drift is None and task.arrivals is None and task.noise == 0.0
-    if plain and task.knobs.default:
-        lockstep = _batched_frames(task, model, policy_cls, progress, chunk_rows)
-        first = next(lockstep, None)
-        if first is not None:  # else the lockstep does not apply: replay seed by seed
-            yield first
-            yield from lockstep
-            return
     if task.arrivals is not None:
         yield from _arrival_tables(task, model, policy_cls, progress, chunk_rows)
         return
     drift = None if task.drift is None else Drift(task.drift, task.job)
-    blocks: list[tuple[float, int, str | None, list[Row]]] = []
-    pending, yielded = 0, False
+    knobs = (task.window, drift, task.horizon, task.noise, task.knobs)
+    per_group = max(1, min(GROUP_SEEDS, chunk_rows // max(1, task.recurrences)))
+    seeds = list(task.seeds)
     for beta in task.betas:
-        # every seed of this beta in one run of the executor
-        knobs = (task.window, drift, task.horizon, task.noise, task.knobs)
-        by_seed = replay_many(model, policy_cls, list(task.seeds), beta, task.recurrences, *knobs)
-        for k, seed in enumerate(task.seeds):
-            blocks.append((beta, seed, None, by_seed[k]))
-            pending += len(by_seed[k])
+        for start in range(0, len(seeds), per_group):
+            group = seeds[start : start + per_group]
+            tries = replay_many(model, policy_cls, group, beta, task.recurrences, *knobs)
             if progress is not None:
-                progress(1)
-            if pending >= chunk_rows:
-                yield _frame(task, blocks)
-                blocks, pending, yielded = [], 0, True
-    if blocks or not yielded:
-        yield _frame(task, blocks)
+                progress(len(group))
+            seed_col = np.asarray(group, dtype=np.int64)[tries.seed]
+            yield _table(task, seed_col, float(beta), tries.columns)
 
 
 def _arrival_tables(
@@ -211,39 +202,9 @@ def _arrival_tables(
         yield _frame(task, [])
 
 
-#: Seeds replayed together in lockstep (more amortise each step's array operations over more
-#: tries; fewer hold less of the generators' outputs fetched ahead).
-LOCKSTEP_SEEDS = 1024
-
-
-def _batched_frames(
-    task: Task, model: JobModel, policy_cls: type[Policy], progress: Progress | None, chunk_rows: int
-) -> Iterator[ColumnTable]:
-    """The task's frames from the policy's batched replay (:func:`~zeus_bench.sim.replay.replay_batched`).
-
-    Seeds go in groups of at most :data:`LOCKSTEP_SEEDS` and about ``chunk_rows`` rows; yields
-    nothing when the policy has no batched replay (the first group tells).
-    """
-    per_group = max(1, min(LOCKSTEP_SEEDS, chunk_rows // max(1, task.recurrences)))
-    seeds = list(task.seeds)
-    first = True
-    for beta in task.betas:
-        for start in range(0, len(seeds), per_group):
-            group = seeds[start : start + per_group]
-            done = replay_batched(model, policy_cls, group, beta, task.recurrences)
-            if done is None:
-                if first:
-                    return
-                # Whether it applies depends on the job only: a later group cannot differ, and
-                # returning here would drop its rows silently.
-                raise RuntimeError(
-                    f"lockstep replay stopped applying after the first seeds of {task.job.workload.id}"
-                )
-            first = False
-            seed_col, tries = done
-            if progress is not None:
-                progress(len(group))
-            yield _table(task, seed_col, float(beta), tries)
+#: Seeds replayed together in one run of the executor (more amortise each step's array
+#: operations over more tries; fewer hold less of the generators' outputs fetched ahead).
+GROUP_SEEDS = 1024
 
 
 def run_task(task: Task, progress: Progress | None = None) -> pd.DataFrame:

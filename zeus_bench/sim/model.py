@@ -1,13 +1,14 @@
 """What the replay knows of one job for one eta: per-configuration figures, JIT limits, paths.
 
 :class:`JobModel` is computed once per (job, eta) and read by every executor of the replay (the
-executor of :mod:`zeus_bench.sim.executor` and the lockstep over seeds); the rows they write
-have the fields :data:`RUN_FIELDS`.
+executor of :mod:`zeus_bench.sim.executor` and the arrival replays); the rows they write have the
+fields :data:`RUN_FIELDS`, kept as columns over a run of seeds (:class:`SeedTries`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -177,3 +178,56 @@ def row_columns(rows: list[Row]) -> dict[str, np.ndarray]:
         else:
             columns[name] = col
     return columns
+
+
+class SeedTries:
+    """The rows of a run of seeds as columns: each row's seed (its position) and the try fields.
+
+    Rows go seed by seed (positions ascending), each seed's in its replay's order. Indexing (and
+    iterating) gives one seed's rows as :data:`Row` tuples.
+
+    Attributes:
+        seeds: The number of seeds.
+        seed: Each row's seed position (int64).
+        columns: One array per field of :data:`RUN_FIELDS`.
+    """
+
+    def __init__(self, seeds: int, seed: np.ndarray, columns: dict[str, np.ndarray]) -> None:
+        """Rows of ``seeds`` seeds, ``seed`` ascending."""
+        self.seeds = seeds
+        self.seed = seed
+        self.columns = columns
+        self._bounds = np.searchsorted(seed, np.arange(seeds + 1)).tolist()
+
+    def __len__(self) -> int:
+        """The number of seeds."""
+        return self.seeds
+
+    def __getitem__(self, k: int) -> list[Row]:
+        """Seed ``k``'s rows."""
+        if not -self.seeds <= k < self.seeds:
+            raise IndexError(k)
+        k %= self.seeds
+        lo, hi = self._bounds[k], self._bounds[k + 1]
+        return list(zip(*(self.columns[name][lo:hi].tolist() for name in RUN_FIELDS), strict=True))  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[list[Row]]:
+        """Each seed's rows in turn."""
+        return (self[k] for k in range(self.seeds))
+
+    def __eq__(self, other: object) -> bool:
+        """The same rows, seed by seed (as lists of rows compare)."""
+        if isinstance(other, SeedTries):
+            return list(self) == list(other)
+        if isinstance(other, list):
+            return list(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def splice(self, positions: Sequence[int], other: SeedTries) -> SeedTries:
+        """These rows with ``other``'s (its seed ``k`` this run's ``positions[k]``, who have no row here)."""
+        seed = np.concatenate([self.seed, np.asarray(positions, dtype=np.int64)[other.seed]])
+        order = np.argsort(seed, kind="stable")
+        columns = {n: np.concatenate([self.columns[n], other.columns[n]])[order] for n in RUN_FIELDS}
+        return SeedTries(self.seeds, seed[order], columns)

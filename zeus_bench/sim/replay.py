@@ -23,20 +23,16 @@ Rules (``docs/policies.md``; the paper's are in ``zeus-replay-semantics.md``):
 
 Per (job, eta) the per-configuration figures are computed once (:class:`JobModel`). Each rule
 above is one function of :mod:`zeus_bench.sim.env`, which the executor
-(:mod:`zeus_bench.sim.executor`: one step loop on arrays over a job's seeds, each seed's policy
-object asked in turn) calls; :func:`replay` is the executor with one seed, :func:`replay_many`
-with many, each asking the policy's face over seeds (:meth:`~zeus_bench.sim.policies.Policy.batched`;
-the default: one policy object per seed). :func:`replay_batched` gives a policy's seeds to its own
-replay over seeds (:meth:`~zeus_bench.sim.policies.Policy.replay_columns`; ``zeus``: the lockstep of
-:mod:`zeus_bench.sim.lockstep`, its optimizer's rules those of
-:mod:`zeus_bench.optimizers.seed_bandits`).
+(:mod:`zeus_bench.sim.executor`: one step loop on arrays over a job's seeds) calls;
+:func:`replay` is the executor with one seed, :func:`replay_many` with many, each asking the
+policy's face over seeds (:meth:`~zeus_bench.sim.policies.Policy.batched`; the default: one
+policy object per seed; ``zeus``: its optimizer's batched rules,
+:mod:`zeus_bench.sim.policies.seed_zeus`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-
-import numpy as np
 
 from zeus_bench.optimizers.bandit import BanditKnobs
 from zeus_bench.sim.executor import execute
@@ -45,6 +41,7 @@ from zeus_bench.sim.model import (
     JitConfig,
     JobModel,
     Row,
+    SeedTries,
     check_job,
     default_recurrences,
 )
@@ -66,6 +63,7 @@ __all__ = [
     "JitConfig",
     "JobModel",
     "Row",
+    "SeedTries",
     "check_job",
     "default_recurrences",
     "replay",
@@ -107,8 +105,11 @@ def replay_many(
     model: JobModel, policy_cls: type[Policy], seeds: Sequence[int], beta: float, recurrences: int,
     window: int = 0, drift: Callable[[int, int], float] | None = None, horizon: Horizon = KNOWN,
     noise: float = 0.0, knobs: BanditKnobs | None = None,
-) -> list[list[Row]]:  # fmt: skip
-    """:func:`replay` of every seed, in one run of the executor over the seeds (each seed's rows).
+) -> SeedTries:  # fmt: skip
+    """:func:`replay` of every seed, in one run of the executor over the seeds.
+
+    Returns the rows as columns (``seed``: each row's position among ``seeds``); ``[k]`` gives
+    seed ``k``'s rows, :func:`replay`'s.
 
     Each seed has its own policy object, asked through the policy's face over seeds
     (:meth:`~zeus_bench.sim.policies.Policy.batched`), its
@@ -139,23 +140,3 @@ def replay_seeds(
 ) -> dict[int, list[Row]]:
     """:func:`replay` for each seed."""
     return dict(zip(seeds, replay_many(model, policy_cls, seeds, beta, recurrences, window), strict=True))
-
-
-def replay_batched(
-    model: JobModel, policy_cls: type[Policy], seeds: Sequence[int], beta: float, recurrences: int
-) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
-    """The plain replay (no window, drift or noise; the paper's knobs) of many seeds at once.
-
-    Asks the policy for its own replay over seeds (:meth:`~zeus_bench.sim.policies.Policy.replay_columns`),
-    giving it :func:`replay` for the seeds it leaves; None when the policy has none (the caller
-    then replays seed by seed: the per-seed face every policy has).
-
-    Returns:
-        ``(seed, columns)``: each row's seed and one array per field of :data:`RUN_FIELDS`, rows
-        seed by seed in ``seeds`` order, each seed's as :func:`replay` gives them.
-    """
-
-    def one_seed(seed: int) -> list[Row]:
-        return replay(model, policy_cls, seed, beta, recurrences)
-
-    return policy_cls.replay_columns(model, list(seeds), beta, recurrences, one_seed)

@@ -20,18 +20,18 @@ Policies are found by name in :data:`POLICIES`; :func:`register_policy` adds one
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
 
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim.policies.seeds import Decision, Outcome, ScalarPolicies, SeedPolicies
+from zeus_bench.sim.policies.seeds import Decision, Outcome, ScalarPolicies, SeedArrays, SeedPolicies
 from zeus_bench.traces.jobs import JobTrace
 
 if TYPE_CHECKING:
-    from zeus_bench.sim.model import JobModel, Row
+    from zeus_bench.sim.model import JobModel
 
 __all__ = [
     "POLICIES", "Decision", "Outcome", "Policy", "PolicyContext", "UnknownPolicyError", "get_policy",
@@ -121,36 +121,17 @@ class Policy(ABC):
         return default
 
     @classmethod
-    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies:
+    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
         """This policy's face over seeds, which the replay's executor asks (:mod:`zeus_bench.sim.executor`).
 
         ``policies``: one object of this class per seed (seed ``i``'s at position ``i``). The
         default wraps them (:class:`~zeus_bench.sim.policies.seeds.ScalarPolicies`): each seed's
         object is asked for its :meth:`predict` and told its :meth:`observe` in turn, so a policy
-        needs nothing more.
+        needs nothing more. A face may also offer the array protocol
+        (:class:`~zeus_bench.sim.policies.seeds.SeedArrays`; ``zeus``'s does), which the executor
+        then asks instead.
         """
         return scalar_face(model, policies)
-
-    @classmethod
-    def replay_columns(
-        cls,
-        model: JobModel,
-        seeds: list[int],
-        beta: float,
-        recurrences: int,
-        one_seed: Callable[[int], list[Row]],
-    ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
-        """Replay many seeds of one job at once (the plain replay) its own way, or None (the default).
-
-        The replay asks for it when nothing but the seed differs between the replays (no window,
-        drift or noise, the paper's knobs; :func:`zeus_bench.sim.replay.replay_batched`). The
-        default, None, makes the replay run this policy in the executor through :meth:`batched`.
-        A policy with a faster way over seeds (``zeus``: a lockstep of NumPy steps over the
-        seeds) returns the rows of every seed, equal bit for bit to the executor's, as ``(seed of
-        each row, one array per field of RUN_FIELDS)``; ``one_seed`` replays a seed in the
-        executor (for seeds it leaves).
-        """
-        return None
 
     def best(self) -> Decision:
         """Best configuration known so far (used by jobs submitted while others run).

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from zeus_bench.optimizers.bandit import PruningThompsonSampling
-from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
+from zeus_bench.sim.policies.base import (
+    Decision,
+    Outcome,
+    Policy,
+    PolicyContext,
+    register_policy,
+    scalar_face,
+)
+from zeus_bench.sim.policies.seed_zeus import SeedZeus
 from zeus_bench.traces.jobs import JobTrace
 
 if TYPE_CHECKING:
-    from zeus_bench.sim.model import JobModel, Row
+    from zeus_bench.sim.model import JobModel
+    from zeus_bench.sim.policies.seeds import SeedArrays, SeedPolicies
 
 
 def max_limit_w(job: JobTrace, batch_size: int) -> float:
@@ -84,30 +91,25 @@ class Zeus(JitMixin, Policy):
         return self._decide(self.bandit.best_batch_size())
 
     @classmethod
-    def replay_columns(
-        cls,
-        model: JobModel,
-        seeds: list[int],
-        beta: float,
-        recurrences: int,
-        one_seed: Callable[[int], list[Row]],
-    ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
-        """The lockstep over seeds (:mod:`zeus_bench.sim.lockstep`), for this class and its subclasses.
+    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
+        """Zeus's face over seeds on arrays (:class:`~zeus_bench.sim.policies.seed_zeus.SeedZeus`).
 
-        A subclass that changes how Zeus decides or learns (any of :data:`LOCKSTEP_REPLAYS`, or
-        early stopping) is replayed by the executor instead: the lockstep replays Zeus's own rules.
+        For this class and its subclasses, unless a subclass changes how Zeus decides or learns
+        (any of :data:`SEED_FACE_RULES`, or early stopping: it gets the default face, one object
+        per seed), or the face does not apply (:meth:`SeedZeus.applies
+        <zeus_bench.sim.policies.seed_zeus.SeedZeus.applies>`).
         """
         below = cls.__mro__[: cls.__mro__.index(Zeus)]  # the classes between cls and Zeus
-        if any(name in vars(k) for k in below for name in (*LOCKSTEP_REPLAYS, "early_stopping")):
-            return None
-        from zeus_bench.sim.lockstep import replay_zeus_seeds
+        if any(name in vars(k) for k in below for name in (*SEED_FACE_RULES, "early_stopping")):
+            return scalar_face(model, policies)
+        if not SeedZeus.applies(model, policies):
+            return scalar_face(model, policies)
+        return SeedZeus(model, policies)
 
-        return replay_zeus_seeds(model, seeds, beta, recurrences, one_seed)
 
-
-#: The methods of :class:`Zeus` whose rules the lockstep replays (a subclass overriding one of
-#: them runs in the executor).
-LOCKSTEP_REPLAYS = (
+#: The methods of :class:`Zeus` whose rules its face over seeds replays (a subclass overriding one
+#: of them gets the default face).
+SEED_FACE_RULES = (
     "__init__",
     "batched",
     "predict",

@@ -5,6 +5,9 @@
 one decision and one observation per seed and step. :class:`ScalarPolicies`, the default
 (:meth:`Policy.batched <zeus_bench.sim.policies.Policy.batched>`), holds one scalar policy object
 per seed and asks each in turn, so a policy needs only ``predict`` and ``observe``.
+A face may also offer the array protocol :class:`SeedArrays` (indices in, arrays out, no object
+per seed and try), which the executor then asks instead; such a face may leave seeds to the
+executor to replay from scratch with its scalar :meth:`~SeedArrays.fallback`.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from zeus_bench.core.errors import ConfigError
 if TYPE_CHECKING:
     from zeus_bench.sim.model import JobModel
 
-__all__ = ["Decision", "Outcome", "ScalarPolicies", "ScalarPolicy", "SeedPolicies", "decision_indices"]
+__all__ = [
+    "Decided", "Decision", "Outcome", "ScalarPolicies", "ScalarPolicy", "SeedArrays", "SeedPolicies", "Tried",
+    "decision_indices",
+]  # fmt: skip
 
 
 class Decision(NamedTuple):
@@ -97,6 +103,62 @@ class SeedPolicies(Protocol):
 
     def observe(self, ids: Sequence[int], outcomes: list[Outcome]) -> None:
         """Each seed's outcome of the try just run."""
+        ...
+
+
+class Decided(NamedTuple):
+    """A step's decisions of an array face (:meth:`SeedArrays.decide_arrays`), over the seeds that try.
+
+    Attributes:
+        bi: Batch-size index of each try.
+        pj: Power-limit index of each try.
+        profiled: Whether each try profiles its batch size just in time.
+        step: Positions (among the seeds asked) of the seeds that try now, ascending; None: all.
+        gone: Positions of the seeds the face cannot continue exactly (none of ``step``): the
+            executor replays them again from scratch with :meth:`SeedArrays.fallback`; None: none.
+    """
+
+    bi: np.ndarray
+    pj: np.ndarray
+    profiled: np.ndarray
+    step: np.ndarray | None = None
+    gone: np.ndarray | None = None
+
+
+class Tried(NamedTuple):
+    """What the seeds that tried observe (:meth:`SeedArrays.observe_arrays`): one element per try."""
+
+    bi: np.ndarray
+    pj: np.ndarray
+    profiled: np.ndarray
+    cost: np.ndarray
+    reached: np.ndarray
+    epochs: np.ndarray
+    energy_j: np.ndarray
+    time_s: np.ndarray
+
+
+class SeedArrays(Protocol):
+    """A face over seeds that decides and observes on arrays (the executor's array protocol)."""
+
+    def decide_arrays(self, ids: np.ndarray, left: np.ndarray) -> Decided:
+        """The next tries of seeds ``ids`` (ascending); ``left``: each one's recurrences left (at least 1)."""
+        ...
+
+    def early_stopping(self, ids: np.ndarray) -> np.ndarray:
+        """Whether each seed's try stops at its cost bound."""
+        ...
+
+    def stop_cost(self, ids: np.ndarray, bound: np.ndarray, epoch_cost: np.ndarray) -> np.ndarray:
+        """Each seed's cost bound of the try just decided (``bound``: ``beta x`` its best cost)."""
+        ...
+
+    def observe_arrays(self, ids: np.ndarray, tried: Tried) -> None:
+        """The outcomes of the tries of the seeds that tried (``ids``: theirs, in the decided order)."""
+        ...
+
+    def fallback(self, ids: Sequence[int]) -> SeedPolicies:
+        """The scalar face of seeds ``ids`` from their start (for the seeds reported ``gone``)."""
         ...
 
 

@@ -1,5 +1,7 @@
-"""The replay's executor: the batched replay of many seeds (zeus: zeus_bench.sim.lockstep) gives
-each seed's rows of the one-seed replay (the generic loop) exactly, bit for bit; dispatch by method."""
+"""Zeus's face over seeds on arrays (zeus_bench.sim.policies.seed_zeus, in the executor) gives each
+seed's rows of its scalar face (one PruningThompsonSampling per seed) exactly, bit for bit; the
+seeds it leaves are replayed from scratch and spliced in place; the path draws from block-fetched
+words are NumPy's; dispatch is by method."""
 
 from __future__ import annotations
 
@@ -21,16 +23,60 @@ from zeus_bench.optimizers.rng import (
     rejected_words,
     strip_densities,
 )
-from zeus_bench.sim import lockstep, pruning
-from zeus_bench.sim.policies import get_policy
-from zeus_bench.sim.replay import RUN_FIELDS, JobModel, default_recurrences, replay, replay_batched
+from zeus_bench.sim import env, executor
+from zeus_bench.sim.policies import Policy, get_policy, seed_zeus
+from zeus_bench.sim.policies.seeds import ScalarPolicies
+from zeus_bench.sim.replay import RUN_FIELDS, JobModel, SeedTries, default_recurrences, replay, replay_many
 
 ZEUS = get_policy("zeus")
+#: Zeus with the default face: one policy object per seed (the reference the face is held to).
+SCALAR_ZEUS = type("ScalarZeus", (ZEUS,), {"batched": classmethod(Policy.batched.__func__)})  # type: ignore[attr-defined]
 
 
 def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> list[tuple[object, ...]]:
-    """One seed's rows by the executor (one seed, the Zeus policy object)."""
-    return replay(model, ZEUS, seed, beta, recurrences)
+    """One seed's rows by the scalar face (one seed, the Zeus policy object)."""
+    return replay(model, SCALAR_ZEUS, seed, beta, recurrences)
+
+
+def replay_batched(
+    model: JobModel, policy: type[Policy], seeds: list[int], beta: float, recurrences: int
+) -> SeedTries:
+    """Every seed's rows in one run of the executor, with the face ``policy.batched`` gives."""
+    return replay_many(model, policy, seeds, beta, recurrences)
+
+
+@pytest.fixture(autouse=True)
+def every_seed_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The array face for any number of seeds (it is what these tests hold to the scalar face)."""
+    monkeypatch.setattr(seed_zeus.SeedZeus, "MIN_SEEDS", 1)
+
+
+@pytest.fixture
+def fell_back(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """The seeds of each SeedZeus.fallback asked (the seeds replayed from scratch)."""
+    asked: list[list[int]] = []
+    real = seed_zeus.SeedZeus.fallback
+
+    def counted(self, ids):  # type: ignore[no-untyped-def]
+        asked.append(list(ids))
+        return real(self, ids)
+
+    monkeypatch.setattr(seed_zeus.SeedZeus, "fallback", counted)
+    return asked
+
+
+@pytest.fixture
+def faces(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of seeds of each SeedZeus face made."""
+    made: list[int] = []
+    real = seed_zeus.SeedZeus.__init__
+
+    def counted(self, model, policies):  # type: ignore[no-untyped-def]
+        made.append(len(policies))
+        real(self, model, policies)
+
+    monkeypatch.setattr(seed_zeus.SeedZeus, "__init__", counted)
+    return made
 
 
 # Paths chosen so that pruning keeps several arms and Thompson Sampling runs for long.
@@ -39,10 +85,11 @@ SPREAD = {b: [2.0 + (k * b) % 7 for k in range(1, 6)] for b in (4, 8, 16, 24, 32
 
 
 def _same(model: JobModel, seeds: list[int], beta: float, recurrences: int) -> int:
-    """Assert the lockstep's rows equal the scalar loop's, seed by seed; returns the rows."""
+    """Assert the face's rows equal the scalar face's, seed by seed; returns the rows."""
+    face = ZEUS.batched(model, [ZEUS(_ctx(model, s)) for s in seeds])
+    assert isinstance(face, seed_zeus.SeedZeus)  # the face is what is tested here
     done = replay_batched(model, ZEUS, seeds, beta, recurrences)
-    assert done is not None
-    seed_col, columns = done
+    seed_col, columns = np.asarray(seeds)[done.seed], done.columns
     expected = [(s, row) for s in seeds for row in replay_zeus(model, s, beta, recurrences) or []]
     assert seed_col.tolist() == [s for s, _ in expected]
     for k, name in enumerate(RUN_FIELDS):
@@ -51,6 +98,12 @@ def _same(model: JobModel, seeds: list[int], beta: float, recurrences: int) -> i
         # repr tells NaN == NaN, -0.0 from 0.0: the same values, bit for bit (ints and bools by type)
         assert [repr(v) for v in ours] == [repr(type(ours[0])(v)) for v in theirs], name
     return len(expected)
+
+
+def _ctx(model: JobModel, seed: int):  # type: ignore[no-untyped-def]
+    from zeus_bench.sim.policies import PolicyContext
+
+    return PolicyContext(model.job, model.eta, 2.0, 0, np.random.default_rng(seed))
 
 
 @pytest.mark.parametrize("beta", [1.0, 1.25, 2.0, 5.0, math.inf])
@@ -85,11 +138,15 @@ def test_near_ties_and_uncertain_wedges_use_the_exact_path(monkeypatch: pytest.M
     _same(model, list(range(1, 13)), 2.0, 50)
 
 
-def test_rejectable_order_words_replay_the_seed_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A visiting order with a rejectable word sends its seed back to the scalar loop."""
+def test_rejectable_order_words_replay_the_seed_again(
+    monkeypatch: pytest.MonkeyPatch, fell_back: list[list[int]]
+) -> None:
+    """A visiting order with a rejectable word: its seed goes, replayed from scratch by the scalar face."""
     model = JobModel(toy_job(SPREAD), 0.5)
     monkeypatch.setattr(streams, "holds_word", lambda raw, words: np.ones(raw.shape, dtype=bool))
     _same(model, list(range(1, 9)), 2.0, 50)
+    # one replay from scratch for every seed whose arms have rejectable words (all of them hold one)
+    assert len(fell_back) == 1 and len(fell_back[0]) >= 3
 
 
 def test_path_draws_redraw_rejected_words_as_numpy() -> None:
@@ -103,7 +160,7 @@ def test_path_draws_redraw_rejected_words_as_numpy() -> None:
     length = np.full(len(spans), 12)
     live = np.ones(len(spans), dtype=bool)
     for _ in range(3):
-        index, new_pos, short = lockstep.draw_paths(words, pos, length, spans, live)
+        index, new_pos, short = env.draw_paths(words, pos, length, spans, live)
         assert not short.any()
         for i, s in enumerate(spans.tolist()):
             p = int(pos[i])
@@ -117,7 +174,7 @@ def test_path_draws_redraw_rejected_words_as_numpy() -> None:
                     break
             assert (index[i], new_pos[i]) == (m >> 32, p)
         pos = new_pos
-    assert lockstep.draw_paths(words, np.full(len(spans), 11), length, spans, live)[2].tolist() == [
+    assert env.draw_paths(words, np.full(len(spans), 11), length, spans, live)[2].tolist() == [
         False, False, False, False, False, False,
     ]  # fmt: skip
 
@@ -199,7 +256,7 @@ def test_first_recurrence_failure_is_the_scalar_loops_error() -> None:
 
     model = JobModel(toy_job({8: [4.0], 16: [4.0], 32: [np.nan, 5.0], 64: [3.0]}), 0.5)
     with pytest.raises(ConfigError) as ours:
-        lockstep.replay_zeus_seeds(model, list(range(1, 13)), 2.0, 5)
+        replay_batched(model, ZEUS, list(range(1, 13)), 2.0, 5)
     failing = []
     for seed in range(1, 13):
         try:
@@ -210,26 +267,25 @@ def test_first_recurrence_failure_is_the_scalar_loops_error() -> None:
 
 
 def test_grid_frames_equal_seed_by_seed_replays() -> None:
-    """Several betas, seeds in several lockstep groups and frames: the rows of replay(), in order."""
+    """Several betas, seeds in several executor groups and frames: the rows of replay(), in order."""
     from zeus_bench.sim import grid
-    from zeus_bench.sim.policies import get_policy
     from zeus_bench.sim.replay import replay
 
     job = toy_job(SPREAD)
     task = grid.Task(job, 0.5, "zeus", (1.5, 2.0), tuple(range(1, 12)), 40, 0)
-    old_group = grid.LOCKSTEP_SEEDS
+    old_group = grid.GROUP_SEEDS
     try:
-        grid.LOCKSTEP_SEEDS = 4
+        grid.GROUP_SEEDS = 4
         tables = list(grid.iter_task_tables(task, chunk_rows=100))
     finally:
-        grid.LOCKSTEP_SEEDS = old_group
+        grid.GROUP_SEEDS = old_group
     assert len(tables) > 2
     model = JobModel(job, 0.5)
     expected = [
         (beta, seed, row)
         for beta in task.betas
         for seed in task.seeds
-        for row in replay(model, get_policy("zeus"), seed, beta, 40)
+        for row in replay(model, SCALAR_ZEUS, seed, beta, 40)
     ]
     betas = np.concatenate([np.broadcast_to(t.columns["beta"], t.rows) for t in tables])
     seeds = np.concatenate([t.columns["seed"] for t in tables])
@@ -240,35 +296,43 @@ def test_grid_frames_equal_seed_by_seed_replays() -> None:
         assert [repr(v) for v in ours] == [repr(type(ours[0])(r[k])) for _, _, r in expected], name
 
 
-def test_grid_refuses_a_lockstep_that_stops_applying_after_its_first_group(
+def test_grid_groups_whose_face_stops_applying_still_give_every_row(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Rows already yielded are never followed by a silent end: a later group's None is an error."""
+    """A later group replayed by the scalar face (the array face not applying) loses no row."""
     from zeus_bench.sim import grid
 
-    real = lockstep.replay_zeus_seeds
+    real = seed_zeus.SeedZeus.applies
     calls = []
 
-    def flaky(*args, **kwargs):
+    def flaky(model, policies):  # type: ignore[no-untyped-def]
         calls.append(1)
-        return real(*args, **kwargs) if len(calls) == 1 else None
+        return real(model, policies) if len(calls) == 1 else False
 
-    monkeypatch.setattr(lockstep, "replay_zeus_seeds", flaky)
-    monkeypatch.setattr(grid, "LOCKSTEP_SEEDS", 4)
+    monkeypatch.setattr(seed_zeus.SeedZeus, "applies", staticmethod(flaky))
+    monkeypatch.setattr(grid, "GROUP_SEEDS", 4)
     task = grid.Task(toy_job(SPREAD), 0.5, "zeus", (2.0,), tuple(range(1, 12)), 40, 0)
-    with pytest.raises(RuntimeError, match="stopped applying"):
-        list(grid.iter_task_tables(task, chunk_rows=100))
-    assert len(calls) == 2
+    tables = list(grid.iter_task_tables(task, chunk_rows=100))
+    assert len(calls) == 6  # one face per group (2 seeds: 100 rows // 40 recurrences)
+    model = JobModel(task.job, 0.5)
+    expected = [(s, r) for s in task.seeds for r in replay_zeus(model, s, 2.0, 40)]
+    assert np.concatenate([t.columns["seed"] for t in tables]).tolist() == [s for s, _ in expected]
+    ours = np.concatenate([t.columns["cost"] for t in tables]).tolist()
+    assert ours == [r[7] for _, r in expected]
 
 
-def test_seeds_pruned_in_the_scalar_loop_when_the_lockstep_cannot(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Too few path words fetched, or an arm to explore first: those seeds prune in the scalar loop."""
+def test_seeds_pruned_by_the_scalar_face_when_the_array_face_cannot(
+    monkeypatch: pytest.MonkeyPatch, fell_back: list[list[int]]
+) -> None:
+    """Path words fetched one output at a time, or an arm to explore first: the same rows."""
     model = JobModel(toy_job(SPREAD), 0.5)
-    monkeypatch.setattr(pruning, "HANDOVER_OUTPUTS", 3)  # 6 words: most seeds run out while pruning
+    real_outputs = executor._outputs
+    monkeypatch.setattr(executor, "_outputs", lambda recurrences, rec: 1)  # 2 words per refill: many refills
     _same(model, list(range(1, 16)), 2.0, 40)
-    monkeypatch.undo()
-    monkeypatch.setattr(pruning, "MIN_OBSERVATIONS", 3)  # as if every arm had still to be explored
+    monkeypatch.setattr(executor, "_outputs", real_outputs)
+    monkeypatch.setattr(seed_zeus, "MIN_OBSERVATIONS", 3)  # as if every arm had still to be explored
     _same(model, list(range(1, 16)), 2.0, 40)
+    assert fell_back == [list(range(15))]
 
 
 def test_zero_budget_tries_leave_gaps_in_the_attempts() -> None:
@@ -279,8 +343,7 @@ def test_zero_budget_tries_leave_gaps_in_the_attempts() -> None:
     model = JobModel(replace(job, time_per_epoch_s=tpe), 0.5)
     _same(model, list(range(1, 9)), 1.0, 40)
     done = replay_batched(model, ZEUS, list(range(1, 9)), 1.0, 40)
-    assert done is not None
-    seed_col, columns = done
+    seed_col, columns = np.asarray(range(1, 9))[done.seed], done.columns
     skipped = 0
     for seed in range(1, 9):
         mine = seed_col == seed
@@ -299,34 +362,115 @@ def test_unmeasured_jit_limit_is_left_to_the_per_seed_replay() -> None:
     model = JobModel(replace(job, time_per_epoch_s=nan_at_jit, jit_time_per_epoch_s=jit_t), 1.0)
     assert model.jit_limit_w[0] == 100.0
     assert model.at_jit_limits() is None
-    assert replay_batched(model, ZEUS, [1, 2], 2.0, 5) is None
+    assert isinstance(ZEUS.batched(model, [ZEUS(_ctx(model, s)) for s in (1, 2)]), ScalarPolicies)
+    ours = replay_batched(model, ZEUS, [1, 2], 2.0, 5)
+    assert repr(list(ours)) == repr([replay_zeus(model, s, 2.0, 5) for s in (1, 2)])  # NaN rows too
 
 
-def test_dispatch_is_by_method_a_zeus_subclass_takes_the_batched_path(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A renamed Zeus is batched (same rows); one that changes a decision (bs-only, a new predict) is not."""
-    calls: list[int] = []
-    real = lockstep.replay_zeus_seeds
-
-    def counted(*args: object, **kwargs: object) -> object:
-        calls.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(lockstep, "replay_zeus_seeds", counted)
+def test_dispatch_is_by_method_a_zeus_subclass_takes_the_batched_path(faces: list[int]) -> None:
+    """A renamed Zeus gets the array face (same rows); one that changes a decision (bs-only, a new predict) does not."""
     model = JobModel(toy_job(NOISY), 0.5)
     renamed = type("MyZeus", (ZEUS,), {"name": "my-zeus", "description": "Zeus under another name"})
     seeds = list(range(1, 9))
     mine = replay_batched(model, renamed, seeds, 2.0, 30)
     theirs = replay_batched(model, ZEUS, seeds, 2.0, 30)
-    assert mine is not None and theirs is not None and len(calls) == 2
+    assert faces == [8, 8]
     for name in RUN_FIELDS:
-        assert mine[1][name].tolist() == theirs[1][name].tolist()
-    assert replay_batched(model, get_policy("bs-only"), seeds, 2.0, 30) is None
+        assert mine.columns[name].tolist() == theirs.columns[name].tolist()
+    assert mine == [replay_zeus(model, s, 2.0, 30) for s in seeds]
+    replay_batched(model, get_policy("bs-only"), seeds, 2.0, 30)
 
     def predict(self):  # type: ignore[no-untyped-def]
         return ZEUS.predict(self)
 
-    assert replay_batched(model, type("Other", (ZEUS,), {"predict": predict}), seeds, 2.0, 30) is None
-    assert replay_batched(model, get_policy("baseline"), seeds, 2.0, 30) is None  # the default: per seed
-    assert len(calls) == 2
+    replay_batched(model, type("Other", (ZEUS,), {"predict": predict}), seeds, 2.0, 30)
+    replay_batched(model, get_policy("baseline"), seeds, 2.0, 30)  # the default: per seed
+    replay_batched(model, SCALAR_ZEUS, seeds, 2.0, 30)  # batched overridden: its own face
+    assert faces == [8, 8]
+    policies = [get_policy("bs-only")(_ctx(model, s)) for s in seeds]
+    assert isinstance(get_policy("bs-only").batched(model, policies), ScalarPolicies)
+
+
+def test_few_seeds_take_the_scalar_face_unless_told_otherwise() -> None:
+    """Below MIN_SEEDS seeds the scalar face replays faster: Zeus.batched gives it (same rows either way)."""
+    model = JobModel(toy_job(SPREAD), 0.5)
+    few = [ZEUS(_ctx(model, s)) for s in range(1, 5)]
+    assert isinstance(ZEUS.batched(model, few), seed_zeus.SeedZeus)  # MIN_SEEDS 1 here (the fixture)
+    seed_zeus.SeedZeus.MIN_SEEDS = 5
+    assert isinstance(ZEUS.batched(model, few), ScalarPolicies)
+    assert isinstance(ZEUS.batched(model, [*few, ZEUS(_ctx(model, 9))]), seed_zeus.SeedZeus)
+
+
+def test_env_words_draw_as_numpys_integers() -> None:
+    """Block-fetched words, refills and rows leaving included: each row draws rng.integers(0, span)'s values."""
+    spans_rng = np.random.default_rng(11)
+    gens = [np.random.default_rng(s) for s in range(6)]
+    ref = [np.random.default_rng(s) for s in range(6)]
+    words = env.EnvWords(gens)
+    rows = list(range(6))
+    for step in range(400):
+        span = spans_rng.integers(1, 9, size=len(rows)).astype(np.uint64)
+        step_rows = None if step % 3 else np.arange(0, len(rows), 2)  # every row, or some
+        drawn = words.draw(step_rows, span if step_rows is None else span[step_rows], lambda: 5)
+        who = range(len(rows)) if step_rows is None else step_rows.tolist()
+        expected = [int(ref[rows[k]].integers(0, int(span[k]))) for k in who]
+        assert drawn.tolist() == expected
+        if step == 200:  # rows 1 and 4 leave
+            keep = np.array([0, 2, 3, 5])
+            words.keep(keep)
+            rows = [rows[k] for k in keep.tolist()]
+
+
+def test_env_words_redraw_rejected_words_as_numpy() -> None:
+    """Words Lemire's method rejects (met about once in 10**9 draws) take the full rule, more words."""
+    span = np.array([6, 7, 5], dtype=np.uint64)
+    words = env.EnvWords([np.random.default_rng(s) for s in range(3)])
+    words.draw(None, np.ones(3, dtype=np.uint64), lambda: 8)  # fetch the first block (a span of 1 takes none)
+    for i, s in enumerate(span.tolist()):
+        bad = rejected_words(s)[:2]
+        words.words[i, : len(bad)] = bad
+    expect = []
+    for i, s in enumerate(span.tolist()):
+        p = 0
+        while True:  # Lemire's method, word by word
+            m = int(words.words[i, p]) * s
+            p += 1
+            if (m & MASK32) >= (1 << 32) % s:
+                break
+        expect.append((m >> 32, p))
+    index = words.draw(None, span, lambda: 8)
+    assert list(zip(index.tolist(), words.pos.tolist(), strict=True)) == expect
+    assert min(p for _, p in expect) >= 2  # every row redrew
+
+
+def test_array_face_with_drift_noise_and_a_later_start_gives_the_scalar_rows() -> None:
+    """Drift, per-try noise and first=/least= are the executor's: the same rows under either face."""
+    from zeus_bench.sim.executor import execute
+    from zeus_bench.sim.policies.base import scalar_face
+    from zeus_bench.sim.rules import noise_generator, seed_generators
+
+    model = JobModel(toy_job(SPREAD), 0.5)
+    seeds = list(range(1, 13))
+
+    def drift(rec: int, bi: int) -> float:
+        return 1.0 + 0.05 * (rec % 7) * (bi % 3)
+
+    def run(array: bool) -> tuple[list[list[tuple[object, ...]]], list[float]]:
+        gens = [seed_generators(s) for s in seeds]
+        policies = [ZEUS(_ctx_rng(model, p)) for _, p in gens]
+        face = ZEUS.batched(model, policies) if array else scalar_face(model, policies)
+        assert isinstance(face, seed_zeus.SeedZeus) == array
+        tries, least = execute(
+            model, face, [e for e, _ in gens], 1.5, 45, drift, 0.04, [noise_generator(s) for s in seeds],
+            first=3, least=900.0,
+        )  # fmt: skip
+        assert sum(len(rows) for rows in tries) >= len(seeds) * 43  # recurrences 3-45, each a row at least
+        return [repr(rows) for rows in tries], least.tolist()  # type: ignore[return-value]
+
+    assert run(True) == run(False)
+
+
+def _ctx_rng(model: JobModel, rng: np.random.Generator):  # type: ignore[no-untyped-def]
+    from zeus_bench.sim.policies import PolicyContext
+
+    return PolicyContext(model.job, model.eta, 1.5, 0, rng)
