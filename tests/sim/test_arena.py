@@ -510,17 +510,7 @@ def test_tables_before_the_paired_ratios_are_refused(
     from zeus_bench.core.errors import TraceFormatError
 
     out = tmp_path / "arena"
-    argv = [
-        "arena",
-        "--traces",
-        f"v100={tiny}",
-        "--gpu",
-        "v100",
-        "--policies",
-        "zeus,zeus-plus",
-        "--seeds",
-        "1-2",
-    ]
+    argv = f"arena --traces v100={tiny} --gpu v100 --policies zeus,zeus-plus --seeds 1-2".split()
     assert main([*argv, "--out", str(out)]) == 0
     for kind in ("arena_jobs", "arena_summary"):
         path = out / f"{kind}.parquet"
@@ -533,17 +523,7 @@ def test_tables_before_the_paired_ratios_are_refused(
             TraceFormatError, match=f"{kind}.parquet: {kind} schema_version 3 is no longer read"
         ):
             read_table(path, kind)
-    study = [
-        "study",
-        "--arena",
-        str(out),
-        "--traces",
-        f"v100={tiny}",
-        "--seeds",
-        "1",
-        "--out-dir",
-        str(tmp_path / "s"),
-    ]
+    study = f"study --arena {out} --traces v100={tiny} --seeds 1 --out-dir {tmp_path / 's'}".split()
     assert main(study) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "arena_jobs.parquet" in err and "schema_version 3" in err
