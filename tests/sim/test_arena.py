@@ -385,12 +385,13 @@ def test_fold_constants_are_the_picks_of_the_committed_tuning_tables() -> None:
     from zeus_bench.sim.crossfit import FOLD_CONSTANTS
 
     root = Path(__file__).resolve().parents[2] / "results" / "policy"
-    for fold, name in ((1, "tuning-known.csv"), (2, "tuning-known-fold2.csv")):
-        table = pd.read_csv(root / name)
-        pick = table[table["chosen"]].iloc[0]
+    for fold, suffix in ((1, ""), (2, "-fold2")):
         cls = Protocol((1,)).for_fold(fold).policy("zeus-plus")
-        for key in ("margin", "up_first"):
-            assert getattr(cls, key) == pick[key], (fold, key)
+        for name, keys in (("known", ("margin", "up_first")), ("unknown-safety", ("horizon", "safety"))):
+            table = pd.read_csv(root / f"tuning-{name}{suffix}.csv")
+            pick = table[table["chosen"]].iloc[0]
+            for key in keys:
+                assert getattr(cls, key) == pick[key], (fold, name, key)
     assert FOLD_CONSTANTS[1] == {}
 
 

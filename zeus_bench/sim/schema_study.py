@@ -219,15 +219,18 @@ _SETTING = "A constant of zeus-plus (class attribute) in this setting; present w
 TUNING = register_schema(
     TableSchema(
         kind="policy_tuning",
-        version=1,
+        version=2,
         description=(
-            "`tuning-known.csv`, `tuning-known-fold2.csv`, `tuning-unknown.csv`, `tuning-unknown-safety.csv`: one row per setting of "
+            "`tuning-known.csv`, `tuning-known-fold2.csv`, `tuning-unknown.csv`, `tuning-unknown-safety.csv`, "
+            "`tuning-unknown-safety-fold2.csv`: one row per setting of "
             "zeus-plus's constants, written by `python -m zeus_bench.sim.tuning` on the *tune* half of the "
             "training paths (cross-fitting, docs/policies.md; fold2: the halves swapped), horizon known "
             "(margin, up_first) or unknown (horizon, margin, up_first; `tuning-unknown-safety.csv`: `--grid unknown-horizon`, "
             "horizon 0 = the anytime budget, 14, 20, 50 x safety 0, 0.01, 0.02; `tuning-known-evidence.csv`, "
             "`tuning-known-evidence-fold2.csv`: `--grid epoch-evidence`, margin x up_first x epoch_evidence, "
-            "horizon known); the arena reports the other half. "
+            "horizon known); fold2 tables keep fold 2's other constants (zeus_bench.sim.tuning.fold_base); the arena "
+            "reports the other half. Version 2: the 95th percentiles are of the paired cost ratio (over the baseline's "
+            "cost on the same seed; version 1: over its expected cost). "
             f"Columns named `{GPU}_...` appear once per GPU tuned on (`v100_regret_pct`, ...)."
         ),
         columns=(

@@ -28,7 +28,7 @@ import pandas as pd
 
 from zeus_bench.core.errors import ZeusBenchError
 from zeus_bench.sim.arena import COMPARATOR, P_SAFE, SAFE, ArenaJob, Protocol, job_refs, seed_costs
-from zeus_bench.sim.crossfit import split_job, variant
+from zeus_bench.sim.crossfit import FOLD_CONSTANTS, FOLDS, split_job, variant
 from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences
@@ -84,6 +84,17 @@ def _score(args: tuple[ArenaJob, str, dict[str, Any] | None, Protocol]) -> tuple
     return regret_pct(total, n * job_refs(model).oracle), total
 
 
+def fold_base(policy: str, half: str, grid: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
+    """The constants a grid on ``half`` is scored with besides its own: those of the fold tuned on ``half``.
+
+    Fold 1 tunes on ``tune`` (the registered defaults), fold 2 on ``judge`` (its
+    :data:`~zeus_bench.sim.crossfit.FOLD_CONSTANTS`, chosen there by earlier grids); the grid's own
+    constants are left out (they vary).
+    """
+    fold = next(f for f, (tuned, _) in FOLDS.items() if tuned == half)
+    return {k: v for k, v in FOLD_CONSTANTS[fold].get(policy, {}).items() if k not in grid}
+
+
 def tune_on(
     jobs: Mapping[str, Sequence[JobTrace]],
     policy: str,
@@ -96,15 +107,18 @@ def tune_on(
     """Score every setting on one half (default tune) of each job's training paths: one row per setting.
 
     ``jobs`` are whole jobs; each is split here (:func:`~zeus_bench.sim.crossfit.split_job`), so
-    no path of the judged half is ever replayed while tuning.
+    no path of the judged half is ever replayed while tuning. Every setting keeps the other
+    constants of the fold tuned on ``half`` (:func:`fold_base`).
     """
     protocol = Protocol(tuple(seeds), horizon=horizon, half=half)
     halves = {g: [ArenaJob(split_job(j, half), default_recurrences(j)) for j in js] for g, js in jobs.items()}
+    base_constants = fold_base(policy, half, grid)
     combos = settings(grid)
     flat = [(g, j) for g, js in halves.items() for j in js]
     # Zeus and the baseline (the paired reference of the safety goal) first, then every setting.
     runs: list[tuple[str, dict[str, Any] | None]] = [(COMPARATOR, None), ("baseline", None)]
-    work = [(j, p, s, protocol) for p, s in [*runs, *((policy, c) for c in combos)] for _, j in flat]
+    tried = [(policy, {**base_constants, **c}) for c in combos]
+    work = [(j, p, s, protocol) for p, s in [*runs, *tried] for _, j in flat]
     if n_jobs > 1:
         with ProcessPoolExecutor(max_workers=n_jobs) as pool:
             scores = list(pool.map(_score, work, chunksize=4))

@@ -90,7 +90,11 @@ class ZeusPlus(JitMixin, Policy):
     )
     margin: float = DEFAULT_MARGIN
     safety: float = DEFAULT_SAFETY
-    horizon: int = DEFAULT_HORIZON
+    horizon: int = 0
+    """Recurrences assumed when their number is not known; 0: the anytime budget then (the tune half's
+    pick under the paired safety goal, results/policy/tuning-unknown-safety.csv; it was 50)."""
+    anytime: bool = False
+    """The anytime budget even when the number of recurrences is known (zeus-plus-safe)."""
     up_first: bool = True
     loan: float = DEFAULT_LOAN
     lookahead: float = DEFAULT_LOOKAHEAD
@@ -111,7 +115,7 @@ class ZeusPlus(JitMixin, Policy):
             margin=self.margin,
             safety=self.safety,
             window=ctx.window,
-            horizon=self.horizon if self.horizon == 0 or known is None else int(known),
+            horizon=0 if self.anytime else self.horizon if known is None else int(known),
             up_first=self.up_first,
             loan=self.loan,
             lookahead=self.lookahead,
@@ -166,5 +170,5 @@ class ZeusPlusSafe(ZeusPlus):
         "zeus-plus with the anytime budget (no assumed horizon): probes paid from savings made, "
         "2 % of the baseline, and loans against measured epoch-cost savings"
     )
-    horizon = 0
+    anytime = True
     margin = ANYTIME_MARGIN
