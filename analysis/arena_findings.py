@@ -179,7 +179,8 @@ def _probe_bound(g: pd.DataFrame, over: list[str], nums: dict[str, float]) -> st
         text += (
             f" On {_jobs(free)} the probe floor is within 1.02 "
             f"({_jobs([f'{probe[w]:.3f}' for w in free])}): the excess is zeus-plus's own exploration, which "
-            "its funds, set by the horizon it assumes, allow to exceed the job's 2 % allowance."
+            "its budget (set by the horizon it assumes, or the anytime budget's credit) lets exceed the job's 2 % "
+            "allowance."
         )
     return text
 

@@ -42,10 +42,12 @@ _STD = "Its standard deviation over seeds (population)"
 COMPARISON = register_schema(
     TableSchema(
         kind="policy_comparison",
-        version=1,
+        version=2,
         description=(
-            "`comparison.csv`: Zeus against zeus-plus, one row per (gpu, workload, policy). References are "
-            "expected costs per recurrence (mean over converging training paths), as in `sim_summary`."
+            "`comparison.csv`: Zeus against zeus-plus, one row per (gpu, workload, policy). The cost ratios are "
+            "paired: over the baseline's and max-batch's cumulative costs replayed on the same seed and paths (as "
+            "the arena's); the oracle's is its expected cost (mean over converging training paths), as in "
+            "`sim_summary`. Version 1: every reference an expected cost."
         ),
         columns=(
             _id("gpu", "GPU kind", "v100"),
