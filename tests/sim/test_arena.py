@@ -387,7 +387,11 @@ def test_fold_constants_are_the_picks_of_the_committed_tuning_tables() -> None:
     root = Path(__file__).resolve().parents[2] / "results" / "policy"
     for fold, suffix in ((1, ""), (2, "-fold2")):
         cls = Protocol((1,)).for_fold(fold).policy("zeus-plus")
-        for name, keys in (("known", ("margin", "up_first")), ("unknown-safety", ("horizon", "safety"))):
+        for name, keys in (
+            ("known", ("margin", "up_first")),
+            ("known-evidence", ("margin", "up_first", "epoch_evidence")),
+            ("unknown-safety", ("horizon", "safety")),
+        ):
             table = pd.read_csv(root / f"tuning-{name}{suffix}.csv")
             pick = table[table["chosen"]].iloc[0]
             for key in keys:
