@@ -12,9 +12,9 @@ default batch size has a single path, or that keeps no batch size, is refused (a
 
 Two folds (:data:`FOLDS`): fold 1 chooses the constants on ``tune`` and judges ``judge``; fold 2
 swaps the halves. Each fold's constants (:data:`FOLD_CONSTANTS`) are the pick of the tuning run on
-its own tuning half (``results/policy/tuning-known.csv`` and ``tuning-unknown-safety.csv`` for
-fold 1, whose picks are the registered defaults; ``tuning-known-fold2.csv`` and
-``tuning-unknown-safety-fold2.csv`` for fold 2), applied as class-attribute overrides
+its own tuning half (``results/policy/tuning-known.csv``, ``tuning-known-evidence.csv`` and
+``tuning-unknown-safety.csv`` for fold 1, whose picks are the registered defaults; their ``-fold2``
+tables for fold 2), applied as class-attribute overrides
 (:func:`variant`): the arena replays fold 2 with them, never with a constant the judged half chose.
 """
 
