@@ -20,7 +20,7 @@ from analysis.findings import Finding
 
 PLUS = "zeus-plus"
 ZEUS = "zeus"
-SAFE = 1.02  # goal: 95th percentile over seeds of cost / baseline <= 1.02 on every job (horizon unknown)
+SAFE = 1.02  # goal: 95th percentile over seeds of cost / the baseline's (same seed) <= 1.02 on every job (unknown)
 BETTER = 0.6  # goal: per GPU mean regret <= 0.6 x Zeus's
 NON_LEARNING = ("baseline", "max-batch", "oracle", "grid-search")  # not competitors for the rank goal
 
@@ -93,7 +93,7 @@ def setup(summary: pd.DataFrame) -> Finding:
 
 
 def safety(jobs_unknown: pd.DataFrame) -> list[Finding]:
-    """Per GPU, horizon unknown: zeus-plus's largest 95th percentile of cost / baseline, jobs above 1.02."""
+    """Per GPU, horizon unknown: zeus-plus's largest 95th percentile of cost / the baseline's (same seed), jobs above 1.02."""
     out = []
     for fold, suffix, label, fold_rows in by_fold(jobs_unknown):
         out += _safety(fold_rows, suffix, "" if fold == 1 else f" ({label})")
@@ -101,82 +101,86 @@ def safety(jobs_unknown: pd.DataFrame) -> list[Finding]:
 
 
 def _safety(jobs_unknown: pd.DataFrame, suffix: str, label: str) -> list[Finding]:
-    """:func:`safety` on one fold's rows."""
+    """:func:`safety` on one fold's rows (arena_jobs version 4: paired ratios)."""
     out = []
     for gpu, rows in jobs_unknown[jobs_unknown["policy"] == PLUS].groupby("gpu", sort=False):
         g = rows.set_index("workload")
-        over = sorted(g.index[g["cost_ratio_vs_baseline_p95"] > SAFE])
-        worst = str(g["cost_ratio_vs_baseline_p95"].idxmax())
+        p95 = g["cost_ratio_vs_baseline_p95"]
+        over = sorted(g.index[p95 > SAFE])
+        worst = str(p95.idxmax())
         nums = {
-            "p95_max": float(g["cost_ratio_vs_baseline_p95"].max()),
+            "p95_max": float(p95.max()),
+            "p95_max_ci_lo": float(g.loc[worst, "cost_ratio_vs_baseline_p95_ci_lo"]),
+            "p95_max_ci_hi": float(g.loc[worst, "cost_ratio_vs_baseline_p95_ci_hi"]),
+            "seeds": float(g["seeds"].max()),
             "jobs_over": float(len(over)),
             "jobs": float(len(g)),
             "unsafe_seed_share_max": float(g["unsafe_seed_share"].max()),
             "worst_recurrences": float(g.loc[worst, "recurrences"]),
             "worst_allowance_recurrences": float((SAFE - 1.0) * g.loc[worst, "recurrences"]),
+            "expected_p95_max": float(g["cost_ratio_vs_expected_baseline_p95"].max()),
+            "expected_jobs_over": float((g["cost_ratio_vs_expected_baseline_p95"] > SAFE).sum()),
+            "floor_max": float(g["baseline_p95"].max()),
             "goal": SAFE,
         }
-        floor = g["baseline_p95"] if "baseline_p95" in g.columns else pd.Series(float("nan"), index=g.index)
-        floored = sorted(w for w in over if floor[w] > SAFE)
-        nums["jobs_over_with_floor_over"] = float(len(floored))
-        nums["floor_max"] = float(floor.max())
-        if not over:
-            verdict = f"meets the safety goal on all {len(g)} jobs"
-            bound = ""
-        elif floored:
-            verdict = f"misses the safety goal on {len(over)} of {len(g)} jobs ({_jobs(over)})"
-            bound = (
-                f" The bound: on {_jobs(floored)} the baseline itself (b0 at the maximum limit, the same seeds and "
-                f"paths) has a 95th percentile of {_jobs([f'{floor[w]:.3f}' for w in floored])}: the goal compares "
-                "with b0's expected cost, and the few training paths sampled over these recurrences put b0 alone "
-                "above 1.02, so a policy that stays at b0 cannot meet it there."
-            )
-        else:
-            verdict = f"misses the safety goal on {len(over)} of {len(g)} jobs ({_jobs(over)})"
+        verdict = (
+            f"meets the safety goal on all {len(g)} jobs"
+            if not over
+            else f"misses the safety goal on {len(over)} of {len(g)} jobs ({_jobs(over)})"
+        )
+        bound = ""
+        if over:
             bound = (
                 f" The bound on {worst}: {int(nums['worst_recurrences'])} recurrences give a 2 % allowance of "
                 f"{nums['worst_allowance_recurrences']:.2f} of the baseline's recurrence: every probe that does not "
                 "pay for itself within the job's recurrences must cost less than that in total."
             )
-        bound += _probe_bound(g, over, floor, nums)
+        bound += _probe_bound(g, over, nums)
+        expected = (
+            f" Against the baseline's expected cost instead (the reading before arena_jobs version 4), the largest "
+            f"95th percentile is {nums['expected_p95_max']:.3f} ({int(nums['expected_jobs_over'])} jobs above 1.02), "
+            f"and the baseline itself reaches {nums['floor_max']:.3f} there: the luck of the sampled paths, which "
+            "the same-seed ratio cancels."
+        )
         out.append(
             Finding(
                 f"arena.safety.{gpu}{suffix}",
-                f"With the horizon unknown on {gpu}{label}, zeus-plus {verdict}: the largest 95th percentile over seeds of "
-                f"its cumulative cost over the baseline's is {nums['p95_max']:.3f} ({worst}), and at most "
-                f"{100 * nums['unsafe_seed_share_max']:.0f} % of a job's seeds exceed 1.02.{bound}",
+                f"With the horizon unknown on {gpu}{label}, zeus-plus {verdict}: the largest 95th percentile over "
+                f"{int(nums['seeds'])} seeds of its cumulative cost over the baseline's on the same seed is "
+                f"{_ci(nums['p95_max'], nums['p95_max_ci_lo'], nums['p95_max_ci_hi'], '{:.3f}')} ({worst}; 95 % "
+                f"bootstrap interval), and at most {100 * nums['unsafe_seed_share_max']:.0f} % of a job's seeds "
+                f"exceed 1.02.{bound}{expected}",
                 nums,
             )
         )
     return out
 
 
-def _probe_bound(g: pd.DataFrame, over: list[str], floor: pd.Series, nums: dict[str, float]) -> str:
+def _probe_bound(g: pd.DataFrame, over: list[str], nums: dict[str, float]) -> str:
     """The probe floor's part of a safety finding: which unsafe jobs a policy leaving b0 can still make safe.
 
-    Adds ``jobs_over_with_probe_floor_over`` (b0's own floor within 1.02, the probe floor not) and
-    ``jobs_over_within_both_floors`` to ``nums``. Tables before the probe floor: no sentence.
+    Adds ``jobs_over_with_probe_floor_over`` (one dropped probe already above 1.02) and
+    ``jobs_over_within_probe_floor`` to ``nums``.
     """
-    if "probe_floor_p95" not in g.columns or g["probe_floor_p95"].isna().all():
-        return ""
     probe = g["probe_floor_p95"]
-    probed = [w for w in over if floor[w] <= SAFE < probe[w]]
-    free = [w for w in over if max(floor[w], probe[w]) <= SAFE]
+    probed = [w for w in over if probe[w] > SAFE]
+    free = [w for w in over if probe[w] <= SAFE]
     nums["jobs_over_with_probe_floor_over"] = float(len(probed))
-    nums["jobs_over_within_both_floors"] = float(len(free))
+    nums["jobs_over_within_probe_floor"] = float(len(free))
     nums["probe_floor_max"] = float(probe.max())
     text = ""
     if probed:
         text += (
-            f" On {_jobs(probed)} b0 alone is within 1.02 but not b0 plus one epoch of the cheapest other batch "
-            f"size (probe floor {_jobs([f'{probe[w]:.3f}' for w in probed])}): a policy that tries another batch "
-            "size there and does not find a better one cannot meet the goal."
+            f" On {_jobs(probed)} b0 plus one epoch of the cheapest other batch size is already above 1.02 of the "
+            f"baseline (probe floor {_jobs([f'{probe[w]:.3f}' for w in probed])}): a policy that tries another "
+            "batch size there and does not find a better one cannot meet the goal."
         )
     if free:
         text += (
-            f" On {_jobs(free)} both floors are within 1.02 (probe floor "
-            f"{_jobs([f'{probe[w]:.3f}' for w in free])}): the excess is zeus-plus's own exploration, which "
-            "its funds, set by the horizon it assumes, allow to exceed the job's 2 % allowance."
+            f" On {_jobs(free)} the probe floor is within 1.02 "
+            f"({_jobs([f'{probe[w]:.3f}' for w in free])}): the excess is zeus-plus's own exploration, which "
+            "its budget (set by the horizon it assumes, or the anytime budget's credit) lets exceed the job's 2 % "
+            "allowance."
         )
     return text
 
@@ -334,7 +338,7 @@ def summary_table(summary: pd.DataFrame) -> str:
     """Markdown: per GPU and policy, regret with interval, ratio to Zeus, verdict counts, safety, rank."""
     head = (
         "| GPU | fold | policy | rank | regret % [95 % CI] | / Zeus [95 % CI] | better / worse than Zeus (jobs) | "
-        "worst job (regret %) | largest p95 cost / baseline |"
+        "worst job (regret %) | largest p95 cost / baseline's (same seed) |"
     )
     lines = [head, "|" + "---|" * 9]
     for r in summary.sort_values(["gpu", "fold", "rank"], kind="stable").itertuples():
@@ -397,7 +401,8 @@ def section_items(
         items.append(safety(unknown))
     items += [
         summary_table(summary),
-        "zeus-plus per job (the table's p95: 95th percentile over seeds of cost / baseline):",
+        "zeus-plus per job (cost / baseline: its cumulative cost over the baseline's on the same seed; p95: the "
+        "95th percentile of that over seeds):",
         plus_job_table(jobs, unknown),
         "![arena](figures/policy-arena.png)",
     ]

@@ -49,9 +49,9 @@ def setup(comparison: pd.DataFrame, seeds: Sequence[int]) -> Finding:
         f"zeus-plus (docs/policies.md) against Zeus on {int(nums['jobs'])} jobs, eta {nums['eta']:g}, "
         f"beta {nums['beta']:g}, {which}, as many recurrences as the simulator's default; the workflow replays "
         "the arena's fold 1 (the judged half of the training paths, zeus-bench study --arena, every mean equal to "
-        "the arena's table); costs are cumulative over the references' expected costs (baseline: b0 at "
-        "the maximum limit; max-batch at the maximum limit) and regret is cumulative cost over the oracle's, "
-        "in percent above it."
+        "the arena's table); costs are cumulative over the references' cumulative costs on the same seed and "
+        "paths (baseline: b0 at the maximum limit; max-batch at the maximum limit, both replayed) and regret is "
+        "cumulative cost over the oracle's expected cost, in percent above it."
     )
     return Finding("policy.setup", sentence, nums)
 

@@ -11,7 +11,7 @@ import pytest
 from analysis import arena_findings as af
 from analysis.arena_plots import plot_arena
 from tests.sim.sim_toy import toy_job
-from zeus_bench.sim.arena import Protocol, job_refs, job_table, summary_table
+from zeus_bench.sim.arena import ArenaJob, Protocol, job_refs, job_table, replayed_total, summary_table
 from zeus_bench.sim.replay import JobModel
 from zeus_bench.store import write_table
 from zeus_bench.traces.jobs import JobTrace
@@ -72,23 +72,53 @@ def test_rank_sentence_flips() -> None:
 
 def test_safety_every_job_and_the_bound() -> None:
     jobs, _ = _tables(0.0)
-    assert all("meets the safety goal on all 2 jobs" in x.sentence for x in af.safety(jobs))
+    f = af.safety(jobs)
+    assert all("meets the safety goal on all 2 jobs" in x.sentence for x in f)
+    assert all(
+        "over 20 seeds of its cumulative cost over the baseline's on the same seed" in x.sentence for x in f
+    )
     jobs, _ = _tables(0.0, plus_spread=0.5)  # later seeds far above the baseline
     f = af.safety(jobs)
     assert all("misses the safety goal on 2 of 2 jobs" in x.sentence for x in f)
     assert all("The bound on" in x.sentence for x in f)
     assert f[0].numbers["worst_allowance_recurrences"] == pytest.approx(0.02 * 16)
+    lo, hi = f[0].numbers["p95_max_ci_lo"], f[0].numbers["p95_max_ci_hi"]
+    assert lo <= f[0].numbers["p95_max"] <= hi and f"[{lo:.3f}, {hi:.3f}]" in f[0].sentence
     # The probe floor: b0 (1.0) + one epoch (200 J) over 16 recurrences of a 1000 J baseline.
     assert jobs["probe_floor_p95"].tolist() == pytest.approx([1.0125] * len(jobs))
-    assert all("On j1, j2 both floors are within 1.02 (probe floor 1.012, 1.012)" in x.sentence for x in f)
-    assert all(x.numbers["jobs_over_within_both_floors"] == 2 for x in f)
+    assert all("On j1, j2 the probe floor is within 1.02 (1.012, 1.012)" in x.sentence for x in f)
+    assert all(x.numbers["jobs_over_within_probe_floor"] == 2 for x in f)
     jobs.loc[jobs["workload"] == "j1", "probe_floor_p95"] = 1.03  # one epoch dearer than the allowance
     f = af.safety(jobs)
-    assert all("On j1 b0 alone is within 1.02 but not b0 plus one epoch" in x.sentence for x in f)
-    assert all("On j2 both floors" in x.sentence for x in f)
+    assert all(
+        "On j1 b0 plus one epoch of the cheapest other batch size is already above" in x.sentence for x in f
+    )
+    assert all("On j2 the probe floor is within" in x.sentence for x in f)
     assert [x.numbers["jobs_over_with_probe_floor_over"] for x in f] == [1, 1]
-    f = af.safety(jobs.drop(columns="probe_floor_p95"))  # a table before the probe floor
-    assert not any("probe floor" in x.sentence for x in f)
+
+
+@pytest.mark.parametrize(("factor", "meets"), [(1.015, True), (1.025, False)])
+def test_safety_flips_around_1_02_of_the_baseline_on_the_same_seed(factor: float, meets: bool) -> None:
+    """b0's paths differ (2-9 epochs): against its expected cost the baseline alone is above 1.02;
+    zeus-plus at 1.015 x the baseline's cost on every seed meets the goal, at 1.025 x it misses."""
+    import dataclasses
+
+    base_job = toy_job(targets={8: [5.0, 6.0], 16: [2.0, 6.0, 3.0, 9.0], 32: [5.0, 7.0, 6.0, 8.0]}, b0=16)
+    job = dataclasses.replace(base_job, gpu="ga", workload=dataclasses.replace(base_job.workload, id="j1"))
+    protocol = Protocol(SEEDS)
+    n = 12
+    base = replayed_total(JobModel(job, protocol.eta), "baseline", protocol, n)
+    totals = {
+        ("ga", "j1", p): (v, np.zeros(len(SEEDS)))
+        for p, v in (("zeus", 1.1 * base), (af.PLUS, factor * base))
+    }
+    jobs, _ = job_table([ArenaJob(job, n)], totals, protocol)
+    (f,) = af.safety(jobs)
+    assert f.numbers["p95_max"] == pytest.approx(factor)
+    assert f.numbers["floor_max"] > 1.02  # the expected-cost reading: the baseline itself above the goal
+    assert ("meets the safety goal on all 1 jobs" in f.sentence) == meets
+    assert ("misses the safety goal on 1 of 1 jobs (j1)" in f.sentence) == (not meets)
+    assert f"the baseline itself reaches {f.numbers['floor_max']:.3f}" in f.sentence
 
 
 def test_section_and_figure_from_written_tables(tmp_path: Path) -> None:

@@ -99,6 +99,44 @@ def test_job_and_summary_tables_on_known_totals() -> None:
     assert summary.loc["zeus", "jobs_p95_over_safe"] == 1
 
 
+def test_the_cost_ratios_are_paired_with_the_baseline_on_the_same_seed() -> None:
+    """A seed's cost over the baseline's on that seed: 1.01 / 1.03 x the baseline flip around 1.02.
+
+    b0 (16) has paths of 2, 6, 3 and 9 epochs: the baseline's own cost over its expected cost has a
+    95th percentile above 1.02 (the expected-cost view's floor), its paired ratio is 1 on every seed.
+    """
+    job = toy_job(targets={8: [5.0, 6.0], 16: [2.0, 6.0, 3.0, 9.0], 32: [5.0, 7.0, 6.0, 8.0]}, b0=16)
+    protocol = Protocol(tuple(range(1, 31)))
+    model = JobModel(job, protocol.eta)
+    n = 12
+    base = arena_mod.replayed_total(model, "baseline", protocol, n)
+    mb = arena_mod.replayed_total(model, "max-batch", protocol, n)
+    assert base.std() > 0  # the sampled paths differ between seeds
+    expected = n * arena_mod.job_refs(model).baseline
+    totals = _totals([job], {"zeus": 1.01 * base, "unsafe": 1.03 * base, "baseline": base.copy()})
+    totals[(job.gpu, job.workload.id, "mb")] = (mb.copy(), np.zeros_like(mb))
+    df = job_table([arena_mod.ArenaJob(job, n)], totals, protocol)[0].set_index("policy")
+    for p, factor in (("zeus", 1.01), ("unsafe", 1.03), ("baseline", 1.0)):
+        for col in ("mean", "ci_lo", "ci_hi", "p95", "p95_ci_lo", "p95_ci_hi"):
+            assert df.loc[p, f"cost_ratio_vs_baseline_{col}"] == pytest.approx(factor)
+        assert df.loc[p, "unsafe_seed_share"] == (1.0 if factor > 1.02 else 0.0)
+        assert df.loc[p, "cost_ratio_vs_expected_baseline_mean"] == pytest.approx(
+            (factor * base / expected).mean()
+        )
+    assert df.loc["mb", "cost_ratio_vs_max_batch_mean"] == pytest.approx(1.0)
+    floor = float(np.percentile(base / expected, 95))
+    assert floor > 1.02 and df["baseline_p95"].tolist() == pytest.approx([floor] * len(df))
+    assert df.loc["baseline", "cost_ratio_vs_expected_baseline_p95"] == pytest.approx(floor)
+    summary = summary_table(df.reset_index(), {k: np.zeros(30) for k in totals}).set_index("policy")
+    assert summary["jobs_p95_over_safe"].to_dict() == {
+        "zeus": 0,
+        "unsafe": 1,
+        "baseline": 0,
+        "mb": 1,
+    }  # 32 > b0
+    assert summary.loc["baseline", "jobs_baseline_p95_over_safe"] == 1
+
+
 # --- cross-fitting -------------------------------------------------------------------------
 
 
@@ -209,7 +247,6 @@ def test_noise_keeps_the_paths_and_is_seeded() -> None:
 
 def two_gpu_traces(folder: Path) -> Path:
     """Tiny traces in ``folder`` with a copy of the V100 power trace as an A40's."""
-    from zeus_bench.store import write_table
 
     write_tiny_traces(folder)
     power = pd.read_parquet(folder / "power-v100.parquet").assign(gpu="a40")
@@ -270,7 +307,6 @@ def test_arena_bad_input_one_line_exit_2(
 def test_arena_empty_split_exit_2(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     train = pd.read_parquet(tiny / "train.parquet")
     keep = ~((train["dataset"] == "squad") & (train["batch_size"] == 32) & (train["run"] == 1))
-    from zeus_bench.store import write_table
 
     write_table(train[keep], tiny / "train.parquet", "train")
     out = tmp_path / "none"
@@ -349,12 +385,17 @@ def test_fold_constants_are_the_picks_of_the_committed_tuning_tables() -> None:
     from zeus_bench.sim.crossfit import FOLD_CONSTANTS
 
     root = Path(__file__).resolve().parents[2] / "results" / "policy"
-    for fold, name in ((1, "tuning-known.csv"), (2, "tuning-known-fold2.csv")):
-        table = pd.read_csv(root / name)
-        pick = table[table["chosen"]].iloc[0]
+    for fold, suffix in ((1, ""), (2, "-fold2")):
         cls = Protocol((1,)).for_fold(fold).policy("zeus-plus")
-        for key in ("margin", "up_first"):
-            assert getattr(cls, key) == pick[key], (fold, key)
+        for name, keys in (
+            ("known", ("margin", "up_first")),
+            ("known-evidence", ("margin", "up_first", "epoch_evidence")),
+            ("unknown-safety", ("horizon", "safety")),
+        ):
+            table = pd.read_csv(root / f"tuning-{name}{suffix}.csv")
+            pick = table[table["chosen"]].iloc[0]
+            for key in keys:
+                assert getattr(cls, key) == pick[key], (fold, name, key)
     assert FOLD_CONSTANTS[1] == {}
 
 
@@ -406,7 +447,7 @@ def test_arena_set_overrides_a_constant_in_every_fold(
 
 
 def test_the_safety_floor_is_the_baselines_own_percentile() -> None:
-    """baseline_p95 is 1 where b0's paths all need the same epochs, and the baseline row's own p95."""
+    """baseline_p95 is 1 where b0's paths all need the same epochs: the baseline's expected-cost p95."""
     same = toy_job(targets={8: [5.0, 6.0], 16: [4.0, 4.0, 4.0, 4.0], 32: [5.0, 7.0, 6.0, 8.0]}, b0=16)
     spread = toy_job(targets={8: [5.0, 6.0], 16: [2.0, 6.0, 3.0, 9.0], 32: [5.0, 7.0, 6.0, 8.0]}, b0=16)
     protocol = Protocol(tuple(range(1, 21)))
@@ -417,10 +458,11 @@ def test_the_safety_floor_is_the_baselines_own_percentile() -> None:
         floor = set(df["baseline_p95"])
         assert len(floor) == 1  # one number per job, on every policy's row
         base = df[df["policy"] == "baseline"].iloc[0]
-        assert base["cost_ratio_vs_baseline_p95"] == pytest.approx(base["baseline_p95"])
+        assert base["cost_ratio_vs_expected_baseline_p95"] == pytest.approx(base["baseline_p95"])
+        assert base["cost_ratio_vs_baseline_p95"] == pytest.approx(1.0)  # paired: the baseline over itself
         assert bool(base["baseline_p95"] == pytest.approx(1.0)) == flat
         if not flat:
-            assert base["baseline_p95"] > 1.02  # b0's judged paths 6 and 9 epochs: the goal is out of reach
+            assert base["baseline_p95"] > 1.02  # b0's judged paths 6 and 9 epochs: luck of the paths
 
 
 def test_tuning_grid_unknown_horizon(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -439,21 +481,23 @@ def test_tuning_grid_unknown_horizon(tiny: Path, tmp_path: Path, capsys: pytest.
     assert "'margin' is not in the grid" in capsys.readouterr().err
 
 
-def test_the_probe_floor_is_b0_plus_one_epoch_of_another_batch_size(tmp_path: Path) -> None:
-    """probe_floor_p95 = b0's floor + one epoch over the horizon: above 1.02 on few recurrences, below on many."""
+def test_the_probe_floor_is_b0_plus_one_epoch_of_another_batch_size() -> None:
+    """probe_floor_p95 = 1 + one epoch over the seed's baseline cost: above 1.02 on few recurrences, below on many."""
     job = toy_job(targets={8: [5.0, 6.0], 16: [4.0, 4.0, 4.0, 4.0], 32: [5.0, 7.0, 6.0, 8.0]}, b0=16)
     model = JobModel(job, 0.5)
     base = arena_mod.job_refs(model).baseline  # 4 epochs of 200 J at the maximum limit (its cheapest)
     for n, floor in ((10, 1.025), (20, 1.0125)):  # one epoch = 1/4 of a recurrence, over n of them
-        got = probe_floor(model, np.full(3, n * base), n)
+        got = probe_floor(model, np.full(3, n * base))
         assert got == pytest.approx([floor] * 3)
         assert bool(got[0] > 1.02) == (n == 10)
+    # Paired: over the seed's own baseline cost (a dearer seed's floor is lower).
+    assert probe_floor(model, np.array([10 * base, 20 * base])) == pytest.approx([1.025, 1.0125])
     # Another batch size's epoch 10 x cheaper: the floor falls under 1.02 on 10 recurrences too.
     cheap = dataclasses.replace(job, time_per_epoch_s=job.time_per_epoch_s * np.array([[0.1], [1.0], [1.0]]))
-    assert probe_floor(JobModel(cheap, 0.5), np.array([10 * base]), 10)[0] < 1.02
+    assert probe_floor(JobModel(cheap, 0.5), np.array([10 * base]))[0] < 1.02
     # b0 alone: its own floor.
     alone = toy_job(targets={16: [4.0, 4.0]}, b0=16)
-    assert probe_floor(JobModel(alone, 0.5), np.array([10 * base]), 10)[0] == pytest.approx(1.0)
+    assert probe_floor(JobModel(alone, 0.5), np.array([10 * base]))[0] == pytest.approx(1.0)
     # In the arena tables: one number per job, the summary counts the jobs above 1.02.
     protocol = Protocol(tuple(range(1, 11)))
     judged = [arena_mod.ArenaJob(split_job(job, "judge"), 10)]
@@ -462,15 +506,30 @@ def test_the_probe_floor_is_b0_plus_one_epoch_of_another_batch_size(tmp_path: Pa
     assert df["probe_floor_p95"].tolist() == pytest.approx([1.025] * len(df))
     summary = summary_table(df, regrets)
     assert set(summary["jobs_probe_floor_over_safe"]) == {1}
-    # Tables of version 2 read with the floor empty (-1 in the summary).
-    for kind, table in (("arena_jobs", df), ("arena_summary", summary)):
-        path = write_table(table, tmp_path / f"{kind}.parquet", kind)
+
+
+def test_tables_before_the_paired_ratios_are_refused(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A version-3 table (ratios over expected costs, no per-seed costs): one line naming it, exit 2."""
+    from zeus_bench.core.errors import TraceFormatError
+
+    out = tmp_path / "arena"
+    argv = f"arena --traces v100={tiny} --gpu v100 --policies zeus,zeus-plus --seeds 1-2".split()
+    assert main([*argv, "--out", str(out)]) == 0
+    for kind in ("arena_jobs", "arena_summary"):
+        path = out / f"{kind}.parquet"
+        assert len(read_table(path, kind))  # version 4 reads
         pa_table = pq.read_table(path)
         meta = json.loads(pa_table.schema.metadata[METADATA_KEY])
-        meta["schema_version"] = 2
-        col = "probe_floor_p95" if kind == "arena_jobs" else "jobs_probe_floor_over_safe"
-        old = pa_table.drop_columns([col]).replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()})
-        pq.write_table(old, tmp_path / f"{kind}-v2.parquet")
-        upgraded = read_table(tmp_path / f"{kind}-v2.parquet", kind)
-        assert list(upgraded.columns) == list(read_table(path, kind).columns)
-        assert (upgraded[col].isna() if kind == "arena_jobs" else upgraded[col] == -1).all()
+        meta["schema_version"] = 3
+        pq.write_table(pa_table.replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()}), path)
+        with pytest.raises(
+            TraceFormatError, match=f"{kind}.parquet: {kind} schema_version 3 is no longer read"
+        ):
+            read_table(path, kind)
+    study = f"study --arena {out} --traces v100={tiny} --seeds 1 --out-dir {tmp_path / 's'}".split()
+    assert main(study) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "arena_jobs.parquet" in err and "schema_version 3" in err
+    assert "cannot be recovered" in err

@@ -64,6 +64,23 @@ def test_incumbent_stops_at_beta_times_its_own_mean(zeus_traces: Path) -> None:
     assert policy.stop_cost(150.0) == 120.0
 
 
+def test_the_assumed_horizon_applies_only_when_the_number_is_not_known() -> None:
+    """zeus-plus plans for the recurrences it is told; not told, it assumes ``horizon`` (default 0:
+    the anytime budget); zeus-plus-safe keeps the anytime budget even when told."""
+    from tests.sim.sim_toy import toy_job
+    from zeus_bench.sim.crossfit import variant
+    from zeus_bench.sim.policies import PolicyContext
+
+    def horizon(name: str, known: int | None, **constants: object) -> int:
+        ctx = PolicyContext(toy_job(), 0.5, 2.0, 0, np.random.default_rng(1), known)
+        return int(variant(name, constants)(ctx).climber.horizon)
+
+    assert get_policy("zeus-plus").horizon == 0
+    assert horizon("zeus-plus", 10) == 10 and horizon("zeus-plus", None) == 0
+    assert horizon("zeus-plus", None, horizon=30) == 30 and horizon("zeus-plus", 10, horizon=30) == 10
+    assert horizon("zeus-plus-safe", 10) == 0 and horizon("zeus-plus-safe", None) == 0
+
+
 GRID = [("v100", w) for w in ("imagenet", "squad", "sentiment140", "cifar100")] + [
     ("a40", w) for w in ("imagenet", "squad", "sentiment140")
 ]

@@ -8,9 +8,10 @@
 
 * each seed samples the same training paths under every policy (common random numbers), so the
   difference against Zeus is paired seed by seed;
-* a recurrence is charged as in the summary table (:func:`zeus_bench.sim.metrics.charged`);
-  references are expected costs per recurrence on the judged half: the baseline (b0 at the
-  maximum limit), max-batch (at the maximum limit) and the oracle;
+* a recurrence is charged as in the summary table (:func:`zeus_bench.sim.metrics.charged`); the
+  baseline and max-batch (at the maximum limit) are replayed on the same seeds: cost ratios are
+  paired, a seed's cumulative cost over theirs on it (:func:`replayed_total`; the ratio to the
+  baseline's expected cost is kept beside); regret is against the oracle's expected cost;
 * intervals are 95 % percentile-bootstrap intervals over seeds
   (:func:`zeus_bench.sim.metrics.bootstrap_ci`), the same resampled seeds for every statistic of a
   job, so paired differences and ratios stay paired;
@@ -60,7 +61,7 @@ REFERENCES = ("baseline", "max-batch", "oracle")
 COMPARATOR = "zeus"
 """The policy every other is paired with (always replayed)."""
 SAFE = 1.02
-"""A seed is unsafe when its cumulative cost exceeds this multiple of the baseline's."""
+"""A seed is unsafe when its cumulative cost exceeds this multiple of the baseline's on the same seed."""
 P_SAFE = 95.0
 """Percentile over seeds of the cost ratio the safety goal bounds."""
 
@@ -130,6 +131,11 @@ def seed_costs(
     np.logical_or.at(reached, (tries.seed, rec), cols["reached"])
     failed = ~reached
     return charged(spent, failed.astype(float), job_refs(model).baseline), failed
+
+
+def replayed_total(model: JobModel, name: str, protocol: Protocol, n: int) -> np.ndarray:
+    """Per seed, the cumulative charged cost of the registered policy ``name`` (a paired reference)."""
+    return seed_costs(model, get_policy(name), protocol, n)[0].sum(axis=1)
 
 
 @dataclass(frozen=True)
@@ -242,11 +248,7 @@ def _ci(values: np.ndarray, idx: np.ndarray) -> tuple[float, float, float]:
 
 def _verdict(lo: float, hi: float) -> str:
     """``better`` (interval below 0), ``worse`` (above 0) or ``tie``, for a difference policy - Zeus."""
-    if hi < 0.0:
-        return "better"
-    if lo > 0.0:
-        return "worse"
-    return "tie"
+    return "better" if hi < 0.0 else "worse" if lo > 0.0 else "tie"
 
 
 def job_table(
@@ -265,14 +267,16 @@ def job_table(
         model = JobModel(job, protocol.eta)
         refs = job_refs(model)
         zeus_total = totals[(gpu, w, COMPARATOR)][0]
-        # The floor: the baseline itself replayed on the same seeds (what staying at b0 costs).
-        base_totals = seed_costs(model, get_policy("baseline"), protocol, n)[0].sum(axis=1)
+        # The paired references: the baseline and max-batch replayed on the same seeds and paths.
+        base_totals = replayed_total(model, "baseline", protocol, n)
+        mb_totals = replayed_total(model, "max-batch", protocol, n)
         floor_p95 = float(np.percentile(cost_ratio(base_totals, n * refs.baseline), P_SAFE))
-        probe_p95 = float(np.percentile(probe_floor(model, base_totals, n), P_SAFE))
+        probe_p95 = float(np.percentile(probe_floor(model, base_totals), P_SAFE))
         for p in policies:
             total, failed = totals[(gpu, w, p)]
-            ratio_b = cost_ratio(total, n * refs.baseline)
-            ratio_mb = cost_ratio(total, n * refs.max_batch)
+            ratio_b = cost_ratio(total, base_totals)
+            ratio_mb = cost_ratio(total, mb_totals)
+            expected_b = cost_ratio(total, n * refs.baseline)
             regret = regret_pct(total, n * refs.oracle)
             regrets[(gpu, w, p)] = regret
             diff = regret - regret_pct(zeus_total, n * refs.oracle)
@@ -292,7 +296,11 @@ def job_table(
                 if name == "regret_diff_vs_zeus_pct":
                     verdict = "same" if p == COMPARATOR else _verdict(lo, hi)
             row["cost_ratio_vs_baseline_p95"] = float(np.percentile(ratio_b, P_SAFE))
+            p95_ci = percentile_ci(np.percentile(ratio_b[idx], P_SAFE, axis=1))
+            row["cost_ratio_vs_baseline_p95_ci_lo"], row["cost_ratio_vs_baseline_p95_ci_hi"] = p95_ci
             row["unsafe_seed_share"] = float(np.mean(ratio_b > SAFE))
+            row["cost_ratio_vs_expected_baseline_mean"] = float(expected_b.mean())
+            row["cost_ratio_vs_expected_baseline_p95"] = float(np.percentile(expected_b, P_SAFE))
             row["baseline_p95"] = floor_p95
             row["probe_floor_p95"] = probe_p95
             row["vs_zeus"] = verdict
@@ -329,6 +337,7 @@ def summary_table(jobs_df: pd.DataFrame, regrets: dict[tuple[str, str, str], np.
                     "jobs_worse_than_zeus": int((gp["vs_zeus"] == "worse").sum()),
                     "cost_ratio_vs_baseline_p95_max": float(gp["cost_ratio_vs_baseline_p95"].max()),
                     "jobs_p95_over_safe": int((gp["cost_ratio_vs_baseline_p95"] > SAFE).sum()),
+                    "cost_ratio_vs_expected_baseline_p95_max": float(gp["cost_ratio_vs_expected_baseline_p95"].max()),
                     "jobs_baseline_p95_over_safe": int((gp["baseline_p95"] > SAFE).sum()),
                     "jobs_probe_floor_over_safe": int((gp["probe_floor_p95"] > SAFE).sum()),
                 }

@@ -5,11 +5,6 @@ Documented column by column in ``results/README.md`` (generated from these schem
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # frames only when an old table is upgraded
-    import pandas as pd
-
 from zeus_bench.store import Column, TableSchema, register_schema
 
 _CI = "95 % percentile-bootstrap interval over seeds (2,000 resamples, fixed generator)"
@@ -32,29 +27,12 @@ _FOLD = Column(
 )  # fmt: skip
 
 
-def _add_fold(df: pd.DataFrame) -> pd.DataFrame:
-    """Version 1 -> 2: the fold column and the safety floor's columns.
-
-    A version-1 table judged the ``judge`` half with the defaults (fold 1); its floor was not
-    computed (empty / -1).
-    """
-    out = df.copy()
-    out.insert(out.columns.get_loc("policy") + 1, "fold", (out["half"] != "judge").astype(int) + 1)
-    if "workload" in out.columns:
-        out["baseline_p95"] = float("nan")
-    else:
-        out["jobs_baseline_p95_over_safe"] = -1
-    return out
-
-
-def _add_probe_floor(df: pd.DataFrame) -> pd.DataFrame:
-    """Version 2 -> 3: the probe floor's columns (not computed then: empty / -1)."""
-    out = df.copy()
-    if "workload" in out.columns:
-        out.insert(out.columns.get_loc("baseline_p95") + 1, "probe_floor_p95", float("nan"))
-    else:
-        out.insert(out.columns.get_loc("jobs_baseline_p95_over_safe") + 1, "jobs_probe_floor_over_safe", -1)
-    return out
+#: Why a table before version 4 is refused: its ratios divide by the baseline's *expected* cost and
+#: its per-seed costs are not stored, so the paired ratios cannot be recovered from it.
+_REFUSAL = (
+    "its safety ratios divide by the baseline's expected cost and the paired (same-seed) ratios of version 4 "
+    "cannot be recovered; run zeus-bench arena again"
+)
 
 
 _PROTOCOL = (
@@ -71,10 +49,12 @@ _PROTOCOL = (
 ARENA_JOBS = register_schema(
     TableSchema(
         kind="arena_jobs",
-        version=3,
+        version=4,
+        oldest=4,
+        refusal=_REFUSAL,
         description=(
-            "The policy arena per (gpu, workload, policy): cumulative cost over the references' "
-            "expected costs, regret against the oracle and the paired difference against Zeus, "
+            "The policy arena per (gpu, workload, policy): cumulative cost over the baseline's and "
+            "max-batch's on the same seed (paired), regret against the oracle and the paired difference against Zeus, "
             "each a mean over seeds with its 95 % bootstrap interval, on the judged half of the "
             "training paths of each cross-fitting fold (column fold), with the safety goal's floor."
         ),
@@ -89,26 +69,38 @@ ARENA_JOBS = register_schema(
             Column("recurrences", "int", "Recurrences per seed (2 x |B| x |P|)", example="70", checks=("positive",)),
             _PROTOCOL[2],
             _PROTOCOL[3],
-            *_stat("cost_ratio_vs_baseline", "the cumulative cost over the baseline's (b0 at the maximum limit)",
+            *_stat("cost_ratio_vs_baseline",
+                   "the paired cost ratio: the cumulative cost on the seed over the baseline's (b0 at the maximum "
+                   "limit) replayed on the same seed and paths, failed recurrences charged by the same rule",
                    example="0.98"),
-            *_stat("cost_ratio_vs_max_batch", "the cumulative cost over max-batch's (at the maximum limit)",
+            *_stat("cost_ratio_vs_max_batch",
+                   "the paired cost ratio against max-batch (at the maximum limit) replayed on the same seed and paths",
                    example="0.97"),
             Column("cost_ratio_vs_baseline_p95", "float",
-                   "95th percentile over seeds of the cumulative cost over the baseline's", example="1.01"),
+                   "95th percentile over seeds of the paired cost ratio against the baseline (the safety goal's "
+                   "statistic)", example="1.01"),
+            Column("cost_ratio_vs_baseline_p95_ci_lo", "float",
+                   f"Lower end of the {_CI} of that 95th percentile", example="1.00"),
+            Column("cost_ratio_vs_baseline_p95_ci_hi", "float",
+                   f"Upper end of the {_CI} of that 95th percentile", example="1.02"),
             Column("unsafe_seed_share", "float",
-                   "Share of seeds whose cumulative cost exceeds 1.02 x the baseline's", example="0.04",
-                   checks=("nonnegative",)),
+                   "Share of seeds whose cumulative cost exceeds 1.02 x the baseline's on the same seed",
+                   example="0.04", checks=("nonnegative",)),
+            Column("cost_ratio_vs_expected_baseline_mean", "float",
+                   "Mean over seeds of the cumulative cost over n x the baseline's expected recurrence cost (the "
+                   "ratio of versions 1-3: it also charges the luck of the sampled paths, which the baseline draws "
+                   "too)", example="0.99"),
+            Column("cost_ratio_vs_expected_baseline_p95", "float",
+                   "95th percentile over seeds of that expected-cost ratio", example="1.02"),
             Column("baseline_p95", "float",
-                   "The floor of the safety goal: the same 95th percentile for the baseline policy itself "
-                   "(b0 at the maximum limit) replayed on the same seeds and paths; above 1.02, a policy that "
-                   "stays at b0 misses the goal on this job (empty in version-1 tables)",
-                   example="1.00", nullable=True),
+                   "The expected-cost view's floor: the 95th percentile over seeds of the baseline's own cumulative "
+                   "cost (replayed on the same seeds and paths) over n x its expected recurrence cost: the luck of "
+                   "the paths alone (the baseline's paired ratio is 1 on every seed)", example="1.00"),
             Column("probe_floor_p95", "float",
-                   "The floor of the safety goal for a policy that tries another batch size and drops it: the "
-                   "same 95th percentile for b0 at its cheapest limit on the same seeds and paths plus one epoch "
-                   "of the cheapest other batch size; above 1.02, one probe that does not find a better batch size "
-                   "breaks the goal on this job (empty in tables before version 3)",
-                   example="1.01", nullable=True),
+                   "The paired goal's floor for a policy that tries another batch size and drops it: the 95th "
+                   "percentile over seeds of (b0 at its cheapest limit on the seed's paths plus one epoch of the "
+                   "cheapest other batch size) over the baseline's cost on the seed; above 1.02, one probe that "
+                   "does not find a better batch size breaks the goal on this job", example="1.01"),
             *_stat("regret_pct", "the regret: 100 x (cumulative cost / the oracle's - 1)", "%", "3.1"),
             *_stat("regret_diff_vs_zeus_pct",
                    "the paired difference of regret against Zeus (same seed, same training paths; negative: "
@@ -119,14 +111,15 @@ ARENA_JOBS = register_schema(
             Column("failed_recurrences_mean", "float", "Mean over seeds of the recurrences no try completed",
                    example="0.0", checks=("nonnegative",)),
         ),
-        upgrades={1: _add_fold, 2: _add_probe_floor},
     )
 )  # fmt: skip
 
 ARENA_SUMMARY = register_schema(
     TableSchema(
         kind="arena_summary",
-        version=3,
+        version=4,
+        oldest=4,
+        refusal=_REFUSAL,
         description=(
             "The policy arena per (gpu, policy): mean regret over the GPU's jobs with its 95 % "
             "bootstrap interval over seeds, its ratio to Zeus's, the worst job, the jobs where "
@@ -156,19 +149,21 @@ ARENA_SUMMARY = register_schema(
             Column("jobs_worse_than_zeus", "int", "Jobs whose paired difference against Zeus is significantly above 0",
                    example="0", checks=("nonnegative",)),
             Column("cost_ratio_vs_baseline_p95_max", "float",
-                   "Largest over the jobs of the 95th percentile over seeds of the cost over the baseline's",
-                   example="1.01"),
-            Column("jobs_p95_over_safe", "int", "Jobs whose 95th percentile exceeds 1.02", example="0",
+                   "Largest over the jobs of the 95th percentile over seeds of the paired cost ratio against the "
+                   "baseline (same seed)", example="1.01"),
+            Column("jobs_p95_over_safe", "int", "Jobs whose paired 95th percentile exceeds 1.02", example="0",
                    checks=("nonnegative",)),
+            Column("cost_ratio_vs_expected_baseline_p95_max", "float",
+                   "Largest over the jobs of cost_ratio_vs_expected_baseline_p95 (the expected-cost view)",
+                   example="1.02"),
             Column("jobs_baseline_p95_over_safe", "int",
-                   "Jobs whose floor (baseline_p95 of arena_jobs) exceeds 1.02: the goal's bound (-1 in version-1 tables)",
-                   example="0"),
+                   "Jobs whose baseline_p95 (the expected-cost view's floor) exceeds 1.02", example="0",
+                   checks=("nonnegative",)),
             Column("jobs_probe_floor_over_safe", "int",
-                   "Jobs whose probe floor (probe_floor_p95 of arena_jobs) exceeds 1.02 (-1 in tables before version 3)",
-                   example="0"),
+                   "Jobs whose probe floor (probe_floor_p95 of arena_jobs, paired) exceeds 1.02", example="0",
+                   checks=("nonnegative",)),
             Column("rank", "int", "Rank on the GPU and fold by mean regret (1: least; ties share the better rank)",
                    example="1", checks=("positive",)),
         ),
-        upgrades={1: _add_fold, 2: _add_probe_floor},
     )
 )  # fmt: skip

@@ -12,8 +12,9 @@ default batch size has a single path, or that keeps no batch size, is refused (a
 
 Two folds (:data:`FOLDS`): fold 1 chooses the constants on ``tune`` and judges ``judge``; fold 2
 swaps the halves. Each fold's constants (:data:`FOLD_CONSTANTS`) are the pick of the tuning run on
-its own tuning half (``results/policy/tuning-known.csv`` for fold 1, whose pick is the registered
-defaults; ``tuning-known-fold2.csv`` for fold 2), applied as class-attribute overrides
+its own tuning half (``results/policy/tuning-known.csv``, ``tuning-known-evidence.csv`` and
+``tuning-unknown-safety.csv`` for fold 1, whose picks are the registered defaults; their ``-fold2``
+tables for fold 2), applied as class-attribute overrides
 (:func:`variant`): the arena replays fold 2 with them, never with a constant the judged half chose.
 """
 
@@ -40,8 +41,12 @@ FOLDS: dict[int, tuple[str, str]] = {1: ("tune", "judge"), 2: ("judge", "tune")}
 """Fold -> (half its constants are chosen on, half it is judged on)."""
 
 FOLD_CONSTANTS: dict[int, dict[str, dict[str, Any]]] = {
-    1: {},  # the registered defaults: the tune half's pick (results/policy/tuning-known.csv)
-    2: {"zeus-plus": {"margin": 0.4, "up_first": True}},  # the judge half's pick (tuning-known-fold2.csv)
+    1: {},  # the registered defaults: the tune half's picks (tuning-known.csv, tuning-unknown-safety.csv)
+    # the judge half's picks: tuning-known-fold2.csv (margin, up_first), tuning-known-evidence-fold2.csv
+    # (epoch_evidence), tuning-unknown-safety-fold2.csv (horizon assumed when unknown, safety)
+    2: {
+        "zeus-plus": {"margin": 0.4, "up_first": True, "epoch_evidence": True, "horizon": 20, "safety": 0.02}
+    },
 }
 """Per fold, per policy: the constants chosen on the fold's tuning half (overrides of the defaults)."""
 

@@ -70,15 +70,16 @@ def recurrence_costs(
     return charged(spent, failed.astype(float), references(model).baseline), failed
 
 
-def probe_floor(model: JobModel, baseline_totals: np.ndarray, n: int) -> np.ndarray:
-    """Per seed, the least cost / baseline of a policy that makes one try of another batch size and drops it.
+def probe_floor(model: JobModel, baseline_totals: np.ndarray) -> np.ndarray:
+    """Per seed, the least paired cost ratio of a policy that makes one try of another batch size and drops it.
 
-    ``baseline_totals`` are the baseline's cumulative costs on the seeds (b0 at its maximum limit).
-    Such a policy runs b0 in every recurrence, at best at b0's cheapest limit (the seed's b0 paths
-    at that limit's epoch cost), and its try ran at least one epoch: at least the cheapest epoch of
-    any other batch size (at its cheapest limit). The trace's own bound, replaying no policy: above
-    1.02 on a seed, one dropped probe of one epoch already breaks the goal there. A job with b0
-    alone: b0's floor at its cheapest limit.
+    ``baseline_totals`` are the baseline's cumulative costs on the seeds (b0 at its maximum limit),
+    also the ratio's denominator (the same seed, the arena's paired ratio). Such a policy runs b0
+    in every recurrence, at best at b0's cheapest limit (the seed's b0 paths at that limit's epoch
+    cost), and its try ran at least one epoch: at least the cheapest epoch of any other batch size
+    (at its cheapest limit). The trace's own bound, replaying no policy: above 1.02 on a seed, one
+    dropped probe of one epoch already breaks the goal there. A job with b0 alone: b0's floor at
+    its cheapest limit.
     """
     job = model.job
     costs = epoch_cost(job.time_per_epoch_s, job.avg_power_w, model.eta, job.max_power_w)
@@ -86,5 +87,4 @@ def probe_floor(model: JobModel, baseline_totals: np.ndarray, n: int) -> np.ndar
     top = float(costs[i0][int(np.flatnonzero(job.power_limits == max_limit_w(job, job.b0))[0])])
     others = np.delete(costs, i0, axis=0)
     one_epoch = float(np.nanmin(others)) if np.isfinite(others).any() else 0.0
-    refs = references(model)
-    return (baseline_totals * float(np.nanmin(costs[i0])) / top + one_epoch) / (n * refs.baseline)
+    return (baseline_totals * float(np.nanmin(costs[i0])) / top + one_epoch) / baseline_totals

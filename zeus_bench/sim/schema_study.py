@@ -42,10 +42,12 @@ _STD = "Its standard deviation over seeds (population)"
 COMPARISON = register_schema(
     TableSchema(
         kind="policy_comparison",
-        version=1,
+        version=2,
         description=(
-            "`comparison.csv`: Zeus against zeus-plus, one row per (gpu, workload, policy). References are "
-            "expected costs per recurrence (mean over converging training paths), as in `sim_summary`."
+            "`comparison.csv`: Zeus against zeus-plus, one row per (gpu, workload, policy). The cost ratios are "
+            "paired: over the baseline's and max-batch's cumulative costs replayed on the same seed and paths (as "
+            "the arena's); the oracle's is its expected cost (mean over converging training paths), as in "
+            "`sim_summary`. Version 1: every reference an expected cost."
         ),
         columns=(
             _id("gpu", "GPU kind", "v100"),
@@ -55,14 +57,16 @@ COMPARISON = register_schema(
             _count("recurrences", "Recurrences per seed", "108"),
             _ratio(
                 "cost_ratio_vs_baseline_cum_mean",
-                "Cumulative cost over the baseline's expected cumulative cost (b0 at the maximum limit), "
-                "mean over seeds; missing when no training path of b0 reaches the target",
+                "Cumulative cost over the baseline's (b0 at the maximum limit) replayed on the same seed and paths "
+                "(paired), mean over seeds; missing when no training path of b0 reaches the target",
                 "0.987",
                 nullable=True,
             ),
             _ratio("cost_ratio_vs_baseline_cum_std", _STD, "0.004", nullable=True),
             _ratio(
-                "cost_ratio_vs_max_batch_cum_mean", "The same against max-batch at the maximum limit", "1.011"
+                "cost_ratio_vs_max_batch_cum_mean",
+                "The same against max-batch at the maximum limit (paired)",
+                "1.011",
             ),
             _ratio("cost_ratio_vs_max_batch_cum_std", _STD, "0.004"),
             _ratio(
@@ -217,15 +221,18 @@ _SETTING = "A constant of zeus-plus (class attribute) in this setting; present w
 TUNING = register_schema(
     TableSchema(
         kind="policy_tuning",
-        version=1,
+        version=2,
         description=(
-            "`tuning-known.csv`, `tuning-known-fold2.csv`, `tuning-unknown.csv`, `tuning-unknown-safety.csv`: one row per setting of "
+            "`tuning-known.csv`, `tuning-known-fold2.csv`, `tuning-unknown.csv`, `tuning-unknown-safety.csv`, "
+            "`tuning-unknown-safety-fold2.csv`: one row per setting of "
             "zeus-plus's constants, written by `python -m zeus_bench.sim.tuning` on the *tune* half of the "
             "training paths (cross-fitting, docs/policies.md; fold2: the halves swapped), horizon known "
             "(margin, up_first) or unknown (horizon, margin, up_first; `tuning-unknown-safety.csv`: `--grid unknown-horizon`, "
             "horizon 0 = the anytime budget, 14, 20, 50 x safety 0, 0.01, 0.02; `tuning-known-evidence.csv`, "
             "`tuning-known-evidence-fold2.csv`: `--grid epoch-evidence`, margin x up_first x epoch_evidence, "
-            "horizon known); the arena reports the other half. "
+            "horizon known); fold2 tables keep fold 2's other constants (zeus_bench.sim.tuning.fold_base); the arena "
+            "reports the other half. Version 2: the 95th percentiles are of the paired cost ratio (over the baseline's "
+            "cost on the same seed; version 1: over its expected cost). "
             f"Columns named `{GPU}_...` appear once per GPU tuned on (`v100_regret_pct`, ...)."
         ),
         columns=(
@@ -283,10 +290,11 @@ TUNING = register_schema(
             _ratio(f"{GPU}_regret_ratio", "Their ratio", "0.92"),
             _ratio(
                 f"{GPU}_p95_max",
-                "Largest over the jobs of the 95th percentile over seeds of cost / baseline",
+                "Largest over the jobs of the 95th percentile over seeds of the paired cost ratio: the cumulative "
+                "cost over the baseline's on the same seed and paths (version 1: over its expected cost)",
                 "1.004",
             ),
-            _count(f"{GPU}_jobs_unsafe", "Jobs whose 95th percentile exceeds 1.02", "0", zero_ok=True),
+            _count(f"{GPU}_jobs_unsafe", "Jobs whose paired 95th percentile exceeds 1.02", "0", zero_ok=True),
             Column(
                 f"{GPU}_diff_max",
                 "float",

@@ -4,7 +4,8 @@
 --out results/policy/tuning.csv`` replays every setting of :data:`ZEUS_PLUS_GRID` (class
 attributes of ``zeus-plus``) and Zeus on each job's tune half (:func:`~zeus_bench.sim.crossfit.split_job`)
 and writes one row per setting: per GPU its mean regret, Zeus's, their ratio, the largest 95th
-percentile over seeds of the cost over the baseline's and the jobs above 1.02; ``chosen`` marks
+percentile over seeds of the paired cost ratio (the cumulative cost over the baseline's replayed on
+the same seed, as in the arena) and the jobs above 1.02; ``chosen`` marks
 the pick. The rule (:func:`choose`): among the settings whose 95th percentile is at most 1.02 on
 every job of every GPU, the least mean over GPUs of the regret ratio to Zeus; if none is, the
 least such ratio of all (a goal out of reach is reported with its bound, not tuned to). The arena then judges the chosen
@@ -27,7 +28,7 @@ import pandas as pd
 
 from zeus_bench.core.errors import ZeusBenchError
 from zeus_bench.sim.arena import COMPARATOR, P_SAFE, SAFE, ArenaJob, Protocol, job_refs, seed_costs
-from zeus_bench.sim.crossfit import split_job, variant
+from zeus_bench.sim.crossfit import FOLD_CONSTANTS, FOLDS, split_job, variant
 from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences
@@ -74,14 +75,24 @@ def settings(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
 
 
 def _score(args: tuple[ArenaJob, str, dict[str, Any] | None, Protocol]) -> tuple[np.ndarray, np.ndarray]:
-    """Per-seed regret (%) and cost over the baseline's of one (job, setting); None = Zeus."""
+    """Per-seed regret (%) and cumulative cost of one (job, policy, setting); setting None: the policy as registered."""
     aj, policy, setting, protocol = args
-    cls = get_policy(COMPARATOR) if setting is None else variant(policy, setting)
+    cls = get_policy(policy) if setting is None else variant(policy, setting)
     job, n = aj.job, aj.recurrences
     model = JobModel(job, protocol.eta)
-    refs = job_refs(model)
     total = seed_costs(model, cls, protocol, n)[0].sum(axis=1)
-    return regret_pct(total, n * refs.oracle), cost_ratio(total, n * refs.baseline)
+    return regret_pct(total, n * job_refs(model).oracle), total
+
+
+def fold_base(policy: str, half: str, grid: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
+    """The constants a grid on ``half`` is scored with besides its own: those of the fold tuned on ``half``.
+
+    Fold 1 tunes on ``tune`` (the registered defaults), fold 2 on ``judge`` (its
+    :data:`~zeus_bench.sim.crossfit.FOLD_CONSTANTS`, chosen there by earlier grids); the grid's own
+    constants are left out (they vary).
+    """
+    fold = next(f for f, (tuned, _) in FOLDS.items() if tuned == half)
+    return {k: v for k, v in FOLD_CONSTANTS[fold].get(policy, {}).items() if k not in grid}
 
 
 def tune_on(
@@ -96,30 +107,35 @@ def tune_on(
     """Score every setting on one half (default tune) of each job's training paths: one row per setting.
 
     ``jobs`` are whole jobs; each is split here (:func:`~zeus_bench.sim.crossfit.split_job`), so
-    no path of the judged half is ever replayed while tuning.
+    no path of the judged half is ever replayed while tuning. Every setting keeps the other
+    constants of the fold tuned on ``half`` (:func:`fold_base`).
     """
     protocol = Protocol(tuple(seeds), horizon=horizon, half=half)
     halves = {g: [ArenaJob(split_job(j, half), default_recurrences(j)) for j in js] for g, js in jobs.items()}
+    base_constants = fold_base(policy, half, grid)
     combos = settings(grid)
     flat = [(g, j) for g, js in halves.items() for j in js]
-    work = [(j, policy, s, protocol) for s in [None, *combos] for _, j in flat]
+    # Zeus and the baseline (the paired reference of the safety goal) first, then every setting.
+    runs: list[tuple[str, dict[str, Any] | None]] = [(COMPARATOR, None), ("baseline", None)]
+    tried = [(policy, {**base_constants, **c}) for c in combos]
+    work = [(j, p, s, protocol) for p, s in [*runs, *tried] for _, j in flat]
     if n_jobs > 1:
         with ProcessPoolExecutor(max_workers=n_jobs) as pool:
             scores = list(pool.map(_score, work, chunksize=4))
     else:
         scores = [_score(w) for w in work]
     k = len(flat)
-    zeus = scores[:k]
+    zeus, base = scores[:k], scores[k : 2 * k]
     rows = []
     for i, s in enumerate(combos):
-        mine = scores[(i + 1) * k : (i + 2) * k]
+        mine = scores[(i + 2) * k : (i + 3) * k]
         row: dict[str, Any] = dict(s)
         ratios = []
         for gpu in jobs:
             pos = [t for t, (g, _) in enumerate(flat) if g == gpu]
             reg = np.mean([mine[t][0].mean() for t in pos])
             z = np.mean([zeus[t][0].mean() for t in pos])
-            p95 = [float(np.percentile(mine[t][1], P_SAFE)) for t in pos]
+            p95 = [float(np.percentile(cost_ratio(mine[t][1], base[t][1]), P_SAFE)) for t in pos]
             diff = [float(mine[t][0].mean() - zeus[t][0].mean()) for t in pos]
             row[f"{gpu}_regret_pct"] = float(reg)
             row[f"{gpu}_zeus_regret_pct"] = float(z)

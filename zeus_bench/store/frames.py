@@ -161,8 +161,8 @@ def read_checked(path: Path, kind: str) -> tuple[TableSchema, dict[str, Any], in
     """The schema, stored metadata and schema version of a ``kind`` table file (checked).
 
     Raises:
-        TraceFormatError: the file is not a zeus-bench table of ``kind``, or is newer than this
-            version reads.
+        TraceFormatError: the file is not a zeus-bench table of ``kind``, is newer than this
+            version reads, or older than its schema's ``oldest``.
     """
     schema = get_schema(kind)
     meta = read_metadata(path)
@@ -176,6 +176,8 @@ def read_checked(path: Path, kind: str) -> tuple[TableSchema, dict[str, Any], in
             f"{path}: schema_version {version} is newer than this zeus-bench reads "
             f"({schema.version}); upgrade zeus-bench"
         )
+    if version < schema.oldest:
+        raise TraceFormatError(f"{path}: {kind} schema_version {version} is no longer read: {schema.refusal}")
     return schema, meta, version
 
 

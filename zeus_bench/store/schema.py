@@ -92,6 +92,9 @@ class TableSchema:
     description: str
     key: tuple[str, ...] = ()
     upgrades: Mapping[int, Callable[[pd.DataFrame], pd.DataFrame]] = field(default_factory=dict)
+    oldest: int = 1
+    """The oldest version read: an older file is refused with ``refusal`` (why it cannot be upgraded)."""
+    refusal: str = ""
 
     @property
     def names(self) -> list[str]:

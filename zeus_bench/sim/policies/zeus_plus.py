@@ -90,13 +90,18 @@ class ZeusPlus(JitMixin, Policy):
     )
     margin: float = DEFAULT_MARGIN
     safety: float = DEFAULT_SAFETY
-    horizon: int = DEFAULT_HORIZON
+    horizon: int = 0
+    """Recurrences assumed when their number is not known; 0: the anytime budget then (the tune half's
+    pick under the paired safety goal, results/policy/tuning-unknown-safety.csv; it was 50)."""
+    anytime: bool = False
+    """The anytime budget even when the number of recurrences is known (zeus-plus-safe)."""
     up_first: bool = True
     loan: float = DEFAULT_LOAN
     lookahead: float = DEFAULT_LOOKAHEAD
     prune: bool = True
     noise_z: float = NOISE_Z
-    epoch_evidence: bool = DEFAULT_EPOCH_EVIDENCE
+    epoch_evidence: bool = True
+    """Each fold's tune half picks it at 50 seeds (tuning-known-evidence*.csv); the optimizer's default stays off."""
     accepts_prior = True  # zeus_bench.sim.warmstart binds a Prior as the class attribute `prior`
 
     def __init__(self, ctx: PolicyContext) -> None:
@@ -111,7 +116,7 @@ class ZeusPlus(JitMixin, Policy):
             margin=self.margin,
             safety=self.safety,
             window=ctx.window,
-            horizon=self.horizon if self.horizon == 0 or known is None else int(known),
+            horizon=0 if self.anytime else self.horizon if known is None else int(known),
             up_first=self.up_first,
             loan=self.loan,
             lookahead=self.lookahead,
@@ -166,5 +171,6 @@ class ZeusPlusSafe(ZeusPlus):
         "zeus-plus with the anytime budget (no assumed horizon): probes paid from savings made, "
         "2 % of the baseline, and loans against measured epoch-cost savings"
     )
-    horizon = 0
+    anytime = True
     margin = ANYTIME_MARGIN
+    epoch_evidence = DEFAULT_EPOCH_EVIDENCE  # its constants were not re-tuned
