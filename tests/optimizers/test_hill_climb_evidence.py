@@ -65,7 +65,8 @@ def test_the_setting_is_saved_and_older_states_load_without_it() -> None:
     opt = SafeHillClimb(BS, 1024, epoch_evidence=True)
     state = opt.state_dict()
     assert SafeHillClimb.from_state_dict(state).epoch_evidence is True
-    off = SafeHillClimb(BS, 1024).state_dict()
+    assert "epoch_evidence" in SafeHillClimb(BS, 1024).state_dict()  # on by default (the tune halves' pick)
+    off = SafeHillClimb(BS, 1024, epoch_evidence=False).state_dict()
     assert "epoch_evidence" not in off  # off: the state saved as before the setting (byte for byte)
     assert SafeHillClimb.from_state_dict(off).epoch_evidence is False
     del state["epoch_evidence"]

@@ -86,14 +86,16 @@ def test_online_optimizer_is_the_registered_optimizer_driven_by_the_contract(
 ) -> None:
     """Twenty recurrences, each a fresh BatchSizeOptimizer from its state file, against the same
     OPTIMIZERS[name] driven in memory by the contract's calls: the same batch sizes, the same
-    early stops, the same final state."""
+    early stops, the same final state (told 50 recurrences, as zeus-plus assumed before the anytime default)."""
     state = tmp_path / "job.json"
-    reference = OPTIMIZERS[name].for_job(BS, B0, seed=SEED, window=0, prune_rounds=2)
+    reference = OPTIMIZERS[name].for_job(BS, B0, seed=SEED, window=0, prune_rounds=2, recurrences=50)
     env_a, env_b = np.random.default_rng(1), np.random.default_rng(1)
     best: list[float] = []
     online_runs, reference_runs = [], []
     for _ in range(20):
-        opt = BatchSizeOptimizer(state, BS, B0, seed=SEED, policy=name)  # a fresh process each run
+        opt = BatchSizeOptimizer(
+            state, BS, B0, seed=SEED, policy=name, recurrences=50
+        )  # a fresh process each run
         assert type(opt.policy) is OPTIMIZERS[name]
         b = opt.next_batch_size()
         total, reached = _job(env_a, b)
@@ -108,7 +110,7 @@ def test_online_optimizer_is_the_registered_optimizer_driven_by_the_contract(
     assert len({b for b, _ in online_runs}) >= 3  # both explore
     # zeus-plus stops its probe of 256 after one epoch (its cap); zeus stops only at beta x best.
     assert any(stop for _, stop in online_runs) == (name == "zeus-plus")
-    final = BatchSizeOptimizer(state, BS, B0, seed=SEED, policy=name)
+    final = BatchSizeOptimizer(state, BS, B0, seed=SEED, policy=name, recurrences=50)
     assert final.policy.state_dict() == reference.state_dict()
     assert final.best_batch_size() == reference.best_batch_size() == 64
 
@@ -132,6 +134,8 @@ def test_zeus_optimizer_is_the_bandit_draw_for_draw() -> None:
 def test_hill_climb_for_job_is_its_default_construction() -> None:
     opt = SafeHillClimb.for_job(BS, B0, seed=3, window=4, prune_rounds=7)
     assert opt.state_dict() == SafeHillClimb(BS, B0, window=4).state_dict()
+    assert opt.horizon == 0  # the number of runs unknown: the anytime budget (the online default)
+    assert SafeHillClimb.for_job(BS, B0, recurrences=30).horizon == 30
 
 
 def test_online_names_are_the_registry_and_a_saved_unknown_name_is_refused(tmp_path: Path) -> None:

@@ -64,6 +64,8 @@ class ZeusCallback:
         sample_interval_s: Background power sampling interval (None: off).
         policy: Batch-size policy, ``zeus`` or ``zeus-plus`` (see :class:`BatchSizeOptimizer`).
         window: Thompson-sampling window, observations per arm (0: all; the paper's Capriccio: 10).
+        recurrences: How many times the job will run, when known (``zeus-plus`` spreads its 2 %
+            allowance over them); 0, unknown: its anytime budget.
     """
 
     def __init__(
@@ -86,6 +88,7 @@ class ZeusCallback:
         sample_interval_s: float | None = None,
         policy: str = "zeus",
         window: int = 0,
+        recurrences: int = 0,
     ) -> None:
         if max_epochs < 1:
             raise ConfigError(f"max_epochs must be >= 1, got {max_epochs}")
@@ -100,6 +103,7 @@ class ZeusCallback:
             seed=seed,
             policy=policy,
             window=window,
+            recurrences=recurrences,
         )
         self.batch_size = self.optimizer.next_batch_size()
         self.target_metric = float(target_metric)

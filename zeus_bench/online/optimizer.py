@@ -55,6 +55,17 @@ class RunRecord:
     finished_unix_s: float
 
 
+def check_recurrences(recurrences: object) -> int:
+    """``recurrences`` as the job's number of runs: a whole number >= 0 (0: unknown).
+
+    Raises:
+        ConfigError: anything else (a bool, a fraction, a negative number).
+    """
+    if isinstance(recurrences, bool) or not isinstance(recurrences, int) or recurrences < 0:
+        raise ConfigError(f"recurrences must be a whole number >= 0 (0: unknown), got {recurrences!r}")
+    return recurrences
+
+
 class BatchSizeOptimizer:
     """Chooses each recurrence's batch size and learns from its outcome; state in ``state_path``.
 
@@ -70,6 +81,9 @@ class BatchSizeOptimizer:
         policy: A name in :data:`~zeus_bench.optimizers.OPTIMIZERS`: ``zeus`` (pruning + Thompson
             Sampling) or ``zeus-plus`` (:class:`~zeus_bench.optimizers.hill_climb.SafeHillClimb`:
             budgeted neighbour probes, stopped at ``(1 + margin) x`` the incumbent's cost).
+        recurrences: How many times the job will run, when known (``zeus-plus`` spreads its 2 %
+            allowance over them and explores sooner); 0, unknown: ``zeus-plus`` keeps to the
+            anytime budget (never more than 2 % over b0 so far, whenever the job stops).
 
     Raises:
         ConfigError: the state file belongs to a different job configuration, or is corrupt.
@@ -86,6 +100,7 @@ class BatchSizeOptimizer:
         prune_rounds: int = PRUNE_ROUNDS,
         window: int = 0,
         policy: str = "zeus",
+        recurrences: int = 0,
     ) -> None:
         if policy not in POLICY_NAMES:
             raise ConfigError(f"unknown online policy {policy!r}; known: {', '.join(POLICY_NAMES)}")
@@ -99,6 +114,7 @@ class BatchSizeOptimizer:
             "prune_rounds": int(prune_rounds),
             "window": int(window),
             "policy": policy,
+            "recurrences": check_recurrences(recurrences),
         }
         self.runs: list[RunRecord] = []
         self.policy = self._load()
@@ -122,6 +138,7 @@ class BatchSizeOptimizer:
                 seed=j["seed"],
                 window=j["window"],
                 prune_rounds=j["prune_rounds"],
+                recurrences=j["recurrences"],
             )
         try:
             data = json.loads(self.state_path.read_text())
@@ -131,6 +148,7 @@ class BatchSizeOptimizer:
                 )
             saved_job = data["job"]
             saved_job.setdefault("policy", "zeus")  # states written before zeus-plus existed
+            saved_job.setdefault("recurrences", 0)  # states written before it could be given
             self.runs = [RunRecord(**r) for r in data["runs"]]
             cls = OPTIMIZERS.get(saved_job["policy"])
             if cls is None:
@@ -142,7 +160,15 @@ class BatchSizeOptimizer:
             raise ConfigError(f"{self.state_path}: corrupt batch-size optimizer state ({exc})") from None
         differ = [
             k
-            for k in ("batch_sizes", "default_batch_size", "eta", "prune_rounds", "window", "policy")
+            for k in (
+                "batch_sizes",
+                "default_batch_size",
+                "eta",
+                "prune_rounds",
+                "window",
+                "policy",
+                "recurrences",
+            )
             if saved_job.get(k) != self.job[k]
         ]
         if differ:

@@ -60,8 +60,13 @@ class Optimizer(Protocol):
         seed: int = 0,
         window: int = 0,
         prune_rounds: int | None = None,
+        recurrences: int = 0,
     ) -> Self:
-        """The optimizer before any run of a job (``prune_rounds`` None: the optimizer's default)."""
+        """The optimizer before any run of a job (``prune_rounds`` None: the optimizer's default).
+
+        ``recurrences``: how many times the job will run, when known (0: unknown); an optimizer
+        that budgets its exploration over them takes it, the others ignore it.
+        """
         ...
 
     def predict(self) -> int:
@@ -116,8 +121,9 @@ class ZeusOptimizer(PruningThompsonSampling):
         seed: int = 0,
         window: int = 0,
         prune_rounds: int | None = None,
+        recurrences: int = 0,
     ) -> Self:
-        """The bandit at pruning round 1, drawing from ``numpy.random.default_rng(seed)``."""
+        """The bandit at pruning round 1, drawing from ``numpy.random.default_rng(seed)`` (``recurrences`` unused)."""
         rounds = PRUNE_ROUNDS if prune_rounds is None else prune_rounds
         return cls(
             batch_sizes, default_batch_size, np.random.default_rng(seed), prune_rounds=rounds, window=window

@@ -50,8 +50,7 @@ from zeus_bench.core.errors import ConfigError
 STATE_VERSION = 3
 DEFAULT_MARGIN = 0.2  # cross-fitted: chosen on the tune half (zeus_bench.sim.tuning; docs/policies.md)
 DEFAULT_SAFETY = 0.02
-# Recurrences assumed when unknown (tune half: no value is safe everywhere; least regret).
-DEFAULT_HORIZON = 50
+DEFAULT_HORIZON = 0  # runs assumed when unknown (online): the anytime budget (tune half's pick; was 50)
 DEFAULT_LOAN = 1.0  # anytime budget: baseline recurrences lent per unit of measured promised saving
 DEFAULT_LOOKAHEAD = 4.0  # anytime budget: recurrences ahead, per one past, credited at the saving
 ANYTIME_MARGIN = 0.2  # zeus-plus-safe's margin (leave-one-GPU-out, benchmarks/zeus_plus_tuning.py)
@@ -59,7 +58,7 @@ DRIFT_RISE = 0.4  # least relative rise of a batch size's latest runs that count
 DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
 DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
 NOISE_Z = 3.0  # standard deviations of the incumbent's runs a cost must pass to count as dearer
-DEFAULT_EPOCH_EVIDENCE = False  # a batch size dearer only by its epochs bounds the search (see _refuted)
+DEFAULT_EPOCH_EVIDENCE = True  # dearer only by its epochs bounds no search (_refuted): both tune halves' pick
 #: Settings of the optimizer, as its constructor takes them and :meth:`SafeHillClimb.state_dict` keeps them.
 _SETTINGS: tuple[str, ...] = ("margin", "safety", "window", "horizon", "up_first", "loan", "lookahead")
 _SETTINGS += ("prune", "noise_z", "prior_best", "epoch_evidence")  # (saved in this order; the last if on)
@@ -174,9 +173,10 @@ class SafeHillClimb:
         seed: int = 0,
         window: int = 0,
         prune_rounds: int | None = None,
+        recurrences: int = 0,
     ) -> SafeHillClimb:
-        """The optimizer before any run, with its defaults (it draws nothing and does not prune in rounds)."""
-        return cls(batch_sizes, default_batch_size, window=window)
+        """The optimizer before any run, with its defaults; ``recurrences`` (if > 0) its ``horizon``."""
+        return cls(batch_sizes, default_batch_size, window=window, horizon=recurrences or DEFAULT_HORIZON)
 
     # ------------------------------------------------------------------------------- estimates
     @property

@@ -36,12 +36,13 @@ import numpy as np
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
 from zeus_bench.sim.policies.builtin import JitMixin
 from zeus_bench.sim.policies.zeus_plus import (
-    DEFAULT_HORIZON,
     DEFAULT_SAFETY,
     baseline_ratio,
     profiling_overhead,
 )
 
+#: Recurrences the baselines assume when their number is not known (sw-ts's window, conservative-ucb's funds).
+UNKNOWN_RECURRENCES = 50
 CAP_WITHOUT_EARLY_STOP = 4.0  # cap of an observation (units of the first cost) when beta is inf
 EPS_C = 1.0  # eps-greedy: eps_t = min(1, EPS_C * K / t) (Auer et al. 2002, c / d^2 = 1)
 SIGMA_MIN = 0.02  # least noise std of a normalized cost (pooled estimates of one-path arms are 0)
@@ -71,7 +72,7 @@ class ArmBandit(JitMixin, Policy):
         self.tries = 0
         self.scale = math.nan  # J: the first successful try's cost (profiling extra left out)
         self.cap = ctx.beta if math.isfinite(ctx.beta) else CAP_WITHOUT_EARLY_STOP
-        self.horizon = int(ctx.recurrences) if ctx.recurrences else DEFAULT_HORIZON
+        self.horizon = int(ctx.recurrences) if ctx.recurrences else UNKNOWN_RECURRENCES
         self.successes = 0
         self.spent = 0.0  # J actually spent (profiled tries in full)
         self.current = 0.0  # J spent in the current recurrence

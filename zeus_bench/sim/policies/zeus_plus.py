@@ -90,9 +90,8 @@ class ZeusPlus(JitMixin, Policy):
     )
     margin: float = DEFAULT_MARGIN
     safety: float = DEFAULT_SAFETY
-    horizon: int = 0
-    """Recurrences assumed when their number is not known; 0: the anytime budget then (the tune half's
-    pick under the paired safety goal, results/policy/tuning-unknown-safety.csv; it was 50)."""
+    horizon: int = DEFAULT_HORIZON
+    """Recurrences assumed when their number is not known (the optimizer's online default; 0: the anytime budget)."""
     anytime: bool = False
     """The anytime budget even when the number of recurrences is known (zeus-plus-safe)."""
     up_first: bool = True
@@ -100,8 +99,7 @@ class ZeusPlus(JitMixin, Policy):
     lookahead: float = DEFAULT_LOOKAHEAD
     prune: bool = True
     noise_z: float = NOISE_Z
-    epoch_evidence: bool = True
-    """Each fold's tune half picks it at 50 seeds (tuning-known-evidence*.csv); the optimizer's default stays off."""
+    epoch_evidence: bool = DEFAULT_EPOCH_EVIDENCE
     accepts_prior = True  # zeus_bench.sim.warmstart binds a Prior as the class attribute `prior`
 
     def __init__(self, ctx: PolicyContext) -> None:
@@ -173,4 +171,4 @@ class ZeusPlusSafe(ZeusPlus):
     )
     anytime = True
     margin = ANYTIME_MARGIN
-    epoch_evidence = DEFAULT_EPOCH_EVIDENCE  # its constants were not re-tuned
+    epoch_evidence = False  # its constants were not re-tuned (chosen before the rule existed)
