@@ -269,6 +269,54 @@ def _rank(summary: pd.DataFrame, jobs: pd.DataFrame, suffix: str, label: str) ->
     return out
 
 
+def unknown_regret(summary_unknown: pd.DataFrame, summary_known: pd.DataFrame) -> list[Finding]:
+    """Per GPU and fold: what not being told the number of recurrences costs zeus-plus in regret, and its rank then."""
+    out = []
+    for fold, suffix, label, rows in by_fold(summary_unknown):
+        known = (
+            summary_known[summary_known["fold"] == fold] if "fold" in summary_known.columns else summary_known
+        )
+        lab = "" if fold == 1 else f" ({label})"
+        for gpu, g in rows.groupby("gpu", sort=False):
+            s = g[~g["policy"].isin(NON_LEARNING)].set_index("policy")
+            k = known[(known["gpu"] == gpu) & (known["policy"] == PLUS)]
+            if PLUS not in s.index or ZEUS not in s.index or k.empty:
+                continue
+            r = s.loc[PLUS]
+            best = str(s["regret_pct_mean"].idxmin())
+            nums = {
+                "regret": float(r["regret_pct_mean"]),
+                "zeus_regret": float(s.loc[ZEUS, "regret_pct_mean"]),
+                "ratio": float(r["regret_ratio_vs_zeus"]),
+                "ratio_lo": float(r["regret_ratio_vs_zeus_ci_lo"]),
+                "ratio_hi": float(r["regret_ratio_vs_zeus_ci_hi"]),
+                "known_ratio": float(k["regret_ratio_vs_zeus"].iloc[0]),
+                "known_regret": float(k["regret_pct_mean"].iloc[0]),
+                "rank": float(s["regret_pct_mean"].rank(method="min")[PLUS]),
+                "policies": float(len(s)),
+                "best_regret": float(s.loc[best, "regret_pct_mean"]),
+            }
+            lead = (
+                "the least of them" if best == PLUS else f"the least is {best}'s, {nums['best_regret']:.2f} %"
+            )
+            dearer = nums["regret"] > nums["known_regret"]
+            sentence = (
+                f"With the horizon unknown on {gpu}{lab}, zeus-plus's mean regret is "
+                f"{_ci(nums['regret'], float(r['regret_pct_ci_lo']), float(r['regret_pct_ci_hi']))} % against Zeus's "
+                f"{nums['zeus_regret']:.2f} %: {_ci(nums['ratio'], nums['ratio_lo'], nums['ratio_hi'])} x "
+                f"({nums['known_ratio']:.2f} x with the horizon known), rank {int(nums['rank'])} of {len(s)} learning "
+                f"policies ({lead}). "
+                + (
+                    f"Not being told the number of recurrences costs it {nums['regret'] - nums['known_regret']:.2f} points "
+                    "of regret: the price of the budget it keeps to when the horizon is unknown."
+                    if dearer
+                    else "Not being told the number of recurrences costs it no regret here."
+                )
+            )
+            out.append(Finding(f"arena.unknown_regret.{gpu}{suffix}", sentence, nums))
+    return out
+
+
 def folds(tune_table: pd.DataFrame, judge_table: pd.DataFrame) -> list[Finding]:
     """The second fold, from the two tuning tables: constants chosen on the judge half, judged on the tune half.
 
@@ -396,9 +444,10 @@ def section_items(
     pl = pl_only(jobs[jobs["fold"] == 1])
     if pl.sentence:
         items.append([pl])
-    unknown = None if arena_unknown is None else read(arena_unknown)[0]
-    if unknown is not None:
+    unknown, unknown_summary = (None, None) if arena_unknown is None else read(arena_unknown)
+    if unknown is not None and unknown_summary is not None:
         items.append(safety(unknown))
+        items.append(unknown_regret(unknown_summary, summary))
     items += [
         summary_table(summary),
         "zeus-plus per job (cost / baseline: its cumulative cost over the baseline's on the same seed; p95: the "

@@ -156,3 +156,19 @@ def test_second_fold_from_the_tuning_tables() -> None:
         and "meets" in f[0].sentence
         and "the same as" in f[0].sentence
     )
+
+
+def test_unknown_horizon_regret_and_rank_flip_with_the_tables() -> None:
+    _, known = _tables(0.4)
+    _, unknown = _tables(0.8)  # untold, zeus-plus explores less: twice its excess, still ahead of Zeus
+    f = af.unknown_regret(unknown, known)
+    assert [x.numbers["ratio"] for x in f] == pytest.approx([0.8, 0.8])
+    assert [x.numbers["known_ratio"] for x in f] == pytest.approx([0.4, 0.4])
+    assert all("rank 1 of 3 learning policies (the least of them)" in x.sentence for x in f)
+    assert all("costs it" in x.sentence and "points of regret" in x.sentence for x in f)
+    assert all(x.numbers["regret"] - x.numbers["known_regret"] > 0 for x in f)
+    _, far = _tables(6.0)  # about 66 % regret: behind Zeus (~11 %) and ucb1 (50 %)
+    f = af.unknown_regret(far, known)
+    assert all("rank 3 of 3" in x.sentence and "the least is zeus's" in x.sentence for x in f)
+    f = af.unknown_regret(known, known)
+    assert all("costs it no regret here" in x.sentence for x in f)
