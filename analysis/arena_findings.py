@@ -185,6 +185,18 @@ def _probe_bound(g: pd.DataFrame, over: list[str], nums: dict[str, float]) -> st
     return text
 
 
+def _plus_regret(s: pd.DataFrame) -> dict[str, float]:
+    """zeus-plus's mean regret, Zeus's, and their ratio with its interval, from one GPU's summary rows (by policy)."""
+    r = s.loc[PLUS]
+    return {
+        "regret": float(r["regret_pct_mean"]),
+        "zeus_regret": float(s.loc[ZEUS, "regret_pct_mean"]),
+        "ratio": float(r["regret_ratio_vs_zeus"]),
+        "ratio_lo": float(r["regret_ratio_vs_zeus_ci_lo"]),
+        "ratio_hi": float(r["regret_ratio_vs_zeus_ci_hi"]),
+    }
+
+
 def regret(summary: pd.DataFrame, jobs: pd.DataFrame) -> list[Finding]:
     """Per GPU and fold: zeus-plus's mean regret over Zeus's with its interval, the 0.6 goal, and per job."""
     return _per_fold(_regret, summary, jobs)
@@ -204,11 +216,7 @@ def _regret(summary: pd.DataFrame, jobs: pd.DataFrame, suffix: str, label: str) 
         per_job = plus["regret_pct_mean"] <= BETTER * zeus.reindex(plus.index)
         worse = sorted(plus.index[plus["vs_zeus"] == "worse"])
         nums = {
-            "regret": float(r["regret_pct_mean"]),
-            "zeus_regret": float(s.loc[ZEUS, "regret_pct_mean"]),
-            "ratio": float(r["regret_ratio_vs_zeus"]),
-            "ratio_lo": float(r["regret_ratio_vs_zeus_ci_lo"]),
-            "ratio_hi": float(r["regret_ratio_vs_zeus_ci_hi"]),
+            **_plus_regret(s),
             "jobs_ratio_met": float(per_job.sum()),
             "jobs": float(len(plus)),
             "jobs_worse": float(len(worse)),
@@ -285,11 +293,7 @@ def unknown_regret(summary_unknown: pd.DataFrame, summary_known: pd.DataFrame) -
             r = s.loc[PLUS]
             best = str(s["regret_pct_mean"].idxmin())
             nums = {
-                "regret": float(r["regret_pct_mean"]),
-                "zeus_regret": float(s.loc[ZEUS, "regret_pct_mean"]),
-                "ratio": float(r["regret_ratio_vs_zeus"]),
-                "ratio_lo": float(r["regret_ratio_vs_zeus_ci_lo"]),
-                "ratio_hi": float(r["regret_ratio_vs_zeus_ci_hi"]),
+                **_plus_regret(s),
                 "known_ratio": float(k["regret_ratio_vs_zeus"].iloc[0]),
                 "known_regret": float(k["regret_pct_mean"].iloc[0]),
                 "rank": float(s["regret_pct_mean"].rank(method="min")[PLUS]),
