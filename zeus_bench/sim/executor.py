@@ -132,15 +132,11 @@ def _tries(
     epoch_cost = t.budget_epoch_cost.take(at)
     stops = policies.early_stopping(ids)
     max_epochs = float(m.max_epochs)
-    if stops.all():
-        budget = env.early_stop_budget(
-            policies.stop_cost(ids, env.stop_bound(beta, min_cost), epoch_cost), epoch_cost, max_epochs
-        )
-    else:
-        budget = np.full(len(ids), max_epochs)
-        if stops.any():
-            cost_ub = policies.stop_cost(ids, env.stop_bound(beta, min_cost), epoch_cost)
-            budget = np.where(stops, env.early_stop_budget(cost_ub, epoch_cost, max_epochs), budget)
+    budget = np.full(len(ids), max_epochs)
+    if stops.any():
+        cost_ub = policies.stop_cost(ids, env.stop_bound(beta, min_cost), epoch_cost)
+        stopped = env.early_stop_budget(cost_ub, epoch_cost, max_epochs)
+        budget = stopped if stops.all() else np.where(stops, stopped, budget)
     epochs, reached = env.try_epochs(target, budget)
     energy, time = env.try_energy_time(
         epochs, t.energy.take(at), t.time.take(at), profiled, t.profile_energy[bi], t.profile_time[bi]
@@ -284,8 +280,7 @@ def execute(
     final = np.full(a, float(least))  # each seed's, written when it ends
     with np.errstate(all="ignore"):  # inf and NaN as the rules have them
         while len(ids):
-            left = np.maximum(recurrences - state[0] + 1, 1) if arrays else state[0]  # (unused there)
-            d = face.decide_arrays(ids, left)
+            d = face.decide_arrays(ids, np.maximum(recurrences - state[0] + 1, 1))  # recurrences left
             step = d.step
             if step is None or len(step):
                 bi, pj, profiled = d.bi, d.pj, d.profiled
