@@ -192,3 +192,39 @@ def test_anytime_state_round_trip_and_version_1() -> None:
     v2 = {k: v for k, v in a.state_dict().items() if k not in ("prune", "noise_z")}
     restored = SafeHillClimb.from_state_dict({**v2, "version": 2})
     assert restored.prune is False and restored.noise_z == 3.0 and a.prune is True
+
+
+def _promising_but_failing(opt: SafeHillClimb, n: int) -> list[float]:
+    """``n`` recurrences of a job whose b0 (128) needs 10 epochs of 10 J and whose 256 and 512
+    promise a saving by their epoch cost (6 and 5 J) but never reach the target; as the replay,
+    a run stops after the whole epochs its cap allows (none: it never ran). Per recurrence, the
+    cumulative cost over the baseline's (b0 at 100 J, ``baseline_ratio`` 1)."""
+    epoch = {64: 14.0, 128: 10.0, 256: 6.0, 512: 5.0}
+    needed = {64: 10, 128: 10, 256: math.inf, 512: math.inf}
+    ratios = []
+    for t in range(1, n + 1):
+        while True:
+            b = opt.predict()
+            cap = opt.stop_cost(math.inf, epoch[b])
+            run_epochs = needed[b] if needed[b] * epoch[b] <= cap else math.floor(cap / epoch[b])
+            reached = run_epochs == needed[b]
+            opt.observe(b, run_epochs * epoch[b], reached, float(run_epochs))
+            if reached:
+                break
+        ratios.append(opt.spent / (t * 100.0))
+    return ratios
+
+
+def test_anytime_default_pays_no_probe_before_it_is_earned() -> None:
+    """The anytime budget's defaults (no loan, no lookahead): a probe whose epoch cost promises a
+    saving is paid from the allowance and the savings made only, so a job that ends after any
+    recurrence cost at most 1.02 x its baseline; lending against the promise (loan 1, the
+    earlier default) overdraws it on the same job."""
+    opt = SafeHillClimb([64, 128, 256, 512], 128, horizon=0)
+    assert (opt.loan, opt.lookahead) == (0.0, 0.0)
+    ratios = _promising_but_failing(opt, 40)
+    assert max(ratios) <= 1.02 + 1e-12 and opt.probes > 0
+    lending = _promising_but_failing(SafeHillClimb([64, 128, 256, 512], 128, horizon=0, loan=1.0), 40)
+    assert max(lending) > 1.02
+    # With a horizon the loan is the default (its recurrences repay it).
+    assert SafeHillClimb([64, 128], 128, horizon=20).loan == 1.0

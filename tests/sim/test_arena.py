@@ -381,7 +381,12 @@ def test_each_fold_judges_the_half_its_constants_were_not_chosen_on() -> None:
 
 
 def test_fold_constants_are_the_picks_of_the_committed_tuning_tables() -> None:
-    """Fold 1 = the registered defaults = the tune half's pick; fold 2 = the judge half's pick."""
+    """Fold 1 = the registered defaults = the tune half's pick; fold 2 = the judge half's pick.
+
+    The unknown horizon is no pick in either fold: the anytime budget with no loan and no
+    lookahead, a rule (the committed ``tuning-unknown-safety`` tables predate it).
+    """
+    from zeus_bench.optimizers.hill_climb import ANYTIME_LOAN, ANYTIME_LOOKAHEAD
     from zeus_bench.sim.crossfit import FOLD_CONSTANTS
 
     root = Path(__file__).resolve().parents[2] / "results" / "policy"
@@ -390,12 +395,15 @@ def test_fold_constants_are_the_picks_of_the_committed_tuning_tables() -> None:
         for name, keys in (
             ("known", ("margin", "up_first")),
             ("known-evidence", ("margin", "up_first", "epoch_evidence")),
-            ("unknown-safety", ("horizon", "safety")),
         ):
             table = pd.read_csv(root / f"tuning-{name}{suffix}.csv")
             pick = table[table["chosen"]].iloc[0]
             for key in keys:
                 assert getattr(cls, key) == pick[key], (fold, name, key)
+        assert (cls.horizon, cls.safety, cls.loan, cls.lookahead) == (0, 0.02, None, None), fold
+        climber = cls(PolicyContext(toy_job(), 0.5, 2.0, 0, np.random.default_rng(1), None)).climber
+        assert (climber.horizon, climber.loan, climber.lookahead) == (0, ANYTIME_LOAN, ANYTIME_LOOKAHEAD)
+    assert (ANYTIME_LOAN, ANYTIME_LOOKAHEAD) == (0.0, 0.0)
     assert FOLD_CONSTANTS[1] == {}
 
 

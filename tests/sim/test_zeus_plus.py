@@ -81,6 +81,26 @@ def test_the_assumed_horizon_applies_only_when_the_number_is_not_known() -> None
     assert horizon("zeus-plus-safe", 10) == 0 and horizon("zeus-plus-safe", None) == 0
 
 
+def test_the_anytime_budget_lends_nothing_unless_told() -> None:
+    """zeus-plus not told the number runs the anytime budget with no loan and no lookahead (a
+    recurrence that has not run pays no probe); told it, it lends 1 (a horizon to repay in);
+    zeus-plus-safe keeps its own 1 and 4; an explicit constant wins."""
+    from tests.sim.sim_toy import toy_job
+    from zeus_bench.sim.crossfit import variant
+    from zeus_bench.sim.policies import PolicyContext
+
+    def terms(name: str, known: int | None, **constants: object) -> tuple[int, float, float]:
+        ctx = PolicyContext(toy_job(), 0.5, 2.0, 0, np.random.default_rng(1), known)
+        c = variant(name, constants)(ctx).climber
+        return c.horizon, c.loan, c.lookahead
+
+    assert terms("zeus-plus", None) == (0, 0.0, 0.0)
+    assert terms("zeus-plus", 10) == (10, 1.0, 0.0)
+    assert terms("zeus-plus", None, horizon=30) == (30, 1.0, 0.0)
+    assert terms("zeus-plus", None, loan=1, lookahead=4) == (0, 1.0, 4.0)
+    assert terms("zeus-plus-safe", None) == terms("zeus-plus-safe", 10) == (0, 1.0, 4.0)
+
+
 GRID = [("v100", w) for w in ("imagenet", "squad", "sentiment140", "cifar100")] + [
     ("a40", w) for w in ("imagenet", "squad", "sentiment140")
 ]

@@ -31,9 +31,11 @@ the job will recur. Rules (``docs/policies.md``):
   replay's count), a probe may spend ``(1 + safety) x N x`` the baseline's recurrence cost (b0 at
   its maximum limit, estimated from b0's runs and its JIT profile) less what was spent and less
   the incumbent's cost for this and every later recurrence, plus a loan of ``loan x`` the saving
-  its measured epoch cost promises. ``horizon`` 0 (the variant ``zeus-plus-safe``) assumes
-  nothing about N: the cumulative cost so far must stay within ``(1 + safety) x`` the
-  baseline's, plus the incumbent's saving credited ``lookahead x t`` recurrences ahead.
+  its measured epoch cost promises. ``horizon`` 0 (the anytime budget: ``zeus-plus`` when not
+  told N, and the variant ``zeus-plus-safe``) assumes nothing about N: the cumulative cost so far
+  must stay within ``(1 + safety) x`` the baseline's, plus the incumbent's saving credited
+  ``lookahead x t`` recurrences ahead. Its defaults lend nothing and credit nothing ahead
+  (:data:`ANYTIME_LOAN`, :data:`ANYTIME_LOOKAHEAD`): a recurrence that has not run pays no probe.
 * **Drift**: when a batch size's last 4 runs average more than 1.4 x its earlier mean and 3 standard
   errors above it, the job has changed: the optimizer keeps only the last run of every other batch size
   (and the 4 of this one), forgets what it ruled out, and searches again from the new incumbent.
@@ -51,8 +53,16 @@ STATE_VERSION = 3
 DEFAULT_MARGIN = 0.2  # cross-fitted: chosen on the tune half (zeus_bench.sim.tuning; docs/policies.md)
 DEFAULT_SAFETY = 0.02
 DEFAULT_HORIZON = 0  # runs assumed when unknown (online): the anytime budget (tune half's pick; was 50)
-DEFAULT_LOAN = 1.0  # anytime budget: baseline recurrences lent per unit of measured promised saving
-DEFAULT_LOOKAHEAD = 4.0  # anytime budget: recurrences ahead, per one past, credited at the saving
+DEFAULT_LOAN = 1.0  # with a horizon: baseline recurrences lent per unit of measured promised saving
+#: The anytime budget's loan and lookahead: none. Fixed by its guarantee, not tuned (issue 22): with the
+#: number of recurrences unknown, the job may end after any one of them, so a probe is paid only from
+#: the allowance and the savings already made; a loan against a promised saving, or a saving credited
+#: for recurrences ahead, is spent before it is earned (fold 1's H200 movielens-1m: a loan-funded probe
+#: at 1.026 x the baseline). Each stays a setting (zeus-plus-safe keeps its own 1 and 4).
+ANYTIME_LOAN = 0.0
+ANYTIME_LOOKAHEAD = 0.0
+SAFE_LOAN = 1.0  # zeus-plus-safe's loan (leave-one-GPU-out, benchmarks/zeus_plus_tuning.py)
+SAFE_LOOKAHEAD = 4.0  # zeus-plus-safe's lookahead (the same procedure)
 ANYTIME_MARGIN = 0.2  # zeus-plus-safe's margin (leave-one-GPU-out, benchmarks/zeus_plus_tuning.py)
 DRIFT_RISE = 0.4  # least relative rise of a batch size's latest runs that counts as drift
 DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
@@ -90,9 +100,10 @@ class SafeHillClimb:
             allowance over them plus the incumbent's projected saving (:meth:`budget`). 0: the
             anytime budget, which assumes nothing about the number of recurrences.
         loan: Baseline costs a probe may borrow per unit of the saving its measured epoch cost
-            promises (:meth:`promise`).
+            promises (:meth:`promise`); None: :data:`DEFAULT_LOAN` with a horizon, else
+            :data:`ANYTIME_LOAN` (none).
         lookahead: Anytime budget: the incumbent's saving over the baseline is credited for
-            ``lookahead x`` as many recurrences as have run.
+            ``lookahead x`` as many recurrences as have run; None: :data:`ANYTIME_LOOKAHEAD` (none).
         up_first: Probe the larger coarse neighbour before the smaller one.
         prune: Probe no batch size beyond one dearer than the incumbent (unimodal cost curve).
         noise_z: Standard deviations of the incumbent's runs by which a mean cost must exceed
@@ -111,8 +122,8 @@ class SafeHillClimb:
         ruled_out: Iterable[int] = (),
         horizon: int = DEFAULT_HORIZON,
         up_first: bool = True,
-        loan: float = DEFAULT_LOAN,
-        lookahead: float = DEFAULT_LOOKAHEAD,
+        loan: float | None = None,
+        lookahead: float | None = None,
         prune: bool = True,
         noise_z: float = NOISE_Z,
         epoch_evidence: bool = DEFAULT_EPOCH_EVIDENCE,
@@ -134,6 +145,10 @@ class SafeHillClimb:
             raise ConfigError(f"horizon must be >= 0 recurrences (0 = anytime budget), got {horizon}")
         if not (noise_z >= 0.0 and math.isfinite(noise_z)):
             raise ConfigError(f"noise_z must be a number >= 0, got {noise_z}")
+        if loan is None:
+            loan = DEFAULT_LOAN if horizon > 0 else ANYTIME_LOAN
+        if lookahead is None:
+            lookahead = ANYTIME_LOOKAHEAD
         if not (loan >= 0.0 and math.isfinite(loan)) or not (lookahead >= 0.0 and math.isfinite(lookahead)):
             raise ConfigError(f"loan and lookahead must be numbers >= 0, got {loan} and {lookahead}")
         self.batch_sizes = bs

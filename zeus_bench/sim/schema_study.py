@@ -228,7 +228,7 @@ TUNING = register_schema(
             "zeus-plus's constants, written by `python -m zeus_bench.sim.tuning` on the *tune* half of the "
             "training paths (cross-fitting, docs/policies.md; fold2: the halves swapped), horizon known "
             "(margin, up_first) or unknown (horizon, margin, up_first; `tuning-unknown-safety.csv`: `--grid unknown-horizon`, "
-            "horizon 0 = the anytime budget, 14, 20, 50 x safety 0, 0.01, 0.02; `tuning-known-evidence.csv`, "
+            "horizon 0 = the anytime budget, then with loan 1 and lookahead 4, 14, 20, 50 x safety 0, 0.01, 0.02; no longer a pick: an unknown horizon now runs the anytime budget with no loan or lookahead, a rule; `tuning-known-evidence.csv`, "
             "`tuning-known-evidence-fold2.csv`: `--grid epoch-evidence`, margin x up_first x epoch_evidence, "
             "horizon known); fold2 tables keep fold 2's other constants (zeus_bench.sim.tuning.fold_base); the arena "
             "reports the other half. Version 2: the 95th percentiles are of the paired cost ratio (over the baseline's "

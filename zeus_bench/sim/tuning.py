@@ -50,8 +50,9 @@ ZEUS_PLUS_GRID: dict[str, tuple[Any, ...]] = {
 
 
 #: The principled changes tried for ``--horizon unknown`` (issue 22's per-job safety goal): the
-#: assumed horizon (0: the anytime budget, zeus-plus-safe's allowance spending, lookahead 4) x
-#: the share of the 2 % allowance spent (``safety``). ``--grid unknown-horizon``.
+#: assumed horizon (0: the anytime budget; the committed tables ran it with loan 1 and lookahead 4,
+#: today's defaults lend nothing there, hill_climb.ANYTIME_LOAN) x the share of the 2 % allowance
+#: spent (``safety``). ``--grid unknown-horizon``; no longer what sets the unknown horizon (a rule).
 UNKNOWN_HORIZON_GRID: dict[str, tuple[Any, ...]] = {
     "horizon": (0, 14, 20, 50),
     "safety": (0.0, 0.01, 0.02),

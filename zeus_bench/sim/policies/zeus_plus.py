@@ -15,17 +15,20 @@ import numpy as np
 
 from zeus_bench.core.cost import epoch_cost, zeus_cost
 from zeus_bench.optimizers.hill_climb import (
+    ANYTIME_LOAN,
+    ANYTIME_LOOKAHEAD,
     ANYTIME_MARGIN,
     DEFAULT_EPOCH_EVIDENCE,
     DEFAULT_HORIZON,
     DEFAULT_LOAN,
-    DEFAULT_LOOKAHEAD,
     DEFAULT_MARGIN,
     DEFAULT_SAFETY,
     DRIFT_RISE,
     DRIFT_RUNS,
     DRIFT_Z,
     NOISE_Z,
+    SAFE_LOAN,
+    SAFE_LOOKAHEAD,
     STATE_VERSION,
     SafeHillClimb,
 )
@@ -34,11 +37,12 @@ from zeus_bench.sim.policies.builtin import JitMixin
 from zeus_bench.traces.jobs import JobTrace
 
 __all__ = [
+    "ANYTIME_LOAN",
+    "ANYTIME_LOOKAHEAD",
     "ANYTIME_MARGIN",
     "DEFAULT_EPOCH_EVIDENCE",
     "DEFAULT_HORIZON",
     "DEFAULT_LOAN",
-    "DEFAULT_LOOKAHEAD",
     "DEFAULT_MARGIN",
     "DEFAULT_SAFETY",
     "DRIFT_RISE",
@@ -95,8 +99,10 @@ class ZeusPlus(JitMixin, Policy):
     anytime: bool = False
     """The anytime budget even when the number of recurrences is known (zeus-plus-safe)."""
     up_first: bool = True
-    loan: float = DEFAULT_LOAN
-    lookahead: float = DEFAULT_LOOKAHEAD
+    loan: float | None = None
+    """None: the optimizer's (:data:`DEFAULT_LOAN` with a horizon, :data:`ANYTIME_LOAN`, none, without)."""
+    lookahead: float | None = None
+    """None: the optimizer's (:data:`ANYTIME_LOOKAHEAD`, none; used only by the anytime budget)."""
     prune: bool = True
     noise_z: float = NOISE_Z
     epoch_evidence: bool = DEFAULT_EPOCH_EVIDENCE
@@ -171,4 +177,6 @@ class ZeusPlusSafe(ZeusPlus):
     )
     anytime = True
     margin = ANYTIME_MARGIN
+    loan = SAFE_LOAN  # its own constants (leave-one-GPU-out): it lends and credits ahead
+    lookahead = SAFE_LOOKAHEAD
     epoch_evidence = False  # its constants were not re-tuned (chosen before the rule existed)
