@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -172,3 +173,36 @@ def test_unknown_horizon_regret_and_rank_flip_with_the_tables() -> None:
     assert all("rank 3 of 3" in x.sentence and "the least is zeus's" in x.sentence for x in f)
     f = af.unknown_regret(known, known)
     assert all("costs it no regret here" in x.sentence for x in f)
+
+
+def test_unknown_horizon_winner_safety_and_the_safe_rank_flip() -> None:
+    """Where another policy has less regret the finding says whether it kept the safety goal, and
+    ranks zeus-plus among the policies that did (on every job)."""
+    _, known = _tables(0.4)
+    _, far = _tables(6.0)  # Zeus (~11 %) least, within 1.02; zeus-plus 66 %, its p95 above 1.02
+    f = af.unknown_regret(far, known)
+    assert all("zeus is within 1.02 x the baseline on every job too" in x.sentence for x in f)
+    assert all("zeus-plus is not within 1.02 on every job here" in x.sentence for x in f)
+    assert all(math.isnan(x.numbers["safe_rank"]) and x.numbers["safe_policies"] == 2 for x in f)
+    unsafe_zeus = far.copy()
+    is_zeus, is_plus = unsafe_zeus["policy"] == "zeus", unsafe_zeus["policy"] == "zeus-plus"
+    unsafe_zeus.loc[is_zeus, ["jobs_p95_over_safe", "cost_ratio_vs_baseline_p95_max"]] = [2, 1.05]
+    unsafe_zeus.loc[is_plus, "jobs_p95_over_safe"] = 0
+    f = af.unknown_regret(unsafe_zeus, known)
+    assert all(
+        "zeus exceeds 1.02 x the baseline (95th percentile, same seed) on 2 job(s), up to 1.050" in x.sentence
+        for x in f
+    )
+    assert all(
+        "Among the 2 learning policies within 1.02 on every job, zeus-plus ranks 2 (the least is ucb1's, 50.00 %)"
+        in x.sentence
+        for x in f
+    )
+    unsafe_zeus.loc[unsafe_zeus["policy"] == "ucb1", "jobs_p95_over_safe"] = 1
+    f = af.unknown_regret(unsafe_zeus, known)
+    assert all(
+        "Among the 1 learning policies within 1.02 on every job, zeus-plus ranks 1 (the least of them)"
+        in x.sentence
+        for x in f
+    )
+    assert [x.numbers["safe_rank"] for x in f] == [1.0, 1.0]
