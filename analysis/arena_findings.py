@@ -304,7 +304,8 @@ def unknown_regret(summary_unknown: pd.DataFrame, summary_known: pd.DataFrame) -
                 "the least of them" if best == PLUS else f"the least is {best}'s, {nums['best_regret']:.2f} %"
             )
             dearer = nums["regret"] > nums["known_regret"]
-            nums.update(_safe_rank(s, best))
+            safe_nums, safe_sentence = _safe_rank(s, best)
+            nums.update(safe_nums)
             sentence = (
                 f"With the horizon unknown on {gpu}{lab}, zeus-plus's mean regret is "
                 f"{_ci(nums['regret'], float(r['regret_pct_ci_lo']), float(r['regret_pct_ci_hi']))} % against Zeus's "
@@ -317,48 +318,43 @@ def unknown_regret(summary_unknown: pd.DataFrame, summary_known: pd.DataFrame) -
                     if dearer
                     else "Not being told the number of recurrences costs it no regret here."
                 )
-                + _safe_rank_sentence(s, best, nums)
+                + safe_sentence
             )
             out.append(Finding(f"arena.unknown_regret.{gpu}{suffix}", sentence, nums))
     return out
 
 
-def _safe_rank(s: pd.DataFrame, best: str) -> dict[str, float]:
-    """The least-regret policy's unsafe jobs, and zeus-plus's rank among the policies safe on every job.
+def _safe_rank(s: pd.DataFrame, best: str) -> tuple[dict[str, float], str]:
+    """Whether the least-regret policy kept the safety goal, and zeus-plus's rank among those that did.
 
-    ``s``: one GPU's learning policies (by policy). Safe: the 95th percentile of the paired cost
-    ratio within :data:`SAFE` on every job (``jobs_p95_over_safe`` 0); ``safe_rank`` is NaN when
-    zeus-plus itself is not.
+    ``s``: one GPU's learning policies (by policy, zeus-plus among them). Safe: the 95th
+    percentile of the paired cost ratio within :data:`SAFE` on every job (``jobs_p95_over_safe``
+    0). Returns the numbers (``safe_rank`` NaN when zeus-plus is not safe) and the sentences.
     """
     safe = s[s["jobs_p95_over_safe"] == 0]["regret_pct_mean"]
-    return {
-        "best_unsafe_jobs": float(s.loc[best, "jobs_p95_over_safe"]),
+    n = int(s.loc[best, "jobs_p95_over_safe"])
+    nums = {
+        "best_unsafe_jobs": float(n),
         "best_p95_max": float(s.loc[best, "cost_ratio_vs_baseline_p95_max"]),
         "safe_policies": float(len(safe)),
         "safe_rank": float(safe.rank(method="min")[PLUS]) if PLUS in safe.index else float("nan"),
         "best_safe_regret": float(safe.min()) if len(safe) else float("nan"),
     }
-
-
-def _safe_rank_sentence(s: pd.DataFrame, best: str, nums: dict[str, float]) -> str:
-    """Why another policy has less regret (its safety), and zeus-plus's rank among the safe ones."""
     out = ""
     if best != PLUS:
-        n = int(nums["best_unsafe_jobs"])
         out = (
             f" {best} exceeds {SAFE} x the baseline (95th percentile, same seed) on {n} job(s), up to "
             f"{nums['best_p95_max']:.3f}: the least regret there is bought with the safety goal."
             if n
             else f" {best} is within {SAFE} x the baseline on every job too."
         )
-    if nums["safe_policies"] == 0 or PLUS not in s.index or s.loc[PLUS, "jobs_p95_over_safe"] > 0:
-        return out + f" zeus-plus is not within {SAFE} on every job here."
-    safe = s[s["jobs_p95_over_safe"] == 0]["regret_pct_mean"]
+    if PLUS not in safe.index:
+        return nums, out + f" zeus-plus is not within {SAFE} on every job here."
     first = str(safe.idxmin())
     lead = (
         "the least of them" if first == PLUS else f"the least is {first}'s, {nums['best_safe_regret']:.2f} %"
     )
-    return out + (
+    return nums, out + (
         f" Among the {len(safe)} learning policies within {SAFE} on every job, zeus-plus ranks "
         f"{int(nums['safe_rank'])} ({lead})."
     )

@@ -48,34 +48,21 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from zeus_bench.core.errors import ConfigError
+from zeus_bench.optimizers.hill_climb_state import from_state, to_state
 
-STATE_VERSION = 3
 DEFAULT_MARGIN = 0.2  # cross-fitted: chosen on the tune half (zeus_bench.sim.tuning; docs/policies.md)
 DEFAULT_SAFETY = 0.02
 DEFAULT_HORIZON = 0  # runs assumed when unknown (online): the anytime budget (tune half's pick; was 50)
 DEFAULT_LOAN = 1.0  # with a horizon: baseline recurrences lent per unit of measured promised saving
-#: The anytime budget's loan and lookahead: none. Fixed by its guarantee, not tuned (issue 22): with the
-#: number of recurrences unknown, the job may end after any one of them, so a probe is paid only from
-#: the allowance and the savings already made; a loan against a promised saving, or a saving credited
-#: for recurrences ahead, is spent before it is earned (fold 1's H200 movielens-1m: a loan-funded probe
-#: at 1.026 x the baseline). Each stays a setting (zeus-plus-safe keeps its own 1 and 4).
-ANYTIME_LOAN = 0.0
-ANYTIME_LOOKAHEAD = 0.0
-SAFE_LOAN = 1.0  # zeus-plus-safe's loan (leave-one-GPU-out, benchmarks/zeus_plus_tuning.py)
-SAFE_LOOKAHEAD = 4.0  # zeus-plus-safe's lookahead (the same procedure)
-ANYTIME_MARGIN = 0.2  # zeus-plus-safe's margin (leave-one-GPU-out, benchmarks/zeus_plus_tuning.py)
+#: Without one, no loan and no saving credited ahead: the job may end after any recurrence (a rule, not tuned).
+ANYTIME_LOAN = ANYTIME_LOOKAHEAD = 0.0
+#: zeus-plus-safe's own margin, loan and lookahead (leave-one-GPU-out, benchmarks/zeus_plus_tuning.py).
+ANYTIME_MARGIN, SAFE_LOAN, SAFE_LOOKAHEAD = 0.2, 1.0, 4.0
 DRIFT_RISE = 0.4  # least relative rise of a batch size's latest runs that counts as drift
 DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
 DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
 NOISE_Z = 3.0  # standard deviations of the incumbent's runs a cost must pass to count as dearer
 DEFAULT_EPOCH_EVIDENCE = True  # dearer only by its epochs bounds no search (_refuted): both tune halves' pick
-#: Settings of the optimizer, as its constructor takes them and :meth:`SafeHillClimb.state_dict` keeps them.
-_SETTINGS: tuple[str, ...] = ("margin", "safety", "window", "horizon", "up_first", "loan", "lookahead")
-_SETTINGS += ("prune", "noise_z", "prior_best", "epoch_evidence")  # (saved in this order; the last if on)
-_COUNTS = ("recurrences", "resets", "probes", "failed_probes")  # persisted counters
-#: Settings older saved states lack, as those versions ran: 1 (projected budget only) had no loan or
-#: lookahead; 1 and 2 did not prune; none weighed epoch evidence.
-_LEGACY: dict[str, Any] = dict(loan=1.0, lookahead=4.0, prune=False, noise_z=3.0, epoch_evidence=False)
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -145,10 +132,8 @@ class SafeHillClimb:
             raise ConfigError(f"horizon must be >= 0 recurrences (0 = anytime budget), got {horizon}")
         if not (noise_z >= 0.0 and math.isfinite(noise_z)):
             raise ConfigError(f"noise_z must be a number >= 0, got {noise_z}")
-        if loan is None:
-            loan = DEFAULT_LOAN if horizon > 0 else ANYTIME_LOAN
-        if lookahead is None:
-            lookahead = ANYTIME_LOOKAHEAD
+        loan = (DEFAULT_LOAN if horizon > 0 else ANYTIME_LOAN) if loan is None else loan
+        lookahead = ANYTIME_LOOKAHEAD if lookahead is None else lookahead
         if not (loan >= 0.0 and math.isfinite(loan)) or not (lookahead >= 0.0 and math.isfinite(lookahead)):
             raise ConfigError(f"loan and lookahead must be numbers >= 0, got {loan} and {lookahead}")
         self.batch_sizes = bs
@@ -574,41 +559,10 @@ class SafeHillClimb:
 
     # ----------------------------------------------------------------------------- persistence
     def state_dict(self) -> dict[str, Any]:
-        """JSON-serializable state (``version`` :data:`STATE_VERSION`; 1 and 2 still load)."""
-        return {
-            "version": STATE_VERSION,
-            "batch_sizes": list(self.batch_sizes),
-            "default_batch_size": self.default_batch_size,
-            **{k: getattr(self, k) for k in _SETTINGS if k != "epoch_evidence" or self.epoch_evidence},
-            "costs": [[b, list(c)] for b, c in sorted(self.costs.items())],
-            "epochs": [[b, list(e)] for b, e in sorted(self.epochs.items())],
-            **{k: sorted(getattr(self, k)) for k in ("tried", "ruled_out", "capped")},
-            "base_costs": list(self.base_costs),
-            "baseline_ratio": self.baseline_ratio,
-            "spent": self.spent,
-            **{k: getattr(self, k) for k in _COUNTS},
-            "epoch_costs": [[b, e] for b, e in sorted(self.epoch_costs.items())],
-            "short": [[b, c] for b, c in sorted(self.short.items())],
-        }
+        """JSON-serializable state (:mod:`~zeus_bench.optimizers.hill_climb_state`: version 3; 1 and 2 still load)."""
+        return to_state(self)
 
     @classmethod
     def from_state_dict(cls, d: dict[str, Any]) -> SafeHillClimb:
         """Restore an optimizer saved with :meth:`state_dict`."""
-        if d.get("version") not in (1, 2, STATE_VERSION):
-            raise ConfigError(
-                f"unsupported zeus-plus optimizer state version {d.get('version')!r} "
-                f"(this version reads 1 to {STATE_VERSION})"
-            )
-        settings = {k: d.get(k, _LEGACY[k]) if k in _LEGACY else d[k] for k in _SETTINGS}
-        obj = cls(d["batch_sizes"], d["default_batch_size"], **settings)
-        obj.costs = {int(b): [float(x) for x in c] for b, c in d["costs"]}
-        obj.epochs = {int(b): [float(x) for x in e] for b, e in d["epochs"]}
-        obj.tried, obj.capped = {int(b) for b in d["tried"]}, {int(b) for b in d["capped"]}
-        obj.ruled_out = {int(b) for b in d["ruled_out"]}
-        obj.base_costs = [float(x) for x in d["base_costs"]]
-        obj.baseline_ratio, obj.spent = float(d["baseline_ratio"]), float(d["spent"])
-        obj.recurrences, obj.resets = int(d["recurrences"]), int(d["resets"])
-        obj.probes, obj.failed_probes = int(d["probes"]), int(d["failed_probes"])
-        obj.epoch_costs = {int(b): float(e) for b, e in d.get("epoch_costs", [])}
-        obj.short = {int(b): float(c) for b, c in d.get("short", [])}
-        return obj
+        return from_state(cls, d)

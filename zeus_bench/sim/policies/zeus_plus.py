@@ -29,9 +29,9 @@ from zeus_bench.optimizers.hill_climb import (
     NOISE_Z,
     SAFE_LOAN,
     SAFE_LOOKAHEAD,
-    STATE_VERSION,
     SafeHillClimb,
 )
+from zeus_bench.optimizers.hill_climb_state import STATE_VERSION
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
 from zeus_bench.sim.policies.builtin import JitMixin
 from zeus_bench.traces.jobs import JobTrace
@@ -100,9 +100,9 @@ class ZeusPlus(JitMixin, Policy):
     """The anytime budget even when the number of recurrences is known (zeus-plus-safe)."""
     up_first: bool = True
     loan: float | None = None
-    """None: the optimizer's (:data:`DEFAULT_LOAN` with a horizon, :data:`ANYTIME_LOAN`, none, without)."""
+    """None: the optimizer's default (:data:`DEFAULT_LOAN` with a horizon, :data:`ANYTIME_LOAN`, 0, without one)."""
     lookahead: float | None = None
-    """None: the optimizer's (:data:`ANYTIME_LOOKAHEAD`, none; used only by the anytime budget)."""
+    """None: the optimizer's default (:data:`ANYTIME_LOOKAHEAD`, 0; only the anytime budget uses it)."""
     prune: bool = True
     noise_z: float = NOISE_Z
     epoch_evidence: bool = DEFAULT_EPOCH_EVIDENCE
