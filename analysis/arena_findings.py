@@ -10,6 +10,7 @@ checked job by job, never on a mean. ``python -m analysis.arena_findings --arena
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -306,6 +307,8 @@ def unknown_regret(summary_unknown: pd.DataFrame, summary_known: pd.DataFrame) -
             dearer = nums["regret"] > nums["known_regret"]
             safe_nums, safe_sentence = _safe_rank(s, best)
             nums.update(safe_nums)
+            floor_nums, floor_sentence = _anytime_floor(r, nums["regret"])
+            nums.update(floor_nums)
             sentence = (
                 f"With the horizon unknown on {gpu}{lab}, zeus-plus's mean regret is "
                 f"{_ci(nums['regret'], float(r['regret_pct_ci_lo']), float(r['regret_pct_ci_hi']))} % against Zeus's "
@@ -318,10 +321,46 @@ def unknown_regret(summary_unknown: pd.DataFrame, summary_known: pd.DataFrame) -
                     if dearer
                     else "Not being told the number of recurrences costs it no regret here."
                 )
+                + floor_sentence
                 + safe_sentence
             )
             out.append(Finding(f"arena.unknown_regret.{gpu}{suffix}", sentence, nums))
     return out
+
+
+def _anytime_floor(r: pd.Series, regret: float) -> tuple[dict[str, float], str]:
+    """What the anytime guarantee itself leaves of the 0.6 x goal on one GPU (``r``: zeus-plus's summary row).
+
+    The floor (``anytime_floor_regret_pct``, :func:`zeus_bench.sim.recurrences.anytime_floor`) is
+    the least expected regret of any policy that stays within :data:`SAFE` after every recurrence,
+    knowing every expected cost; its ratio to Zeus's regret carries Zeus's interval. Nothing is
+    said for tables without it (version 4).
+    """
+    floor = float(r.get("anytime_floor_regret_pct", float("nan")))
+    if not math.isfinite(floor):
+        return {}, ""
+    f, lo, hi = (float(r[f"anytime_floor_ratio_vs_zeus{x}"]) for x in ("", "_ci_lo", "_ci_hi"))
+    nums = {"floor": floor, "floor_ratio": f, "floor_ratio_lo": lo, "floor_ratio_hi": hi}
+    verdict = (
+        f"the {BETTER} x goal is out of reach of every policy that keeps this guarantee"
+        if lo > BETTER
+        else f"the guarantee itself leaves room for the {BETTER} x goal"
+        if hi < BETTER
+        else f"the {BETTER} x goal is within the interval of the floor: the guarantee leaves it no room for a search"
+    )
+    sentence = (
+        f" The guarantee it keeps then (within {SAFE} x the baseline after every recurrence, should a try fail) has a "
+        f"floor: knowing every expected cost, such a policy has at least {floor:.2f} % regret here "
+        f"({_ci(f, lo, hi)} x Zeus's), so {verdict}"
+    )
+    if floor > 0.0:
+        nums["over_floor"] = regret / floor
+        sentence += (
+            f"; zeus-plus is at {nums['over_floor']:.1f} x the floor, the rest the price of its search."
+        )
+    else:
+        sentence += "."
+    return nums, sentence
 
 
 def _safe_rank(s: pd.DataFrame, best: str) -> tuple[dict[str, float], str]:

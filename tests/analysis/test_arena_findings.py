@@ -175,6 +175,33 @@ def test_unknown_horizon_regret_and_rank_flip_with_the_tables() -> None:
     assert all("costs it no regret here" in x.sentence for x in f)
 
 
+def test_unknown_horizon_regret_says_what_the_anytime_floor_leaves_of_the_goal() -> None:
+    """The toy jobs' floor: 64 (600 J) costs 30 recurrences of 2 % of a 1000 J baseline, more than the 16 run."""
+    _, known = _tables(0.4)
+    _, unknown = _tables(6.0)
+    assert unknown["anytime_floor_regret_pct"].tolist() == pytest.approx([100 * 400 / 600] * len(unknown))
+    f = af.unknown_regret(unknown, known)
+    assert all(
+        "the 0.6 x goal is out of reach of every policy that keeps this guarantee" in x.sentence for x in f
+    )
+    assert all(x.numbers["floor_ratio_lo"] > 0.6 for x in f)
+    assert [x.numbers["over_floor"] for x in f] == pytest.approx(
+        [x.numbers["regret"] / (40000 / 600) for x in f]
+    )
+    low = unknown.assign(  # a floor far below Zeus's regret: the guarantee leaves room
+        anytime_floor_regret_pct=1.0, anytime_floor_ratio_vs_zeus=0.1,
+        anytime_floor_ratio_vs_zeus_ci_lo=0.09, anytime_floor_ratio_vs_zeus_ci_hi=0.11,
+    )  # fmt: skip
+    f = af.unknown_regret(low, known)
+    assert all("the guarantee itself leaves room for the 0.6 x goal" in x.sentence for x in f)
+    assert all("zeus-plus is at" in x.sentence and "x the floor" in x.sentence for x in f)
+    edge = low.assign(anytime_floor_ratio_vs_zeus=0.6, anytime_floor_ratio_vs_zeus_ci_hi=0.7)
+    f = af.unknown_regret(edge, known)
+    assert all("within the interval of the floor" in x.sentence for x in f)
+    old = unknown.assign(anytime_floor_regret_pct=math.nan)  # a version-4 table: no floor, no sentence
+    assert all("floor" not in x.sentence and "floor" not in x.numbers for x in af.unknown_regret(old, known))
+
+
 def test_unknown_horizon_winner_safety_and_the_safe_rank_flip() -> None:
     """Where another policy has less regret the finding says whether it kept the safety goal, and
     ranks zeus-plus among the policies that did (on every job)."""

@@ -22,7 +22,7 @@ from zeus_bench.sim.arena import Protocol, job_table, summary_table
 from zeus_bench.sim.crossfit import path_halves, split_job
 from zeus_bench.sim.metrics import bootstrap_ci, ratio_ci
 from zeus_bench.sim.policies import Decision, Policy, PolicyContext, get_policy
-from zeus_bench.sim.recurrences import probe_floor
+from zeus_bench.sim.recurrences import anytime_floor, probe_floor
 from zeus_bench.sim.replay import JobModel, replay
 from zeus_bench.sim.rules import check_horizon, check_noise
 from zeus_bench.store import METADATA_KEY, read_table, write_table
@@ -514,6 +514,86 @@ def test_the_probe_floor_is_b0_plus_one_epoch_of_another_batch_size() -> None:
     assert df["probe_floor_p95"].tolist() == pytest.approx([1.025] * len(df))
     summary = summary_table(df, regrets)
     assert set(summary["jobs_probe_floor_over_safe"]) == {1}
+
+
+def _floor_job():  # type: ignore[no-untyped-def]
+    """b0 = 16 needs 8 epochs; 32 needs 3 or 5 (the oracle, 4 on average); 8 needs 5 or 6."""
+    return toy_job(targets={8: [5.0, 6.0], 16: [8.0, 8.0], 32: [3.0, 5.0]}, b0=16)
+
+
+def test_the_anytime_floor_is_the_wait_for_a_try_the_guarantee_funds() -> None:
+    """Worked by hand: t* = ceil(x_min / (1.02 B - c0)); the floor charges b0's excess until then."""
+    job = _floor_job()
+    # eta 0.5: 200 J an epoch at 200 W (the cheapest limit, so c0 = B = 1600), 225 at 100 W.
+    # x_min = 3 epochs of 32 = 600; t* = ceil(600 / 32) = 19: 18 recurrences at 1600 against 800.
+    half = JobModel(job, 0.5)
+    assert anytime_floor(half, 40, 0.02) == pytest.approx(100 * 18 * 800 / (40 * 800))  # 45 %
+    assert anytime_floor(half, 10, 0.02) == pytest.approx(100.0)  # the job ends before t*: b0 throughout
+    assert anytime_floor(half, 40, 0.0) == pytest.approx(100.0)  # no allowance, no JIT saving: never
+    # A larger allowance funds the try sooner: ceil(600 / 160) = 4, 3 recurrences of 800 over 40 x 800.
+    assert anytime_floor(half, 40, 0.1) == pytest.approx(100 * 3 / 40)
+    # eta 1 (energy): 150 J an epoch at 100 W. c0 = 1200 < B = 1600, x_min = 450, X = 600:
+    # the JIT saving funds the try in recurrence ceil(450 / (1632 - 1200)) = 2.
+    assert anytime_floor(JobModel(job, 1.0), 40, 0.02) == pytest.approx(100 * 1 * 600 / (40 * 600))
+    # b0 is the oracle's batch size: no floor.
+    assert (
+        anytime_floor(JobModel(toy_job(targets={16: [4.0, 4.0], 32: [5.0, 7.0]}, b0=16), 0.5), 40, 0.02)
+        == 0.0
+    )
+
+
+def test_the_anytime_floor_bounds_the_anytime_budget_not_a_known_horizon() -> None:
+    """zeus-plus told nothing stays above the floor; told the 40 recurrences it lends and goes below it."""
+    # 32's epochs take half the time (100 J of cost at 200 W), 8 of them: 800 against b0's 1600, so
+    # x_min = 800 and t* = ceil(800 / 32) = 25: 24 recurrences of 800 too many over 40 x 800.
+    job, n = _floor_job(), 40
+    job = dataclasses.replace(
+        job,
+        target_epochs=(job.target_epochs[0], job.target_epochs[1], np.array([8.0, 8.0])),
+        time_per_epoch_s=job.time_per_epoch_s * np.array([[1.0], [1.0], [0.5]]),
+    )
+    assert anytime_floor(JobModel(job, 0.5), n, 0.02) == pytest.approx(60.0)
+    jobs = [arena_mod.ArenaJob(job, n)]
+    regret = {}
+    for horizon in ("unknown", "known"):
+        protocol = Protocol(tuple(range(1, 11)), horizon=check_horizon(horizon))
+        df, regrets = job_table(jobs, arena_mod.run_arena(jobs, ["zeus-plus"], protocol), protocol)
+        assert df["anytime_floor_regret_pct"].tolist() == pytest.approx([60.0] * len(df))
+        regret[horizon] = float(df.set_index("policy").loc["zeus-plus", "regret_pct_mean"])
+        summary = summary_table(df, regrets).set_index("policy")
+        zeus = float(summary.loc["zeus", "regret_pct_mean"])
+        assert summary.loc["zeus-plus", "anytime_floor_ratio_vs_zeus"] == pytest.approx(60.0 / zeus)
+        lo, hi = summary.loc[
+            "zeus", ["anytime_floor_ratio_vs_zeus_ci_lo", "anytime_floor_ratio_vs_zeus_ci_hi"]
+        ]
+        assert lo <= 60.0 / zeus <= hi
+    assert regret["unknown"] >= 60.0 > regret["known"]
+
+
+def test_version_4_tables_read_with_the_anytime_floor_missing(tiny: Path, tmp_path: Path) -> None:
+    """A version-4 table (before the anytime floor) still reads: the floor's columns come back missing."""
+    out = tmp_path / "arena"
+    argv = f"arena --traces v100={tiny} --gpu v100 --policies zeus,zeus-plus --seeds 1-2 --out {out}".split()
+    assert main(argv) == 0
+    floor_columns = {
+        "arena_jobs": ["anytime_floor_regret_pct"],
+        "arena_summary": [
+            "anytime_floor_regret_pct", "anytime_floor_ratio_vs_zeus",
+            "anytime_floor_ratio_vs_zeus_ci_lo", "anytime_floor_ratio_vs_zeus_ci_hi",
+        ],
+    }  # fmt: skip
+    for kind, columns in floor_columns.items():
+        path = out / f"{kind}.parquet"
+        assert read_table(path, kind)[columns].notna().all().all()
+        pa_table = pq.read_table(path)
+        meta = json.loads(pa_table.schema.metadata[METADATA_KEY])
+        meta["schema_version"] = 4
+        old = pa_table.drop_columns(columns).replace_schema_metadata(
+            {METADATA_KEY: json.dumps(meta).encode()}
+        )
+        pq.write_table(old, path)
+        df = read_table(path, kind)
+        assert df[columns].isna().all().all() and len(df) == old.num_rows
 
 
 def test_tables_before_the_paired_ratios_are_refused(

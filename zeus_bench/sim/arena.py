@@ -48,7 +48,7 @@ from zeus_bench.sim.metrics import (
 )
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy
-from zeus_bench.sim.recurrences import probe_floor
+from zeus_bench.sim.recurrences import anytime_floor, probe_floor
 from zeus_bench.sim.recurrences import references as job_refs
 from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay_many
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
@@ -272,6 +272,7 @@ def job_table(
         mb_totals = replayed_total(model, "max-batch", protocol, n)
         floor_p95 = float(np.percentile(cost_ratio(base_totals, n * refs.baseline), P_SAFE))
         probe_p95 = float(np.percentile(probe_floor(model, base_totals), P_SAFE))
+        floor_regret = anytime_floor(model, n, SAFE - 1.0)
         for p in policies:
             total, failed = totals[(gpu, w, p)]
             ratio_b = cost_ratio(total, base_totals)
@@ -303,6 +304,7 @@ def job_table(
             row["cost_ratio_vs_expected_baseline_p95"] = float(np.percentile(expected_b, P_SAFE))
             row["baseline_p95"] = floor_p95
             row["probe_floor_p95"] = probe_p95
+            row["anytime_floor_regret_pct"] = floor_regret
             row["vs_zeus"] = verdict
             row["failed_recurrences_mean"] = float(failed.mean())
             rows.append(row)
@@ -324,6 +326,8 @@ def summary_table(jobs_df: pd.DataFrame, regrets: dict[tuple[str, str, str], np.
             m, lo, hi = bootstrap_ci(per_seed)
             r, rlo, rhi = ratio_ci(per_seed, zeus)
             worst = gp.loc[gp["regret_pct_mean"].idxmax()]
+            floor = float(gp["anytime_floor_regret_pct"].mean())
+            f, flo, fhi = ratio_ci(np.full(len(zeus), floor), zeus)
             rows.append(
                 {
                     "gpu": gpu, "policy": p, "fold": int(gp["fold"].iloc[0]), "jobs": len(gp),
@@ -340,6 +344,8 @@ def summary_table(jobs_df: pd.DataFrame, regrets: dict[tuple[str, str, str], np.
                     "cost_ratio_vs_expected_baseline_p95_max": float(gp["cost_ratio_vs_expected_baseline_p95"].max()),
                     "jobs_baseline_p95_over_safe": int((gp["baseline_p95"] > SAFE).sum()),
                     "jobs_probe_floor_over_safe": int((gp["probe_floor_p95"] > SAFE).sum()),
+                    "anytime_floor_regret_pct": floor, "anytime_floor_ratio_vs_zeus": f,
+                    "anytime_floor_ratio_vs_zeus_ci_lo": flo, "anytime_floor_ratio_vs_zeus_ci_hi": fhi,
                 }
             )  # fmt: skip
     out = pd.DataFrame(rows)

@@ -5,7 +5,14 @@ Documented column by column in ``results/README.md`` (generated from these schem
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from zeus_bench.store import Column, TableSchema, register_schema
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_NAN = float("nan")
 
 _CI = "95 % percentile-bootstrap interval over seeds (2,000 resamples, fixed generator)"
 
@@ -46,11 +53,37 @@ _PROTOCOL = (
            checks=("nonnegative", "finite")),
 )  # fmt: skip
 
+_ANYTIME_FLOOR = Column(
+    "anytime_floor_regret_pct", "float",
+    "The regret floor of the anytime guarantee (zeus-plus's budget when the horizon is unknown): the least "
+    "expected regret of a policy that keeps its cumulative cost within 1.02 x the baseline's after every "
+    "recurrence, should its try fail, even knowing every expected cost (b0 at its cheapest limit until the "
+    "funds allow a try as cheap as the cheapest path of another batch size, the oracle after it; "
+    "zeus_bench.sim.recurrences.anytime_floor); a policy that bets on recurrences yet to run is not bound by "
+    "it; missing in tables of version 4",
+    "%", "3.4", nullable=True,
+)  # fmt: skip
+
+
+def _floor_missing(df: pd.DataFrame) -> pd.DataFrame:
+    """Version 4 -> 5: the anytime floor did not exist (missing)."""
+    return df.assign(anytime_floor_regret_pct=_NAN)
+
+
+def _floor_ratios_missing(df: pd.DataFrame) -> pd.DataFrame:
+    """Version 4 -> 5 of arena_summary: the anytime floor and its ratios did not exist (missing)."""
+    return df.assign(
+        anytime_floor_regret_pct=_NAN, anytime_floor_ratio_vs_zeus=_NAN,
+        anytime_floor_ratio_vs_zeus_ci_lo=_NAN, anytime_floor_ratio_vs_zeus_ci_hi=_NAN,
+    )  # fmt: skip
+
+
 ARENA_JOBS = register_schema(
     TableSchema(
         kind="arena_jobs",
-        version=4,
+        version=5,
         oldest=4,
+        upgrades={4: _floor_missing},
         refusal=_REFUSAL,
         description=(
             "The policy arena per (gpu, workload, policy): cumulative cost over the baseline's and "
@@ -101,6 +134,7 @@ ARENA_JOBS = register_schema(
                    "percentile over seeds of (b0 at its cheapest limit on the seed's paths plus one epoch of the "
                    "cheapest other batch size) over the baseline's cost on the seed; above 1.02, one probe that "
                    "does not find a better batch size breaks the goal on this job", example="1.01"),
+            _ANYTIME_FLOOR,
             *_stat("regret_pct", "the regret: 100 x (cumulative cost / the oracle's - 1)", "%", "3.1"),
             *_stat("regret_diff_vs_zeus_pct",
                    "the paired difference of regret against Zeus (same seed, same training paths; negative: "
@@ -117,8 +151,9 @@ ARENA_JOBS = register_schema(
 ARENA_SUMMARY = register_schema(
     TableSchema(
         kind="arena_summary",
-        version=4,
+        version=5,
         oldest=4,
+        upgrades={4: _floor_ratios_missing},
         refusal=_REFUSAL,
         description=(
             "The policy arena per (gpu, policy): mean regret over the GPU's jobs with its 95 % "
@@ -162,6 +197,16 @@ ARENA_SUMMARY = register_schema(
             Column("jobs_probe_floor_over_safe", "int",
                    "Jobs whose probe floor (probe_floor_p95 of arena_jobs, paired) exceeds 1.02", example="0",
                    checks=("nonnegative",)),
+            Column("anytime_floor_regret_pct", "float",
+                   "Mean over the GPU's jobs of their anytime floor (anytime_floor_regret_pct of arena_jobs; missing "
+                   "in tables of version 4)", "%", "3.4", nullable=True),
+            Column("anytime_floor_ratio_vs_zeus", "float",
+                   "That mean over Zeus's mean regret: below it no policy that keeps the anytime guarantee can go, "
+                   "whatever it knows (missing in tables of version 4)", example="0.67", nullable=True),
+            Column("anytime_floor_ratio_vs_zeus_ci_lo", "float", f"Lower end of the {_CI} of that ratio (Zeus's "
+                   "regret resampled)", example="0.62", nullable=True),
+            Column("anytime_floor_ratio_vs_zeus_ci_hi", "float", f"Upper end of the {_CI} of that ratio",
+                   example="0.72", nullable=True),
             Column("rank", "int", "Rank on the GPU and fold by mean regret (1: least; ties share the better rank)",
                    example="1", checks=("positive",)),
         ),

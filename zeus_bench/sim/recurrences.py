@@ -6,6 +6,7 @@ The one place both the zeus-plus study (:mod:`zeus_bench.sim.study`), the warm-s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from zeus_bench.sim.policies.base import Policy
     from zeus_bench.sim.replay import JobModel
 
-__all__ = ["Refs", "probe_floor", "recurrence_costs", "references"]
+__all__ = ["Refs", "anytime_floor", "probe_floor", "recurrence_costs", "references"]
 
 
 @dataclass(frozen=True)
@@ -88,3 +89,43 @@ def probe_floor(model: JobModel, baseline_totals: np.ndarray) -> np.ndarray:
     others = np.delete(costs, i0, axis=0)
     one_epoch = float(np.nanmin(others)) if np.isfinite(others).any() else 0.0
     return (baseline_totals * float(np.nanmin(costs[i0])) / top + one_epoch) / baseline_totals
+
+
+def anytime_floor(model: JobModel, n: int, safety: float) -> float:
+    """Least expected regret (%) over ``n`` recurrences of a policy that keeps the anytime guarantee.
+
+    The guarantee (zeus-plus's anytime budget, its rule when the number of recurrences is
+    unknown): after every recurrence the cumulative cost stays within ``(1 + safety) x`` the
+    baseline's, even if the try under way does not reach the target, in which case a run that
+    does must follow in the same recurrence. The floor holds for such a policy even if it knew
+    every expected cost in advance:
+
+    * until it tries another batch size, every recurrence runs b0, at best at its cheapest
+      limit (``c0``, its least expected recurrence cost, with no profiling);
+    * a try can reach the target only if it may spend at least the cheapest training path of
+      any other batch size at that batch size's cheapest limit (``x_min``); it fits the
+      guarantee in recurrence ``t`` only if ``(1 + safety) t B - (t - 1) c0 - c0 >= x_min``
+      (``B`` the baseline's expected recurrence cost; the ``c0`` kept for the run after a
+      failed try), i.e. first in ``t* = ceil(x_min / ((1 + safety) B - c0))``;
+    * from ``t*`` on, at best the oracle's expected cost ``X``.
+
+    So the floor is ``100 x min(t* - 1, n) x (c0 - X) / (n X)``: 0 where b0 at its cheapest
+    limit is the oracle. A policy that bets on recurrences yet to run (a known or assumed
+    horizon, a loan) is not bound by it.
+    """
+    job = model.job
+    refs = references(model)
+    i0 = job.bs_index(job.b0)
+    c0 = float(np.nanmin(model.expected_cost[i0]))
+    gain = c0 - refs.oracle
+    if gain <= 0.0:
+        return 0.0
+    costs = epoch_cost(job.time_per_epoch_s, job.avg_power_w, model.eta, job.max_power_w)
+    x_min = math.inf
+    for i, epochs in enumerate(job.target_epochs):
+        reached = epochs[~np.isnan(epochs) & (epochs <= job.max_epochs)]
+        if i != i0 and len(reached) and np.isfinite(costs[i]).any():
+            x_min = min(x_min, float(reached.min()) * float(np.nanmin(costs[i])))
+    rate = (1.0 + safety) * refs.baseline - c0  # what each recurrence at b0 adds to the funds
+    waited = n if rate <= 0.0 or not math.isfinite(x_min) else min(n, math.ceil(x_min / rate) - 1)
+    return 100.0 * max(0, waited) * gain / (n * refs.oracle)
