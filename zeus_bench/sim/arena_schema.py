@@ -201,8 +201,8 @@ ARENA_SUMMARY = register_schema(
                    "Mean over the GPU's jobs of their anytime floor (anytime_floor_regret_pct of arena_jobs; missing "
                    "in tables of version 4)", "%", "3.4", nullable=True),
             Column("anytime_floor_ratio_vs_zeus", "float",
-                   "That mean over Zeus's mean regret: below it no policy that keeps the anytime guarantee can go, "
-                   "whatever it knows (missing in tables of version 4)", example="0.67", nullable=True),
+                   "That mean over Zeus's mean regret: below it no policy that keeps the anytime guarantee can go in "
+                   "expectation, whatever it knows (missing in tables of version 4)", example="0.67", nullable=True),
             Column("anytime_floor_ratio_vs_zeus_ci_lo", "float", f"Lower end of the {_CI} of that ratio (Zeus's "
                    "regret resampled)", example="0.62", nullable=True),
             Column("anytime_floor_ratio_vs_zeus_ci_hi", "float", f"Upper end of the {_CI} of that ratio",
