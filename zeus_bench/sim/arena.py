@@ -321,13 +321,14 @@ def summary_table(jobs_df: pd.DataFrame, regrets: dict[tuple[str, str, str], np.
     for gpu, g in jobs_df.groupby("gpu", sort=False):
         workloads = list(dict.fromkeys(g["workload"]))
         zeus = np.mean([regrets[(gpu, w, COMPARATOR)] for w in workloads], axis=0)
+        # The anytime floor is the job's, the same on every policy's row: its mean and ratio once per GPU.
+        floor = float(g.drop_duplicates("workload")["anytime_floor_regret_pct"].mean())
+        f, flo, fhi = ratio_ci(np.full(len(zeus), floor), zeus)
         for p, gp in g.groupby("policy", sort=False):
             per_seed = np.mean([regrets[(gpu, w, p)] for w in workloads], axis=0)
             m, lo, hi = bootstrap_ci(per_seed)
             r, rlo, rhi = ratio_ci(per_seed, zeus)
             worst = gp.loc[gp["regret_pct_mean"].idxmax()]
-            floor = float(gp["anytime_floor_regret_pct"].mean())
-            f, flo, fhi = ratio_ci(np.full(len(zeus), floor), zeus)
             rows.append(
                 {
                     "gpu": gpu, "policy": p, "fold": int(gp["fold"].iloc[0]), "jobs": len(gp),

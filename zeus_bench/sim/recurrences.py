@@ -71,6 +71,12 @@ def recurrence_costs(
     return charged(spent, failed.astype(float), references(model).baseline), failed
 
 
+def _epoch_costs(model: JobModel) -> np.ndarray:
+    """Cost of one epoch per (batch size, limit) at the model's eta (NaN where not measured)."""
+    job = model.job
+    return epoch_cost(job.time_per_epoch_s, job.avg_power_w, model.eta, job.max_power_w)
+
+
 def probe_floor(model: JobModel, baseline_totals: np.ndarray) -> np.ndarray:
     """Per seed, the least paired cost ratio of a policy that makes one try of another batch size and drops it.
 
@@ -83,7 +89,7 @@ def probe_floor(model: JobModel, baseline_totals: np.ndarray) -> np.ndarray:
     its cheapest limit.
     """
     job = model.job
-    costs = epoch_cost(job.time_per_epoch_s, job.avg_power_w, model.eta, job.max_power_w)
+    costs = _epoch_costs(model)
     i0 = job.bs_index(job.b0)
     top = float(costs[i0][int(np.flatnonzero(job.power_limits == max_limit_w(job, job.b0))[0])])
     others = np.delete(costs, i0, axis=0)
@@ -120,7 +126,7 @@ def anytime_floor(model: JobModel, n: int, safety: float) -> float:
     gain = c0 - refs.oracle
     if gain <= 0.0:
         return 0.0
-    costs = epoch_cost(job.time_per_epoch_s, job.avg_power_w, model.eta, job.max_power_w)
+    costs = _epoch_costs(model)
     x_min = math.inf
     for i, epochs in enumerate(job.target_epochs):
         reached = epochs[~np.isnan(epochs) & (epochs <= job.max_epochs)]
