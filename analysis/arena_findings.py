@@ -331,7 +331,7 @@ def unknown_regret(summary_unknown: pd.DataFrame, summary_known: pd.DataFrame) -
 def _anytime_floor(r: pd.Series, regret: float) -> tuple[dict[str, float], str]:
     """What the anytime guarantee itself leaves of the 0.6 x goal on one GPU (``r``: zeus-plus's summary row).
 
-    The floor (``anytime_floor_regret_pct``, :func:`zeus_bench.sim.recurrences.anytime_floor`) is
+    The floor (``anytime_floor_regret_pct``, :func:`zeus_bench.studies.recurrences.anytime_floor`) is
     the least expected regret of any policy that stays within :data:`SAFE` after every recurrence,
     knowing every expected cost; its ratio to Zeus's regret carries Zeus's interval. Nothing is
     said for tables without it (version 4).
@@ -402,7 +402,7 @@ def _safe_rank(s: pd.DataFrame, best: str) -> tuple[dict[str, float], str]:
 def folds(tune_table: pd.DataFrame, judge_table: pd.DataFrame) -> list[Finding]:
     """The second fold, from the two tuning tables: constants chosen on the judge half, judged on the tune half.
 
-    ``tune_table`` / ``judge_table``: ``python -m zeus_bench.sim.tuning`` on the tune / judge half
+    ``tune_table`` / ``judge_table``: ``python -m zeus_bench.studies.tuning`` on the tune / judge half
     (horizon known), the same grid. Per GPU: the regret ratio to Zeus that the judge half's pick
     has on the tune half, and whether the 0.6 x goal holds there.
     """

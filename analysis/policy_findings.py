@@ -131,7 +131,7 @@ def max_batch(comparison: pd.DataFrame) -> list[Finding]:
     return out
 
 
-DRIFT_WHAT = {  # how a finding names each drift scenario (zeus_bench/sim/drift.py)
+DRIFT_WHAT = {  # how a finding names each drift scenario (zeus_bench/sim/scenarios/drift.py)
     "step": "epochs of the optimum x{f:g}",
     "morph": "epochs of the optimum x{f:g} over 20 recurrences",
     "tilt": "the whole convergence curve tilted x{f:g} per doubling over 20 recurrences",

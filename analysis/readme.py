@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from zeus_bench.catalog import all_schemas as schemas
 from zeus_bench.core.fsutil import atomic_write_text
-from zeus_bench.store import TableSchema, schemas
+from zeus_bench.store import TableSchema
 
 #: The README's sections: title, a paragraph, and per kind where its tables live (in order).
 SECTIONS: tuple[tuple[str, str, dict[str, str]], ...] = (
@@ -47,7 +48,7 @@ SECTIONS: tuple[tuple[str, str, dict[str, str]], ...] = (
     (
         "The zeus-plus study: `results/policy/`",
         "Written by `zeus-bench study` (rule `policy_study`, seeds from `policy_study.seeds`; "
-        "eta 0.5, beta 2), `python -m zeus_bench.sim.tuning` and `zeus-bench arena`. `comparison.csv` (and "
+        "eta 0.5, beta 2), `python -m zeus_bench.studies.tuning` and `zeus-bench arena`. `comparison.csv` (and "
         "`curves.csv`) are regenerated from the arena (`--arena results/policy/arena/known`): its fold 1 (the "
         "judged half of the training paths), its seeds and protocol, every mean equal to `arena_jobs`'. Ratios, regret and the "
         "charge of a failed recurrence come from `zeus_bench.sim.metrics`, as in the `sim_summary` table.",
@@ -57,7 +58,7 @@ SECTIONS: tuple[tuple[str, str, dict[str, str]], ...] = (
             "policy_drift": "`results/policy/drift.csv` (committed)",
             "policy_drift_curves": "`results/policy/drift_curves.csv` (git-ignored)",
             "policy_warmstart": "`results/policy/warmstart.csv` (committed)",
-            "warmstart_jobs": "`results/policy/warmstart_jobs.csv` (committed; `zeus-bench study`, `zeus_bench.sim.warmjobs`)",
+            "warmstart_jobs": "`results/policy/warmstart_jobs.csv` (committed; `zeus-bench study`, `zeus_bench.studies.warmjobs`)",
             "policy_tuning": "`results/policy/tuning-*.csv` (committed)",
             "arena_jobs": "`results/policy/arena/{known,unknown}/arena_jobs.parquet` (committed; `zeus-bench arena --horizon known|unknown --fold both --out DIR`)",
             "arena_summary": "`results/policy/arena/{known,unknown}/arena_summary.parquet` (committed)",

@@ -35,7 +35,7 @@ SYNTH = [
     str(SEED),
 ]
 _MAKE = (
-    "import sys, numpy as np; from zeus_bench.sim.arrivals import synthetic_arrivals; "
+    "import sys, numpy as np; from zeus_bench.sim.scenarios.arrivals import synthetic_arrivals; "
     "synthetic_arrivals(sys.argv[1].split(','), int(sys.argv[2]), int(sys.argv[3]), "
     "np.random.default_rng(int(sys.argv[4]))).to_parquet(sys.argv[5], index=False)"
 )
@@ -44,7 +44,7 @@ _MAKE = (
 def make_table(out_dir: Path) -> Path:
     """Write the cluster-scale table (not timed): what ``synth-arrivals`` with :data:`SYNTH` writes.
 
-    Made in a child process by :func:`~zeus_bench.sim.arrivals.synthetic_arrivals` (the function
+    Made in a child process by :func:`~zeus_bench.sim.scenarios.arrivals.synthetic_arrivals` (the function
     the command calls, with its defaults).
     """
     table = out_dir / "arrivals.parquet"
@@ -76,9 +76,9 @@ def whole_process(traces: Path, table: Path, out_dir: Path) -> tuple[float, floa
 def slice_ratio(python: str, csv_dir: Path, traces: Path, table: Path, per_workload: int) -> dict[str, float]:
     """The original and ours, seconds per group on the first ``per_workload`` groups of each workload."""
     from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
-    from zeus_bench.sim.arrivals import read_arrivals, replay_groups
     from zeus_bench.sim.policies import get_policy
     from zeus_bench.sim.replay import JobModel
+    from zeus_bench.sim.scenarios.arrivals import read_arrivals, replay_groups
     from zeus_bench.traces.jobs import TraceSet
 
     arrivals = read_arrivals(table)

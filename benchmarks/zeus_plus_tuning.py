@@ -35,7 +35,7 @@ from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import Policy
 from zeus_bench.sim.policies.zeus_plus import ZeusPlus
 from zeus_bench.sim.replay import JobModel, default_recurrences, replay
-from zeus_bench.sim.study import references
+from zeus_bench.studies.study import references
 from zeus_bench.traces.jobs import TraceSet
 
 log = logging.getLogger("zeus_plus_tuning")

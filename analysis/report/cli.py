@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs=2,
         default=None,
         metavar=("TUNE_HALF_CSV", "JUDGE_HALF_CSV"),
-        help="zeus-plus tuning tables of both folds (python -m zeus_bench.sim.tuning)",
+        help="zeus-plus tuning tables of both folds (python -m zeus_bench.studies.tuning)",
     )
     p.add_argument(
         "--reference",

@@ -74,7 +74,7 @@ def synth_table(repo: Path, jobs: int, groups: int, overlap: float, sigma: float
     import numpy as np
 
     sys.path.insert(0, str(repo))
-    from zeus_bench.sim.arrivals import synthetic_arrivals
+    from zeus_bench.sim.scenarios.arrivals import synthetic_arrivals
     from zeus_bench.traces.workloads import load_workloads
 
     wids = list(load_workloads())

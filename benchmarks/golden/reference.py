@@ -2,7 +2,7 @@
 
 Called by ``run_original.py --reference``: the runs at eta 0.5, beta 2, seeds 1-10 against b0 and
 max-batch at the maximum limit, the baselines' expected energy and time taken from the original's
-own joined frame. The table is of the ``reference`` kind (``zeus_bench/sim/schema_analysis.py``),
+own joined frame. The table is of the ``reference`` kind (``zeus_bench/traces/analysis_schema.py``),
 validated before it is written, and written atomically.
 """
 

@@ -12,9 +12,9 @@ import pytest
 from analysis import arena_findings as af
 from analysis.arena_plots import plot_arena
 from tests.sim.sim_toy import toy_job
-from zeus_bench.sim.arena import ArenaJob, Protocol, job_refs, job_table, replayed_total, summary_table
 from zeus_bench.sim.replay import JobModel
 from zeus_bench.store import write_table
+from zeus_bench.studies.arena import ArenaJob, Protocol, job_refs, job_table, replayed_total, summary_table
 from zeus_bench.traces.jobs import JobTrace
 
 SEEDS = tuple(range(1, 21))

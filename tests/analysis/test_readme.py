@@ -9,9 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import zeus_bench.catalog  # noqa: F401  (every built-in kind registered)
 from analysis import readme
-from zeus_bench.sim.schema_study import GPU, TUNING_PER_GPU, validate_tuning
 from zeus_bench.store import Column, TableSchema, get_schema, read_table, schemas, validate
+from zeus_bench.studies.study_schema import GPU, TUNING_PER_GPU, validate_tuning
 from zeus_bench.traces.potential import POTENTIAL_COLUMNS
 
 REPO = Path(__file__).resolve().parents[2]

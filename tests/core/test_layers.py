@@ -1,7 +1,9 @@
 """The house's floors: every import of ``zeus_bench`` and ``analysis`` points down, with no cycle.
 
 Imports are read with :mod:`ast` from the source, wherever they stand: at the top, inside
-functions, and under ``if TYPE_CHECKING:`` (a type-only import is an arrow too). ``from pkg import
+functions, and under ``if TYPE_CHECKING:`` (a type-only import is an arrow too). A string that names a
+module of the house (``importlib.import_module("zeus_bench.x")``, a registry's ``"zeus_bench.x:Class"``)
+is an import too. ``from pkg import
 name`` counts as an import of ``pkg.name`` when that is a module. A re-export left at an old path
 (a module whose docstring starts "Moved to zeus_bench.x") stands on the floor of the module it
 re-exports, so code that still imports an old path is judged by where the code now lives.
@@ -32,12 +34,14 @@ FLOORS: dict[str, tuple[str, ...]] = {
     "traces": ("store",),
     "optimizers": ("traces",),
     "sim": ("optimizers",),
+    "studies": ("sim",),
     "device": ("traces",),
     "sweep": ("device",),
     "online": ("optimizers", "device"),
     "integrations": ("online",),
-    "analysis": ("sim", "sweep", "integrations"),
-    "cli": ("sim", "sweep", "integrations", "analysis"),
+    "catalog": ("studies", "device"),
+    "analysis": ("catalog", "sweep", "integrations"),
+    "cli": ("catalog", "sweep", "integrations", "analysis"),
 }
 ROOT_FLOOR = "root"
 #: The packages whose modules are judged (folders under the repository root).
@@ -85,6 +89,11 @@ def imports(tree: ast.Module, module: str, is_package: bool, known: set[str]) ->
                 base = ".".join([*anchor, base] if base else anchor)
             found.add(base)
             found.update(f"{base}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            # imports by string (importlib.import_module("a.b"), a registry's "a.b:Class")
+            target = node.value.partition(":")[0]
+            if target in known and target != module:
+                found.add(target)
     # ``import a.b.c`` imports a and a.b too; keep the deepest known module of each name
     out: set[str] = set()
     for name in found:
@@ -300,6 +309,11 @@ def test_a_clean_hand_made_house_passes(tmp_path: Path) -> None:
         ("zeus_bench/core/bad.py", "from ..sim import grid\n"),  # relative
         ("analysis/bad.py", "from zeus_bench.cli.common import exit_command\n"),  # analysis -> cli
         ("zeus_bench/sim/bad.py", "import analysis.bad2\n"),  # the package -> analysis
+        (
+            "zeus_bench/core/bad.py",
+            "import importlib\nimportlib.import_module('zeus_bench.sim.grid')\n",
+        ),  # an import by string
+        ("zeus_bench/core/bad.py", "CLASSES = {'g': 'zeus_bench.sim.grid:Grid'}\n"),  # a registry's string
     ],
 )
 def test_the_layer_check_catches_an_upward_import(tmp_path: Path, name: str, text: str) -> None:

@@ -17,15 +17,15 @@ from tests.sim.sim_toy import toy_job
 from tests.tiny_traces import write_tiny_traces
 from zeus_bench.cli.main import main
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim import arena as arena_mod
-from zeus_bench.sim.arena import Protocol, job_table, summary_table
-from zeus_bench.sim.crossfit import path_halves, split_job
 from zeus_bench.sim.metrics import bootstrap_ci, ratio_ci
 from zeus_bench.sim.policies import Decision, Policy, PolicyContext, get_policy
-from zeus_bench.sim.recurrences import anytime_floor, probe_floor
 from zeus_bench.sim.replay import JobModel, replay
 from zeus_bench.sim.rules import check_horizon, check_noise
 from zeus_bench.store import METADATA_KEY, read_table, write_table
+from zeus_bench.studies import arena as arena_mod
+from zeus_bench.studies.arena import Protocol, job_table, summary_table
+from zeus_bench.studies.crossfit import path_halves, split_job
+from zeus_bench.studies.recurrences import anytime_floor, probe_floor
 from zeus_bench.traces.jobs import TraceSet
 
 # --- intervals on tables whose answer is known ------------------------------------------------
@@ -170,7 +170,7 @@ def test_split_drops_single_path_batch_sizes_and_refuses_an_empty_b0() -> None:
 
 def test_no_run_is_both_tuned_and_judged(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every path a replay samples while tuning is absent from every replay the arena judges."""
-    from zeus_bench.sim import tuning
+    from zeus_bench.studies import tuning
 
     job = _unique_job()
     seen: dict[str, set[float]] = {"tune": set(), "judge": set()}
@@ -366,7 +366,7 @@ def test_a_split_job_recurs_as_often_as_the_whole_job() -> None:
 
 
 def test_each_fold_judges_the_half_its_constants_were_not_chosen_on() -> None:
-    from zeus_bench.sim.crossfit import FOLD_CONSTANTS, FOLDS, judged_half
+    from zeus_bench.studies.crossfit import FOLD_CONSTANTS, FOLDS, judged_half
 
     assert {f: judged_half(f) for f in FOLDS} == {1: "judge", 2: "tune"}
     assert all(tuned != judged for tuned, judged in FOLDS.values())
@@ -387,7 +387,7 @@ def test_fold_constants_are_the_picks_of_the_committed_tuning_tables() -> None:
     lookahead, a rule (the committed ``tuning-unknown-safety`` tables predate it).
     """
     from zeus_bench.optimizers.hill_climb import ANYTIME_LOAN, ANYTIME_LOOKAHEAD
-    from zeus_bench.sim.crossfit import FOLD_CONSTANTS
+    from zeus_bench.studies.crossfit import FOLD_CONSTANTS
 
     root = Path(__file__).resolve().parents[2] / "results" / "policy"
     for fold, suffix in ((1, ""), (2, "-fold2")):
@@ -409,7 +409,7 @@ def test_fold_constants_are_the_picks_of_the_committed_tuning_tables() -> None:
 
 def test_fold_two_replays_the_tune_half_with_its_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fold 2 samples only tune-half paths, and its zeus-plus is the one with fold 2's constants."""
-    from zeus_bench.sim.crossfit import FOLD_CONSTANTS, variant
+    from zeus_bench.studies.crossfit import FOLD_CONSTANTS, variant
 
     job = _unique_job()
     tune_paths = {p for t in split_job(job, "tune").target_epochs for p in t if math.isfinite(p)}
@@ -475,7 +475,7 @@ def test_the_safety_floor_is_the_baselines_own_percentile() -> None:
 
 def test_tuning_grid_unknown_horizon(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--grid picks the grid; its constants are the table's columns; a constant outside it: exit 2."""
-    from zeus_bench.sim import tuning
+    from zeus_bench.studies import tuning
 
     out = tmp_path / "t.csv"
     base = ["--traces", f"v100={tiny}", "--seeds", "1", "--horizon", "unknown", "--out", str(out)]

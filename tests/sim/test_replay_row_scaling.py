@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from sim_toy import toy_job
 
-from zeus_bench.sim.arrivals import replay_group
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel
+from zeus_bench.sim.scenarios.arrivals import replay_group
 
 SCALED = ("energy_j", "time_s", "cost", "expected_energy_j", "expected_time_s", "expected_cost")
 

@@ -1,4 +1,4 @@
-"""The arrival table as a schema kind, read from Parquet slice by slice (sim/arrival_table.py)."""
+"""The arrival table as a schema kind, read from Parquet slice by slice (sim/scenarios/arrival_table.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from zeus_bench.core.errors import TraceFormatError
-from zeus_bench.sim import arrival_table
-from zeus_bench.sim.arrivals import ARRIVAL_COLUMNS, read_arrivals, synthetic_arrivals, validate_arrivals
+from zeus_bench.sim.scenarios import arrival_table
+from zeus_bench.sim.scenarios.arrivals import (
+    ARRIVAL_COLUMNS,
+    read_arrivals,
+    synthetic_arrivals,
+    validate_arrivals,
+)
 from zeus_bench.store import get_schema
 
 

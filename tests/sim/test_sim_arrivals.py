@@ -10,15 +10,15 @@ import pytest
 from sim_toy import toy_job
 
 from zeus_bench.core.errors import TraceFormatError
-from zeus_bench.sim.arrivals import (
+from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext, get_policy
+from zeus_bench.sim.replay import RUN_FIELDS, JobModel
+from zeus_bench.sim.scenarios.arrivals import (
     ARRIVAL_COLUMNS,
     MAX_ZERO_BUDGET_TRIES,
     replay_group,
     synthetic_arrivals,
     validate_arrivals,
 )
-from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext, get_policy
-from zeus_bench.sim.replay import RUN_FIELDS, JobModel
 from zeus_bench.traces.jobs import JobTrace
 
 

@@ -7,10 +7,11 @@ import pandas as pd
 import pytest
 from sim_toy import toy_job
 
-from zeus_bench.sim import arrivals, fastarrivals, grid
-from zeus_bench.sim.arrivals import replay_group, replay_groups, synthetic_arrivals
+from zeus_bench.sim import grid
 from zeus_bench.sim.policies import Outcome, get_policy
 from zeus_bench.sim.replay import RUN_FIELDS, BanditKnobs, JobModel
+from zeus_bench.sim.scenarios import arrivals, fastarrivals
+from zeus_bench.sim.scenarios.arrivals import replay_group, replay_groups, synthetic_arrivals
 from zeus_bench.store import Coded
 
 TARGETS = {8: [2.0, 9.0], 16: [3.0, 4.0, 12.0], 32: [5.0], 64: [2.0, 3.0, 30.0]}

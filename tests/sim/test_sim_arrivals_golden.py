@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from zeus_bench.sim.arrivals import replay_group, synthetic_arrivals
 from zeus_bench.sim.policies import Outcome
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel
+from zeus_bench.sim.scenarios.arrivals import replay_group, synthetic_arrivals
 from zeus_bench.traces.jobs import TraceSet
 from zeus_bench.traces.workloads import load_workloads
 

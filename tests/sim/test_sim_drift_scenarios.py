@@ -10,8 +10,8 @@ import pytest
 from sim_toy import toy_job
 
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim import drift as drift_mod
-from zeus_bench.sim.drift import Drift, curve_tilt, oracle_cost_by_recurrence, scenario
+from zeus_bench.sim.scenarios import drift as drift_mod
+from zeus_bench.sim.scenarios.drift import Drift, curve_tilt, oracle_cost_by_recurrence, scenario
 
 # Every epoch costs 200 J (sim_toy): 32 is the optimum (3 epochs), 16 the runner-up (3.3), on the
 # side away from larger batch sizes.

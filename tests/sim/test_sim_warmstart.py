@@ -10,9 +10,9 @@ from sim_toy import toy_job
 
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import bootstrap_ci
-from zeus_bench.sim.warmjobs import WarmCosts, jobs_table, write_jobs_table
-from zeus_bench.sim.warmstart import Try, observed_tries, prior_from_tries
+from zeus_bench.sim.scenarios.warmstart import Try, observed_tries, prior_from_tries
 from zeus_bench.store import read_table
+from zeus_bench.studies.warmjobs import WarmCosts, jobs_table, write_jobs_table
 
 # 64 is the grid's cheapest batch size (2 epochs against b0's 5); 8 never converges.
 GRID = {8: [np.nan], 16: [6.0], 32: [5.0], 64: [2.0], 128: [4.0]}

@@ -81,10 +81,12 @@ def test_study_refuses_an_arena_it_does_not_reproduce(
 
 
 def test_the_old_module_entry_point_says_where_the_command_went() -> None:
-    """``python -m zeus_bench.sim.study`` no longer runs the study, and says so (exit 2), never silently."""
+    """``python -m zeus_bench.studies.study`` no longer runs the study, and says so (exit 2), never silently."""
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "zeus_bench.sim.study"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "zeus_bench.studies.study"], capture_output=True, text=True)
     assert out.returncode == 2
-    assert out.stderr.strip() == "python -m zeus_bench.sim.study: moved to `zeus-bench study` (same options)"
+    assert (
+        out.stderr.strip() == "python -m zeus_bench.studies.study: moved to `zeus-bench study` (same options)"
+    )

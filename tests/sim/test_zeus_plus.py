@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from zeus_bench.optimizers.hill_climb import SafeHillClimb
-from zeus_bench.sim import recurrences
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences, replay
-from zeus_bench.sim.study import references
+from zeus_bench.studies import recurrences
+from zeus_bench.studies.study import references
 from zeus_bench.traces.jobs import TraceSet
 
 
@@ -68,8 +68,8 @@ def test_the_assumed_horizon_applies_only_when_the_number_is_not_known() -> None
     """zeus-plus plans for the recurrences it is told; not told, it assumes ``horizon`` (default 0:
     the anytime budget); zeus-plus-safe keeps the anytime budget even when told."""
     from tests.sim.sim_toy import toy_job
-    from zeus_bench.sim.crossfit import variant
     from zeus_bench.sim.policies import PolicyContext
+    from zeus_bench.studies.crossfit import variant
 
     def horizon(name: str, known: int | None, **constants: object) -> int:
         ctx = PolicyContext(toy_job(), 0.5, 2.0, 0, np.random.default_rng(1), known)
@@ -86,8 +86,8 @@ def test_the_anytime_budget_lends_nothing_unless_told() -> None:
     recurrence that has not run pays no probe); told it, it lends 1 (a horizon to repay in);
     zeus-plus-safe keeps its own 1 and 4; an explicit constant wins."""
     from tests.sim.sim_toy import toy_job
-    from zeus_bench.sim.crossfit import variant
     from zeus_bench.sim.policies import PolicyContext
+    from zeus_bench.studies.crossfit import variant
 
     def terms(name: str, known: int | None, **constants: object) -> tuple[int, float, float]:
         ctx = PolicyContext(toy_job(), 0.5, 2.0, 0, np.random.default_rng(1), known)
@@ -182,8 +182,8 @@ def test_less_regret_than_zeus_where_b0_is_far(zeus_traces: Path) -> None:
 def test_study_agrees_with_the_summary(zeus_traces: Path) -> None:
     """The study's ratios and regret are the summary table's (one definition, zeus_bench.sim.metrics)."""
     from zeus_bench.sim.grid import plan, simulate
-    from zeus_bench.sim.study import compare
     from zeus_bench.sim.summarize import summarize
+    from zeus_bench.studies.study import compare
 
     ts = TraceSet(zeus_traces)
     tasks = plan(
@@ -214,7 +214,7 @@ def test_warmstart_reuses_the_comparisons_cold_runs(
 ) -> None:
     """The warm-start table is the same whether its cold runs are replayed or taken from compare's,
     and with compare's runs no cold run is replayed again."""
-    from zeus_bench.sim import study
+    from zeus_bench.studies import study
 
     ts = TraceSet(zeus_traces)
     sets = {"a40": ts, "v100": ts}
@@ -233,7 +233,7 @@ def test_warmstart_reuses_the_comparisons_cold_runs(
     real = study.recurrence_costs
     counted = lambda model, cls, *a, **k: calls.append(cls.__name__) or real(model, cls, *a, **k)  # noqa: E731
     monkeypatch.setattr(study, "recurrence_costs", counted)  # the study's cold runs
-    monkeypatch.setattr(recurrences, "recurrence_costs", counted)  # the warm runs (sim.warmjobs)
+    monkeypatch.setattr(recurrences, "recurrence_costs", counted)  # the warm runs (studies.warmjobs)
     reused = study.warmstart_study(sets, pairs, [1, 2], 0.5, 2.0, {"sentiment140"}, runs)
     assert len(calls) == 4  # the warm runs only: one per seed (its own prior) and pair
     assert reused.equals(replayed) and len(reused) == 2

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from zeus_bench.cli.main import main
-from zeus_bench.sim.drift import Drift, optimum_shift, oracle_cost_by_recurrence, validate_drift
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, replay
-from zeus_bench.sim.warmstart import PRIOR_SEED, observed_tries, prior_for
+from zeus_bench.sim.scenarios.drift import Drift, optimum_shift, oracle_cost_by_recurrence, validate_drift
+from zeus_bench.sim.scenarios.warmstart import PRIOR_SEED, observed_tries, prior_for
 from zeus_bench.store import read_table, write_table
 from zeus_bench.traces.jobs import TraceSet
 

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import zeus_bench.catalog  # noqa: F401  (every built-in kind registered)
 from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.store import METADATA_KEY, read_metadata, read_table, schemas, write_table
 

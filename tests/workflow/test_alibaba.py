@@ -14,7 +14,7 @@ from alibaba_helpers import synthetic_alibaba_csv, write_synthetic_alibaba
 from trace_server import serve_traces
 
 from zeus_bench.cli.main import main
-from zeus_bench.traces.alibaba import git_blob_sha1, git_blob_sha1_file
+from zeus_bench.traces.alibaba_fetch import git_blob_sha1, git_blob_sha1_file
 
 PINNED = "c30bfb7215fb474872a629139537efe063d4f74f"
 

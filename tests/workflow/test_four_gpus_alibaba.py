@@ -21,7 +21,7 @@ from power_helpers import write_power_csv
 from trace_server import serve_traces
 from workflow_helpers import REPO, make_workdir
 
-from zeus_bench.traces.alibaba import git_blob_sha1_file
+from zeus_bench.traces.alibaba_fetch import git_blob_sha1_file
 
 GPUS = ["a40", "p100", "rtx6000", "v100"]
 PER_GPU = ["pareto", "policies", "ablation", "convergence", "regret", "eta", "beta", "power-profiles"]

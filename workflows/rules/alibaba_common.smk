@@ -3,7 +3,7 @@
 
 ALIBABA = config["alibaba"]
 ALIBABA_DIR = "data/traces/alibaba"  # the file, MANIFEST.json and arrivals.parquet (git-ignored)
-ALIBABA_CODE = code("zeus_bench/traces/alibaba.py", "zeus_bench/sim/alibaba.py", "zeus_bench/cli/alibaba.py")
+ALIBABA_CODE = code("zeus_bench/traces/alibaba_fetch.py", "zeus_bench/sim/scenarios/alibaba_groups.py", "zeus_bench/cli/traces_alibaba.py")
 ALIBABA_FIGURE_CODE = code(*_ANALYSIS_BASE, "analysis/alibaba.py", "analysis/style.py")
 
 

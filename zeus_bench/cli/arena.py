@@ -107,7 +107,7 @@ def _overrides(items: list[str]) -> dict[str, dict[str, Any]]:
     import json
 
     from zeus_bench.core.errors import ConfigError
-    from zeus_bench.sim.crossfit import variant
+    from zeus_bench.studies.crossfit import variant
 
     out: dict[str, dict[str, Any]] = {}
     for item in items:
@@ -132,11 +132,11 @@ def _arena(args: argparse.Namespace) -> int:
 
     from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
     from zeus_bench.core.fsutil import check_writable_dir
-    from zeus_bench.sim.arena import Protocol, arena_folds, default_policies, frozen_constants
     from zeus_bench.sim.noise import resolve_noise
     from zeus_bench.sim.policies.base import get_policy, load_policy_module
     from zeus_bench.sim.rules import check_horizon
     from zeus_bench.store import write_table
+    from zeus_bench.studies.arena import Protocol, arena_folds, default_policies, frozen_constants
 
     log = logging.getLogger("zeus_bench.cli.arena")
     out = check_writable_dir(args.out, "--out")

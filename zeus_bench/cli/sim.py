@@ -64,12 +64,12 @@ def _simulate(args: argparse.Namespace) -> int:
     import time
 
     from zeus_bench.core.errors import ConfigError
-    from zeus_bench.sim.arrivals import read_arrivals
-    from zeus_bench.sim.drift import read_drift
     from zeus_bench.sim.grid import iter_simulate_tables, plan
     from zeus_bench.sim.policies import POLICIES
     from zeus_bench.sim.policies.base import load_policy_module
     from zeus_bench.sim.replay import BanditKnobs
+    from zeus_bench.sim.scenarios.arrivals import read_arrivals
+    from zeus_bench.sim.scenarios.drift import read_drift
     from zeus_bench.store import TableWriter
     from zeus_bench.traces.jobs import TraceSet
 
@@ -203,7 +203,7 @@ def _synth(args: argparse.Namespace) -> int:
 
     from zeus_bench.core.errors import ConfigError
     from zeus_bench.core.fsutil import atomic_path
-    from zeus_bench.sim.arrivals import synthetic_arrivals
+    from zeus_bench.sim.scenarios.arrivals import synthetic_arrivals
     from zeus_bench.traces.workloads import load_workloads
 
     check_out(args.out, TABLE_SUFFIXES)

@@ -175,7 +175,7 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="FILE",
-        help="drift table (.csv/.parquet): epochs-to-target factors per recurrence (zeus_bench.sim.drift)",
+        help="drift table (.csv/.parquet): epochs-to-target factors per recurrence (zeus_bench.sim.scenarios.drift)",
     )
     p.add_argument(
         "--prior-traces",

@@ -1,4 +1,4 @@
-"""``zeus-bench study``: the zeus-plus study (:mod:`zeus_bench.sim.study`), regenerated from the arena.
+"""``zeus-bench study``: the zeus-plus study (:mod:`zeus_bench.studies.study`), regenerated from the arena.
 
 ``zeus-bench study --arena results/policy/arena/known --traces v100=DIR --traces a40=DIR
 --traces h200=DIR --seeds 1-10 --out-dir results/policy`` writes the study's six tables. With
@@ -85,9 +85,9 @@ def _arena_protocol(folder: Path, eta: float | None, beta: float | None) -> Any:
         ConfigError: a missing table, or an eta/beta/horizon other than the arena's.
     """
     from zeus_bench.core.errors import ConfigError
-    from zeus_bench.sim.arena import Protocol
     from zeus_bench.sim.rules import check_horizon
     from zeus_bench.store import read_metadata, read_table
+    from zeus_bench.studies.arena import Protocol
 
     path = folder / "arena_jobs.parquet"
     if not path.is_file():
@@ -117,10 +117,10 @@ def _study(args: argparse.Namespace) -> int:
 
     from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
     from zeus_bench.core.fsutil import atomic_path, check_writable_dir
-    from zeus_bench.sim import study
-    from zeus_bench.sim.arena import judged_jobs
-    from zeus_bench.sim.warmjobs import WarmCosts, jobs_table, write_jobs_table
     from zeus_bench.store import validate
+    from zeus_bench.studies import study
+    from zeus_bench.studies.arena import judged_jobs
+    from zeus_bench.studies.warmjobs import WarmCosts, jobs_table, write_jobs_table
 
     log = logging.getLogger("zeus_bench.cli.study")
     out = check_writable_dir(args.out_dir, "--out-dir")
@@ -158,7 +158,7 @@ def _study(args: argparse.Namespace) -> int:
     warm_runs: dict[tuple[str, str, str], WarmCosts] = {}
     tables["warmstart"] = study.warmstart_study(sets, pairs, args.seeds, eta, beta, wanted, runs, warm_runs)
     warm_jobs = jobs_table(warm_runs)
-    for name, df in tables.items():  # each table is its kind, policy_<name> (sim/schema_study.py)
+    for name, df in tables.items():  # each table is its kind, policy_<name> (studies/study_schema.py)
         validate(df, f"policy_{name}", str(out / f"{name}.csv"))
     out.mkdir(parents=True, exist_ok=True)
     for name, df in tables.items():

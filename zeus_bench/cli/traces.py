@@ -35,7 +35,7 @@ def register(sub: Any) -> None:
     )
     val.add_argument("paths", type=Path, nargs="+", metavar="PATH", help="trace files or folders to check")
     val.set_defaults(func=_validate)
-    from zeus_bench.cli.alibaba import register as register_alibaba
+    from zeus_bench.cli.traces_alibaba import register as register_alibaba
 
     register_alibaba(tsub)
 

@@ -50,7 +50,7 @@ from typing import Any
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.optimizers.hill_climb_state import from_state, to_state
 
-DEFAULT_MARGIN = 0.2  # cross-fitted: chosen on the tune half (zeus_bench.sim.tuning; docs/policies.md)
+DEFAULT_MARGIN = 0.2  # cross-fitted: chosen on the tune half (zeus_bench.studies.tuning; docs/policies.md)
 DEFAULT_SAFETY = 0.02
 DEFAULT_HORIZON = 0  # runs assumed when unknown (online): the anytime budget (tune half's pick; was 50)
 DEFAULT_LOAN = 1.0  # with a horizon: baseline recurrences lent per unit of measured promised saving

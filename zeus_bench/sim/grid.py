@@ -4,7 +4,7 @@
 no pandas); :func:`simulate` and :func:`iter_simulate` give frames. A policy's seeds are replayed
 together, in groups of at most :data:`GROUP_SEEDS`, each in one run of the executor
 (:func:`~zeus_bench.sim.replay.replay_many`, through the policy's face over seeds; arrival tasks
-by :mod:`zeus_bench.sim.arrivals`); ``jobs > 1`` spreads tasks over processes.
+by :mod:`zeus_bench.sim.scenarios.arrivals`); ``jobs > 1`` spreads tasks over processes.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zeus_bench.core.errors import ConfigError, ZeusBenchError
-from zeus_bench.sim.arrivals import fused_chunks, fused_tries, generic_chunks, group_columns
-from zeus_bench.sim.drift import Drift, drift_of
 from zeus_bench.sim.model import row_columns
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import Policy, load_policy_module
@@ -32,7 +30,9 @@ from zeus_bench.sim.replay import (
     replay_many,
 )
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
-from zeus_bench.sim.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
+from zeus_bench.sim.scenarios.arrivals import fused_chunks, fused_tries, generic_chunks, group_columns
+from zeus_bench.sim.scenarios.drift import Drift, drift_of
+from zeus_bench.sim.scenarios.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
 from zeus_bench.store import Coded, ColumnTable, ColumnValues, as_frame
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
@@ -59,8 +59,8 @@ class Task:
     window: int
     arrivals: pd.DataFrame | None = None
     policy_modules: tuple[str, ...] = ()
-    drift: pd.DataFrame | None = None  # the job's drift rows (zeus_bench.sim.drift)
-    prior: Prior | None = None  # cross-GPU warm start (zeus_bench.sim.warmstart)
+    drift: pd.DataFrame | None = None  # the job's drift rows (zeus_bench.sim.scenarios.drift)
+    prior: Prior | None = None  # cross-GPU warm start (zeus_bench.sim.scenarios.warmstart)
     horizon: Horizon = KNOWN  # what the policy is told of the recurrences (zeus_bench.sim.rules)
     noise: float = 0.0  # per-try noise on time and power (relative std; 0: none)
     knobs: BanditKnobs = DEFAULT_KNOBS  # the batch-size optimizer's prior and pruning rounds

@@ -87,7 +87,7 @@ def replay(
 ) -> list[Row]:
     """Replay one recurring job for ``recurrences`` recurrences under one policy and seed.
 
-    ``drift`` (:mod:`zeus_bench.sim.drift`) scales each sampled path's target epoch by a factor
+    ``drift`` (:mod:`zeus_bench.sim.scenarios.drift`) scales each sampled path's target epoch by a factor
     per (recurrence, batch-size index); the rows' expected columns stay the undrifted trace's.
     ``horizon`` says what the policy is told about the number of recurrences
     (:func:`~zeus_bench.sim.rules.horizon_recurrences`); ``noise`` > 0 scales every try's time

@@ -25,7 +25,6 @@ from zeus_bench.store.frames import (
 )
 from zeus_bench.store.schema import (
     METADATA_KEY,
-    SCHEMA_MODULES,
     Check,
     Coded,
     Column,
@@ -38,7 +37,6 @@ from zeus_bench.store.schema import (
 
 __all__ = [
     "METADATA_KEY",
-    "SCHEMA_MODULES",
     "Check",
     "Coded",
     "Column",

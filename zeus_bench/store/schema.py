@@ -2,13 +2,14 @@
 
 Each table *kind* (``train``, ``power``, ``runs`` ...) has a :class:`TableSchema`: its columns in
 order (identity columns first, then parameters, then metrics), with type, unit and constraints.
-Other modules register their own kinds with :func:`register_schema`; :func:`get_schema` and
-:func:`schemas` import the modules that define the built-in kinds on first lookup.
+Each writer registers its own kinds with :func:`register_schema` when its schema module is imported.
+The store never imports upward: :mod:`zeus_bench.catalog` (a floor above every writer) imports every
+built-in schema module, so that a reader of any kind (``traces validate``, the results README)
+imports it first; :func:`get_schema` names it when a kind is unknown.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -110,12 +111,6 @@ class TableSchema:
 
 
 _SCHEMAS: dict[str, TableSchema] = {}
-# Modules that define table kinds; imported on first lookup so any reader finds every kind.
-SCHEMA_MODULES: tuple[str, ...] = (
-    "zeus_bench.traces.schema",
-    "zeus_bench.device.schema",
-    "zeus_bench.sim.schema",
-)
 
 
 def register_schema(schema: TableSchema) -> TableSchema:
@@ -125,10 +120,12 @@ def register_schema(schema: TableSchema) -> TableSchema:
 
 
 def get_schema(kind: str) -> TableSchema:
-    """Return the schema of a registered kind."""
-    if kind not in _SCHEMAS:
-        for module in SCHEMA_MODULES:
-            importlib.import_module(module)
+    """Return the schema of a registered kind.
+
+    Raises:
+        KeyError: the kind is not registered (its schema module, or :mod:`zeus_bench.catalog` for
+            every built-in kind, was not imported).
+    """
     try:
         return _SCHEMAS[kind]
     except KeyError:
@@ -136,9 +133,7 @@ def get_schema(kind: str) -> TableSchema:
 
 
 def schemas() -> dict[str, TableSchema]:
-    """All registered schemas, by kind."""
-    for module in SCHEMA_MODULES:
-        importlib.import_module(module)
+    """Every registered schema, by kind (import :mod:`zeus_bench.catalog` first for all built-in kinds)."""
     return dict(_SCHEMAS)
 
 

@@ -14,8 +14,8 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zeus_bench.sim.arrivals import ARRIVAL_COLUMNS, validate_arrivals
 from zeus_bench.sim.grid import Task, run_task
+from zeus_bench.sim.scenarios.arrivals import ARRIVAL_COLUMNS, validate_arrivals
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sim_toy import toy_job

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from zeus_bench.core.errors import TraceFormatError
-from zeus_bench.sim.arrivals import ARRIVAL_COLUMNS, synthetic_arrivals, validate_arrivals
+from zeus_bench.sim.scenarios.arrivals import ARRIVAL_COLUMNS, synthetic_arrivals, validate_arrivals
 
 
 def test_the_first_mixed_group_is_named() -> None:

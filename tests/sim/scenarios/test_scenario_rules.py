@@ -15,10 +15,17 @@ import pandas as pd
 import pytest
 
 from zeus_bench.core.errors import ConfigError, TraceFormatError
-from zeus_bench.sim.drift import Drift, drift_of, oracle_cost_by_recurrence
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import PolicyContext
-from zeus_bench.sim.warmstart import Prior, Try, bind_prior, observed_tries, prior_for, prior_from_tries
+from zeus_bench.sim.scenarios.drift import Drift, drift_of, oracle_cost_by_recurrence
+from zeus_bench.sim.scenarios.warmstart import (
+    Prior,
+    Try,
+    bind_prior,
+    observed_tries,
+    prior_for,
+    prior_from_tries,
+)
 from zeus_bench.traces.jobs import TraceSet
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -127,7 +134,7 @@ def test_prior_never_rules_out_b0_even_where_it_did_not_reach() -> None:
 
 
 def test_drift_table_size_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    import zeus_bench.sim.drift as drift
+    import zeus_bench.sim.scenarios.drift as drift
 
     monkeypatch.setattr(drift, "MAX_ROWS", 3)
     rows = pd.DataFrame(

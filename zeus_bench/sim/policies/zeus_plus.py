@@ -106,7 +106,7 @@ class ZeusPlus(JitMixin, Policy):
     prune: bool = True
     noise_z: float = NOISE_Z
     epoch_evidence: bool = DEFAULT_EPOCH_EVIDENCE
-    accepts_prior = True  # zeus_bench.sim.warmstart binds a Prior as the class attribute `prior`
+    accepts_prior = True  # zeus_bench.sim.scenarios.warmstart binds a Prior as the class attribute `prior`
 
     def __init__(self, ctx: PolicyContext) -> None:
         """Create the optimizer over the job's batch sizes, starting at b0 (and a prior, if bound)."""

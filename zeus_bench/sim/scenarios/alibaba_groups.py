@@ -2,9 +2,9 @@
 
 The upstream file has the columns ``group`` (Alibaba group id), ``start_time`` and ``end_time``
 (s), ``dataset`` (one of the six workloads) and ``runtime_ratio`` (the job's runtime over the
-mean runtime of its dataset's jobs): the arrival table of :mod:`zeus_bench.sim.arrivals` with
+mean runtime of its dataset's jobs): the arrival table of :mod:`zeus_bench.sim.scenarios.arrivals` with
 ``dataset`` for ``workload``. The conversion renames that column, checks every dataset against
-the workload registry and validates the rest with :func:`~zeus_bench.sim.arrivals.validate_arrivals`
+the workload registry and validates the rest with :func:`~zeus_bench.sim.scenarios.arrivals.validate_arrivals`
 (the owner of the arrival-table rules); the result is written as Parquet.
 """
 
@@ -35,7 +35,7 @@ def read_alibaba_groups(path: str | Path) -> pd.DataFrame:
 
     import pandas as pd
 
-    from zeus_bench.sim.arrivals import validate_arrivals
+    from zeus_bench.sim.scenarios.arrivals import validate_arrivals
     from zeus_bench.traces.workloads import load_workloads
 
     path = Path(path)

@@ -1,4 +1,4 @@
-"""Schemas of the arena's tables, ``arena_jobs`` and ``arena_summary`` (:mod:`zeus_bench.sim.arena`).
+"""Schemas of the arena's tables, ``arena_jobs`` and ``arena_summary`` (:mod:`zeus_bench.studies.arena`).
 
 Documented column by column in ``results/README.md`` (generated from these schemas).
 """
@@ -59,7 +59,7 @@ _ANYTIME_FLOOR = Column(
     "expected regret of a policy that keeps its cumulative cost within 1.02 x the baseline's after every "
     "recurrence, should its try fail, even knowing every expected cost (b0 at its cheapest limit until the "
     "funds allow a try as cheap as the cheapest path of another batch size, the oracle after it; "
-    "zeus_bench.sim.recurrences.anytime_floor); a policy that bets on recurrences yet to run is not bound by "
+    "zeus_bench.studies.recurrences.anytime_floor); a policy that bets on recurrences yet to run is not bound by "
     "it; missing in tables of version 4",
     "%", "3.4", nullable=True,
 )  # fmt: skip

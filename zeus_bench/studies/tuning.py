@@ -1,8 +1,8 @@
 """Choose a policy's constants on the *tune* half of the training paths (cross-fitting).
 
-``python -m zeus_bench.sim.tuning --traces GPU=DIR ... --seeds 1-20 --horizon unknown --jobs 16
+``python -m zeus_bench.studies.tuning --traces GPU=DIR ... --seeds 1-20 --horizon unknown --jobs 16
 --out results/policy/tuning.csv`` replays every setting of :data:`ZEUS_PLUS_GRID` (class
-attributes of ``zeus-plus``) and Zeus on each job's tune half (:func:`~zeus_bench.sim.crossfit.split_job`)
+attributes of ``zeus-plus``) and Zeus on each job's tune half (:func:`~zeus_bench.studies.crossfit.split_job`)
 and writes one row per setting: per GPU its mean regret, Zeus's, their ratio, the largest 95th
 percentile over seeds of the paired cost ratio (the cumulative cost over the baseline's replayed on
 the same seed, as in the arena) and the jobs above 1.02; ``chosen`` marks
@@ -27,13 +27,13 @@ import numpy as np
 import pandas as pd
 
 from zeus_bench.core.errors import ZeusBenchError
-from zeus_bench.sim.arena import COMPARATOR, P_SAFE, SAFE, ArenaJob, Protocol, job_refs, seed_costs
-from zeus_bench.sim.crossfit import FOLD_CONSTANTS, FOLDS, split_job, variant
 from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences
 from zeus_bench.sim.rules import Horizon
-from zeus_bench.sim.schema_study import validate_tuning
+from zeus_bench.studies.arena import COMPARATOR, P_SAFE, SAFE, ArenaJob, Protocol, job_refs, seed_costs
+from zeus_bench.studies.crossfit import FOLD_CONSTANTS, FOLDS, split_job, variant
+from zeus_bench.studies.study_schema import validate_tuning
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ def fold_base(policy: str, half: str, grid: Mapping[str, Sequence[Any]]) -> dict
     """The constants a grid on ``half`` is scored with besides its own: those of the fold tuned on ``half``.
 
     Fold 1 tunes on ``tune`` (the registered defaults), fold 2 on ``judge`` (its
-    :data:`~zeus_bench.sim.crossfit.FOLD_CONSTANTS`, chosen there by earlier grids); the grid's own
+    :data:`~zeus_bench.studies.crossfit.FOLD_CONSTANTS`, chosen there by earlier grids); the grid's own
     constants are left out (they vary).
     """
     fold = next(f for f, (tuned, _) in FOLDS.items() if tuned == half)
@@ -107,7 +107,7 @@ def tune_on(
 ) -> pd.DataFrame:
     """Score every setting on one half (default tune) of each job's training paths: one row per setting.
 
-    ``jobs`` are whole jobs; each is split here (:func:`~zeus_bench.sim.crossfit.split_job`), so
+    ``jobs`` are whole jobs; each is split here (:func:`~zeus_bench.studies.crossfit.split_job`), so
     no path of the judged half is ever replayed while tuning. Every setting keeps the other
     constants of the fold tuned on ``half`` (:func:`fold_base`).
     """
@@ -172,7 +172,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from zeus_bench.core.entry import int_range_arg
     from zeus_bench.core.fsutil import atomic_path
 
-    ap = argparse.ArgumentParser(prog="python -m zeus_bench.sim.tuning", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m zeus_bench.studies.tuning", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("--traces", action="append", required=True, metavar="GPU=DIR")
     ap.add_argument("--seeds", type=int_range_arg, default=list(range(1, 21)))
     ap.add_argument("--horizon", default="unknown")

@@ -1,7 +1,7 @@
 """Schema of the arrival table (kind ``arrivals``), the input of ``zeus-bench simulate --arrivals``.
 
 The columns, their types and their value checks are stated here once;
-:func:`zeus_bench.sim.arrivals.validate_arrivals` applies them column by column on NumPy arrays
+:func:`zeus_bench.sim.scenarios.arrivals.validate_arrivals` applies them column by column on NumPy arrays
 (a cluster-scale table has millions of rows: no per-row Python object is made) and keeps only the
 rules across rows (end after start, one workload per group).
 """

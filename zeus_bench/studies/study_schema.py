@@ -1,9 +1,9 @@
-"""Schemas of the zeus-plus study's tables (``results/policy/*.csv``, ``zeus_bench.sim.study``, ``.tuning``).
+"""Schemas of the zeus-plus study's tables (``results/policy/*.csv``, ``zeus_bench.studies.study``, ``.tuning``).
 
 The study (``zeus-bench study``) writes one CSV per kind ``policy_<name>``:
 ``comparison.csv`` is ``policy_comparison``, ``curves.csv`` ``policy_curves`` and so on, so its
 writer validates each table with ``validate(df, f"policy_{name}")``. The tuning tables
-(``python -m zeus_bench.sim.tuning``) have five columns per GPU, named ``<gpu>_...``: they are
+(``python -m zeus_bench.studies.tuning``) have five columns per GPU, named ``<gpu>_...``: they are
 validated GPU by GPU with :func:`validate_tuning`.
 """
 
@@ -121,7 +121,7 @@ _DRIFT_ID = (
     _id(
         "scenario",
         "step (the optimum's epochs change at once), morph (the same over 20 recurrences) or tilt (the whole "
-        "convergence curve tilts over 20 recurrences, the neutral gradual drift: zeus_bench/sim/drift.py)",
+        "convergence curve tilts over 20 recurrences, the neutral gradual drift: zeus_bench/sim/scenarios/drift.py)",
         "step",
     ),
     Column(
@@ -225,12 +225,12 @@ TUNING = register_schema(
         description=(
             "`tuning-known.csv`, `tuning-known-fold2.csv`, `tuning-unknown.csv`, `tuning-unknown-safety.csv`, "
             "`tuning-unknown-safety-fold2.csv`: one row per setting of "
-            "zeus-plus's constants, written by `python -m zeus_bench.sim.tuning` on the *tune* half of the "
+            "zeus-plus's constants, written by `python -m zeus_bench.studies.tuning` on the *tune* half of the "
             "training paths (cross-fitting, docs/policies.md; fold2: the halves swapped), horizon known "
             "(margin, up_first) or unknown (horizon, margin, up_first; `tuning-unknown-safety.csv`: `--grid unknown-horizon`, "
             "horizon 0 = the anytime budget, then with loan 1 and lookahead 4, 14, 20, 50 x safety 0, 0.01, 0.02; no longer a pick: an unknown horizon now runs the anytime budget with no loan or lookahead, a rule; `tuning-known-evidence.csv`, "
             "`tuning-known-evidence-fold2.csv`: `--grid epoch-evidence`, margin x up_first x epoch_evidence, "
-            "horizon known); fold2 tables keep fold 2's other constants (zeus_bench.sim.tuning.fold_base); the arena "
+            "horizon known); fold2 tables keep fold 2's other constants (zeus_bench.studies.tuning.fold_base); the arena "
             "reports the other half. Version 2: the 95th percentiles are of the paired cost ratio (over the baseline's "
             "cost on the same seed; version 1: over its expected cost). "
             f"Columns named `{GPU}_...` appear once per GPU tuned on (`v100_regret_pct`, ...)."
@@ -319,7 +319,7 @@ TUNING = register_schema(
             Column(
                 "chosen",
                 "bool",
-                "The pick (zeus_bench.sim.tuning.choose): True on exactly one row",
+                "The pick (zeus_bench.studies.tuning.choose): True on exactly one row",
                 example="True",
             ),
         ),

@@ -2,8 +2,8 @@
 
 ``zeus-bench arena --traces DIR --gpu v100,a40 --policies zeus,zeus-plus,pl-only --seeds 1-50
 --out DIR`` replays each policy on each job's *judged* half of the training paths
-(:mod:`zeus_bench.sim.crossfit`) and writes two tables (``DIR/arena_jobs.parquet``,
-``DIR/arena_summary.parquet``; schemas in :mod:`zeus_bench.sim.arena_schema`). The protocol
+(:mod:`zeus_bench.studies.crossfit`) and writes two tables (``DIR/arena_jobs.parquet``,
+``DIR/arena_summary.parquet``; schemas in :mod:`zeus_bench.studies.arena_schema`). The protocol
 (``docs/policies.md``, "The arena protocol"):
 
 * each seed samples the same training paths under every policy (common random numbers), so the
@@ -36,7 +36,6 @@ import pandas as pd
 
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim.crossfit import FOLD_CONSTANTS, judged_half, split_job, variant
 from zeus_bench.sim.metrics import (
     bootstrap_ci,
     bootstrap_indices,
@@ -48,10 +47,11 @@ from zeus_bench.sim.metrics import (
 )
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy
-from zeus_bench.sim.recurrences import anytime_floor, probe_floor
-from zeus_bench.sim.recurrences import references as job_refs
 from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay_many
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
+from zeus_bench.studies.crossfit import FOLD_CONSTANTS, judged_half, split_job, variant
+from zeus_bench.studies.recurrences import anytime_floor, probe_floor
+from zeus_bench.studies.recurrences import references as job_refs
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,7 @@ def frozen_constants(constants: dict[str, dict[str, Any]]) -> Constants:
 class Protocol:
     """How every policy of an arena is replayed and judged.
 
-    ``fold`` (:data:`~zeus_bench.sim.crossfit.FOLDS`) names the cross-fitting fold: ``half`` is
+    ``fold`` (:data:`~zeus_bench.studies.crossfit.FOLDS`) names the cross-fitting fold: ``half`` is
     the half it judges and ``constants`` the overrides chosen on its other half
     (:meth:`for_fold` sets both).
     """

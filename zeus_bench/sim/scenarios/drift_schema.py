@@ -1,7 +1,7 @@
-"""The ``drift`` kind: a user's drift table for ``zeus-bench simulate --drift`` (:mod:`zeus_bench.sim.drift`).
+"""The ``drift`` kind: a user's drift table for ``zeus-bench simulate --drift`` (:mod:`zeus_bench.sim.scenarios.drift`).
 
 The per-column rules live here; the cross-row ones (a bound on the rows, workloads that exist,
-batch sizes the job has) stay in :mod:`zeus_bench.sim.drift`.
+batch sizes the job has) stay in :mod:`zeus_bench.sim.scenarios.drift`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ DRIFT = register_schema(
         kind="drift",
         version=1,
         description=(
-            "A drift table (`.csv` or `.parquet`, written by hand or by `python -m zeus_bench.sim.drift`): how a "
+            "A drift table (`.csv` or `.parquet`, written by hand or by `python -m zeus_bench.sim.scenarios.drift`): how a "
             "recurring job's epochs to the target change over its recurrences, one row per point. Per (workload, "
             "batch size) the factor is interpolated linearly between the listed recurrences and held before the "
             "first and after the last; batch sizes not listed keep factor 1."

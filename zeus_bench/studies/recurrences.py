@@ -1,7 +1,7 @@
 """What a study charges each recurrence of a replay, and a job's reference costs.
 
-The one place both the zeus-plus study (:mod:`zeus_bench.sim.study`), the warm-start tables
-(:mod:`zeus_bench.sim.warmjobs`) and the arena (:mod:`zeus_bench.sim.arena`) take them from.
+The one place both the zeus-plus study (:mod:`zeus_bench.studies.study`), the warm-start tables
+(:mod:`zeus_bench.studies.warmjobs`) and the arena (:mod:`zeus_bench.studies.arena`) take them from.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from zeus_bench.sim.policies.builtin import max_limit_w, oracle_configuration
 from zeus_bench.sim.replay import replay
 
 if TYPE_CHECKING:
-    from zeus_bench.sim.drift import Drift
     from zeus_bench.sim.policies.base import Policy
     from zeus_bench.sim.replay import JobModel
+    from zeus_bench.sim.scenarios.drift import Drift
 
 __all__ = ["Refs", "anytime_floor", "probe_floor", "recurrence_costs", "references"]
 

@@ -1,10 +1,10 @@
 """The arrival table (kind ``arrivals``): read, validated and generated.
 
-The table's columns and value checks are its schema's (:mod:`zeus_bench.sim.arrivals_schema`);
+The table's columns and value checks are its schema's (:mod:`zeus_bench.sim.scenarios.arrivals_schema`);
 this module reads a file (a Parquet file slice by slice, its text columns as dictionaries: a
 table of millions of submissions holds no Python string per row), applies the schema's column
 checks on NumPy arrays, and the rules across rows (end after start, one workload per group). The
-replay of a table is :mod:`zeus_bench.sim.arrivals`'s.
+replay of a table is :mod:`zeus_bench.sim.scenarios.arrivals`'s.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zeus_bench.core.errors import TraceFormatError
-from zeus_bench.sim.arrivals_schema import ARRIVALS, MAX_RUNTIME_RATIO, check_number_column
+from zeus_bench.sim.scenarios.arrivals_schema import ARRIVALS, MAX_RUNTIME_RATIO, check_number_column
 from zeus_bench.store.frames import read_user_file
 
 if TYPE_CHECKING:  # pandas is imported where tables are read or built
@@ -117,7 +117,7 @@ def _is_text(arrow_type: object) -> bool:
 def validate_arrivals(df: pd.DataFrame, where: str = "arrival table") -> pd.DataFrame:
     """Validate an arrival table; return it typed, sorted by (group, start_time).
 
-    The column checks are the ``arrivals`` schema's (:mod:`zeus_bench.sim.arrivals_schema`);
+    The column checks are the ``arrivals`` schema's (:mod:`zeus_bench.sim.scenarios.arrivals_schema`);
     the rules across rows (end after start, one workload per group) are this function's.
     ``group`` and ``workload`` come back categorical (their names as text, in sorted order).
     """

@@ -4,9 +4,9 @@
 results/policy`` (:mod:`zeus_bench.cli.study`) writes six tables (CSV, documented in
 ``results/README.md``'s policy section):
 
-* ``comparison.csv``, regenerated from the arena (:mod:`zeus_bench.sim.arena`): the arena's jobs
+* ``comparison.csv``, regenerated from the arena (:mod:`zeus_bench.studies.arena`): the arena's jobs
   (fold 1: the judged half of the training paths), seeds, eta, beta and horizon, replayed by the
-  arena's own :func:`~zeus_bench.sim.arena.seed_costs`, and checked against the arena's table
+  arena's own :func:`~zeus_bench.studies.arena.seed_costs`, and checked against the arena's table
   (:func:`check_against_arena`: every mean the same). Per (gpu, workload, policy): cumulative cost over the baseline's (b0 at the
   maximum limit) and over max-batch's, each replayed on the same seed (paired, as in the arena), regret against the
   oracle (cumulative cost over the oracle's expected cost, minus 1, in %), each mean and std over seeds, and failed
@@ -16,7 +16,7 @@ results/policy`` (:mod:`zeus_bench.cli.study`) writes six tables (CSV, documente
 * ``drift.csv``, per (gpu, workload, scenario, epoch factor, policy): recurrences after the
   change (after the end of a morph) until the policy's mean cost over seeds, averaged over 5
   recurrences, is back within 5 % of the new oracle's (empty: not within the horizon), and the
-  cost after the change over the drifted oracle's. Scenarios (:func:`zeus_bench.sim.drift.scenario`):
+  cost after the change over the drifted oracle's. Scenarios (:func:`zeus_bench.sim.scenarios.drift.scenario`):
   the oracle batch size's epochs grow 1.5x or 2x at mid-horizon (step) or over 20 recurrences
   (morph), or the whole convergence curve tilts by that factor over 20 recurrences (tilt, the
   neutral gradual drift). Policies: Zeus, Zeus with window 10, zeus-plus and sw-ts.
@@ -25,7 +25,7 @@ results/policy`` (:mod:`zeus_bench.cli.study`) writes six tables (CSV, documente
 * ``warmstart.csv``, per (prior gpu, gpu, workload): zeus-plus's regret over the first 20
   recurrences and its mean cost over the last 20 (steady state), cold and warm; the prior comes
   from the tries a cold zeus-plus replay on the prior GPU observed (one per seed).
-* ``warmstart_jobs.csv`` (schema ``warmstart_jobs``, :mod:`zeus_bench.sim.warmjobs`): per job, the
+* ``warmstart_jobs.csv`` (schema ``warmstart_jobs``, :mod:`zeus_bench.studies.warmjobs`): per job, the
   paired warm - cold regret with its bootstrap interval, and each pair's cut with and without it.
 
 Every replay is the simulator's own (:func:`zeus_bench.sim.replay.replay`), eta and beta the
@@ -47,13 +47,13 @@ import pandas as pd
 
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim.arena import ArenaJob, Protocol, replayed_total, seed_costs
-from zeus_bench.sim.drift import SCENARIOS, Drift, oracle_cost_by_recurrence, scenario
 from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
-from zeus_bench.sim.recurrences import recurrence_costs, references
 from zeus_bench.sim.replay import JobModel, default_recurrences
-from zeus_bench.sim.warmjobs import EARLY, WarmCosts, warm_job_costs
+from zeus_bench.sim.scenarios.drift import SCENARIOS, Drift, oracle_cost_by_recurrence, scenario
+from zeus_bench.studies.arena import ArenaJob, Protocol, replayed_total, seed_costs
+from zeus_bench.studies.recurrences import recurrence_costs, references
+from zeus_bench.studies.warmjobs import EARLY, WarmCosts, warm_job_costs
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 log = logging.getLogger(__name__)
@@ -84,9 +84,9 @@ def compare(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``comparison`` and ``curves`` tables for every job and policy.
 
-    ``jobs`` are whole jobs or the arena's (:class:`~zeus_bench.sim.arena.ArenaJob`: one half of
+    ``jobs`` are whole jobs or the arena's (:class:`~zeus_bench.studies.arena.ArenaJob`: one half of
     the paths, recurring as often as the whole job); every run is the arena's
-    :func:`~zeus_bench.sim.arena.seed_costs` under ``protocol`` (default: ``seeds``, ``eta``,
+    :func:`~zeus_bench.studies.arena.seed_costs` under ``protocol`` (default: ``seeds``, ``eta``,
     ``beta``, horizon known). Runs of whole jobs are also kept in ``runs`` (the warm start reuses them).
     """
     protocol = Protocol(tuple(seeds), eta, beta) if protocol is None else protocol
@@ -192,7 +192,7 @@ def recovery(mean_cost: np.ndarray, oracle: np.ndarray, at: int) -> float:
 def drift_study(
     jobs: dict[str, list[JobTrace]], seeds: Sequence[int], eta: float, beta: float
 ) -> pd.DataFrame:
-    """Recovery after every drift scenario (:data:`~zeus_bench.sim.drift.SCENARIOS`) of every multi-limit job."""
+    """Recovery after every drift scenario (:data:`~zeus_bench.sim.scenarios.drift.SCENARIOS`) of every multi-limit job."""
     runs = (
         ("zeus", "zeus", 0),
         (f"zeus-window{DRIFT_WINDOW}", "zeus", DRIFT_WINDOW),
@@ -256,9 +256,9 @@ def warmstart_study(
     """zeus-plus cold and warm-started from another GPU's observed tries, per job both GPUs have.
 
     The prior of seed ``s`` comes from a cold zeus-plus replay on the prior GPU
-    (:func:`zeus_bench.sim.warmjobs.warm_job_costs`). A cold run already in ``runs``
+    (:func:`zeus_bench.studies.warmjobs.warm_job_costs`). A cold run already in ``runs``
     (:func:`compare`'s, the same replay) is not replayed again; each job's costs are also kept in
-    ``warm_runs`` (for :func:`zeus_bench.sim.warmjobs.jobs_table`).
+    ``warm_runs`` (for :func:`zeus_bench.studies.warmjobs.jobs_table`).
     """
     rows = []
     for src, dst in pairs:
@@ -285,5 +285,5 @@ def warmstart_study(
 
 
 if __name__ == "__main__":  # the old entry point: say where the command went, never run silently
-    print("python -m zeus_bench.sim.study: moved to `zeus-bench study` (same options)", file=sys.stderr)
+    print("python -m zeus_bench.studies.study: moved to `zeus-bench study` (same options)", file=sys.stderr)
     raise SystemExit(2)

@@ -64,7 +64,7 @@ def register(tsub: Any) -> None:
 
 def _import(args: argparse.Namespace) -> int:
     from zeus_bench.core.fsutil import check_writable_dir
-    from zeus_bench.sim.alibaba import import_alibaba
+    from zeus_bench.sim.scenarios.alibaba_groups import import_alibaba
 
     check_writable_dir(args.out.parent, "output folder")
     table = import_alibaba(args.src, args.out)
@@ -74,8 +74,8 @@ def _import(args: argparse.Namespace) -> int:
 
 def _fetch(args: argparse.Namespace) -> int:
     from zeus_bench.core.fsutil import check_writable_dir
-    from zeus_bench.sim.alibaba import import_alibaba
-    from zeus_bench.traces.alibaba import ALIBABA_FILE, obtain_alibaba
+    from zeus_bench.sim.scenarios.alibaba_groups import import_alibaba
+    from zeus_bench.traces.alibaba_fetch import ALIBABA_FILE, obtain_alibaba
     from zeus_bench.traces.fetch import DOWNLOAD_TIMEOUT_S, url_template_from
 
     existed = args.out.exists()

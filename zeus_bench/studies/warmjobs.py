@@ -2,9 +2,9 @@
 
 For a (prior GPU, target GPU, workload) and every seed ``s``: zeus-plus runs cold on the target,
 and warm with the prior of what a cold zeus-plus replay on the prior GPU observed with seed
-``s + PRIOR_SEED_OFFSET`` (:func:`zeus_bench.sim.warmstart.prior_for`; a seed whose prior replay
+``s + PRIOR_SEED_OFFSET`` (:func:`zeus_bench.sim.scenarios.warmstart.prior_for`; a seed whose prior replay
 saw no shared batch size reach the target runs cold, and is counted). Per job the table gives
-the regret over the first :data:`~zeus_bench.sim.study.EARLY` recurrences cold and warm, their
+the regret over the first :data:`~zeus_bench.studies.study.EARLY` recurrences cold and warm, their
 paired difference (warm - cold, same seed, same target paths) with a 95 % bootstrap interval over
 seeds, the job's cut, the pair's cut over all its jobs (as the report computes it: one minus the
 ratio of the mean over jobs of the warm regret to the cold) and the pair's cut **leaving this job
@@ -27,8 +27,8 @@ import numpy as np
 
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import bootstrap_ci, regret_pct
-from zeus_bench.sim.schema import WARMSTART_JOBS
-from zeus_bench.sim.warmstart import PRIOR_SEED_OFFSET, NoSharedBatchSize, bind_prior, prior_for
+from zeus_bench.sim.scenarios.warmstart import PRIOR_SEED_OFFSET, NoSharedBatchSize, bind_prior, prior_for
+from zeus_bench.studies.warmjobs_schema import WARMSTART_JOBS
 from zeus_bench.traces.jobs import TraceSet
 
 __all__ = ["WARMSTART_JOBS", "WarmCosts", "jobs_table", "warm_job_costs", "write_jobs_table"]
@@ -73,8 +73,8 @@ def warm_job_costs(
         cold: The cold runs' charged costs if already replayed (rows: seeds).
     """
     from zeus_bench.sim.policies import get_policy
-    from zeus_bench.sim.recurrences import recurrence_costs, references
     from zeus_bench.sim.replay import default_recurrences
+    from zeus_bench.studies.recurrences import recurrence_costs, references
 
     job = model.job
     n = default_recurrences(job)

@@ -5,8 +5,8 @@ The train trace holds, per (workload, batch size), a few training paths (runs an
 replay and then reported on the same replay flatters: the choice saw the very paths it is judged
 on. :func:`split_job` splits each batch size's paths, in trace order, into two disjoint halves:
 the paths of even index form the ``tune`` half, those of odd index the ``judge`` half. Every
-tunable constant is chosen on ``tune`` (:mod:`zeus_bench.sim.tuning`); the arena
-(:mod:`zeus_bench.sim.arena`) reports ``judge``. A batch size with a single path cannot be split:
+tunable constant is chosen on ``tune`` (:mod:`zeus_bench.studies.tuning`); the arena
+(:mod:`zeus_bench.studies.arena`) reports ``judge``. A batch size with a single path cannot be split:
 it is left out of *both* halves (its path would otherwise be tuned and judged on); a job whose
 default batch size has a single path, or that keeps no batch size, is refused (an empty split).
 

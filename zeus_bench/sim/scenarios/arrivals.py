@@ -49,24 +49,24 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from zeus_bench.sim.arrival_table import (
-    ARRIVAL_COLUMNS,
-    MAX_RUNTIME_RATIO,
-    read_arrivals,
-    synthetic_arrivals,
-    validate_arrivals,
-)
 from zeus_bench.sim.executor import OneTry, missed_row, try_row
 from zeus_bench.sim.model import row_columns
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.replay import BanditKnobs, JobModel, Row, seed_generators
 from zeus_bench.sim.rules import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES
+from zeus_bench.sim.scenarios.arrival_table import (
+    ARRIVAL_COLUMNS,
+    MAX_RUNTIME_RATIO,
+    read_arrivals,
+    synthetic_arrivals,
+    validate_arrivals,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from zeus_bench.sim.fastarrivals import SharedTries
+    from zeus_bench.sim.scenarios.fastarrivals import SharedTries
 
 __all__ = [
     "ARRIVAL_COLUMNS",
@@ -106,7 +106,7 @@ def replay_groups(
 
     Each group's rows are :func:`replay_group`'s. The ``zeus`` policy (or a subclass that
     overrides none of its decisions) with the paper's knobs and no window replays through the
-    fused loop (:mod:`zeus_bench.sim.fastarrivals`), whose tries are shared by every group of the
+    fused loop (:mod:`zeus_bench.sim.scenarios.fastarrivals`), whose tries are shared by every group of the
     (model, seed, beta); any other policy through the generic loop, one group at a time.
     """
     knobs = knobs or BanditKnobs()
@@ -126,11 +126,11 @@ def fused_tries(
 
     The ``zeus`` policy (or a subclass that overrides none of its decisions) with the paper's
     knobs and no window, on a job the fused loop applies to
-    (:func:`~zeus_bench.sim.fastarrivals.shared_tries`).
+    (:func:`~zeus_bench.sim.scenarios.fastarrivals.shared_tries`).
     """
     if not (_fused(policy_cls) and window == 0 and knobs.default):
         return None
-    from zeus_bench.sim.fastarrivals import shared_tries
+    from zeus_bench.sim.scenarios.fastarrivals import shared_tries
 
     return shared_tries(model, seed, beta)
 
@@ -232,7 +232,7 @@ def _end(job: _Running) -> float:
 def group_columns(arrivals: pd.DataFrame) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
     """Per group (sorted by name), its start, end and runtime-ratio arrays in start order.
 
-    The table is sorted by (group, start_time) (:func:`~zeus_bench.sim.arrivals.validate_arrivals`);
+    The table is sorted by (group, start_time) (:func:`~zeus_bench.sim.scenarios.arrivals.validate_arrivals`);
     this sorts again (stably) in case a caller's is not (unless it is: the stable sort of sorted
     rows leaves them as they are), and slices the columns, so that no frame per group is built.
     """

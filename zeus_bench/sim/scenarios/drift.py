@@ -1,7 +1,7 @@
 """Drift: how a recurring job's epochs to the target change over its recurrences.
 
 A drift table (``.csv`` or ``.parquet``) has one row per point and the columns of the ``drift``
-table kind (``zeus_bench/sim/schema_drift.py``, documented in ``results/README.md``): ``workload``,
+table kind (``zeus_bench/sim/scenarios/drift_schema.py``, documented in ``results/README.md``): ``workload``,
 ``batch_size``, ``recurrence`` (from 1) and ``epoch_factor`` (> 0, finite), exactly these names.
 
 Per (workload, batch size) the factor of a recurrence is interpolated linearly between the
@@ -26,7 +26,7 @@ whose scaled target epoch passes the workload's maximum epochs no longer reaches
   evenly between the incumbent getting dearer and others getting cheaper, and where the optimum
   lands is decided by the curve, not by which batch size was second.
 
-``python -m zeus_bench.sim.drift`` writes a scenario's drift table for ``zeus-bench simulate
+``python -m zeus_bench.sim.scenarios.drift`` writes a scenario's drift table for ``zeus-bench simulate
 --drift``. :func:`oracle_cost_by_recurrence` gives the drifted oracle's expected cost per
 recurrence, against which recovery is measured.
 """
@@ -41,7 +41,7 @@ import numpy as np
 
 from zeus_bench.core.cost import epoch_cost
 from zeus_bench.core.errors import ConfigError, TraceFormatError, UnknownWorkloadError
-from zeus_bench.sim.schema_drift import DRIFT
+from zeus_bench.sim.scenarios.drift_schema import DRIFT
 from zeus_bench.store import validate
 from zeus_bench.store.frames import read_user_file
 from zeus_bench.traces.jobs import JobTrace
@@ -73,7 +73,7 @@ def validate_drift(
 ) -> pd.DataFrame:
     """Check a drift table; return it typed and sorted.
 
-    The ``drift`` kind (``sim/schema_drift.py``) checks the columns, types and values and that a
+    The ``drift`` kind (``sim/scenarios/drift_schema.py``) checks the columns, types and values and that a
     (workload, batch_size, recurrence) appears once; here are the rules across rows: a size bound,
     and workloads built in or of ``workloads_file`` (batch sizes the job has: :func:`drift_of`).
 
@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     from zeus_bench.traces.jobs import TraceSet
 
     ap = argparse.ArgumentParser(
-        prog="python -m zeus_bench.sim.drift",
+        prog="python -m zeus_bench.sim.scenarios.drift",
         description="Write a drift scenario's table (for zeus-bench simulate --drift) from a GPU's trace.",
     )
     ap.add_argument("--traces", required=True, help="trace folder")

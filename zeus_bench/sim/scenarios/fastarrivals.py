@@ -1,10 +1,10 @@
 """The ``zeus`` policy's arrival replay as one fused loop: the rows of :func:`arrivals.replay_group`, faster.
 
-:func:`zeus_bench.sim.arrivals.replay_group` runs any policy through
+:func:`zeus_bench.sim.scenarios.arrivals.replay_group` runs any policy through
 :class:`~zeus_bench.sim.executor.OneTry`, with a :class:`~zeus_bench.sim.policies.Decision` and an
 :class:`~zeus_bench.sim.policies.Outcome` per try and the policy's, bandit's and executor's methods
 in between. For ``zeus`` with the paper's knobs and no window this module runs the same rules
-(documented in :mod:`zeus_bench.sim.arrivals`) with those layers removed; the batch-size
+(documented in :mod:`zeus_bench.sim.scenarios.arrivals`) with those layers removed; the batch-size
 optimizer is the real :class:`~zeus_bench.optimizers.bandit.PruningThompsonSampling`
 (``concurrency=True``), driven through its public ``predict`` and ``observe``.
 
@@ -248,7 +248,7 @@ def replay_group_zeus(
 
 
 def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray) -> list[int]:
-    """One group's event loop (the rules of :mod:`zeus_bench.sim.arrivals`): its rows' codes, in order.
+    """One group's event loop (the rules of :mod:`zeus_bench.sim.scenarios.arrivals`): its rows' codes, in order.
 
     One loop over the group's events, each a launch (a submission at its start, or a retry at
     its try's end, launched before anything else happens) or the observation of the job that
