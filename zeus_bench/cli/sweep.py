@@ -20,6 +20,7 @@ from zeus_bench.cli.common import (
     check_out,
     emit,
     eta_arg,
+    gpu_indices_arg,
     render,
     require_extra,
 )
@@ -40,16 +41,6 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected integers like 8,16,32 or 'paper', got {text!r}") from None
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError(f"expected positive integers like 8,16,32, got {text!r}")
-    return values
-
-
-def _gpu_list(text: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1, got {text!r}") from None
-    if not values or any(v < 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1, got {text!r}")
     return values
 
 
@@ -78,7 +69,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--gpus",
-        type=_gpu_list,
+        type=gpu_indices_arg,
         default=[0],
         metavar="I,J",
         help="GPU indices (several: DistributedDataParallel, energy summed; default 0)",
