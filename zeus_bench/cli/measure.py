@@ -83,8 +83,8 @@ def _table(
         }
     )
     shown_cmd = command if len(command) <= 60 else command[:57] + "..."
-    plural = "run" if runs == 1 else f"runs, mean over {runs}"
-    head = f"GPU energy of '{shown_cmd}' (backend {backend}; {runs} {plural}; exit status {status}):\n\n"
+    how = "1 run" if runs == 1 else f"mean of {runs} runs"
+    head = f"GPU energy of '{shown_cmd}' (backend {backend}; {how}; exit status {status}):\n\n"
     note = (
         "\nUncertainty above 5 %: the run lasted less than about 20 energy-counter updates; measure a "
         "longer run\nor several (--repeat).\n"
