@@ -32,7 +32,13 @@ def register(sub: Any) -> None:
         help="folder of imported traces; repeatable (GPU=DIR: that folder for that GPU only)",
     )
     p.add_argument("--gpu", type=_list_of(str), required=True, metavar="GPU[,GPU...]", help="GPU kind(s)")
-    p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
+    p.add_argument(
+        "--workloads",
+        "--workload",
+        dest="workloads",
+        default="all",
+        help="'all' (default) or comma-separated workload ids",
+    )
     p.add_argument(
         "--policies",
         default="all",

@@ -45,7 +45,13 @@ def register(sub: Any) -> None:
         default=list(range(1, 11)),
         help="seeds (default 1-10; with --arena: the drift and warm-start seeds)",
     )
-    p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
+    p.add_argument(
+        "--workloads",
+        "--workload",
+        dest="workloads",
+        default="all",
+        help="'all' (default) or comma-separated workload ids",
+    )
     p.add_argument("--eta", type=eta_arg, default=None, help="energy weight (default zeus_bench.core.cost's)")
     p.add_argument(
         "--beta", type=beta_arg, default=None, help="early-stop threshold (default zeus_bench.core.cost's)"

@@ -53,7 +53,13 @@ def register(sub: Any) -> None:
         "limit, steady-state throughput after a warm-up and average power from the energy counter; "
         "rows in the power-trace schema, written after every point.",
     )
-    p.add_argument("--workload", required=True, help="workload id (cifar100, imagenet, squad, ...)")
+    p.add_argument(
+        "--workload",
+        "--workloads",
+        dest="workload",
+        required=True,
+        help="workload id (cifar100, imagenet, squad, ...); one per sweep",
+    )
     p.add_argument(
         "--batch-sizes",
         type=_int_list,
