@@ -45,6 +45,17 @@ def gpu_indices_arg(text: str) -> list[int]:
     return values
 
 
+def add_workloads_arg(parser: argparse.ArgumentParser) -> None:
+    """Add ``--workloads all|W,W,...`` (default all), with ``--workload`` as an exact alias."""
+    parser.add_argument(
+        "--workloads",
+        "--workload",
+        dest="workloads",
+        default="all",
+        help="'all' (default) or comma-separated workload ids",
+    )
+
+
 def add_format_arg(parser: argparse.ArgumentParser, default: str = "table") -> None:
     """Add ``--format table|csv|json`` and ``--out FILE``."""
     parser.add_argument(
@@ -88,6 +99,7 @@ __all__ = [
     "MAX_RECURRENCES",
     "MAX_SEEDS",
     "add_format_arg",
+    "add_workloads_arg",
     "beta_arg",
     "bounded_int_arg",
     "check_out",

@@ -8,6 +8,7 @@ from typing import Any
 
 from zeus_bench.cli.common import (
     MAX_RECURRENCES,
+    add_workloads_arg,
     beta_arg,
     bounded_int_arg,
     eta_arg,
@@ -96,13 +97,7 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
         metavar="GPU[,GPU...]",
         help="GPU kind(s) (power-<gpu>.parquet in DIR)",
     )
-    p.add_argument(
-        "--workloads",
-        "--workload",
-        dest="workloads",
-        default="all",
-        help="'all' (default) or comma-separated workload ids",
-    )
+    add_workloads_arg(p)
     p.add_argument(
         "--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads"
     )
