@@ -7,7 +7,7 @@ early stop), and reports the run's energy-time cost back. Run it several times (
 
 On a CPU with the fake GPU (no NVIDIA hardware needed; needs PyTorch, the extra ``workloads``:
 ``pip install -e '.[workloads]'``); ``--tiny`` trains a model small enough that the fake GPU's
-speed model, not the host, sets each step's time (about 20 s for six recurrences)::
+speed model, not the host, sets each step's time (six recurrences model about 20 s of GPU time)::
 
     ZEUS_BENCH_FAKE_STATE=/tmp/fake-gpu.json python examples/train_online.py \
         --backend fake --device cpu --tiny --state-dir /tmp/zeus-job --recurrences 6
