@@ -173,12 +173,13 @@ class House:
         return edges
 
     def loose(self) -> list[str]:
-        """Modules at the package root other than ``__init__`` that are no re-export."""
+        """Modules at the package root other than ``__init__`` (and ``__main__``, ``python -m``) that are no re-export."""
         return sorted(
             self.rel(m)
             for m in self.paths
             if m.startswith("zeus_bench.")
             and m.count(".") == 1
+            and m != "zeus_bench.__main__"
             and m not in self.moved_to
             and self.paths[m].parent.name == "zeus_bench"
         )

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cli.common import beta_arg, bounded_int_arg, eta_arg, int_range_arg
+from zeus_bench.cli.common import add_workloads_arg, beta_arg, bounded_int_arg, eta_arg, int_range_arg
 
 #: Bound of --jobs (worker processes).
 MAX_JOBS = 1024
@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
         help="folder of imported traces; repeatable (GPU=DIR: that folder for that GPU only)",
     )
     p.add_argument("--gpu", type=_list_of(str), required=True, metavar="GPU[,GPU...]", help="GPU kind(s)")
-    p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
+    add_workloads_arg(p)
     p.add_argument(
         "--policies",
         default="all",

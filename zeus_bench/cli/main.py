@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "zeus_bench.cli.analysis",
     "zeus_bench.cli.fetch",
     "zeus_bench.cli.gpu",
+    "zeus_bench.cli.measure",
     "zeus_bench.cli.sim",
     "zeus_bench.cli.arena",
     "zeus_bench.cli.study",

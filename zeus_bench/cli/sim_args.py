@@ -8,6 +8,7 @@ from typing import Any
 
 from zeus_bench.cli.common import (
     MAX_RECURRENCES,
+    add_workloads_arg,
     beta_arg,
     bounded_int_arg,
     eta_arg,
@@ -96,7 +97,7 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
         metavar="GPU[,GPU...]",
         help="GPU kind(s) (power-<gpu>.parquet in DIR)",
     )
-    p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
+    add_workloads_arg(p)
     p.add_argument(
         "--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads"
     )
@@ -214,7 +215,14 @@ def add_summarize_args(p: argparse.ArgumentParser) -> None:
 
 def add_synth_args(p: argparse.ArgumentParser) -> None:
     """Add ``synth-arrivals``' options to ``p``."""
-    p.add_argument("--workloads", type=_list_of(str), required=True, help="comma-separated workload ids")
+    p.add_argument(
+        "--workloads",
+        "--workload",
+        dest="workloads",
+        type=_list_of(str),
+        required=True,
+        help="comma-separated workload ids",
+    )
     p.add_argument(
         "--groups",
         type=bounded_int_arg(1, MAX_SUBMISSIONS, "--groups"),

@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cli.common import beta_arg, eta_arg, int_range_arg
+from zeus_bench.cli.common import add_workloads_arg, beta_arg, eta_arg, int_range_arg
 
 #: The tables ``zeus-bench study`` writes into ``--out-dir`` (CSV).
 TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart", "warmstart_jobs")
@@ -45,7 +45,7 @@ def register(sub: Any) -> None:
         default=list(range(1, 11)),
         help="seeds (default 1-10; with --arena: the drift and warm-start seeds)",
     )
-    p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
+    add_workloads_arg(p)
     p.add_argument("--eta", type=eta_arg, default=None, help="energy weight (default zeus_bench.core.cost's)")
     p.add_argument(
         "--beta", type=beta_arg, default=None, help="early-stop threshold (default zeus_bench.core.cost's)"

@@ -20,6 +20,7 @@ from zeus_bench.cli.common import (
     check_out,
     emit,
     eta_arg,
+    gpu_indices_arg,
     render,
     require_extra,
 )
@@ -43,16 +44,6 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
-def _gpu_list(text: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1, got {text!r}") from None
-    if not values or any(v < 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1, got {text!r}")
-    return values
-
-
 def register(sub: Any) -> None:
     """Add ``sweep``, ``sweep-merge`` and ``project``."""
     p = sub.add_parser(
@@ -62,7 +53,13 @@ def register(sub: Any) -> None:
         "limit, steady-state throughput after a warm-up and average power from the energy counter; "
         "rows in the power-trace schema, written after every point.",
     )
-    p.add_argument("--workload", required=True, help="workload id (cifar100, imagenet, squad, ...)")
+    p.add_argument(
+        "--workload",
+        "--workloads",
+        dest="workload",
+        required=True,
+        help="workload id (cifar100, imagenet, squad, ...); one per sweep",
+    )
     p.add_argument(
         "--batch-sizes",
         type=_int_list,
@@ -78,7 +75,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--gpus",
-        type=_gpu_list,
+        type=gpu_indices_arg,
         default=[0],
         metavar="I,J",
         help="GPU indices (several: DistributedDataParallel, energy summed; default 0)",

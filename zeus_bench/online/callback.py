@@ -106,6 +106,9 @@ class ZeusCallback:
             recurrences=recurrences,
         )
         self.batch_size = self.optimizer.next_batch_size()
+        #: Why the optimizer chose :attr:`batch_size` (its phase when it chose), for the summary.
+        self.choice_reason = self.optimizer.choice_reason()
+        self.choice_phase = self.optimizer.phase()
         self.target_metric = float(target_metric)
         self.max_epochs = int(max_epochs)
         self.higher_is_better = higher_is_better
@@ -169,6 +172,7 @@ class ZeusCallback:
                     early_stopped=self.early_stopped,
                     epochs=self.epoch,
                 )
+                log.info("%s", self.summary_line())
             else:
                 log.warning("run failed; not reported to the batch-size optimizer")
         finally:
@@ -242,6 +246,22 @@ class ZeusCallback:
             self.early_stopped = True
             self._stop = True
 
+    def summary_line(self) -> str:
+        """The recurrence in one line: energy, time, cost, outcome, and the choices and why."""
+        if self.reached:
+            outcome = f"reached the target in {self.epoch} epoch(s)"
+        elif self.early_stopped:
+            outcome = f"stopped early after {self.epoch} epoch(s) (cost above beta x the best)"
+        else:
+            outcome = f"missed the target in {self.epoch} epoch(s)"
+        limit = self.profiler.chosen_power_limit_w if self.profiler else None
+        at = f" at {limit:g} W (least-cost profiled limit)" if limit is not None else ""
+        return (
+            f"job {self.job} run {len(self.optimizer.runs)}: {self.energy_j:.4g} J, {self.time_s:.4g} s, "
+            f"cost {self.cost_j:.4g} J; {outcome}; batch size {self.batch_size}{at} chosen by "
+            f"{self.choice_reason}; best batch size so far {self.optimizer.best_batch_size()}"
+        )
+
     def summary(self) -> dict[str, Any]:
         """The run's outcome as a flat dict."""
         profile = self.profiler.profile if self.profiler else None
@@ -258,4 +278,6 @@ class ZeusCallback:
             "power_limit_w": self.profiler.chosen_power_limit_w if self.profiler else math.nan,
             "observe_mode": self.observe,
             "profiled_limits_w": [m.power_limit_w for m in profile.measurements] if profile else [],
+            "choice": self.choice_reason,
+            "phase": self.choice_phase,
         }

@@ -273,7 +273,7 @@ class BatchSizeOptimizer:
             self.runs.append(record)
             self.save()
             self._loaded_runs = len(self.runs)
-        log.info(
+        log.debug(
             "run at batch size %d: cost %.4g J, %s%s",
             batch_size,
             cost_j,
@@ -285,3 +285,25 @@ class BatchSizeOptimizer:
     def best_batch_size(self) -> int:
         """The policy's best batch size so far."""
         return self.policy.best_batch_size()
+
+    def phase(self) -> str:
+        """The policy's phase in a word: ``pruning`` or ``thompson`` (``zeus``), else the policy's name."""
+        pruning = getattr(self.policy, "pruning", None)  # the Zeus bandit's phase; others have none
+        if pruning is None:
+            return str(self.job["policy"])
+        return "pruning" if pruning else "thompson"
+
+    def choice_reason(self) -> str:
+        """Why the policy is choosing as it does now, in a few words (logs and summaries).
+
+        ``zeus``: pruning exploration (each candidate batch size tried in turn, those that fail or
+        cost more than beta x the best dropped) or Thompson sampling over the remaining arms;
+        other policies: their name and the runs so far.
+        """
+        name, phase = self.job["policy"], self.phase()
+        if phase == "pruning":
+            return f"{name}: pruning, each batch size in turn"
+        if phase == "thompson":
+            arms = ", ".join(str(b) for b in getattr(self.policy, "arms", []))
+            return f"{name}: Thompson sampling over {arms}"
+        return f"{name} after {len(self.runs)} run(s)"
