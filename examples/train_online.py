@@ -37,6 +37,7 @@ except ImportError:  # the core install has no torch: one line saying which extr
     )
     sys.exit(2)
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.device import BACKENDS, get_backend
 from zeus_bench.device.fake_load import FakeLoad
 from zeus_bench.online.callback import ZeusCallback
@@ -66,12 +67,12 @@ def one_recurrence(args: argparse.Namespace, backend: object) -> dict:
         target_metric=args.target,
         max_epochs=args.max_epochs,
         state_dir=args.state_dir,
-        eta=args.eta,
+        cost=Cost(args.eta),
         beta=args.beta,
         backend=backend,  # type: ignore[arg-type]
         observe=args.observe,
         profiler=ProfilerConfig(
-            eta=args.eta,
+            cost=Cost(args.eta),
             step_w=args.step_w,
             warmup_iters=3,
             warmup_min_s=args.profile_s / 4,

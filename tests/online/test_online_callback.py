@@ -97,7 +97,7 @@ def test_callback_misuse(tmp_path):
     zeus = ZeusCallback("toy", [16], 16, 0.9, 2, tmp_path, backend=backend)
     with pytest.raises(ConfigError, match="inside 'with zeus:'"):
         next(zeus.epochs())
-    with pytest.raises(ConfigError, match="profiler eta"):
+    with pytest.raises(ConfigError, match="profiler cost"):
         ZeusCallback(
             "toy",
             [16],
