@@ -17,7 +17,7 @@ Example::
 
 Each recurrence of the job constructs a new ``ZeusCallback`` with the same ``state_dir``: the
 optimizer resumes from its JSON state and the power profiles from their cache. The cost is
-:func:`zeus_bench.core.cost.zeus_cost` over the energy and time of the whole run (profiling included).
+:meth:`zeus_bench.core.cost.Cost.zeus_cost` over the energy and time of the whole run (profiling included).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ maximum down in ``step_w`` steps. At each limit it warms up, then measures throu
 average power over at least ``profile_iters`` iterations *and* at least ``profile_min_s``
 seconds (fast GPUs run 40 iterations in about a second, too short for the energy counter).
 It then picks the limit of least cost per sample (:class:`~zeus_bench.optimizers.jit.MinCostPerSample`,
-built on :func:`zeus_bench.core.cost.zeus_cost`; how it differs from the simulator's choice:
+built on :meth:`zeus_bench.core.cost.Cost.zeus_cost`; how it differs from the simulator's choice:
 :mod:`zeus_bench.optimizers.jit`), sets it and caches the profile per
 (workload, GPU, batch size) in a JSON file (:class:`ProfileCache`).
 

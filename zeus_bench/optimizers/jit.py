@@ -1,6 +1,6 @@
 """The just-in-time (JIT) power-limit choice, in its two forms: the simulator's and the profiler's.
 
-Both choose the power limit of least Zeus cost (:func:`zeus_bench.core.cost.zeus_cost`) for one batch
+Both choose the power limit of least Zeus cost (:meth:`zeus_bench.core.cost.Cost.zeus_cost`) for one batch
 size from what profiling measured at each limit, and both break ties towards the higher limit
 (faster, and what an uncapped GPU does anyway). They differ in what they read and in what counts
 as a tie:

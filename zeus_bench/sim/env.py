@@ -18,7 +18,7 @@ The rules:
 * the epochs run and whether the target was reached (:func:`try_epochs`);
 * the JIT profiling first epoch: a batch size's first try spends its first epoch at the
   profile's mean energy and time over all limits (:func:`try_energy_time`);
-* the try's cost through :func:`zeus_bench.core.cost.zeus_cost` with the global MAXPOWER, or the
+* the try's cost through :meth:`zeus_bench.core.cost.Cost.zeus_cost` with the global MAXPOWER, or the
   penalty of a zero budget (:func:`try_cost`);
 * the recurrence bookkeeping (:func:`recurrence_step`): a recurrence runs tries until one
   reaches the target, at most ``MAX_TRIES``; a zero-budget try is no row, unless it is the

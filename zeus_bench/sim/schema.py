@@ -107,7 +107,7 @@ RUNS = register_schema(
             Column(
                 "cost",
                 "float",
-                "Zeus cost of the try (zeus_bench.core.cost.zeus_cost: eta weighs energy against MAXPOWER x time)",
+                "Zeus cost of the try (zeus_bench.core.cost.Cost.zeus_cost: eta weighs energy against MAXPOWER x time; with `--carbon-price`, plus the price of co2_g)",
                 "J",
                 "9.1e7",
                 checks=("nonnegative", "finite"),
