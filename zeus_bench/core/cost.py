@@ -54,9 +54,12 @@ def check_beta(beta: float) -> float:
     return b
 
 
-def max_power_w(max_limit_w: float, num_gpus: int) -> float:
-    """MAXPOWER of the cost: the largest power limit of one GPU times the number of GPUs (W)."""
-    return float(max_limit_w) * int(num_gpus)
+def max_power_w(max_limit_w: T, num_gpus: int) -> T:
+    """MAXPOWER of the cost: the largest power limit of one GPU times the number of GPUs (W).
+
+    An array gives one MAXPOWER per entry (the replay's early-stop budget uses one per batch size).
+    """
+    return max_limit_w * int(num_gpus)  # type: ignore[return-value]
 
 
 def emissions_g(energy_j: T, intensity_g_per_kwh: T | float) -> T:

@@ -371,7 +371,7 @@ def build_job(joined: Columns, power: Columns, spec: WorkloadSpec, gpu: str) -> 
         )
     tpe_bp, pw_bp = tpe.reshape(n_b, n_p), pw.reshape(n_b, n_p)
     max_power = max_power_w(float(np.max(limit_all)), num_gpus)
-    max_by_bs = np.nanmax(np.where(np.isnan(tpe_bp), np.nan, limits[None, :]), axis=1) * num_gpus
+    max_by_bs = max_power_w(np.nanmax(np.where(np.isnan(tpe_bp), np.nan, limits[None, :]), axis=1), num_gpus)
     return JobTrace(
         workload=spec,
         gpu=gpu,
