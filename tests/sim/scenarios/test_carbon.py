@@ -173,3 +173,32 @@ def test_cli_writes_co2_and_refuses_bad_input(
     short = ["--carbon-intensity", str(path), "--recurrence-period-s", "3600"]
     assert main([*base, *short, "--out", str(tmp_path / "z.parquet")]) == 2
     assert "recurrence 3 falls 7200 s after it" in capsys.readouterr().err
+
+
+def test_arrivals_place_each_submission_at_its_start(
+    tiny_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Submissions at 100 and 5000 s (the table's earliest at the series' start): 300, then 700 g/kWh."""
+    arrivals = tmp_path / "arrivals.csv"
+    arrivals.write_text(
+        "group,start_time,end_time,workload,runtime_ratio\n"
+        "g1,100.0,2000.0,squad,1.0\ng1,5000.0,7000.0,squad,1.0\n"
+    )
+    path = series(tmp_path, "0,300\n3600,700\n7200,700\n")
+    out = tmp_path / "runs.parquet"
+    args = ["simulate", "--traces", str(tiny_traces), "--gpu", "v100", "--policies", "zeus", "--seeds", "1"]
+    args += ["--arrivals", str(arrivals), "--carbon-intensity", str(path)]
+    assert main([*args, "--out", str(out)]) == 0
+    df = read_table(out, "runs")
+    intensity = df["recurrence"].map({1: 300.0, 2: 700.0})
+    assert df["co2_g"].to_numpy() == pytest.approx((df["energy_j"] / 3.6e6 * intensity).to_numpy())
+    capsys.readouterr()
+    assert main([*args, "--carbon-price", "5", "--out", str(tmp_path / "priced.parquet")]) == 2
+    assert "the arrival replays price no emissions" in capsys.readouterr().err
+    late = series(tmp_path, "0,300\n1000,700\n", "late.csv")
+    args[-1] = str(late)
+    assert main([*args, "--out", str(tmp_path / "late.parquet")]) == 2
+    assert (
+        "late.csv: the series ends 1000 s after its first time, but submission 2 falls 4900 s after it (a longer series)"
+        in (capsys.readouterr().err)
+    )

@@ -77,8 +77,8 @@ class CarbonSeries:
             k = int(late[0])
             raise ConfigError(
                 f"{self.where}: the series ends {self.time_s[-1] - self.time_s[0]:g} s after its first "
-                f"time, but {what} {k + 1} falls {t[k] - self.time_s[0]:g} s after it (a longer series, "
-                "or a shorter --recurrence-period-s)"
+                f"time, but {what} {k + 1} falls {t[k] - self.time_s[0]:g} s after it (a longer series"
+                + (", or a shorter --recurrence-period-s)" if what == "recurrence" else ")")
             )
         return self.intensity_g_per_kwh[np.searchsorted(self.time_s, t, side="right") - 1]
 
