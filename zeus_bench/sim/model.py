@@ -91,6 +91,10 @@ class JobModel:
         self, job: JobTrace, cost: Cost, intensity_g_per_kwh: Sequence[float] | np.ndarray | None = None
     ) -> None:
         """Precompute epoch energy, time and cost, JIT choices and path target epochs."""
+        if not isinstance(cost, Cost):  # a bare eta, as before the Cost: say so at once
+            raise TypeError(
+                f"JobModel takes a zeus_bench.core.cost.Cost, got {cost!r} (wrap an eta: Cost(eta))"
+            )
         check_job(job)
         self.job = job
         self.cost = cost
