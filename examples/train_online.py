@@ -38,6 +38,7 @@ except ImportError:  # the core install has no torch: one line saying which extr
     )
     sys.exit(2)
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.device import BACKENDS, get_backend
 from zeus_bench.device.base import GPUBackend
 from zeus_bench.device.fake import FakeBackend, FakeGPU
@@ -69,12 +70,12 @@ def one_recurrence(args: argparse.Namespace, backend: GPUBackend) -> dict:
         target_metric=args.target,
         max_epochs=args.max_epochs,
         state_dir=args.state_dir,
-        eta=args.eta,
+        cost=Cost(args.eta),
         beta=args.beta,
         backend=backend,
         observe=args.observe,
         profiler=ProfilerConfig(
-            eta=args.eta,
+            cost=Cost(args.eta),
             step_w=args.step_w,
             warmup_iters=max(1, args.profile_iters // 3),
             warmup_min_s=args.profile_s / 4,

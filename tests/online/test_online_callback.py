@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.online.callback import ZeusCallback
@@ -96,9 +97,17 @@ def test_callback_misuse(tmp_path):
     zeus = ZeusCallback("toy", [16], 16, 0.9, 2, tmp_path, backend=backend)
     with pytest.raises(ConfigError, match="inside 'with zeus:'"):
         next(zeus.epochs())
-    with pytest.raises(ConfigError, match="profiler eta"):
+    with pytest.raises(ConfigError, match="profiler cost"):
         ZeusCallback(
-            "toy", [16], 16, 0.9, 2, tmp_path, backend=backend, eta=0.3, profiler=ProfilerConfig(eta=0.5)
+            "toy",
+            [16],
+            16,
+            0.9,
+            2,
+            tmp_path,
+            backend=backend,
+            cost=Cost(0.3),
+            profiler=ProfilerConfig(cost=Cost(0.5)),
         )
 
 

@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # pandas is imported by the handlers, not at start-up
     import pandas as pd
 
 from zeus_bench.cli.common import FORMAT_SUFFIXES, add_format_arg, check_out, emit, eta_arg, render
-from zeus_bench.core.cost import DEFAULT_ETA
+from zeus_bench.core.cost import DEFAULT_ETA, Cost
 
 
 def _traces_args(p: argparse.ArgumentParser) -> None:
@@ -86,7 +86,7 @@ def _potential(args: argparse.Namespace) -> int:
             f"{Path(args.traces) / f'power-{args.gpu}.parquet'}: no rows of a registered workload with a "
             f"train trace for GPU {args.gpu} (an empty power trace?): nothing to analyse"
         )
-    df = potential_table([ts.job(args.gpu, w) for w in ids], args.eta)
+    df = potential_table([ts.job(args.gpu, w) for w in ids], Cost(args.eta))
     validate(df, "potential", str(args.out or "potential table"))
     if args.format == "table":
         emit(_potential_table(df, args.gpu), args.out)
@@ -146,7 +146,7 @@ def _pareto(args: argparse.Namespace) -> int:
     frames = []
     for workload in [w.strip() for w in args.workloads.split(",") if w.strip()]:
         job = ts.job(args.gpu, workload)
-        configs = job.configurations(args.eta)
+        configs = job.configurations(Cost(args.eta))
         feasible = configs["feasible"].to_numpy()
         on = pareto_mask(
             configs["tta_s"].where(feasible).to_numpy(), configs["eta_j"].where(feasible).to_numpy()

@@ -63,12 +63,14 @@ def _simulate(args: argparse.Namespace) -> int:
     import sys
     import time
 
+    from zeus_bench.core.cost import Cost
     from zeus_bench.core.errors import ConfigError
     from zeus_bench.sim.grid import iter_simulate_tables, plan
     from zeus_bench.sim.policies import POLICIES
     from zeus_bench.sim.policies.base import load_policy_module
     from zeus_bench.sim.replay import BanditKnobs
     from zeus_bench.sim.scenarios.arrivals import read_arrivals
+    from zeus_bench.sim.scenarios.carbon import DEFAULT_PERIOD_S, read_carbon
     from zeus_bench.sim.scenarios.drift import read_drift
     from zeus_bench.store import TableWriter
     from zeus_bench.traces.jobs import TraceSet
@@ -95,6 +97,11 @@ def _simulate(args: argparse.Namespace) -> int:
         raise ConfigError("--prior-traces and --prior-gpu go together")
     prior = None if args.prior_traces is None else (TraceSet(args.prior_traces), args.prior_gpu)
     knobs = BanditKnobs(args.prior_mean, args.prior_precision, args.prune_rounds)
+    if args.carbon_intensity is None and (args.carbon_price > 0.0 or args.recurrence_period_s is not None):
+        raise ConfigError("--carbon-price and --recurrence-period-s need --carbon-intensity")
+    carbon = None if args.carbon_intensity is None else read_carbon(args.carbon_intensity)
+    period_s = DEFAULT_PERIOD_S if args.recurrence_period_s is None else args.recurrence_period_s
+    costs = [Cost(eta, args.carbon_price) for eta in args.eta]
     tasks = []
     for gpu in args.gpu:
         tasks += plan(
@@ -103,7 +110,7 @@ def _simulate(args: argparse.Namespace) -> int:
             workloads,
             policies,
             args.seeds,
-            args.eta,
+            costs,
             args.beta,
             args.recurrences,
             args.window,
@@ -114,6 +121,8 @@ def _simulate(args: argparse.Namespace) -> int:
             args.horizon,
             args.noise,
             knobs,
+            carbon,
+            period_s,
         )
     provenance = {
         "command": "simulate",
@@ -129,6 +138,12 @@ def _simulate(args: argparse.Namespace) -> int:
         "noise": tasks[0].noise if tasks else 0.0,
         "bandit_knobs": knobs._asdict(),
     }
+    if carbon is not None:  # only then: a runs table without a series keeps its provenance
+        provenance["carbon"] = {
+            "intensity": str(args.carbon_intensity),
+            "period_s": None if args.arrivals is not None else period_s,
+            "price_j_per_g": args.carbon_price,
+        }
     # The tasks hold each workload's rows of the arrival table: the whole table can go.
     del arrivals
     replays = sum(t.units for t in tasks)

@@ -357,13 +357,14 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _project(args: argparse.Namespace) -> int:
+    from zeus_bench.core.cost import Cost
     from zeus_bench.sweep.projection import NOTE, project, project_per_batch_size
 
     check_out(args.out, FORMAT_SUFFIXES[args.format])
     if args.per_batch_size:
-        df = project_per_batch_size(args.train, args.power, args.gpu, args.eta, args.workloads_file)
+        df = project_per_batch_size(args.train, args.power, args.gpu, Cost(args.eta), args.workloads_file)
     else:
-        df = project(args.train, args.power, args.gpu, args.eta, args.workloads_file)
+        df = project(args.train, args.power, args.gpu, Cost(args.eta), args.workloads_file)
     if args.format == "table":
         limit = df.attrs.get("power_limit_note", "")
         emit(f"{NOTE}{limit}\n" + render(df, "table"), args.out)

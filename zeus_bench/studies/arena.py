@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import (
     bootstrap_ci,
@@ -153,7 +153,7 @@ def _run(task: _Task) -> tuple[str, str, str, np.ndarray, np.ndarray]:
 
     for module in task.policy_modules:
         load_policy_module(module)
-    model = JobModel(task.job, task.protocol.eta)
+    model = JobModel(task.job, Cost(task.protocol.eta))
     costs, failed = seed_costs(model, task.protocol.policy(task.policy), task.protocol, task.recurrences)
     return task.job.gpu, task.job.workload.id, task.policy, costs.sum(axis=1), failed.sum(axis=1)
 
@@ -264,7 +264,7 @@ def job_table(
     for aj in _arena_jobs(jobs):
         job, n = aj.job, aj.recurrences
         gpu, w = job.gpu, job.workload.id
-        model = JobModel(job, protocol.eta)
+        model = JobModel(job, Cost(protocol.eta))
         refs = job_refs(model)
         zeus_total = totals[(gpu, w, COMPARATOR)][0]
         # The paired references: the baseline and max-batch replayed on the same seeds and paths.

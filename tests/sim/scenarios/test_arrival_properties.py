@@ -14,6 +14,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.sim.grid import Task, run_task
 from zeus_bench.sim.scenarios.arrivals import ARRIVAL_COLUMNS, validate_arrivals
 
@@ -37,7 +38,7 @@ def arrival_tables(draw: st.DrawFn) -> pd.DataFrame:
 
 
 def _runs(table: pd.DataFrame, policy: str = "zeus-plus", seed: int = 1) -> pd.DataFrame:
-    task = Task(toy_job(), 1.0, policy, (2.0,), (seed,), 1, 0, validate_arrivals(table))
+    task = Task(toy_job(), Cost(1.0), policy, (2.0,), (seed,), 1, 0, validate_arrivals(table))
     out = run_task(task)
     return out.sort_values(["group", "recurrence", "attempt"]).reset_index(drop=True)
 

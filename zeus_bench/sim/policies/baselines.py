@@ -98,7 +98,7 @@ class ArmBandit(JitMixin, Policy):
             self.spent += outcome.cost
             self.current += outcome.cost
         if outcome.reached:
-            extra = profiling_overhead(self.ctx.job, self.ctx.eta, outcome) if outcome.profiled else 0.0
+            extra = profiling_overhead(self.ctx.job, self.ctx.cost, outcome) if outcome.profiled else 0.0
             cost = outcome.cost - min(extra, outcome.cost)
             if self.successes == 0:
                 self.scale = cost if cost > 0.0 else 1.0
@@ -286,7 +286,7 @@ class ConservativeUCB(ArmBandit):
     def observe(self, outcome: Outcome) -> None:
         """Also learn what b0's JIT profile measured at its maximum limit."""
         if outcome.profiled and outcome.batch_size == self.b0:
-            self.ratio = baseline_ratio(self.ctx.job, self.ctx.eta, outcome.power_limit_w)
+            self.ratio = baseline_ratio(self.ctx.job, self.ctx.cost, outcome.power_limit_w)
         super().observe(outcome)
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:

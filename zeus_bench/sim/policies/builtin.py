@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.optimizers.bandit import PruningThompsonSampling
 from zeus_bench.sim.policies.base import (
     Decision,
@@ -30,9 +31,9 @@ def max_limit_w(job: JobTrace, batch_size: int) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def oracle_configuration(job: JobTrace, eta: float) -> tuple[int, float]:
+def oracle_configuration(job: JobTrace, cost: Cost) -> tuple[int, float]:
     """Least expected-cost (batch size, limit) among those every path of which converges (cached)."""
-    return job.least_cost_configuration(eta)
+    return job.least_cost_configuration(cost)
 
 
 class JitMixin:
@@ -206,8 +207,8 @@ class Oracle(_Fixed):
     description = "least expected-cost configuration that always converges"
 
     def configuration(self, ctx: PolicyContext) -> tuple[int, float]:
-        """The oracle configuration for the context's eta."""
-        return oracle_configuration(ctx.job, ctx.eta)
+        """The oracle configuration for the context's cost."""
+        return oracle_configuration(ctx.job, ctx.cost)
 
 
 @register_policy

@@ -181,7 +181,7 @@ def _replay_generic(
 ) -> list[Row]:
     """:func:`replay_group` through the policy's own methods and the executor's tries (:class:`~zeus_bench.sim.executor.OneTry`)."""
     env_rng, pol_rng = seed_generators(seed)
-    ctx = PolicyContext(model.job, model.eta, beta, window, pol_rng, None, *knobs, concurrent=True)
+    ctx = PolicyContext(model.job, model.cost, beta, window, pol_rng, None, *knobs, concurrent=True)
     policy = policy_cls(ctx)
     runner = OneTry(model, policy, beta, env_rng, zero_budget_penalty=0.0)
     running: list[_Running] = []

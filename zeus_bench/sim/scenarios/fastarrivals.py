@@ -140,7 +140,7 @@ class SharedTries:
         epochs, reached = try_epochs(paths[index], budget)
         energy, time = try_energy_time(epochs, e_ep, t_ep, profiled, prof_e, prof_t)
         penalty = zero_budget_cost(min_cost, self.beta, ZERO_BUDGET_PENALTY)
-        cost = try_cost(energy, time, model.eta, model.max_power_w, budget, penalty)
+        cost = try_cost(energy, time, model.cost, model.max_power_w, budget, penalty)
         cost, reached, epochs = float(cost), bool(reached), float(epochs)
         ran = epochs > 0.0
         base = self._entry(
