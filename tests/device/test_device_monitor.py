@@ -4,8 +4,8 @@ import time
 
 import numpy as np
 import pytest
-from optional import require
 
+from tests.helpers.optional import require
 from zeus_bench.device.errors import MeasurementWindowError, NoSuchGPUError
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.device.monitor import (
