@@ -12,7 +12,7 @@ import pytest
 from analysis.plots.arena import plot_arena
 from analysis.report.findings import arena as af
 from analysis.report.sections import arena as arena_section
-from tests.sim.sim_toy import toy_job
+from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.sim.replay import JobModel
 from zeus_bench.store import write_table

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from optional import require
+from tests.helpers.optional import require
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train_online.py"
 

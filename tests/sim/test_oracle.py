@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.sim.policies.builtin import oracle_configuration
 from zeus_bench.traces.jobs import JobTrace, TraceSet

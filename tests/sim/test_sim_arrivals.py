@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext, get_policy

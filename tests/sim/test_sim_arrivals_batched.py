@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.sim import grid
 from zeus_bench.sim.policies import Outcome, get_policy

@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.baselines import ConservativeUCB, sliding_window

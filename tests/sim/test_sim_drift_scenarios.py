@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.scenarios import drift as drift_mod

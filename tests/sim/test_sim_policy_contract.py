@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.sim.policies import POLICIES, Decision, Outcome, PolicyContext, get_policy
 from zeus_bench.sim.replay import JobModel, replay

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.executor import OneTry, execute

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.optimizers import seed_bandits, streams
 from zeus_bench.optimizers._ziggurat import THRESHOLDS, WIDTHS

@@ -68,7 +68,7 @@ def test_incumbent_stops_at_beta_times_its_own_mean(zeus_traces: Path) -> None:
 def test_the_assumed_horizon_applies_only_when_the_number_is_not_known() -> None:
     """zeus-plus plans for the recurrences it is told; not told, it assumes ``horizon`` (default 0:
     the anytime budget); zeus-plus-safe keeps the anytime budget even when told."""
-    from tests.sim.sim_toy import toy_job
+    from tests.helpers.sim_toy import toy_job
     from zeus_bench.sim.policies import PolicyContext
     from zeus_bench.studies.crossfit import variant
 
@@ -86,7 +86,7 @@ def test_the_anytime_budget_lends_nothing_unless_told() -> None:
     """zeus-plus not told the number runs the anytime budget with no loan and no lookahead (a
     recurrence that has not run pays no probe); told it, it lends 1 (a horizon to repay in);
     zeus-plus-safe keeps its own 1 and 4; an explicit constant wins."""
-    from tests.sim.sim_toy import toy_job
+    from tests.helpers.sim_toy import toy_job
     from zeus_bench.sim.policies import PolicyContext
     from zeus_bench.studies.crossfit import variant
 

@@ -1,6 +1,6 @@
 """The replay loop: run a recurring job's tries on its trace under a policy, one row per try.
 
-Rules (``docs/policies.md``; the paper's are in ``zeus-replay-semantics.md``):
+Rules (``docs/policies.md``, "The replay rules", with where they depart from the paper's code):
 
 * Each recurrence runs tries until one reaches the target, at most :data:`MAX_TRIES`. Its cost
   is the sum of its tries' costs; a successful recurrence cheaper than ``min_cost`` lowers it.

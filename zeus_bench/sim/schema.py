@@ -13,8 +13,6 @@ from zeus_bench.store import Column, TableSchema, register_schema
 if TYPE_CHECKING:  # frames only in the upgrades: reading and writing need no pandas
     import pandas as pd
 
-RUN_ID_COLUMNS = ("gpu", "workload", "policy", "seed", "eta", "beta")
-
 
 def _runs_v1_to_v2(df: pd.DataFrame) -> pd.DataFrame:
     """Version 1 had a row only for tries that ran: every row gets ``ran`` True."""

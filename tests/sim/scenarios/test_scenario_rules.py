@@ -7,13 +7,13 @@ oracle counting a configuration feasible when only some of its paths reach the t
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError, TraceFormatError
 from zeus_bench.sim.policies import get_policy
@@ -28,9 +28,6 @@ from zeus_bench.sim.scenarios.warmstart import (
     prior_from_tries,
 )
 from zeus_bench.traces.jobs import TraceSet
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from sim_toy import toy_job
 
 
 def test_prior_relative_cost_is_each_size_over_the_best() -> None:

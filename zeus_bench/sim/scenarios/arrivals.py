@@ -36,7 +36,7 @@ in all; a submission in which no try ran then gets one row (``ran`` False, as
 :func:`~zeus_bench.sim.executor.missed_row`). Energy, time and cost in the ``runs`` rows are
 scaled by ``runtime_ratio``; the policy and the early-stop threshold see unscaled costs, as in
 the paper. The ``zeus`` policy with the paper's knobs and no window replays through a fused loop
-(:func:`replay_group_zeus`), equal row for row to the generic one.
+(:mod:`zeus_bench.sim.scenarios.fastarrivals`), equal row for row to the generic one.
 """
 
 from __future__ import annotations

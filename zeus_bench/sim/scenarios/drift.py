@@ -41,7 +41,7 @@ import numpy as np
 
 from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError, TraceFormatError, UnknownWorkloadError
-from zeus_bench.sim.scenarios.drift_schema import DRIFT
+from zeus_bench.sim.scenarios import drift_schema  # noqa: F401  (registers the drift kind validated below)
 from zeus_bench.store import validate
 from zeus_bench.store.frames import read_user_file
 from zeus_bench.traces.jobs import JobTrace
@@ -50,7 +50,6 @@ from zeus_bench.traces.workloads import load_workloads
 if TYPE_CHECKING:  # pandas is imported where tables are read or built
     import pandas as pd
 
-DRIFT_COLUMNS = tuple(DRIFT.names)  # the drift kind's columns, in order
 SCENARIOS = ("step", "morph", "tilt")
 MAX_ROWS = 1_000_000
 

@@ -235,18 +235,6 @@ def shared_tries(model: JobModel, seed: int, beta: float) -> SharedTries | None:
     return memo[key]
 
 
-def replay_group_zeus(
-    model: JobModel, seed: int, beta: float, starts: np.ndarray, ends: np.ndarray, ratios: np.ndarray
-) -> list[Row] | None:
-    """Rows of ``replay_group(model, Zeus, seed, beta, starts, ends, ratios)``.
-
-    None when this path does not apply (see :func:`shared_tries`): the caller runs the generic
-    loop.
-    """
-    shared = shared_tries(model, seed, beta)
-    return None if shared is None else shared.replay(seed, starts, ends, ratios)
-
-
 def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray) -> list[int]:
     """One group's event loop (the rules of :mod:`zeus_bench.sim.scenarios.arrivals`): its rows' codes, in order.
 

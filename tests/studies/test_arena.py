@@ -13,8 +13,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from tests.sim.sim_toy import toy_job
-from tests.tiny_traces import write_tiny_traces
+from tests.helpers.sim_toy import toy_job
+from tests.helpers.tiny_traces import write_tiny_traces
 from zeus_bench.cli.main import main
 from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
