@@ -60,7 +60,7 @@ MIN_SEEDS = 2  # fewer seeds than this replay one object per seed (the default f
 #: overriding one of them below the class that defines its ``choose_many`` gets the default face.
 ARM_RULES = (
     "__init__", "predict", "predict_many", "choose", "choose_many", "observe", "record", "means", "best",
-    "pooled_std", "ordered_unplayed", "posteriors", "posterior", "bounds", "stop_cost", "started",
+    "pooled_std", "pooled_stds", "first_unplayed", "ordered_unplayed", "posteriors", "posterior", "bounds", "stop_cost", "started",
     "_decide", "_learn_limit",
 )  # fmt: skip
 
@@ -196,6 +196,25 @@ class ArmBandit(JitMixin, Policy):
             return SIGMA_MIN
         ss = float((s2[many] - s1[many] ** 2 / n[many]).sum())
         return max(math.sqrt(max(ss, 0.0) / dof), SIGMA_MIN)
+
+    @staticmethod
+    def pooled_stds(n: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
+        """:meth:`pooled_std` of every row of the per-arm sums (the same sums, row by row)."""
+        many = n > 1
+        dof = np.where(many, n - 1.0, 0.0).sum(axis=1)  # whole numbers: exact in any order
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = s2 - s1**2 / n
+        ss = np.zeros(len(n))
+        counts = many.sum(axis=1)
+        for c in np.unique(counts).tolist():
+            if c == 0:
+                continue
+            rows = np.flatnonzero(counts == c)
+            cols = np.nonzero(many[rows])[1].reshape(len(rows), c)
+            ss[rows] = terms[rows[:, None], cols].sum(axis=1)  # each row's terms alone, as pooled_std sums them
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sigma = np.maximum(np.sqrt(np.maximum(ss, 0.0) / dof), SIGMA_MIN)
+        return np.where(dof > 0.0, sigma, SIGMA_MIN)
 
     def ordered_unplayed(self) -> list[int]:
         """Batch sizes never tried, nearest b0 first in doublings (the larger of two equals first)."""
@@ -342,8 +361,8 @@ class SlidingWindowTS(ArmBandit):
     def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
         """:meth:`choose` of each: the posteriors on arrays, each seed's own draws."""
         wins = cast("Sequence[SlidingWindowTS]", objs)
-        sigma2 = np.array([o.pooled_std(o.wn, o.w1, o.w2) ** 2 for o in wins])[:, None]
-        n, s1, w1, wn = stacked(objs, "n"), stacked(objs, "s1"), stacked(objs, "w1"), stacked(objs, "wn")
+        n, s1, w1, wn = stacked(wins, "n"), stacked(wins, "s1"), stacked(wins, "w1"), stacked(wins, "wn")
+        sigma2 = (cls.pooled_stds(wn, w1, stacked(wins, "w2")) ** 2)[:, None]
         prior_prec = 1.0 / TS_PRIOR_STD**2
         prior_mean = np.where(n > 0, s1 / np.maximum(n, 1.0), 1.0)
         prec = prior_prec + wn / sigma2
@@ -423,7 +442,7 @@ class ConservativeUCB(ArmBandit):
     def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
         """:meth:`choose` of each, the confidence bounds on arrays over the objects."""
         n, s1 = stacked(objs, "n"), stacked(objs, "s1")
-        sigma = np.array([o.pooled_std(o.n, o.s1, o.s2) for o in objs])[:, None]
+        sigma = cls.pooled_stds(n, s1, stacked(objs, "s2"))[:, None]
         log_t = np.array([2.0 * math.log(max(o.tries, 2)) for o in objs])[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             width = sigma * np.sqrt(log_t / n)

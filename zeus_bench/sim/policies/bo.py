@@ -171,7 +171,7 @@ class BayesOptEI(ArmBandit):
         n, s1 = stacked(objs, "n"), stacked(objs, "s1")
         tried = n > 0
         counts = tried.sum(axis=1)
-        sigma2 = np.array([x.pooled_std(x.n, x.s1, x.s2) ** 2 for x in objs])
+        sigma2 = cls.pooled_stds(n, s1, stacked(objs, "s2")) ** 2
         k = len(o.arms)
         mean, std = np.empty((len(objs), k)), np.empty((len(objs), k))
         for t in np.unique(counts).tolist():
