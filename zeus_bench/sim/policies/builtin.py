@@ -99,12 +99,19 @@ class Zeus(JitMixin, Policy):
         per seed), or the face does not apply (:meth:`SeedZeus.applies
         <zeus_bench.sim.policies.seed_zeus.SeedZeus.applies>`).
         """
-        below = cls.__mro__[: cls.__mro__.index(Zeus)]  # the classes between cls and Zeus
+        return cls._seed_face(model, policies, Zeus, None)
+
+    @classmethod
+    def _seed_face(
+        cls, model: JobModel, policies: Sequence[Policy], owner: type[Zeus], limits: list[float] | None
+    ) -> SeedPolicies | SeedArrays:
+        """:class:`SeedZeus` at ``limits`` (None: JIT) unless a class between ``cls`` and ``owner`` changes a rule."""
+        below = cls.__mro__[: cls.__mro__.index(owner)]  # the classes between cls and owner
         if any(name in vars(k) for k in below for name in (*SEED_FACE_RULES, "early_stopping")):
             return scalar_face(model, policies)
-        if not SeedZeus.applies(model, policies):
+        if not SeedZeus.applies(model, policies, jit=limits is None):
             return scalar_face(model, policies)
-        return SeedZeus(model, policies)
+        return SeedZeus(model, policies, limits)
 
 
 #: The methods of :class:`Zeus` whose rules its face over seeds replays (a subclass overriding one
@@ -112,6 +119,7 @@ class Zeus(JitMixin, Policy):
 SEED_FACE_RULES = (
     "__init__",
     "batched",
+    "_seed_face",
     "predict",
     "observe",
     "best",
@@ -131,6 +139,12 @@ class BatchSizeOnly(Zeus):
 
     def _decide(self, batch_size: int) -> Decision:
         return Decision(batch_size, max_limit_w(self.ctx.job, batch_size))
+
+    @classmethod
+    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
+        """Zeus's face over seeds on arrays, every try at its batch size's maximum limit (never profiled)."""
+        job = model.job
+        return cls._seed_face(model, policies, BatchSizeOnly, [max_limit_w(job, int(b)) for b in job.batch_sizes])
 
 
 @register_policy
