@@ -71,9 +71,9 @@ def faces(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     made: list[int] = []
     real = seed_zeus.SeedZeus.__init__
 
-    def counted(self, model, policies):  # type: ignore[no-untyped-def]
+    def counted(self, model, policies, limits=None):  # type: ignore[no-untyped-def]
         made.append(len(policies))
-        real(self, model, policies)
+        real(self, model, policies, limits)
 
     monkeypatch.setattr(seed_zeus.SeedZeus, "__init__", counted)
     return made

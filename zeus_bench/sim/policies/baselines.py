@@ -35,9 +35,16 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy, scalar_face
-from zeus_bench.sim.policies.seeds import BatchedPolicies
+from zeus_bench.sim.policies.base import (
+    Decision,
+    Outcome,
+    Policy,
+    PolicyContext,
+    register_policy,
+    scalar_face,
+)
 from zeus_bench.sim.policies.builtin import JitMixin
+from zeus_bench.sim.policies.seeds import BatchedPolicies
 from zeus_bench.sim.policies.zeus_plus import (
     DEFAULT_SAFETY,
     baseline_ratio,
@@ -211,7 +218,9 @@ class ArmBandit(JitMixin, Policy):
                 continue
             rows = np.flatnonzero(counts == c)
             cols = np.nonzero(many[rows])[1].reshape(len(rows), c)
-            ss[rows] = terms[rows[:, None], cols].sum(axis=1)  # each row's terms alone, as pooled_std sums them
+            ss[rows] = terms[rows[:, None], cols].sum(
+                axis=1
+            )  # each row's terms alone, as pooled_std sums them
         with np.errstate(divide="ignore", invalid="ignore"):
             sigma = np.maximum(np.sqrt(np.maximum(ss, 0.0) / dof), SIGMA_MIN)
         return np.where(dof > 0.0, sigma, SIGMA_MIN)
@@ -230,7 +239,9 @@ class ArmBandit(JitMixin, Policy):
         """
         o = objs[0]
         lb0 = math.log2(o.b0)
-        order = np.array(sorted(range(len(o.arms)), key=lambda i: (abs(math.log2(o.arms[i]) - lb0), -o.arms[i])))
+        order = np.array(
+            sorted(range(len(o.arms)), key=lambda i: (abs(math.log2(o.arms[i]) - lb0), -o.arms[i]))
+        )
         untried = (n == 0)[:, order]
         return untried.any(axis=1), order[np.argmax(untried, axis=1)]
 
@@ -450,7 +461,9 @@ class ConservativeUCB(ArmBandit):
             lo, hi = np.where(n > 0, means - width, -np.inf), np.where(n > 0, means + width, np.inf)
         return [
             o.choose(bounds)
-            for o, bounds in zip(cast("Sequence[ConservativeUCB]", objs), zip(lo, hi, strict=True), strict=True)
+            for o, bounds in zip(
+                cast("Sequence[ConservativeUCB]", objs), zip(lo, hi, strict=True), strict=True
+            )
         ]
 
     def choose(self, bounds: tuple[np.ndarray, np.ndarray] | None = None) -> int:

@@ -187,10 +187,14 @@ class BayesOptEI(ArmBandit):
             keep = rows[~refit]
             if len(keep):
                 lengths = np.array([bos[i]._length for i in keep.tolist()])
-                mean[keep], std[keep], _, _ = gp_posteriors(x[~refit], y[~refit], noise[~refit], o.log_bs, lengths)
+                mean[keep], std[keep], _, _ = gp_posteriors(
+                    x[~refit], y[~refit], noise[~refit], o.log_bs, lengths
+                )
             if refit.any():
                 fits = [
-                    gp_posteriors(x[refit], y[refit], noise[refit], o.log_bs, np.full(int(refit.sum()), length))
+                    gp_posteriors(
+                        x[refit], y[refit], noise[refit], o.log_bs, np.full(int(refit.sum()), length)
+                    )
                     for length in LENGTH_SCALES
                 ]
                 again = rows[refit].tolist()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from zeus_bench.optimizers.bandit import PruningThompsonSampling
 from zeus_bench.sim.policies.base import (
@@ -16,6 +16,7 @@ from zeus_bench.sim.policies.base import (
     register_policy,
     scalar_face,
 )
+from zeus_bench.sim.policies.seed_simple import FixedArrays, GridArrays, JitB0Arrays, changes_rules
 from zeus_bench.sim.policies.seed_zeus import SeedZeus
 from zeus_bench.traces.jobs import JobTrace
 
@@ -144,7 +145,9 @@ class BatchSizeOnly(Zeus):
     def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
         """Zeus's face over seeds on arrays, every try at its batch size's maximum limit (never profiled)."""
         job = model.job
-        return cls._seed_face(model, policies, BatchSizeOnly, [max_limit_w(job, int(b)) for b in job.batch_sizes])
+        return cls._seed_face(
+            model, policies, BatchSizeOnly, [max_limit_w(job, int(b)) for b in job.batch_sizes]
+        )
 
 
 @register_policy
@@ -167,6 +170,29 @@ class PowerLimitOnly(JitMixin, Policy):
         """Remember the profiled limit."""
         self._learn_limit(outcome)
 
+    @classmethod
+    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
+        """Its face over seeds on arrays (:class:`~zeus_bench.sim.policies.seed_simple.JitB0Arrays`).
+
+        Unless a subclass changes a rule, or b0's JIT limit is not a measured configuration (the
+        default face, one object per seed, then says so on the second try).
+        """
+        rules = (
+            "__init__",
+            "predict",
+            "observe",
+            "stop_cost",
+            "started",
+            "_decide",
+            "_learn_limit",
+            "early_stopping",
+        )
+        b0 = int(model.job.b0)
+        limit = model.jit_limit_w[model.bs_index[b0]]
+        if changes_rules(cls, PowerLimitOnly, rules) or limit not in model.job.limits_of(b0):
+            return scalar_face(model, policies)
+        return JitB0Arrays(model, policies, cls.early_stopping)
+
 
 class _Fixed(Policy):
     """A reference policy that always runs one configuration, without early stopping."""
@@ -185,6 +211,18 @@ class _Fixed(Policy):
     def predict(self) -> Decision:
         """The fixed configuration."""
         return self.decision
+
+    @classmethod
+    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
+        """Its face over seeds on arrays (:class:`~zeus_bench.sim.policies.seed_simple.FixedArrays`).
+
+        Unless a subclass changes how it decides or learns, or the seeds' configurations differ.
+        """
+        rules = ("predict", "observe", "stop_cost", "started")
+        decisions = {cast("_Fixed", p).decision for p in policies}
+        if changes_rules(cls, _Fixed, rules) or len(decisions) != 1 or not policies:
+            return scalar_face(model, policies)
+        return FixedArrays(model, policies, decisions.pop(), cls.early_stopping)
 
 
 @register_policy
@@ -267,3 +305,15 @@ class GridSearch(Policy):
     def best(self) -> Decision:
         """Cheapest configuration so far."""
         return Decision(*self.best_config)
+
+    @classmethod
+    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
+        """Its face over seeds on arrays (:class:`~zeus_bench.sim.policies.seed_simple.GridArrays`).
+
+        Unless a subclass changes how it decides or learns, or the seeds' grids differ.
+        """
+        rules = ("__init__", "predict", "observe", "stop_cost", "started")
+        grids = {tuple(cast("GridSearch", p).grid) for p in policies}
+        if changes_rules(cls, GridSearch, rules) or len(grids) != 1:
+            return scalar_face(model, policies)
+        return GridArrays(model, policies, grids.pop(), cls.early_stopping)

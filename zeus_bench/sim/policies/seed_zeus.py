@@ -66,7 +66,9 @@ class SeedZeus:
     #: about as much as 12-16 scalar tries; the measurements are in docs/policies.md).
     MIN_SEEDS = 16
 
-    def __init__(self, model: JobModel, policies: Sequence[Policy], limits: Sequence[float] | None = None) -> None:
+    def __init__(
+        self, model: JobModel, policies: Sequence[Policy], limits: Sequence[float] | None = None
+    ) -> None:
         """The seeds of ``policies`` (of a class with Zeus's rules) on ``model`` (:meth:`applies`).
 
         ``limits``: per batch size, the power limit every try of it runs at, never profiled
@@ -98,7 +100,11 @@ class SeedZeus:
         every JIT limit measured (``jit``: the tries run at them), NumPy's normal draws the ones
         measured. Pays: at least :attr:`MIN_SEEDS` seeds.
         """
-        if len(policies) < SeedZeus.MIN_SEEDS or (jit and model.at_jit_limits() is None) or normal_tables() is None:
+        if (
+            len(policies) < SeedZeus.MIN_SEEDS
+            or (jit and model.at_jit_limits() is None)
+            or normal_tables() is None
+        ):
             return False
         for p in policies:
             c = p.ctx

@@ -248,7 +248,9 @@ class BatchedPolicies(ScalarPolicies):
         """Each policy's ``early_stopping``."""
         return super().early_stopping(self._seeds(ids) if isinstance(ids, np.ndarray) else ids)
 
-    def stop_cost(self, ids: Sequence[int] | np.ndarray, bound: np.ndarray, epoch_cost: np.ndarray) -> np.ndarray:
+    def stop_cost(
+        self, ids: Sequence[int] | np.ndarray, bound: np.ndarray, epoch_cost: np.ndarray
+    ) -> np.ndarray:
         """Each policy's ``stop_cost`` (the bound where not overridden)."""
         return super().stop_cost(self._seeds(ids) if isinstance(ids, np.ndarray) else ids, bound, epoch_cost)
 
