@@ -72,9 +72,9 @@ def faces(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     made: list[int] = []
     real = seed_zeus.SeedZeus.__init__
 
-    def counted(self, model, policies):  # type: ignore[no-untyped-def]
+    def counted(self, model, policies, limits=None):  # type: ignore[no-untyped-def]
         made.append(len(policies))
-        real(self, model, policies)
+        real(self, model, policies, limits)
 
     monkeypatch.setattr(seed_zeus.SeedZeus, "__init__", counted)
     return made
@@ -306,9 +306,9 @@ def test_grid_groups_whose_face_stops_applying_still_give_every_row(
     real = seed_zeus.SeedZeus.applies
     calls = []
 
-    def flaky(model, policies):  # type: ignore[no-untyped-def]
+    def flaky(model, policies, jit=True):  # type: ignore[no-untyped-def]
         calls.append(1)
-        return real(model, policies) if len(calls) == 1 else False
+        return real(model, policies, jit) if len(calls) == 1 else False
 
     monkeypatch.setattr(seed_zeus.SeedZeus, "applies", staticmethod(flaky))
     monkeypatch.setattr(grid, "GROUP_SEEDS", 4)
@@ -369,7 +369,8 @@ def test_unmeasured_jit_limit_is_left_to_the_per_seed_replay() -> None:
 
 
 def test_dispatch_is_by_method_a_zeus_subclass_takes_the_batched_path(faces: list[int]) -> None:
-    """A renamed Zeus gets the array face (same rows); one that changes a decision (bs-only, a new predict) does not."""
+    """A renamed Zeus gets the array face (same rows), so does bs-only (its own, at its maximum limits); one
+    that changes a decision (a new predict) does not."""
     model = JobModel(toy_job(NOISY), Cost(0.5))
     renamed = type("MyZeus", (ZEUS,), {"name": "my-zeus", "description": "Zeus under another name"})
     seeds = list(range(1, 9))
@@ -387,9 +388,11 @@ def test_dispatch_is_by_method_a_zeus_subclass_takes_the_batched_path(faces: lis
     replay_batched(model, type("Other", (ZEUS,), {"predict": predict}), seeds, 2.0, 30)
     replay_batched(model, get_policy("baseline"), seeds, 2.0, 30)  # the default: per seed
     replay_batched(model, SCALAR_ZEUS, seeds, 2.0, 30)  # batched overridden: its own face
-    assert faces == [8, 8]
+    assert faces == [8, 8, 8]  # zeus, my-zeus, bs-only
     policies = [get_policy("bs-only")(_ctx(model, s)) for s in seeds]
-    assert isinstance(get_policy("bs-only").batched(model, policies), ScalarPolicies)
+    assert isinstance(get_policy("bs-only").batched(model, policies), seed_zeus.SeedZeus)
+    tuned = type("BsOnlyOther", (get_policy("bs-only"),), {"_decide": get_policy("bs-only")._decide})
+    assert isinstance(tuned.batched(model, [tuned(_ctx(model, s)) for s in seeds]), ScalarPolicies)
 
 
 def test_few_seeds_take_the_scalar_face_unless_told_otherwise() -> None:

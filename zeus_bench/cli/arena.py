@@ -136,7 +136,7 @@ def _arena(args: argparse.Namespace) -> int:
     from zeus_bench.sim.policies.base import get_policy, load_policy_module
     from zeus_bench.sim.rules import check_horizon
     from zeus_bench.store import write_table
-    from zeus_bench.studies.arena import Protocol, arena_folds, default_policies, frozen_constants
+    from zeus_bench.studies.arena import COMPARATOR, Protocol, arena_folds, default_policies, frozen_constants
 
     log = logging.getLogger("zeus_bench.cli.arena")
     out = check_writable_dir(args.out, "--out")
@@ -170,6 +170,15 @@ def _arena(args: argparse.Namespace) -> int:
 
             bar = stack.enter_context(tqdm(unit="task", desc="arena", leave=False))
             progress = bar.update
+        else:  # a log file or a pipe: a line now and then, with the time left
+            from zeus_bench.core.progress import Progress
+
+            per_fold = sum(
+                len(traces[g].workload_ids(g) if workloads is None else workloads) for g in args.gpu
+            ) * len({COMPARATOR, *policies})
+            progress = Progress(
+                "arena (GPU, workload, policy) replays", len(folds) * per_fold, logger=log
+            ).done
         jobs_df, summary = arena_folds(
             traces, args.gpu, policies, protocol, folds, workloads, args.jobs, args.policy_module, progress
         )

@@ -49,6 +49,7 @@ from zeus_bench.sim.policies.seeds import (
     SeedPolicies,
     Tried,
     decision_indices,
+    outcomes,
 )
 from zeus_bench.sim.rules import NOISE_CLIP, ZERO_BUDGET_PENALTY
 
@@ -153,14 +154,7 @@ def _tries(
 
 def _outcomes(decisions: list[Decision], t: _Tables, tried: Tried) -> list[Outcome]:
     """The outcomes the policies observe (Python numbers, as a scalar policy expects them)."""
-    limits = t.limits[tried.pj].tolist()
-    return [
-        Outcome(d.batch_size, lim, c, r, e, en, ti, p)
-        for d, lim, c, r, e, en, ti, p in zip(
-            decisions, limits, tried.cost.tolist(), tried.reached.tolist(), tried.epochs.tolist(),
-            tried.energy_j.tolist(), tried.time_s.tolist(), tried.profiled.tolist(), strict=True,
-        )
-    ]  # fmt: skip
+    return outcomes(decisions, t.limits, tried)
 
 
 class _ObjectArrays:

@@ -47,6 +47,7 @@ import pandas as pd
 
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_COST, Cost
 from zeus_bench.core.errors import ConfigError
+from zeus_bench.core.progress import Progress
 from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences
@@ -92,6 +93,7 @@ def compare(
     protocol = Protocol(tuple(seeds), cost.eta, beta) if protocol is None else protocol
     seeds, cost, beta = protocol.seeds, Cost(protocol.eta), protocol.beta
     rows, curves = [], []
+    progress = Progress("study: jobs compared", sum(len(js) for js in jobs.values()), logger=log)
     for gpu, js in jobs.items():
         for item in js:
             job, n = (
@@ -138,6 +140,7 @@ def compare(
                         }
                     )
                 )
+            progress.done(1, f"{gpu} {job.workload.id}")
     return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
 
 
