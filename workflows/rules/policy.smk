@@ -23,7 +23,7 @@ rule policy_study:
         "logs/policy/study.log",
     shell:
         "zeus-bench study --arena {params.arena} {params.traces} --seeds {params.seeds} "
-        "--workloads {params.workloads} --out-dir {params.out_dir} > {log} 2>&1"
+        "--workloads {params.workloads} --out-dir {params.out_dir} --force > {log} 2>&1"
 
 
 rule figure_policy:
@@ -75,7 +75,7 @@ rule policy_arena:
     shell:
         # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns)
         "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} --horizon {params.horizon} "
-        "--fold both --jobs {threads} --out {params.out_dir} > {log} 2>&1"
+        "--fold both --jobs {threads} --out {params.out_dir} --force > {log} 2>&1"
 
 
 rule figure_arena:

@@ -39,6 +39,7 @@ def _day(text: str) -> dt.date:
 
 def register(sub: Any) -> None:
     """Add ``capriccio``."""
+    from zeus_bench.core.entry import add_output_dir_arg
     from zeus_bench.traces.capriccio import PAPER_SEED, PAPER_SLICE_SIZE, PAPER_START, PAPER_TRAIN_FRACTION
 
     p = sub.add_parser(
@@ -58,7 +59,7 @@ def register(sub: Any) -> None:
         metavar="CSV",
         help="training.1600000.processed.noemoticon.csv",
     )
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder of the slices")
+    add_output_dir_arg(p, "--out", "folder of the slices (absent or empty, unless --force)")
     p.add_argument(
         "--size", type=_positive, default=PAPER_SLICE_SIZE, help="tweets per slice (default 500000)"
     )
@@ -76,8 +77,10 @@ def register(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from zeus_bench.core.fsutil import check_output_dir
     from zeus_bench.traces.capriccio import INDEX, build_slices
 
+    check_output_dir(args.out, args.force, "--out")
     index = build_slices(
         args.sentiment140,
         args.out,
@@ -88,6 +91,7 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         vocab=args.vocab,
         max_slices=args.max_slices,
+        force=args.force,
     )
     print(f"{len(index)} slices of {args.size} tweets in {args.out} (index {args.out / INDEX})")
     return 0

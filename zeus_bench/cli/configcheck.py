@@ -252,6 +252,37 @@ def check_backends_start(sweep: Mapping[str, Any], source: str) -> None:
             )
 
 
+def check_capriccio_config(config: dict[str, Any], schema_path: str | Path, source: str) -> None:
+    """Check the Capriccio drift workflow's options: every key known and typed, then their values.
+
+    The schema (``config/capriccio.schema.json``) refuses unknown keys and wrong types; then the
+    Sentiment140 CSV and vocabulary must exist, and ``default_batch_size`` be one of ``batch_sizes``.
+    A boolean key given as ``true``/``false`` on the command line (Snakemake keeps those as text)
+    is turned into a boolean in ``config``.
+
+    Raises:
+        ConfigError: one line naming the key.
+    """
+    schema = json.loads(Path(schema_path).read_text())
+    for key, spec in schema["properties"].items():
+        if spec.get("type") == "boolean" and str(config.get(key)).lower() in ("true", "false"):
+            config[key] = str(config[key]).lower() == "true"
+    check_schema(config, schema_path, source)
+    for key in ("sentiment140", "vocab"):
+        if key in config and not Path(str(config[key])).is_file():
+            raise ConfigError(f"{source}: {key}: no such file {config[key]}")
+    if "batch_sizes" in config:
+        sizes = [int(b) for b in str(config["batch_sizes"]).split(",")]
+        check_unique("batch_sizes", sizes, source)
+        if any(b < 1 for b in sizes):
+            raise ConfigError(
+                f"{source}: batch_sizes: every batch size must be >= 1, got {config['batch_sizes']}"
+            )
+        b0 = config.get("default_batch_size")
+        if b0 is not None and b0 not in sizes:
+            raise ConfigError(f"{source}: default_batch_size: {b0} is not one of batch_sizes {sizes}")
+
+
 @contextmanager
 def exit_on_error(stream: Callable[[str], Any] | None = None) -> Iterator[None]:
     """Turn a :class:`ConfigError` raised inside into one line ``error: ...`` on stderr and exit status 2.

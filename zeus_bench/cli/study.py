@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from zeus_bench.cli.common import beta_arg, eta_arg, int_range_arg
+from zeus_bench.core.entry import add_output_dir_arg
 
 #: The tables ``zeus-bench study`` writes into ``--out-dir`` (CSV).
 TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart", "warmstart_jobs")
@@ -54,9 +55,7 @@ def register(sub: Any) -> None:
         "--drift-gpus", default="v100,a40", help="GPUs of the drift experiment (multi-limit traces)"
     )
     p.add_argument("--warm-pairs", default="v100:a40,a40:v100,v100:h200,a40:h200", help="PRIOR:TARGET pairs")
-    p.add_argument(
-        "--out-dir", type=Path, required=True, metavar="DIR", help="folder of the study's CSV tables"
-    )
+    add_output_dir_arg(p, "--out-dir", "folder of the study's CSV tables (absent or empty, unless --force)")
     p.set_defaults(func=_study)
 
 
@@ -116,14 +115,14 @@ def _study(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
-    from zeus_bench.core.fsutil import atomic_path, check_writable_dir
+    from zeus_bench.core.fsutil import check_output_dir, output_dir
     from zeus_bench.store import validate
     from zeus_bench.studies import study
     from zeus_bench.studies.arena import judged_jobs
     from zeus_bench.studies.warmjobs import WarmCosts, jobs_table, write_jobs_table
 
     log = logging.getLogger("zeus_bench.cli.study")
-    out = check_writable_dir(args.out_dir, "--out-dir")
+    out = check_output_dir(args.out_dir, args.force, "--out-dir")
     sets = _gpu_traces(args.traces)
     wanted = None if args.workloads == "all" else {w.strip() for w in args.workloads.split(",") if w.strip()}
     whole = {
@@ -160,10 +159,10 @@ def _study(args: argparse.Namespace) -> int:
     warm_jobs = jobs_table(warm_runs)
     for name, df in tables.items():  # each table is its kind, policy_<name> (studies/study_schema.py)
         validate(df, f"policy_{name}", str(out / f"{name}.csv"))
-    out.mkdir(parents=True, exist_ok=True)
-    for name, df in tables.items():
-        with atomic_path(out / f"{name}.csv") as tmp:
-            df.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6g")
-        log.info("wrote %s (%d rows)", out / f"{name}.csv", len(df))
-    log.info("wrote %s (%d rows)", write_jobs_table(warm_jobs, out / "warmstart_jobs.csv"), len(warm_jobs))
+    with output_dir(out, args.force, {f"{t}.csv" for t in TABLES}.__contains__, "--out-dir") as tmp:
+        for name, df in tables.items():
+            df.to_csv(tmp / f"{name}.csv", index=False, lineterminator="\n", float_format="%.6g")
+            log.info("wrote %s (%d rows)", out / f"{name}.csv", len(df))
+        write_jobs_table(warm_jobs, tmp / "warmstart_jobs.csv")
+        log.info("wrote %s (%d rows)", out / "warmstart_jobs.csv", len(warm_jobs))
     return 0

@@ -12,6 +12,8 @@ log = logging.getLogger(__name__)
 
 def register(sub: Any) -> None:
     """Add the ``traces`` command group."""
+    from zeus_bench.core.entry import add_output_dir_arg
+
     p = sub.add_parser("traces", help="import and validate trace files")
     tsub = p.add_subparsers(dest="traces_command", metavar="SUBCOMMAND", parser_class=type(p))
     tsub.required = True
@@ -22,12 +24,11 @@ def register(sub: Any) -> None:
         metavar="SRC_DIR",
         help="folder with summary_train.csv and summary_power_<gpu>.csv",
     )
-    imp.add_argument(
+    add_output_dir_arg(
+        imp,
         "--out",
-        type=Path,
-        required=True,
-        metavar="OUT_DIR",
-        help="folder for train.parquet and power-<gpu>.parquet",
+        "folder for train.parquet and power-<gpu>.parquet (absent or empty, unless --force)",
+        "OUT_DIR",
     )
     imp.set_defaults(func=_import_zeus)
     val = tsub.add_parser(
@@ -41,9 +42,11 @@ def register(sub: Any) -> None:
 
 
 def _import_zeus(args: argparse.Namespace) -> int:
+    from zeus_bench.core.fsutil import check_output_dir
     from zeus_bench.traces.zeus_csv import import_zeus
 
-    for path in import_zeus(args.src_dir, args.out):
+    check_output_dir(args.out, args.force, "--out")
+    for path in import_zeus(args.src_dir, args.out, args.force):
         print(path)
     return 0
 

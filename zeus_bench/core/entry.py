@@ -103,6 +103,29 @@ def check_out(path: Path | None, suffixes: tuple[str, ...] = (), what: str = "--
         check_writable_file(path, suffixes, what)
 
 
+#: Attribute set on the argparse action of every output folder (the tests walk the parser for it).
+OUTPUT_FOLDER_MARK = "zeus_bench_output_folder"
+
+
+def add_output_dir_arg(
+    parser: argparse.ArgumentParser, flag: str, help: str, metavar: str = "DIR", required: bool = True
+) -> argparse.Action:
+    """Add an output-folder option (written through :func:`~zeus_bench.core.fsutil.output_dir`) and ``--force``.
+
+    The folder must be absent or empty unless ``--force`` is given; then the command replaces only
+    the files it writes. Every command that writes a folder declares it with this function.
+    """
+    action = parser.add_argument(flag, type=Path, required=required, metavar=metavar, help=help)
+    setattr(action, OUTPUT_FOLDER_MARK, True)
+    if not any("--force" in a.option_strings for a in parser._actions):
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="write into an existing non-empty output folder, replacing only the files this command writes",
+        )
+    return action
+
+
 def require_extra(module: str, extra: str, purpose: str) -> None:
     """Refuse a command whose optional dependency is missing, naming the extra that installs it.
 
