@@ -98,12 +98,17 @@ def _trace_sets(specs: list[str], gpus: list[str]) -> dict[str, Any]:
     return out
 
 
-def _overrides(items: list[str]) -> dict[str, dict[str, Any]]:
+def _overrides(items: list[str], horizon: Any = "known") -> dict[str, dict[str, Any]]:
     """``POLICY.CONSTANT=VALUE`` items as ``{policy: {constant: value}}`` (values as JSON, else text).
 
     Raises:
-        ConfigError: an item not of that form, an unknown policy or a constant it does not have.
+        ConfigError: an item not of that form, an unknown policy, a constant it does not have, a
+            value not of the constant's type, a constant given twice, or one the policy does not
+            read under ``--horizon`` (:meth:`~zeus_bench.sim.policies.Policy.inert_constants`).
     """
+    from zeus_bench.sim.rules import UNKNOWN, check_horizon
+
+    known = check_horizon(horizon) != UNKNOWN
     import json
 
     from zeus_bench.core.errors import ConfigError
@@ -119,8 +124,14 @@ def _overrides(items: list[str]) -> dict[str, dict[str, Any]]:
             value = json.loads(text)
         except ValueError:
             value = text
-        variant(policy, {name: value})  # unknown policy or constant: one line
+        if name in out.get(policy, {}):
+            raise ConfigError(f"--set: {policy}.{name} given twice")
         out.setdefault(policy, {})[name] = value
+        cls = variant(policy, out[policy])  # unknown policy or constant, a mistyped value: one line
+        if name in cls.inert_constants(known):
+            raise ConfigError(
+                f"--set {item}: {policy} does not read {name} under --horizon {horizon} (it would change nothing)"
+            )
     return out
 
 
@@ -159,7 +170,7 @@ def _arena(args: argparse.Namespace) -> int:
         DEFAULT_BETA if args.beta is None else args.beta,
         check_horizon(args.horizon),
         resolve_noise(args.noise, [traces[g].power(g) for g in args.gpu] if args.noise == "trace" else []),
-        constants=frozen_constants(_overrides(args.set)),
+        constants=frozen_constants(_overrides(args.set, args.horizon)),
     )
     folds = [1, 2] if args.fold == "both" else [int(args.fold)]
     start = time.perf_counter()

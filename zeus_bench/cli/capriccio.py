@@ -7,12 +7,14 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from zeus_bench.core.entry import parse_int, seed_arg
+
 MAX_SLICE = 10_000_000
 
 
 def _positive(text: str) -> int:
     try:
-        value = int(text)
+        value = parse_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if not 1 <= value <= MAX_SLICE:
@@ -69,7 +71,7 @@ def register(sub: Any) -> None:
     p.add_argument("--start", type=_day, default=PAPER_START, help="first day of the window (2009-05-01)")
     p.add_argument("--stride-days", type=_positive, default=1, help="days the window moves per slice (1)")
     p.add_argument(
-        "--seed", type=int, default=PAPER_SEED, help="seed of each slice's train/validation split (42)"
+        "--seed", type=seed_arg, default=PAPER_SEED, help="seed of each slice's train/validation split (42)"
     )
     p.add_argument("--vocab", type=Path, default=None, help="WordPiece vocab.txt to copy into each slice")
     p.add_argument("--max-slices", type=_positive, default=None, help="keep only the first N slices")

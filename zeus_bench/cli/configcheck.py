@@ -185,15 +185,51 @@ def check_main_config(config: Mapping[str, Any], source: str, own_dir: str | Pat
     check_known("gpus", config["gpus"], gpus, source, "GPU kind")
     check_known("workloads", config["workloads"], list(load_workloads()), source, "workload")
     check_known("policies", config["policies"], list(POLICIES), source, "policy")
-    check_seeds("seeds", config["seeds"], source)
     for sweep in ("eta_sweep", "beta_sweep"):
         section = config[sweep]
         check_unique(f"{sweep}.values", section["values"], source)
         check_unique(f"{sweep}.policies", section["policies"], source)
         check_known(f"{sweep}.policies", section["policies"], list(POLICIES), source, "policy")
-        check_seeds(f"{sweep}.seeds", section["seeds"], source)
-    check_seeds("policy_study.seeds", config["policy_study"]["seeds"], source)
+    for key, value in _walk(config):  # every seed range, wherever a section has one
+        if key.rpartition(".")[2] == "seeds":
+            check_seeds(key, value, source)
+    check_sizes(config, source)
     check_unique("figures.formats", config["figures"]["formats"], source)
+
+
+def _walk(node: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Every (dotted key, value) of a nested config, sections included."""
+    for key, value in node.items():
+        path = f"{prefix}{key}"
+        yield path, value
+        if isinstance(value, Mapping):
+            yield from _walk(value, f"{path}.")
+
+
+def check_sizes(config: Mapping[str, Any], source: str) -> None:
+    """``recurrences``, ``window`` and ``arena.jobs`` within what the commands they reach accept.
+
+    The bounds are the commands' own (:data:`~zeus_bench.core.entry.MAX_RECURRENCES`, the
+    simulator's window rule, ``zeus-bench arena --jobs``), so the workflow refuses at start what
+    a job would refuse later.
+    """
+    from zeus_bench.cli.arena import MAX_JOBS
+    from zeus_bench.core.entry import MAX_RECURRENCES
+    from zeus_bench.sim.grid import check_window
+
+    def at(key: str, check: Callable[[], Any]) -> None:
+        try:
+            check()
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {key}: {exc}") from None
+
+    rec = config.get("recurrences", "auto")
+    if rec != "auto" and not (isinstance(rec, int) and 1 <= rec <= MAX_RECURRENCES):
+        raise ConfigError(f"{source}: recurrences: must be auto or in [1, {MAX_RECURRENCES}], got {rec!r}")
+    at("window", lambda: check_window(int(config.get("window", 0))))
+    jobs = config.get("arena", {}).get("jobs", 1)
+    if not 1 <= int(jobs) <= MAX_JOBS:
+        raise ConfigError(f"{source}: arena.jobs: must be in [1, {MAX_JOBS}], got {jobs}")
 
 
 def fake_backend_hint(config_path: str) -> str:

@@ -22,6 +22,11 @@ from zeus_bench.core.entry import add_output_dir_arg
 TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart", "warmstart_jobs")
 
 
+#: Defaults of --drift-gpus and --warm-pairs: every GPU kind the study knows (those without --traces are left out).
+DRIFT_GPUS = "v100,a40"
+WARM_PAIRS = "v100:a40,a40:v100,v100:h200,a40:h200"
+
+
 def register(sub: Any) -> None:
     """Add ``study``."""
     p = sub.add_parser(
@@ -52,9 +57,9 @@ def register(sub: Any) -> None:
         "--beta", type=beta_arg, default=None, help="early-stop threshold (default zeus_bench.core.cost's)"
     )
     p.add_argument(
-        "--drift-gpus", default="v100,a40", help="GPUs of the drift experiment (multi-limit traces)"
+        "--drift-gpus", default=DRIFT_GPUS, help="GPUs of the drift experiment (multi-limit traces)"
     )
-    p.add_argument("--warm-pairs", default="v100:a40,a40:v100,v100:h200,a40:h200", help="PRIOR:TARGET pairs")
+    p.add_argument("--warm-pairs", default=WARM_PAIRS, help="PRIOR:TARGET pairs")
     add_output_dir_arg(p, "--out-dir", "folder of the study's CSV tables (absent or empty, unless --force)")
     p.set_defaults(func=_study)
 
@@ -73,8 +78,56 @@ def _gpu_traces(specs: list[str]) -> dict[str, Any]:
         gpu, sep, folder = item.partition("=")
         if not sep or not gpu or not folder:
             raise ConfigError(f"--traces: {item!r} is not GPU=DIR")
+        if gpu in sets:
+            raise ConfigError(f"--traces: GPU {gpu!r} given twice")
         sets[gpu] = TraceSet(folder)
+        if gpu not in sets[gpu].gpus:
+            raise sets[gpu].unknown_gpu(gpu)
     return sets
+
+
+def _gpu_names(option: str, text: str, default: str, sets: dict[str, Any]) -> list[str]:
+    """The GPU kinds named by a comma-separated option, each checked against the ``--traces`` given.
+
+    With the option's default, kinds without ``--traces`` are left out (the default names every
+    GPU the study knows); a value the user gave must name only GPUs given with ``--traces``.
+
+    Raises:
+        ConfigError: a name with no ``--traces`` (with the nearest given ones).
+    """
+    from zeus_bench.cli.configcheck import nearest
+    from zeus_bench.core.errors import ConfigError
+
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    if text == default:
+        return [n for n in names if n in sets]
+    for name in names:
+        if name not in sets:
+            raise ConfigError(
+                f"{option}: GPU {name!r} has no --traces {name}=DIR{nearest(name, sorted(sets))} "
+                f"(given: {', '.join(sorted(sets))})"
+            )
+    return names
+
+
+def _warm_pairs(text: str, sets: dict[str, Any]) -> list[tuple[str, str]]:
+    """``--warm-pairs`` as (prior, target) GPU pairs, each GPU checked as :func:`_gpu_names`.
+
+    Raises:
+        ConfigError: an item not ``PRIOR:TARGET``, a pair of one GPU, or a GPU without ``--traces``.
+    """
+    from zeus_bench.core.errors import ConfigError
+
+    pairs = []
+    for item in (s.strip() for s in text.split(",") if s.strip()):
+        prior, sep, target = item.partition(":")
+        if not sep or not prior or not target or prior == target:
+            raise ConfigError(f"--warm-pairs: {item!r} is not PRIOR:TARGET of two GPU kinds")
+        pairs.append((prior, target))
+    if text == WARM_PAIRS:
+        return [(a, b) for a, b in pairs if a in sets and b in sets]
+    _gpu_names("--warm-pairs", ",".join(g for pair in pairs for g in pair), "", sets)
+    return pairs
 
 
 def _arena_protocol(folder: Path, eta: float | None, beta: float | None) -> Any:
@@ -115,7 +168,9 @@ def _study(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+    from zeus_bench.core.entry import check_tries
     from zeus_bench.core.fsutil import check_output_dir, output_dir
+    from zeus_bench.sim.replay import default_recurrences
     from zeus_bench.store import validate
     from zeus_bench.studies import study
     from zeus_bench.studies.arena import judged_jobs
@@ -129,6 +184,11 @@ def _study(args: argparse.Namespace) -> int:
         g: [ts.job(g, w) for w in ts.workload_ids(g) if wanted is None or w in wanted]
         for g, ts in sets.items()
     }
+    n_jobs = sum(len(jobs) for jobs in whole.values())
+    check_tries(
+        len(args.seeds) * 2 * sum(default_recurrences(j) for jobs in whole.values() for j in jobs),
+        f"{len(args.seeds)} seed(s) x 2 policies x {n_jobs} job(s) x their recurrences",
+    )
     eta = DEFAULT_ETA if args.eta is None else args.eta
     beta = DEFAULT_BETA if args.beta is None else args.beta
     tables: dict[str, pd.DataFrame] = {}
@@ -148,9 +208,8 @@ def _study(args: argparse.Namespace) -> int:
         )
     else:
         tables["comparison"], tables["curves"] = study.compare(whole, args.seeds, eta, beta, runs)
-    pairs = [tuple(p.split(":", 1)) for p in args.warm_pairs.split(",") if p]
-    pairs = [(a, b) for a, b in pairs if a in sets and b in sets]
-    drift_gpus = [g for g in args.drift_gpus.split(",") if g in whole]
+    pairs = _warm_pairs(args.warm_pairs, sets)
+    drift_gpus = _gpu_names("--drift-gpus", args.drift_gpus, DRIFT_GPUS, sets)
     tables["drift"], tables["drift_curves"] = study.drift_study(
         {g: whole[g] for g in drift_gpus}, args.seeds, eta, beta
     )
