@@ -240,10 +240,17 @@ def fake_backend_hint(config_path: str) -> str:
 def check_sweep_config(sweep: Mapping[str, Any], source: str) -> None:
     """Values of the sweep workflow's (schema-valid) ``sweep`` section: ids, backends, limits."""
     from zeus_bench.device import BACKENDS
+    from zeus_bench.sweep.measure import MeasureSettings
     from zeus_bench.traces.workloads import load_workloads
 
     workloads = list(load_workloads())
     check_known("sweep.workloads", list(sweep["workloads"]), workloads, source, "workload")
+    try:  # the measuring settings' own rules (a cap below its minimum, ...), as the sweep would refuse them
+        MeasureSettings(**{k: v for k, v in sweep.get("measure", {}).items() if v is not None})
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: sweep.measure: {exc}") from None
+    except TypeError as exc:
+        raise ConfigError(f"{source}: sweep.measure: {exc}") from None
     for workload, sizes in sweep["workloads"].items():
         check_unique(f"sweep.workloads.{workload}", sizes, source)
     for kind, gpu in sweep["gpus"].items():

@@ -58,7 +58,15 @@ def validate_path(path: Path) -> str:
     from zeus_bench.traces.zeus_csv import POWER_FILE_RE, TRAIN_FILE, read_zeus_power_csv, read_zeus_train_csv
 
     if path.suffix == ".parquet":
+        import zeus_bench.catalog  # noqa: F401 - every package's table kinds registered
+        from zeus_bench.store.schema import schemas
+
         kind = str(read_metadata(path).get("kind"))
+        if kind not in schemas():
+            raise TraceFormatError(
+                f"{path}: its metadata names table kind {kind!r}, which zeus-bench does not know "
+                f"(known: {', '.join(sorted(schemas()))})"
+            )
         df = read_table(path, kind)
         return f"ok {path}: {kind} table, {len(df)} rows"
     if path.name == TRAIN_FILE:
