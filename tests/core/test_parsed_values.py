@@ -238,3 +238,25 @@ def test_the_product_of_sizes_is_bounded_before_any_replay(
     assert main([*study, "--out-dir", str(tmp_path / "study")]) == 2
     assert "tries; at most 1,000 are allowed" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.parquet", "traces"]
+
+
+@pytest.mark.parametrize(
+    ("mean", "precision"),
+    [("1e300", "1e10"), ("-1e200", "1e-50"), ("1e5", "1e-320"), ("1e160", "1e-10")],
+)
+def test_an_extreme_prior_is_refused_not_turned_into_infinities(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], mean: str, precision: str
+) -> None:
+    out = tmp_path / "runs.parquet"
+    sim = ["simulate", "--traces", str(tiny), "--gpu", "v100", "--policies", "zeus", "--seeds", "1"]
+    assert main([*sim, f"--prior-mean={mean}", f"--prior-precision={precision}", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "overflows the posterior" in err, err
+    assert not out.exists()
+
+
+def test_a_mild_prior_is_accepted() -> None:
+    from zeus_bench.optimizers.bandit import check_prior
+
+    for mean, precision in ((0.0, 0.0), (-1e6, 1e-12), (1e200, 1e-100), (-5e4, 1e6)):
+        check_prior(mean, precision)
