@@ -85,3 +85,61 @@ def test_sweep_measure_settings_are_checked_at_start(measure: dict[str, float], 
     with pytest.raises(ConfigError, match=r"^config/sweep\.yaml: sweep\.measure: ") as exc:
         check_sweep_config(cfg, "config/sweep.yaml")
     assert expected in str(exc.value)
+
+
+def _fake_sweep() -> dict[str, object]:
+    return yaml.safe_load((REPO / "config" / "sweep-fake.yaml").read_text())["sweep"]
+
+
+def test_sweep_limits_outside_the_gpus_range_are_refused_at_start(tmp_path: Path, monkeypatch) -> None:
+    """Class 7: checked when the workflow loads (before the job table), not inside a cell's job."""
+    from zeus_bench.cli.configcheck import check_backends_start
+
+    monkeypatch.setenv("ZEUS_BENCH_FAKE_STATE", str(tmp_path / "fake.json"))
+    sweep = _fake_sweep()
+    check_backends_start(sweep, "sweep-fake.yaml")  # 700 and 400 W: in the fake GPU's 200-700 W
+    sweep["gpus"]["fake"]["power_limits"] = [700, 150]
+    with pytest.raises(ConfigError, match=r"power_limits: 150 W is outside the range of GPU 0 \(200-700 W"):
+        check_backends_start(sweep, "sweep-fake.yaml")
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"command": "zeus-bnech"}, "sweep.command: 'zeus-bnech' is not a program found on PATH"),
+        ({"command": "/nonexistent/zeus-bench --flag"}, "sweep.command: '/nonexistent/zeus-bench'"),
+        (
+            {"out_dir": "A_FILE/sweep"},
+            "sweep.out_dir A_FILE/sweep: A_FILE is a file, not a folder",
+        ),
+    ],
+)
+def test_sweep_command_and_output_folder_are_checked_at_start(
+    changes: dict[str, str], expected: str, tmp_path: Path
+) -> None:
+    from zeus_bench.cli.configcheck import check_sweep_places
+
+    check_sweep_places(_fake_sweep(), "x.yaml")  # the rehearsal's own: fine
+    (tmp_path / "f").write_text("")
+    changes = {k: v.replace("A_FILE", str(tmp_path / "f")) for k, v in changes.items()}
+    expected = expected.replace("A_FILE", str(tmp_path / "f"))
+    with pytest.raises(ConfigError) as exc:
+        check_sweep_places({**_fake_sweep(), **changes}, "x.yaml")
+    assert str(exc.value).startswith("x.yaml: ") and expected in str(exc.value)
+
+
+def test_the_sweeps_gpu_index_bound_is_exact(tmp_path: Path, monkeypatch) -> None:
+    """Index n-1 of n GPUs starts; index n is refused (the fail-fast check's bound, hit exactly)."""
+    from zeus_bench.cli.configcheck import check_backends_start
+
+    monkeypatch.setenv("ZEUS_BENCH_FAKE_STATE", str(tmp_path / "fake.json"))
+    monkeypatch.setenv("ZEUS_BENCH_FAKE_GPUS", "3")
+    sweep = _fake_sweep()
+    sweep["gpus"]["fake"]["gpu_index"] = 2
+    check_backends_start(sweep, "s.yaml")
+    sweep["gpus"]["fake"]["gpu_index"] = 3
+    with pytest.raises(ConfigError, match=r"gpu_index: 3, but the fake backend sees 3 GPU\(s\)"):
+        check_backends_start(sweep, "s.yaml")
+    del sweep["gpus"]["fake"]["gpu_index"]  # default 0
+    sweep["gpus"]["fake"]["power_limits"] = [200, 700]  # both ends of the range, exactly
+    check_backends_start(sweep, "s.yaml")

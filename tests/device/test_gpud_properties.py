@@ -241,3 +241,37 @@ def test_requests_from_many_clients_at_once_leave_the_daemon_serving(live: tuple
         t.join(timeout=60)
     assert GPUDClient(str(daemon.socket)).status()["leases"] == []
     assert fake_limits(state) == [700.0, 700.0]
+
+
+def test_a_failed_restore_keeps_the_journal_and_frees_the_gpus(
+    daemon_in_process: tuple[GPUDaemon, Connection, Path],
+) -> None:
+    daemon, conn, state = daemon_in_process
+    assert daemon._answer(conn, b'{"cmd": "lease", "gpus": [0, 1]}')["ok"]
+    assert daemon._answer(conn, b'{"cmd": "set", "gpu": 1, "watts": 333}')["ok"]
+    journal = conn.lease.journal if conn.lease else None
+    assert journal is not None and journal.is_file()
+    _FlakyBackend.failure = DeviceError  # the restore's setter fails
+    try:
+        daemon._end_lease(conn, "test")
+    finally:
+        _FlakyBackend.failure = None
+    assert journal.is_file() and daemon.holders == {}  # kept for the next start; GPUs free
+    assert fake_limits(state) == [700.0, 333.0]
+    assert daemon.restore_journal() == 1  # the next start puts it back and removes the entry
+    assert fake_limits(state) == [700.0, 700.0] and not journal.exists()
+
+
+def test_a_journal_entry_of_an_absent_gpu_is_kept(
+    daemon_in_process: tuple[GPUDaemon, Connection, Path],
+) -> None:
+    daemon, _conn, state = daemon_in_process
+    entry = {"backend": "fake", "pid": 1, "uid": 0, "gpus": [
+        {"index": 0, "uuid": "GPU-gone", "previous_power_limit_w": 300.0, "changed": True},
+        {"index": 1, "uuid": daemon.backend.gpu(1).uuid(), "previous_power_limit_w": 700.0, "changed": True},
+    ]}  # fmt: skip
+    path = daemon.journal_dir / "lease-1-1-pid1.json"
+    path.write_text(json.dumps(entry))
+    daemon.backend.gpu(1).set_power_limit_w(450)
+    assert daemon.restore_journal() == 1  # GPU 1 restored, the absent one not
+    assert fake_limits(state) == [700.0, 700.0] and path.is_file()

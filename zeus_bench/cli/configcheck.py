@@ -293,6 +293,41 @@ def check_backends_start(sweep: Mapping[str, Any], source: str) -> None:
             raise ConfigError(
                 f"{source}: sweep.gpus.{kind}.gpu_index: {index}, but the {backend} backend sees {devices} GPU(s)"
             )
+        limits = gpu.get("power_limits", "current")
+        if limits != "current":
+            lo, hi = get_backend(backend).gpu(index).power_limit_range_w()
+            outside = [w for w in limits if not lo <= float(w) <= hi]
+            if outside:
+                raise ConfigError(
+                    f"{source}: sweep.gpus.{kind}.power_limits: {outside[0]:g} W is outside the range of "
+                    f"GPU {index} ({lo:g}-{hi:g} W on the {backend} backend)"
+                )
+
+
+def check_sweep_places(sweep: Mapping[str, Any], source: str) -> None:
+    """The sweep's command exists and its output folder can be written (before the job table).
+
+    Raises:
+        ConfigError: ``sweep.command``'s program is not found or not executable, or
+            ``sweep.out_dir`` cannot be written.
+    """
+    import shlex
+    import shutil
+
+    from zeus_bench.core.fsutil import check_writable_dir
+
+    command = sweep.get("command")
+    if command:
+        words = shlex.split(str(command))
+        program = words[0] if words else ""
+        if not program or shutil.which(program) is None:
+            raise ConfigError(
+                f"{source}: sweep.command: {program or command!r} is not a program found on PATH or executable"
+            )
+    try:
+        check_writable_dir(sweep.get("out_dir", "results/sweep"), "sweep.out_dir")
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
 
 
 def check_capriccio_config(config: dict[str, Any], schema_path: str | Path, source: str) -> None:
