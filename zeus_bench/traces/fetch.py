@@ -163,8 +163,10 @@ def obtain_zeus_traces(
         force: Write into an existing non-empty folder (replacing the trace CSVs and manifest only).
 
     Returns:
-        The manifest, also written to ``out_dir/MANIFEST.json``. ``out_dir`` is replaced as a
-        whole once everything succeeded; on any error it is left as it was (and not created).
+        The manifest, also written to ``out_dir/MANIFEST.json``. The files are committed to
+        ``out_dir`` once everything succeeded (:func:`~zeus_bench.core.fsutil.output_dir`: an
+        existing non-empty folder only with ``force``, and then only the trace CSVs and the
+        manifest are replaced); on any error it is left as it was (and not created).
 
     Raises:
         TracesUnavailableError: no local copy and the download failed (unless ``allow_missing``).
