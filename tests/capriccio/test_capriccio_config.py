@@ -95,3 +95,36 @@ def test_every_key_the_workflow_reads_is_in_the_schema() -> None:
         re.findall(r"_opt\(\"[^\"]+\", \"(\w+)\"\)", text)
     )
     assert read and read <= set(json.loads(SCHEMA.read_text())["properties"]), read
+
+
+def test_every_command_that_trains_on_a_gpu_can_observe() -> None:
+    """Each subcommand that takes a GPU backend and trains (not ``gpu``/``gpud``, whose job is the
+    limits) offers ``--observe``, and so does the drift workflow's training script."""
+    import argparse
+    import importlib.util
+
+    from zeus_bench.cli.main import build_parser
+
+    trainers = []
+
+    def walk(parser: argparse.ArgumentParser, words: list[str]) -> None:
+        dests = {a.dest for a in parser._actions}
+        if "backend" in dests and words[0] not in ("gpu", "gpud"):
+            trainers.append((" ".join(words), "observe" in dests))
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, [*words, name])
+
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                walk(sub, [name])
+    assert trainers and all(ok for _, ok in trainers), trainers
+    spec = importlib.util.spec_from_file_location(
+        "capriccio_train", REPO / "workflows/scripts/capriccio_train.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert "observe" in {a.dest for a in module.build_parser()._actions}
