@@ -8,23 +8,31 @@
 #    target 0.84, 10 epochs, eta 0.5, beta 2, the JIT power-limit profiler on the GPU;
 # 3. results/capriccio/ receives capriccio.parquet (one row per slice, read by the report) and
 #    train.parquet (the runs as a train trace, read by `zeus-bench simulate`).
-# Options (--config KEY=VALUE): sentiment140 (required), vocab, out (results/capriccio), size,
-# max_slices, backend (nvml|fake), device, tiny (true: a shrunken BERT), max_steps, and the paper's
-# knobs batch_sizes, default_batch_size, target, max_epochs, eta, beta, window.
+# Options (--config KEY=VALUE, described in config/capriccio.schema.json; an unknown key or a bad
+# value ends the run in one line before anything is scheduled): sentiment140 (required), vocab,
+# out (results/capriccio), size, max_slices, backend (nvml|fake), device, tiny (true: a shrunken
+# BERT), observe (true: never write a power limit, on a GPU whose limits must not or cannot be
+# changed), max_steps, and the paper's knobs batch_sizes, default_batch_size, target, max_epochs,
+# eta, beta, window, profile_s.
 
 import shlex
 import sys
 from pathlib import Path
 
-from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
+
+from zeus_bench.cli.configcheck import check_capriccio_config, exit_on_error
 
 min_version("9.0")
 
-if not config.get("sentiment140"):
-    raise WorkflowError(
-        "capriccio: set the Sentiment140 CSV: --config sentiment140=/path/to/training.1600000.processed.noemoticon.csv"
-    )
+with exit_on_error():
+    if not config.get("sentiment140"):
+        from zeus_bench.core.errors import ConfigError
+
+        raise ConfigError(
+            "capriccio: set the Sentiment140 CSV: --config sentiment140=/path/to/training.1600000.processed.noemoticon.csv"
+        )
+    check_capriccio_config(config, Path(workflow.basedir).parent / "config" / "capriccio.schema.json", "capriccio --config")
 OUT = config.get("out", "results/capriccio")
 SLICES = config.get("slices_dir", "data/capriccio/slices")
 STATE = config.get("state_dir", "data/capriccio/state")
@@ -75,6 +83,7 @@ rule train:
                 _opt("--backend", "backend"),
                 _opt("--device", "device"),
                 "--tiny" if config.get("tiny") else "",
+                "--observe" if config.get("observe") else "",
                 _opt("--max-steps", "max_steps"),
                 _opt("--max-slices", "max_slices"),
                 _opt("--batch-sizes", "batch_sizes"),

@@ -17,10 +17,6 @@ if workflow.output_settings.dryrun:
     logger.info(sweep_estimate())
 
 
-onstart:
-    sweep_preflight()
-
-
 rule all:
     default_target: True
     input:

@@ -154,3 +154,26 @@ def test_the_report_names_the_experiment_until_a_trace_exists(drift_run, tmp_pat
     evaluation.capriccio(done)
     assert not done.skipped and done.findings[0].numbers["slices"] == 5
     assert any(p.startswith("| slice |") for p in done.parts)
+
+
+def test_the_jit_profiler_wrote_limits_in_the_default_run(drift_run):
+    """The contrast of the observe-mode run below: without observe the fake GPU's limit is set."""
+    gpus = json.loads((drift_run / "fake-gpu.json").read_text())["gpus"]
+    assert gpus[0]["set_calls"] > 0
+
+
+def test_a_run_in_observe_mode_calls_no_setter(drift_run, tmp_path):
+    """workflows/scripts/capriccio_train.py --observe (the workflow's observe key): no limit written."""
+    state = tmp_path / "fake-gpu.json"
+    env = {**os.environ, "ZEUS_BENCH_FAKE_STATE": str(state), "ZEUS_BENCH_STATE_DIR": str(tmp_path / "gs")}
+    cmd = [sys.executable, str(REPO / "workflows" / "scripts" / "capriccio_train.py")]
+    cmd += ["--slices", str(drift_run / "data" / "capriccio" / "slices"), "--state-dir", str(tmp_path / "st")]
+    cmd += ["--out", str(tmp_path / "out"), "--backend", "fake", "--device", "cpu", "--tiny", "--observe"]
+    cmd += ["--max-steps", "2", "--max-slices", "2", "--batch-sizes", "8,16,32", "--default-batch-size", "32"]
+    cmd += ["--target", "0.0", "--max-epochs", "2", "--profile-s", "0.02"]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    gpus = json.loads(state.read_text())["gpus"]
+    assert [g["set_calls"] for g in gpus] == [0] * len(gpus)
+    runs = pd.read_parquet(tmp_path / "out" / "capriccio.parquet")
+    assert list(runs["slice"]) == [1, 2] and (runs["energy_j"] > 0).all()

@@ -84,7 +84,10 @@ def test_read_only_output_places(zeus_traces, read_only, capsys):
         "permission denied or read-only",
     )  # fmt: skip
     _one_line_exit_2(
-        capsys, ["traces", "import-zeus", str(read_only), "--out", str(read_only / "x")], "import folder"
+        capsys,
+        ["traces", "import-zeus", str(read_only), "--out", str(read_only / "x")],
+        "--out",
+        "cannot write in",
     )
     assert list(read_only.iterdir()) == []
 
@@ -119,7 +122,7 @@ def test_output_paths_of_the_other_commands(zeus_traces, zeus_csv_dir, tmp_path,
         "unsupported suffix '.csv' (use .parquet)",
     )
     fetch = ["fetch-traces", "--file", "summary_train.csv", "--local-dir", str(zeus_csv_dir)]
-    _one_line_exit_2(capsys, [*fetch, "--out", str(a_file)], "trace folder", "is a file, not a folder")
+    _one_line_exit_2(capsys, [*fetch, "--out", str(a_file)], "--out", "is a file, not a folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt", "folder"]
     assert list((tmp_path / "folder").iterdir()) == []
     assert a_file.read_text() == "x"  # fmt: skip

@@ -95,7 +95,7 @@ WORKLOAD = """workloads:
     ("content", "expected"),
     [
         (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "not a text (UTF-8 YAML) workload file"),
-        (WORKLOAD.format(epochs=".inf").encode(), "cannot convert float infinity to integer"),
+        (WORKLOAD.format(epochs=".inf").encode(), "max_epochs: must be an integer, got inf"),
         (WORKLOAD.format(epochs="1000000000").encode(), "max_epochs 1000000000 is above 100,000"),
     ],
 )

@@ -51,3 +51,29 @@ def test_each_mutated_module_names_existing_code_and_tests(module: dict[str, obj
 def test_names_are_unique() -> None:
     names = [m["name"] for m in MODULES]
     assert len(names) == len(set(names))
+
+
+def test_every_package_module_with_code_is_mutated() -> None:
+    """``make mutate`` samples every module of the package that defines a function (a new one is caught)."""
+    import re
+
+    configured = {str(m["path"]) for m in MODULES}
+    with_code = {
+        str(p.relative_to(REPO))
+        for p in (REPO / "zeus_bench").rglob("*.py")
+        if re.search(r"^\s*def ", p.read_text(), re.M)
+    }
+    assert sorted(with_code - configured) == []
+
+
+def test_the_recorded_results_name_files_that_exist() -> None:
+    """docs/mutation-results.csv names each module by its current path (the one modules.toml mutates)."""
+    import csv
+
+    paths = {str(m["name"]): str(m["path"]) for m in MODULES}
+    with (REPO / "docs" / "mutation-results.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows
+    for row in rows:
+        assert (REPO / row["path"]).is_file(), row["path"]
+        assert paths.get(row["module"]) == row["path"], row["module"]

@@ -270,3 +270,34 @@ def test_journal_entry_removed_when_the_setter_raises(fake_env, fake_backend):
             s.set_power_limit_w(0, 10.0)  # an entry written by an earlier success stays
         assert len(read_journal(fake_env / "state")) == 1 and s.changed == {0}
     assert gpu.power_limit_w() == 700.0
+
+
+@pytest.mark.parametrize("watts", [5000.0, 10.0])
+def test_a_journal_entry_outside_the_range_names_its_file_and_is_kept(fake_env, capsys, watts):
+    """A journalled limit the GPU cannot take: one line naming the journal file; nothing set, nothing deleted."""
+    from zeus_bench.device.journal import JournalEntry
+
+    gpu = FakeBackend().gpu(0)
+    gpu.set_power_limit_w(300)
+    calls = gpu.setter_calls()
+    folder = fake_env / "state" / "journal"
+    folder.mkdir(parents=True)
+    path = folder / JournalEntry.file_name("fake", gpu.uuid())
+    entry = {"backend": "fake", "gpu_index": 0, "gpu_uuid": gpu.uuid(), "previous_power_limit_w": watts,
+             "pid": 1, "host": "h", "started_utc": "2026-01-01T00:00:00+00:00"}  # fmt: skip
+    path.write_text(json.dumps(entry))
+    assert main(["gpu", "restore", "--backend", "fake"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err and f"{watts:g} W is outside" in err, err
+    assert path.is_file() and gpu.setter_calls() == calls and gpu.power_limit_w() == 300.0
+
+
+def test_a_corrupt_fake_state_leaves_no_file_behind(tmp_path, monkeypatch, capsys):
+    state = tmp_path / "fake.json"
+    state.write_text("garbage{")
+    monkeypatch.setenv("ZEUS_BENCH_FAKE_STATE", str(state))
+    monkeypatch.setenv("ZEUS_BENCH_STATE_DIR", str(tmp_path / "state"))
+    assert main(["gpu", "info", "--backend", "fake"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(state) in err and "not valid JSON" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fake.json"] and state.read_text() == "garbage{"

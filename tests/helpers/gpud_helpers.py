@@ -127,11 +127,16 @@ def user_dir(root: Path, name: str) -> Path:
 def as_user(
     user: str, argv: list[str], env: dict[str, str], timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``zeus-bench ARGV`` as ``user`` (from root, through run_as_user.py) with only ``env``."""
+    """Run ``zeus-bench ARGV`` as ``user`` (from root, through run_as_user.py) with only ``env``.
+
+    In ``/`` (every path in ``argv`` is absolute): the clone may lie where the user cannot enter
+    (a parent folder of mode 0700), and a process whose working folder it cannot reach fails.
+    """
     script = Path(__file__).with_name("run_as_user.py")
     return subprocess.run(
         [sys.executable, str(script), user, *argv],
         env=env,
+        cwd="/",
         capture_output=True,
         text=True,
         timeout=timeout,

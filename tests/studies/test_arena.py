@@ -276,7 +276,9 @@ def test_arena_command_end_to_end(tiny: Path, tmp_path: Path) -> None:
     for fold in (1, 2):  # ranked within each (GPU, fold)
         v = summary[(summary["gpu"] == "v100") & (summary["fold"] == fold)]
         assert v["rank"].tolist() == v["regret_pct_mean"].rank(method="min").astype(int).tolist()
-    assert main([*argv, "--seeds", "1-5", "--horizon", "unknown", "--out", str(out)]) == 0  # default: fold 1
+    assert (
+        main([*argv, "--seeds", "1-5", "--horizon", "unknown", "--out", str(out), "--force"]) == 0
+    )  # fold 1
     one = read_table(out / "arena_jobs.parquet", "arena_jobs")
     assert set(one["horizon"]) == {"unknown"} and set(one["fold"]) == {1} and len(one) == 2 * 3 * 3
 
@@ -446,7 +448,9 @@ def test_arena_set_overrides_a_constant_in_every_fold(
     argv = ["arena", "--traces", str(tiny), "--gpu", "v100", "--policies", "zeus-plus", "--seeds", "1-2"]
     assert main([*argv, "--horizon", "unknown", "--set", "zeus-plus.horizon=3", "--out", str(out)]) == 0
     with_set = read_table(out / "arena_jobs.parquet", "arena_jobs")
-    assert main([*argv, "--horizon", "3", "--out", str(out)]) == 0  # told 3 = assuming 3 when unknown
+    assert (
+        main([*argv, "--horizon", "3", "--out", str(out), "--force"]) == 0
+    )  # told 3 = assuming 3 when unknown
     told = read_table(out / "arena_jobs.parquet", "arena_jobs")
     pd.testing.assert_series_equal(with_set["regret_pct_mean"], told["regret_pct_mean"])
     for bad, message in (("zeus-plus.nope=1", "no constant 'nope'"), ("horizon=1", "POLICY.CONSTANT=VALUE")):

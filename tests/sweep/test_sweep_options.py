@@ -104,3 +104,15 @@ def test_fake_load_is_none_unless_every_gpu_is_fake():
     assert fake_load([real]) is None
     assert fake_load([FakeBackend().gpu(0), real]) is None
     assert fake_load([]) is None
+
+
+def test_the_installed_workloads_are_read_once(monkeypatch):
+    """A process that drops to an unprivileged user after its first sweep still finds its workloads
+    (the package metadata may then be unreadable: a clone under a folder of mode 0700)."""
+    import zeus_bench.sweep.workload as workload
+
+    workload._installed.cache_clear()
+    assert "movielens-1m" in workload.available_workloads()
+    monkeypatch.setattr(workload, "entry_points", lambda group: [])  # metadata unreadable from now on
+    assert "movielens-1m" in workload.available_workloads()
+    assert type(workload.load_workload("movielens-1m", tiny=True)).__name__

@@ -210,3 +210,29 @@ def test_ddp_sweep_on_two_fake_gpus_sums_energy(fake_env, tmp_path, monkeypatch)
         )
         == 2
     )
+
+
+@pytest.mark.parametrize(
+    ("changed", "key"),
+    [
+        (("--measure-iters", "4"), "measure_iters"),
+        (("--seed", "5"), "seed"),
+        (("--observe",), "mode"),
+    ],
+)
+def test_resume_refuses_points_measured_otherwise(fake_env, tiny_workload, tmp_path, capsys, changed, key):
+    """A shard measured with one setting is not completed with another (nothing is measured)."""
+    out = tmp_path / "shard.parquet"
+    limits = ("--power-limits", "700")
+    assert sweep(out, "--batch-sizes", "4", *limits) == 0
+    before = out.read_bytes()
+    capsys.readouterr()
+    now = ("--power-limits", "current") if "--observe" in changed else limits  # the limit in force: 700
+    assert sweep(out, "--batch-sizes", "4,8", *now, *changed, "--resume") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"its points were measured with {key} " in err, err
+    assert out.read_bytes() == before
+    assert sweep(out, "--batch-sizes", "4,8", *limits, "--resume") == 0  # the same settings: resumed
+    prov = read_table(out, "power").attrs["zeus_bench"]
+    assert [p["batch_size"] for p in prov["reused_points"]] == [4]
+    assert [p["batch_size"] for p in prov["points"]] == [8]

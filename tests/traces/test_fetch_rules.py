@@ -58,7 +58,9 @@ def test_failure_after_the_first_file_keeps_the_previous_folder(tmp_path: Path) 
     assert ok.status == "ok" and ok.gpus == ["v100"]
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     with pytest.raises(TracesUnavailableError, match=r"summary_power_v100\.csv"):
-        obtain_zeus_traces(_files(), out, url_template=URL, commit=COMMIT, fetch=_fails_after_train)
+        obtain_zeus_traces(
+            _files(), out, url_template=URL, commit=COMMIT, fetch=_fails_after_train, force=True
+        )
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert [p.name for p in tmp_path.iterdir()] == ["zeus"]  # no staging folder left
 

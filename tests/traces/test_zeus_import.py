@@ -37,8 +37,8 @@ def write_traces(folder: Path, train: str | bytes | None = None, power: str | by
     return folder
 
 
-def run_import(src: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(["traces", "import-zeus", str(src), "--out", str(out)])
+def run_import(src: Path, out: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
+    code = main(["traces", "import-zeus", str(src), "--out", str(out), *extra])
     return code, capsys.readouterr().err
 
 
@@ -217,7 +217,8 @@ def test_failed_import_keeps_previous_outputs(tmp_path: Path, capsys: pytest.Cap
     assert run_import(src, out, capsys)[0] == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     write_traces(src, power="\n".join([POWER_HEADER, *_replace(POWER_ROWS, 0, 6, "-1")]))
-    assert run_import(src, out, capsys)[0] == 2
+    code, err = run_import(src, out, capsys, "--force")
+    assert code == 2 and "average_power" in err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 

@@ -116,6 +116,11 @@ def test_nearest_names():
         ({"gpus": ["v1OO"]}, "gpus: unknown GPU kind 'v1OO'; did you mean v100?"),
         ({"seeds": "10-1"}, "seeds: '10-1': empty range"),
         ({"bogus": 1}, "unknown key bogus"),
+        (
+            {"traces": {"zeus": {"local_dir": "/nonexistent/zeus"}}},
+            "traces.zeus.local_dir: /nonexistent/zeus is not a folder",
+        ),
+        ({"arena": {"seeds": "9-2"}}, "arena.seeds: '9-2': empty range"),
     ],
 )
 def test_main_workflow_refuses_in_one_line_before_scheduling(tmp_path, overrides, expected):

@@ -158,7 +158,7 @@ def test_cli_ok_and_errors(zeus_csv_dir, tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"ok {tmp_path / 'o' / 'summary_train.csv'} sha256 {TRAIN_SHA}" in out
     assert sorted(p.name for p in (tmp_path / "pq").iterdir()) == ["power-v100.parquet", "train.parquet"]
-    assert main([*args, "--url", "file:///nonexistent/{file}", "--commit", COMMIT]) == 2
+    assert main([*args, "--url", "file:///nonexistent/{file}", "--commit", COMMIT, "--force"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(
         "zeus-bench: error: cannot download summary_train.csv from file:///nonexistent/summary_train.csv: "
@@ -171,6 +171,7 @@ def test_cli_ok_and_errors(zeus_csv_dir, tmp_path, capsys):
                 "--url",
                 "file:///nonexistent/{file}",
                 "--allow-missing",
+                "--force",
                 "--import-to",
                 str(tmp_path / "e"),
             ]

@@ -37,6 +37,13 @@ shell.prefix(
 )
 
 ZEUS = config["traces"]["zeus"]
+with exit_on_error():  # a local copy that is not there fails now, not inside the fetch job
+    _local = ZEUS["local_dir"] or os.environ.get("ZEUS_TRACE_DIR")
+    if _local and not Path(_local).expanduser().is_dir():
+        from zeus_bench.core.errors import ConfigError
+
+        key = "traces.zeus.local_dir" if ZEUS["local_dir"] else "$ZEUS_TRACE_DIR"
+        raise ConfigError(f"{CONFIG_SOURCE}: {key}: {_local} is not a folder (the local copy of the Zeus traces)")
 ZEUS_CSV_DIR = "data/traces/zeus-csv"  # obtained CSVs + MANIFEST.json (git-ignored)
 ZEUS_DIR = "data/traces/zeus"  # imported Parquet (git-ignored: never commit the traces)
 OWN_DIR = config["traces"]["own_dir"]

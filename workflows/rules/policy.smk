@@ -24,7 +24,7 @@ rule policy_study:
         "logs/policy/study.log",
     shell:
         "zeus-bench study --arena {params.arena} {params.traces} --seeds {params.seeds} "
-        "--workloads {params.workloads} --out-dir {params.out_dir} 2>&1 | tee {log}"
+        "--workloads {params.workloads} --out-dir {params.out_dir} --force 2>&1 | tee {log}"
 
 
 # The policy arena (docs/policies.md, "The arena protocol"): every registered policy on every GPU,
@@ -54,4 +54,4 @@ rule policy_arena:
         # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns);
         # tee: the progress lines (a few seconds apart, with the time left) also on the console
         "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} --horizon {params.horizon} "
-        "--fold both --jobs {threads} --out {params.out_dir} 2>&1 | tee {log}"
+        "--fold both --jobs {threads} --out {params.out_dir} --force 2>&1 | tee {log}"

@@ -14,6 +14,7 @@ from zeus_bench.cli.configcheck import (
     check_backends_start,
     check_schema,
     check_sweep_config,
+    check_sweep_places,
     config_source,
     exit_on_error,
 )
@@ -43,6 +44,7 @@ def _sweep_config():
             check_schema(data, _repo_root() / "config" / "sweep.schema.json", source)
             raise
         check_sweep_config(data["sweep"], source)
+        check_sweep_places(data["sweep"], source)
     return data["sweep"], source
 
 
@@ -56,14 +58,17 @@ CONFIDENCE_KEYS = ("window_s", "min_windows", "rel_ci", "max_measure_s", "warmup
 
 
 def sweep_preflight():
-    """`onstart` of the sweep workflow: start each GPU kind's backend once before any cell runs, so
-    that a machine without the GPU fails once, in one line that says how to rehearse on the fake
-    backend (instead of every cell failing with NVML's error in its log). Cluster executors are
-    left alone: their GPUs are on the compute nodes, not here."""
-    if workflow.non_local_exec:
+    """Start each GPU kind's backend once, at load, before Snakemake prints its job table: a machine
+    without the GPU, or a power limit outside its range, fails once, in one line (saying how to
+    rehearse on the fake backend) instead of every cell failing in its log. Dry runs and cluster
+    executors are left alone: their GPUs are on the compute nodes, not here."""
+    if workflow.non_local_exec or workflow.output_settings.dryrun:
         return
     with exit_on_error():
         check_backends_start(SWEEP, SWEEP_SOURCE)
+
+
+sweep_preflight()
 
 
 def sweep_cells(gpu):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from zeus_bench.cli.common import add_workloads_arg, beta_arg, bounded_int_arg, eta_arg, int_range_arg
+from zeus_bench.core.entry import add_output_dir_arg
 
 #: Bound of --jobs (worker processes).
 MAX_JOBS = 1024
@@ -67,7 +67,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--jobs", type=bounded_int_arg(1, MAX_JOBS, "--jobs"), default=1, metavar="N", help="worker processes"
     )
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder of the two tables")
+    add_output_dir_arg(p, "--out", "folder of the two tables (absent or empty, unless --force)")
     p.set_defaults(func=_arena)
 
 
@@ -98,12 +98,17 @@ def _trace_sets(specs: list[str], gpus: list[str]) -> dict[str, Any]:
     return out
 
 
-def _overrides(items: list[str]) -> dict[str, dict[str, Any]]:
+def _overrides(items: list[str], horizon: Any = "known") -> dict[str, dict[str, Any]]:
     """``POLICY.CONSTANT=VALUE`` items as ``{policy: {constant: value}}`` (values as JSON, else text).
 
     Raises:
-        ConfigError: an item not of that form, an unknown policy or a constant it does not have.
+        ConfigError: an item not of that form, an unknown policy, a constant it does not have, a
+            value not of the constant's type, a constant given twice, or one the policy does not
+            read under ``--horizon`` (:meth:`~zeus_bench.sim.policies.Policy.inert_constants`).
     """
+    from zeus_bench.sim.rules import UNKNOWN, check_horizon
+
+    known = check_horizon(horizon) != UNKNOWN
     import json
 
     from zeus_bench.core.errors import ConfigError
@@ -119,8 +124,14 @@ def _overrides(items: list[str]) -> dict[str, dict[str, Any]]:
             value = json.loads(text)
         except ValueError:
             value = text
-        variant(policy, {name: value})  # unknown policy or constant: one line
+        if name in out.get(policy, {}):
+            raise ConfigError(f"--set: {policy}.{name} given twice")
         out.setdefault(policy, {})[name] = value
+        cls = variant(policy, out[policy])  # unknown policy or constant, a mistyped value: one line
+        if name in cls.inert_constants(known):
+            raise ConfigError(
+                f"--set {item}: {policy} does not read {name} under --horizon {horizon} (it would change nothing)"
+            )
     return out
 
 
@@ -131,7 +142,7 @@ def _arena(args: argparse.Namespace) -> int:
     import time
 
     from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
-    from zeus_bench.core.fsutil import check_writable_dir
+    from zeus_bench.core.fsutil import check_output_dir, output_dir
     from zeus_bench.sim.noise import resolve_noise
     from zeus_bench.sim.policies.base import get_policy, load_policy_module
     from zeus_bench.sim.rules import check_horizon
@@ -139,7 +150,7 @@ def _arena(args: argparse.Namespace) -> int:
     from zeus_bench.studies.arena import COMPARATOR, Protocol, arena_folds, default_policies, frozen_constants
 
     log = logging.getLogger("zeus_bench.cli.arena")
-    out = check_writable_dir(args.out, "--out")
+    out = check_output_dir(args.out, args.force, "--out")
     for module in args.policy_module:
         load_policy_module(module)
     policies = (
@@ -159,7 +170,7 @@ def _arena(args: argparse.Namespace) -> int:
         DEFAULT_BETA if args.beta is None else args.beta,
         check_horizon(args.horizon),
         resolve_noise(args.noise, [traces[g].power(g) for g in args.gpu] if args.noise == "trace" else []),
-        constants=frozen_constants(_overrides(args.set)),
+        constants=frozen_constants(_overrides(args.set, args.horizon)),
     )
     folds = [1, 2] if args.fold == "both" else [int(args.fold)]
     start = time.perf_counter()
@@ -196,18 +207,9 @@ def _arena(args: argparse.Namespace) -> int:
         "set": args.set,
         "fold_constants": {f: protocol.for_fold(f).constants for f in folds},
     }
-    created = not out.exists()
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        write_table(jobs_df, out / "arena_jobs.parquet", "arena_jobs", provenance)
-        write_table(summary, out / "arena_summary.parquet", "arena_summary", provenance)
-    except BaseException:
-        for name in TABLES:
-            (out / f"{name}.parquet").unlink(missing_ok=True)
-        if created:
-            with contextlib.suppress(OSError):
-                out.rmdir()
-        raise
+    with output_dir(out, args.force, {f"{t}.parquet" for t in TABLES}.__contains__, "--out") as tmp:
+        write_table(jobs_df, tmp / "arena_jobs.parquet", "arena_jobs", provenance)
+        write_table(summary, tmp / "arena_summary.parquet", "arena_summary", provenance)
     log.info(
         "arena: %d policies x %d jobs x %d seeds x %d fold(s) in %.2f s -> %s",
         summary["policy"].nunique(), len(jobs_df) // max(1, summary["policy"].nunique() * len(folds)),

@@ -7,12 +7,14 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from zeus_bench.core.entry import parse_int, seed_arg
+
 MAX_SLICE = 10_000_000
 
 
 def _positive(text: str) -> int:
     try:
-        value = int(text)
+        value = parse_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if not 1 <= value <= MAX_SLICE:
@@ -39,6 +41,7 @@ def _day(text: str) -> dt.date:
 
 def register(sub: Any) -> None:
     """Add ``capriccio``."""
+    from zeus_bench.core.entry import add_output_dir_arg
     from zeus_bench.traces.capriccio import PAPER_SEED, PAPER_SLICE_SIZE, PAPER_START, PAPER_TRAIN_FRACTION
 
     p = sub.add_parser(
@@ -58,7 +61,7 @@ def register(sub: Any) -> None:
         metavar="CSV",
         help="training.1600000.processed.noemoticon.csv",
     )
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder of the slices")
+    add_output_dir_arg(p, "--out", "folder of the slices (absent or empty, unless --force)")
     p.add_argument(
         "--size", type=_positive, default=PAPER_SLICE_SIZE, help="tweets per slice (default 500000)"
     )
@@ -68,7 +71,7 @@ def register(sub: Any) -> None:
     p.add_argument("--start", type=_day, default=PAPER_START, help="first day of the window (2009-05-01)")
     p.add_argument("--stride-days", type=_positive, default=1, help="days the window moves per slice (1)")
     p.add_argument(
-        "--seed", type=int, default=PAPER_SEED, help="seed of each slice's train/validation split (42)"
+        "--seed", type=seed_arg, default=PAPER_SEED, help="seed of each slice's train/validation split (42)"
     )
     p.add_argument("--vocab", type=Path, default=None, help="WordPiece vocab.txt to copy into each slice")
     p.add_argument("--max-slices", type=_positive, default=None, help="keep only the first N slices")
@@ -76,8 +79,10 @@ def register(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from zeus_bench.core.fsutil import check_output_dir
     from zeus_bench.traces.capriccio import INDEX, build_slices
 
+    check_output_dir(args.out, args.force, "--out")
     index = build_slices(
         args.sentiment140,
         args.out,
@@ -88,6 +93,7 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         vocab=args.vocab,
         max_slices=args.max_slices,
+        force=args.force,
     )
     print(f"{len(index)} slices of {args.size} tweets in {args.out} (index {args.out / INDEX})")
     return 0

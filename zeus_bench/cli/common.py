@@ -34,13 +34,19 @@ if TYPE_CHECKING:  # pandas is imported by the handlers that render tables, not 
 FORMAT_SUFFIXES: dict[str, tuple[str, ...]] = {"csv": (".csv",), "json": (".json",), "table": (".txt", ".md")}
 
 
+#: More GPU indices than any host has: a larger index is a typo.
+MAX_GPUS = 1024
+
+
 def gpu_indices_arg(text: str) -> list[int]:
-    """Parse ``--gpus I,J``: GPU indices (an argparse type)."""
+    """Parse ``--gpus I,J``: GPU indices in [0, MAX_GPUS) (an argparse type; ASCII digits only)."""
+    from zeus_bench.core.entry import parse_int
+
     try:
-        values = [int(v) for v in text.split(",") if v.strip()]
+        values = [parse_int(v.strip()) for v in text.split(",") if v.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1, got {text!r}") from None
-    if not values or any(v < 0 for v in values):
+    if not values or any(not 0 <= v < MAX_GPUS for v in values):
         raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1, got {text!r}")
     return values
 

@@ -185,15 +185,51 @@ def check_main_config(config: Mapping[str, Any], source: str, own_dir: str | Pat
     check_known("gpus", config["gpus"], gpus, source, "GPU kind")
     check_known("workloads", config["workloads"], list(load_workloads()), source, "workload")
     check_known("policies", config["policies"], list(POLICIES), source, "policy")
-    check_seeds("seeds", config["seeds"], source)
     for sweep in ("eta_sweep", "beta_sweep"):
         section = config[sweep]
         check_unique(f"{sweep}.values", section["values"], source)
         check_unique(f"{sweep}.policies", section["policies"], source)
         check_known(f"{sweep}.policies", section["policies"], list(POLICIES), source, "policy")
-        check_seeds(f"{sweep}.seeds", section["seeds"], source)
-    check_seeds("policy_study.seeds", config["policy_study"]["seeds"], source)
+    for key, value in _walk(config):  # every seed range, wherever a section has one
+        if key.rpartition(".")[2] == "seeds":
+            check_seeds(key, value, source)
+    check_sizes(config, source)
     check_unique("figures.formats", config["figures"]["formats"], source)
+
+
+def _walk(node: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Every (dotted key, value) of a nested config, sections included."""
+    for key, value in node.items():
+        path = f"{prefix}{key}"
+        yield path, value
+        if isinstance(value, Mapping):
+            yield from _walk(value, f"{path}.")
+
+
+def check_sizes(config: Mapping[str, Any], source: str) -> None:
+    """``recurrences``, ``window`` and ``arena.jobs`` within what the commands they reach accept.
+
+    The bounds are the commands' own (:data:`~zeus_bench.core.entry.MAX_RECURRENCES`, the
+    simulator's window rule, ``zeus-bench arena --jobs``), so the workflow refuses at start what
+    a job would refuse later.
+    """
+    from zeus_bench.cli.arena import MAX_JOBS
+    from zeus_bench.core.entry import MAX_RECURRENCES
+    from zeus_bench.sim.grid import check_window
+
+    def at(key: str, check: Callable[[], Any]) -> None:
+        try:
+            check()
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {key}: {exc}") from None
+
+    rec = config.get("recurrences", "auto")
+    if rec != "auto" and not (isinstance(rec, int) and 1 <= rec <= MAX_RECURRENCES):
+        raise ConfigError(f"{source}: recurrences: must be auto or in [1, {MAX_RECURRENCES}], got {rec!r}")
+    at("window", lambda: check_window(int(config.get("window", 0))))
+    jobs = config.get("arena", {}).get("jobs", 1)
+    if not 1 <= int(jobs) <= MAX_JOBS:
+        raise ConfigError(f"{source}: arena.jobs: must be in [1, {MAX_JOBS}], got {jobs}")
 
 
 def fake_backend_hint(config_path: str) -> str:
@@ -204,10 +240,17 @@ def fake_backend_hint(config_path: str) -> str:
 def check_sweep_config(sweep: Mapping[str, Any], source: str) -> None:
     """Values of the sweep workflow's (schema-valid) ``sweep`` section: ids, backends, limits."""
     from zeus_bench.device import BACKENDS
+    from zeus_bench.sweep.measure import MeasureSettings
     from zeus_bench.traces.workloads import load_workloads
 
     workloads = list(load_workloads())
     check_known("sweep.workloads", list(sweep["workloads"]), workloads, source, "workload")
+    try:  # the measuring settings' own rules (a cap below its minimum, ...), as the sweep would refuse them
+        MeasureSettings(**{k: v for k, v in sweep.get("measure", {}).items() if v is not None})
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: sweep.measure: {exc}") from None
+    except TypeError as exc:
+        raise ConfigError(f"{source}: sweep.measure: {exc}") from None
     for workload, sizes in sweep["workloads"].items():
         check_unique(f"sweep.workloads.{workload}", sizes, source)
     for kind, gpu in sweep["gpus"].items():
@@ -250,6 +293,72 @@ def check_backends_start(sweep: Mapping[str, Any], source: str) -> None:
             raise ConfigError(
                 f"{source}: sweep.gpus.{kind}.gpu_index: {index}, but the {backend} backend sees {devices} GPU(s)"
             )
+        limits = gpu.get("power_limits", "current")
+        if limits != "current":
+            lo, hi = get_backend(backend).gpu(index).power_limit_range_w()
+            outside = [w for w in limits if not lo <= float(w) <= hi]
+            if outside:
+                raise ConfigError(
+                    f"{source}: sweep.gpus.{kind}.power_limits: {outside[0]:g} W is outside the range of "
+                    f"GPU {index} ({lo:g}-{hi:g} W on the {backend} backend)"
+                )
+
+
+def check_sweep_places(sweep: Mapping[str, Any], source: str) -> None:
+    """The sweep's command exists and its output folder can be written (before the job table).
+
+    Raises:
+        ConfigError: ``sweep.command``'s program is not found or not executable, or
+            ``sweep.out_dir`` cannot be written.
+    """
+    import shlex
+    import shutil
+
+    from zeus_bench.core.fsutil import check_writable_dir
+
+    command = sweep.get("command")
+    if command:
+        words = shlex.split(str(command))
+        program = words[0] if words else ""
+        if not program or shutil.which(program) is None:
+            raise ConfigError(
+                f"{source}: sweep.command: {program or command!r} is not a program found on PATH or executable"
+            )
+    try:
+        check_writable_dir(sweep.get("out_dir", "results/sweep"), "sweep.out_dir")
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def check_capriccio_config(config: dict[str, Any], schema_path: str | Path, source: str) -> None:
+    """Check the Capriccio drift workflow's options: every key known and typed, then their values.
+
+    The schema (``config/capriccio.schema.json``) refuses unknown keys and wrong types; then the
+    Sentiment140 CSV and vocabulary must exist, and ``default_batch_size`` be one of ``batch_sizes``.
+    A boolean key given as ``true``/``false`` on the command line (Snakemake keeps those as text)
+    is turned into a boolean in ``config``.
+
+    Raises:
+        ConfigError: one line naming the key.
+    """
+    schema = json.loads(Path(schema_path).read_text())
+    for key, spec in schema["properties"].items():
+        if spec.get("type") == "boolean" and str(config.get(key)).lower() in ("true", "false"):
+            config[key] = str(config[key]).lower() == "true"
+    check_schema(config, schema_path, source)
+    for key in ("sentiment140", "vocab"):
+        if key in config and not Path(str(config[key])).is_file():
+            raise ConfigError(f"{source}: {key}: no such file {config[key]}")
+    if "batch_sizes" in config:
+        sizes = [int(b) for b in str(config["batch_sizes"]).split(",")]
+        check_unique("batch_sizes", sizes, source)
+        if any(b < 1 for b in sizes):
+            raise ConfigError(
+                f"{source}: batch_sizes: every batch size must be >= 1, got {config['batch_sizes']}"
+            )
+        b0 = config.get("default_batch_size")
+        if b0 is not None and b0 not in sizes:
+            raise ConfigError(f"{source}: default_batch_size: {b0} is not one of batch_sizes {sizes}")
 
 
 @contextmanager

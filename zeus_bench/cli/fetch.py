@@ -11,6 +11,8 @@ from typing import Any
 
 def register(sub: Any) -> None:
     """Add ``fetch-traces``."""
+    from zeus_bench.core.entry import add_output_dir_arg
+
     p = sub.add_parser(
         "fetch-traces",
         help="copy (from a local folder) or download the Zeus trace CSVs, checking each file's sha256",
@@ -21,8 +23,8 @@ def register(sub: Any) -> None:
             "--allow-unverified."
         ),
     )
-    p.add_argument(
-        "--out", type=Path, required=True, metavar="OUT_DIR", help="folder for the CSVs and MANIFEST.json"
+    add_output_dir_arg(
+        p, "--out", "folder for the CSVs and MANIFEST.json (absent or empty, unless --force)", "OUT_DIR"
     )
     p.add_argument(
         "--file",
@@ -56,13 +58,12 @@ def register(sub: Any) -> None:
         action="store_true",
         help="if the traces cannot be obtained, write a manifest with status 'unavailable' and exit 0",
     )
-    p.add_argument(
+    add_output_dir_arg(
+        p,
         "--import-to",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="also import the obtained traces to Parquet in DIR (as 'zeus-bench traces import-zeus'); "
+        "also import the obtained traces to Parquet in DIR (as 'zeus-bench traces import-zeus'); "
         "when they are unavailable DIR is created empty",
+        required=False,
     )
     p.set_defaults(func=_fetch)
 
@@ -80,7 +81,7 @@ def _seconds(text: str) -> float:
 
 def _fetch(args: argparse.Namespace) -> int:
     from zeus_bench.core.errors import ConfigError
-    from zeus_bench.core.fsutil import check_writable_dir
+    from zeus_bench.core.fsutil import check_output_dir, output_dir
     from zeus_bench.traces.fetch import (
         DOWNLOAD_TIMEOUT_S,
         obtain_zeus_traces,
@@ -94,9 +95,10 @@ def _fetch(args: argparse.Namespace) -> int:
         if name in files:
             raise ConfigError(f"trace file {name} given twice")
         files[name] = digest
-    args.out_existed = args.out.exists()
+    out_existed = args.out.exists()
+    check_output_dir(args.out, args.force, "--out")
     if args.import_to is not None:
-        check_writable_dir(args.import_to, "import folder")
+        check_output_dir(args.import_to, args.force, "--import-to")
     result = obtain_zeus_traces(
         files,
         args.out,
@@ -106,28 +108,28 @@ def _fetch(args: argparse.Namespace) -> int:
         allow_unverified=args.allow_unverified,
         allow_missing=args.allow_missing,
         timeout_s=args.timeout or DOWNLOAD_TIMEOUT_S,
+        force=args.force,
     )
     if result.status != "ok":
         print(f"zeus-bench: warning: Zeus traces unavailable: {result.message}", file=sys.stderr)
         if args.import_to is not None:
-            args.import_to.mkdir(parents=True, exist_ok=True)
+            with output_dir(args.import_to, args.force, what="--import-to"):
+                pass  # created empty (or left as it is)
         return 0
     for name, info in result.files.items():
         print(f"{'ok' if info['verified'] else 'UNVERIFIED'} {args.out / name} sha256 {info['sha256']}")
     for name, why in result.skipped.items():
         print(f"skipped {name}: {why}")
     if args.import_to is not None:
-        from zeus_bench.core.fsutil import staged_dir
         from zeus_bench.traces.zeus_csv import import_zeus
 
         try:
-            with staged_dir(args.import_to) as tmp:
-                written = import_zeus(args.out, tmp)
+            written = import_zeus(args.out, args.import_to, args.force)
         except BaseException:
-            # The CSVs are useless without their import: take them back too (nothing half-done).
-            if not args.out_existed:
+            # The CSVs are useless without their import: take back the folder this run created.
+            if not out_existed:
                 shutil.rmtree(args.out, ignore_errors=True)
             raise
         for path in written:
-            print(f"imported {args.import_to / path.name}")
+            print(f"imported {path}")
     return 0

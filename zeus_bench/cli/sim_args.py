@@ -15,6 +15,7 @@ from zeus_bench.cli.common import (
     int_range_arg,
 )
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+from zeus_bench.core.entry import seed_arg
 
 #: Output suffixes of the tables simulate, summarize and synth-arrivals write.
 TABLE_SUFFIXES = (".parquet", ".csv")
@@ -270,5 +271,5 @@ def add_synth_args(p: argparse.ArgumentParser) -> None:
         default=0.25,
         help="log-standard deviation of the runtimes (default 0.25; 1.0 spreads runtime_ratio over ~0.1-10)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default 0)")
     p.add_argument("--out", type=Path, required=True, help="output .csv or .parquet")

@@ -16,9 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from zeus_bench.cli.common import add_workloads_arg, beta_arg, eta_arg, int_range_arg
+from zeus_bench.core.entry import add_output_dir_arg
 
 #: The tables ``zeus-bench study`` writes into ``--out-dir`` (CSV).
 TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart", "warmstart_jobs")
+
+
+#: Defaults of --drift-gpus and --warm-pairs: every GPU kind the study knows (those without --traces are left out).
+DRIFT_GPUS = "v100,a40"
+WARM_PAIRS = "v100:a40,a40:v100,v100:h200,a40:h200"
 
 
 def register(sub: Any) -> None:
@@ -51,12 +57,10 @@ def register(sub: Any) -> None:
         "--beta", type=beta_arg, default=None, help="early-stop threshold (default zeus_bench.core.cost's)"
     )
     p.add_argument(
-        "--drift-gpus", default="v100,a40", help="GPUs of the drift experiment (multi-limit traces)"
+        "--drift-gpus", default=DRIFT_GPUS, help="GPUs of the drift experiment (multi-limit traces)"
     )
-    p.add_argument("--warm-pairs", default="v100:a40,a40:v100,v100:h200,a40:h200", help="PRIOR:TARGET pairs")
-    p.add_argument(
-        "--out-dir", type=Path, required=True, metavar="DIR", help="folder of the study's CSV tables"
-    )
+    p.add_argument("--warm-pairs", default=WARM_PAIRS, help="PRIOR:TARGET pairs")
+    add_output_dir_arg(p, "--out-dir", "folder of the study's CSV tables (absent or empty, unless --force)")
     p.set_defaults(func=_study)
 
 
@@ -74,8 +78,56 @@ def _gpu_traces(specs: list[str]) -> dict[str, Any]:
         gpu, sep, folder = item.partition("=")
         if not sep or not gpu or not folder:
             raise ConfigError(f"--traces: {item!r} is not GPU=DIR")
+        if gpu in sets:
+            raise ConfigError(f"--traces: GPU {gpu!r} given twice")
         sets[gpu] = TraceSet(folder)
+        if gpu not in sets[gpu].gpus:
+            raise sets[gpu].unknown_gpu(gpu)
     return sets
+
+
+def _gpu_names(option: str, text: str, default: str, sets: dict[str, Any]) -> list[str]:
+    """The GPU kinds named by a comma-separated option, each checked against the ``--traces`` given.
+
+    With the option's default, kinds without ``--traces`` are left out (the default names every
+    GPU the study knows); a value the user gave must name only GPUs given with ``--traces``.
+
+    Raises:
+        ConfigError: a name with no ``--traces`` (with the nearest given ones).
+    """
+    from zeus_bench.cli.configcheck import nearest
+    from zeus_bench.core.errors import ConfigError
+
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    if text == default:
+        return [n for n in names if n in sets]
+    for name in names:
+        if name not in sets:
+            raise ConfigError(
+                f"{option}: GPU {name!r} has no --traces {name}=DIR{nearest(name, sorted(sets))} "
+                f"(given: {', '.join(sorted(sets))})"
+            )
+    return names
+
+
+def _warm_pairs(text: str, sets: dict[str, Any]) -> list[tuple[str, str]]:
+    """``--warm-pairs`` as (prior, target) GPU pairs, each GPU checked as :func:`_gpu_names`.
+
+    Raises:
+        ConfigError: an item not ``PRIOR:TARGET``, a pair of one GPU, or a GPU without ``--traces``.
+    """
+    from zeus_bench.core.errors import ConfigError
+
+    pairs = []
+    for item in (s.strip() for s in text.split(",") if s.strip()):
+        prior, sep, target = item.partition(":")
+        if not sep or not prior or not target or prior == target:
+            raise ConfigError(f"--warm-pairs: {item!r} is not PRIOR:TARGET of two GPU kinds")
+        pairs.append((prior, target))
+    if text == WARM_PAIRS:
+        return [(a, b) for a, b in pairs if a in sets and b in sets]
+    _gpu_names("--warm-pairs", ",".join(g for pair in pairs for g in pair), "", sets)
+    return pairs
 
 
 def _arena_protocol(folder: Path, eta: float | None, beta: float | None) -> Any:
@@ -116,20 +168,27 @@ def _study(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost
-    from zeus_bench.core.fsutil import atomic_path, check_writable_dir
+    from zeus_bench.core.entry import check_tries
+    from zeus_bench.core.fsutil import check_output_dir, output_dir
+    from zeus_bench.sim.replay import default_recurrences
     from zeus_bench.store import validate
     from zeus_bench.studies import study
     from zeus_bench.studies.arena import judged_jobs
     from zeus_bench.studies.warmjobs import WarmCosts, jobs_table, write_jobs_table
 
     log = logging.getLogger("zeus_bench.cli.study")
-    out = check_writable_dir(args.out_dir, "--out-dir")
+    out = check_output_dir(args.out_dir, args.force, "--out-dir")
     sets = _gpu_traces(args.traces)
     wanted = None if args.workloads == "all" else {w.strip() for w in args.workloads.split(",") if w.strip()}
     whole = {
         g: [ts.job(g, w) for w in ts.workload_ids(g) if wanted is None or w in wanted]
         for g, ts in sets.items()
     }
+    n_jobs = sum(len(jobs) for jobs in whole.values())
+    check_tries(
+        len(args.seeds) * 2 * sum(default_recurrences(j) for jobs in whole.values() for j in jobs),
+        f"{len(args.seeds)} seed(s) x 2 policies x {n_jobs} job(s) x their recurrences",
+    )
     cost = Cost(DEFAULT_ETA if args.eta is None else args.eta)
     beta = DEFAULT_BETA if args.beta is None else args.beta
     tables: dict[str, pd.DataFrame] = {}
@@ -149,9 +208,8 @@ def _study(args: argparse.Namespace) -> int:
         )
     else:
         tables["comparison"], tables["curves"] = study.compare(whole, args.seeds, cost, beta, runs)
-    pairs = [tuple(p.split(":", 1)) for p in args.warm_pairs.split(",") if p]
-    pairs = [(a, b) for a, b in pairs if a in sets and b in sets]
-    drift_gpus = [g for g in args.drift_gpus.split(",") if g in whole]
+    pairs = _warm_pairs(args.warm_pairs, sets)
+    drift_gpus = _gpu_names("--drift-gpus", args.drift_gpus, DRIFT_GPUS, sets)
     tables["drift"], tables["drift_curves"] = study.drift_study(
         {g: whole[g] for g in drift_gpus}, args.seeds, cost, beta
     )
@@ -160,10 +218,10 @@ def _study(args: argparse.Namespace) -> int:
     warm_jobs = jobs_table(warm_runs)
     for name, df in tables.items():  # each table is its kind, policy_<name> (studies/study_schema.py)
         validate(df, f"policy_{name}", str(out / f"{name}.csv"))
-    out.mkdir(parents=True, exist_ok=True)
-    for name, df in tables.items():
-        with atomic_path(out / f"{name}.csv") as tmp:
-            df.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6g")
-        log.info("wrote %s (%d rows)", out / f"{name}.csv", len(df))
-    log.info("wrote %s (%d rows)", write_jobs_table(warm_jobs, out / "warmstart_jobs.csv"), len(warm_jobs))
+    with output_dir(out, args.force, {f"{t}.csv" for t in TABLES}.__contains__, "--out-dir") as tmp:
+        for name, df in tables.items():
+            df.to_csv(tmp / f"{name}.csv", index=False, lineterminator="\n", float_format="%.6g")
+            log.info("wrote %s (%d rows)", out / f"{name}.csv", len(df))
+        write_jobs_table(warm_jobs, tmp / "warmstart_jobs.csv")
+        log.info("wrote %s (%d rows)", out / "warmstart_jobs.csv", len(warm_jobs))
     return 0

@@ -26,6 +26,14 @@ from zeus_bench.cli.common import (
 )
 from zeus_bench.cli.gpu import add_backend_arg
 from zeus_bench.core.cost import DEFAULT_ETA
+from zeus_bench.core.entry import bounded_int_arg, parse_int, seed_arg
+
+#: Bounds of the sweep's counts: iterations and windows of a point, runs per batch size, epochs,
+#: batch sizes and GPU indices (far beyond any real sweep; they keep a typo from running for days).
+MAX_ITERS = 10_000_000
+MAX_RUNS = 1000
+MAX_EPOCHS = 10_000
+MAX_BATCH = 1_000_000
 
 if TYPE_CHECKING:
     from zeus_bench.sweep.plan import SweepPlan
@@ -36,10 +44,10 @@ def _int_list(text: str) -> list[int]:
     if text.strip().lower() == "paper":
         return []
     try:
-        values = [int(v) for v in text.split(",") if v.strip()]
+        values = [parse_int(v.strip()) for v in text.split(",") if v.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected integers like 8,16,32 or 'paper', got {text!r}") from None
-    if not values or any(v < 1 for v in values):
+    if not values or any(not 1 <= v <= MAX_BATCH for v in values):
         raise argparse.ArgumentTypeError(f"expected positive integers like 8,16,32, got {text!r}")
     return values
 
@@ -117,18 +125,24 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=seed_arg,
         default=0,
         help="seed of the model's initial weights and synthetic batches (default 0)",
     )
     p.add_argument(
-        "--warmup-iters", type=int, default=5, help="warm-up iterations per point, at least (default 5)"
+        "--warmup-iters",
+        type=bounded_int_arg(0, MAX_ITERS, "--warmup-iters"),
+        default=5,
+        help="warm-up iterations per point, at least (default 5)",
     )
     p.add_argument(
         "--warmup-s", type=float, default=2.0, help="warm-up seconds per point, at least (default 2)"
     )
     p.add_argument(
-        "--measure-iters", type=int, default=20, help="measured iterations per point, at least (default 20)"
+        "--measure-iters",
+        type=bounded_int_arg(1, MAX_ITERS, "--measure-iters"),
+        default=20,
+        help="measured iterations per point, at least (default 20)",
     )
     p.add_argument(
         "--measure-s", type=float, default=10.0, help="measured seconds per point, at least (default 10)"
@@ -137,7 +151,10 @@ def register(sub: Any) -> None:
         "--window-s", type=float, default=2.0, help="seconds of each energy window, at least (default 2)"
     )
     p.add_argument(
-        "--min-windows", type=int, default=3, help="energy windows per point, at least (default 3)"
+        "--min-windows",
+        type=bounded_int_arg(1, MAX_ITERS, "--min-windows"),
+        default=3,
+        help="energy windows per point, at least (default 3)",
     )
     p.add_argument(
         "--rel-ci",
@@ -175,8 +192,18 @@ def register(sub: Any) -> None:
         help="train each batch size to the workload's target metric; write a train trace",
     )
     t.add_argument("--data-root", type=Path, default=None, help="dataset folder in its published format")
-    t.add_argument("--runs", type=int, default=1, help="training runs (seeds) per batch size (default 1)")
-    t.add_argument("--max-epochs", type=int, default=None, help="epoch budget (default: the registry's)")
+    t.add_argument(
+        "--runs",
+        type=bounded_int_arg(1, MAX_RUNS, "--runs"),
+        default=1,
+        help="training runs (seeds) per batch size (default 1)",
+    )
+    t.add_argument(
+        "--max-epochs",
+        type=bounded_int_arg(1, MAX_EPOCHS, "--max-epochs"),
+        default=None,
+        help="epoch budget (default: the registry's)",
+    )
     p.set_defaults(func=_sweep)
 
     m = sub.add_parser(

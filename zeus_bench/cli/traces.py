@@ -12,6 +12,8 @@ log = logging.getLogger(__name__)
 
 def register(sub: Any) -> None:
     """Add the ``traces`` command group."""
+    from zeus_bench.core.entry import add_output_dir_arg
+
     p = sub.add_parser("traces", help="import and validate trace files")
     tsub = p.add_subparsers(dest="traces_command", metavar="SUBCOMMAND", parser_class=type(p))
     tsub.required = True
@@ -22,12 +24,11 @@ def register(sub: Any) -> None:
         metavar="SRC_DIR",
         help="folder with summary_train.csv and summary_power_<gpu>.csv",
     )
-    imp.add_argument(
+    add_output_dir_arg(
+        imp,
         "--out",
-        type=Path,
-        required=True,
-        metavar="OUT_DIR",
-        help="folder for train.parquet and power-<gpu>.parquet",
+        "folder for train.parquet and power-<gpu>.parquet (absent or empty, unless --force)",
+        "OUT_DIR",
     )
     imp.set_defaults(func=_import_zeus)
     val = tsub.add_parser(
@@ -41,22 +42,32 @@ def register(sub: Any) -> None:
 
 
 def _import_zeus(args: argparse.Namespace) -> int:
+    from zeus_bench.core.fsutil import check_output_dir
     from zeus_bench.traces.zeus_csv import import_zeus
 
-    for path in import_zeus(args.src_dir, args.out):
+    check_output_dir(args.out, args.force, "--out")
+    for path in import_zeus(args.src_dir, args.out, args.force):
         print(path)
     return 0
 
 
 def validate_path(path: Path) -> str:
     """Validate one file; return a one-line summary or raise TraceFormatError."""
-    import zeus_bench.catalog  # noqa: F401  (a file of any kind: every built-in kind registered)
+    import zeus_bench.catalog
     from zeus_bench.core.errors import TraceFormatError
     from zeus_bench.store import read_metadata, read_table
     from zeus_bench.traces.zeus_csv import POWER_FILE_RE, TRAIN_FILE, read_zeus_power_csv, read_zeus_train_csv
 
     if path.suffix == ".parquet":
+        import zeus_bench.catalog  # noqa: F401 - every package's table kinds registered
+        from zeus_bench.store.schema import schemas
+
         kind = str(read_metadata(path).get("kind"))
+        if kind not in schemas():
+            raise TraceFormatError(
+                f"{path}: its metadata names table kind {kind!r}, which zeus-bench does not know "
+                f"(known: {', '.join(sorted(schemas()))})"
+            )
         df = read_table(path, kind)
         return f"ok {path}: {kind} table, {len(df)} rows"
     if path.name == TRAIN_FILE:

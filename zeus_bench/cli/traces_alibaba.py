@@ -11,6 +11,7 @@ from typing import Any
 def register(tsub: Any) -> None:
     """Add ``fetch-alibaba`` and ``import-alibaba`` to the ``traces`` command group."""
     from zeus_bench.cli.fetch import _seconds
+    from zeus_bench.core.entry import add_output_dir_arg
 
     f = tsub.add_parser(
         "fetch-alibaba",
@@ -21,8 +22,8 @@ def register(tsub: Any) -> None:
             "and {file}). A file absent there (or HTTP 404) is recorded as absent, not an error."
         ),
     )
-    f.add_argument(
-        "--out", type=Path, required=True, metavar="OUT_DIR", help="folder for the file and MANIFEST.json"
+    add_output_dir_arg(
+        f, "--out", "folder for the file and MANIFEST.json (absent or empty, unless --force)", "OUT_DIR"
     )
     f.add_argument("--blob-sha1", required=True, metavar="SHA1", help="the file's expected git blob SHA-1")
     f.add_argument(
@@ -73,14 +74,15 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from zeus_bench.core.fsutil import check_writable_dir
+    from zeus_bench.core.entry import check_out
+    from zeus_bench.core.fsutil import check_output_dir
     from zeus_bench.sim.scenarios.alibaba_groups import import_alibaba
     from zeus_bench.traces.alibaba_fetch import ALIBABA_FILE, obtain_alibaba
     from zeus_bench.traces.fetch import DOWNLOAD_TIMEOUT_S, url_template_from
 
     existed = args.out.exists()
-    if args.import_to is not None:
-        check_writable_dir(args.import_to.parent, "output folder")
+    check_output_dir(args.out, args.force, "--out")
+    check_out(args.import_to, (".parquet",), "--import-to")
     manifest = obtain_alibaba(
         args.out,
         args.blob_sha1,
@@ -88,6 +90,7 @@ def _fetch(args: argparse.Namespace) -> int:
         url_template=url_template_from(args.url, {}) if args.url else "",
         commit=args.commit,
         timeout_s=args.timeout or DOWNLOAD_TIMEOUT_S,
+        force=args.force,
     )
     if manifest["status"] != "ok":
         print(f"absent {ALIBABA_FILE}: {manifest['reason']}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +45,46 @@ def beta_arg(text: str) -> float:
 MAX_SEEDS = 100_000
 #: The most recurrences per job a replay accepts (the paper's jobs recur 2 x |B| x |P| <= ~100 times).
 MAX_RECURRENCES = 100_000
+#: The most tries (one row each) one replay command accepts: seeds, recurrences, jobs and policies
+#: are each bounded, their product too. At the replay's some 70,000 tries/s per core (simulate,
+#: Zeus on SQuAD) this is about 25 CPU-minutes and some 10 GB of rows; the committed studies need
+#: under 2 million (issue 14's memory check: 20,000 seeds x ~100 recurrences).
+MAX_TRIES = 100_000_000
+
+
+def check_tries(tries: int, sizes: str) -> None:
+    """Refuse, before any replay, work whose product of sizes is beyond :data:`MAX_TRIES`.
+
+    Args:
+        tries: The product (the rows the replay would write).
+        sizes: What was multiplied, for the message (e.g. ``"50 seeds x 120 recurrences x 4 jobs"``).
+
+    Raises:
+        ConfigError: one line naming the sizes and the bound.
+    """
+    if tries > MAX_TRIES:
+        raise ConfigError(
+            f"{sizes} is {tries:,} tries; at most {MAX_TRIES:,} are allowed "
+            "(fewer seeds, recurrences, workloads or policies)"
+        )
+
+
+#: An integer as a user writes one: ASCII digits, an optional sign (``int()`` also takes ``1_000``,
+#: `` 7 `` and other scripts' digits such as ``٣``, which no option means).
+_INTEGER = re.compile(r"[+-]?[0-9]{1,30}")
+#: The largest seed (NumPy takes any non-negative integer; a 64-bit one is more than enough).
+MAX_SEED = 2**63 - 1
+
+
+def parse_int(text: str) -> int:
+    """``text`` as an integer if it is one written in ASCII digits (at most 30).
+
+    Raises:
+        ValueError: anything else (underscores, spaces, other scripts' digits, ``1e3``, ``0x10``).
+    """
+    if not _INTEGER.fullmatch(text):
+        raise ValueError(f"not an integer: {text!r}")
+    return int(text)
 
 
 def int_range_arg(text: str, limit: int = MAX_SEEDS) -> list[int]:
@@ -59,8 +100,8 @@ def int_range_arg(text: str, limit: int = MAX_SEEDS) -> list[int]:
             continue
         lo, sep, hi = part.partition("-")
         try:
-            a = int(lo)
-            b = int(hi) if sep else a
+            a = parse_int(lo.strip())
+            b = parse_int(hi.strip()) if sep else a
         except ValueError:
             raise argparse.ArgumentTypeError(f"not an integer range: {text!r}") from None
         if b < a:
@@ -81,7 +122,7 @@ def bounded_int_arg(minimum: int, maximum: int, what: str, auto: bool = False) -
         if auto and text == "auto":
             return None
         try:
-            n = int(text)
+            n = parse_int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"not {'auto or ' if auto else ''}an integer: {text!r}"
@@ -93,6 +134,11 @@ def bounded_int_arg(minimum: int, maximum: int, what: str, auto: bool = False) -
     return parse
 
 
+def seed_arg(text: str) -> int:
+    """Argparse type: a random seed, an integer in [0, :data:`MAX_SEED`] (NumPy refuses negative ones)."""
+    return int(bounded_int_arg(0, MAX_SEED, "seed")(text))  # type: ignore[arg-type]
+
+
 def check_out(path: Path | None, suffixes: tuple[str, ...] = (), what: str = "--out") -> None:
     """Refuse, before any work, an output that cannot be written or has the wrong suffix.
 
@@ -101,6 +147,29 @@ def check_out(path: Path | None, suffixes: tuple[str, ...] = (), what: str = "--
     """
     if path is not None:
         check_writable_file(path, suffixes, what)
+
+
+#: Attribute set on the argparse action of every output folder (the tests walk the parser for it).
+OUTPUT_FOLDER_MARK = "zeus_bench_output_folder"
+
+
+def add_output_dir_arg(
+    parser: argparse.ArgumentParser, flag: str, help: str, metavar: str = "DIR", required: bool = True
+) -> argparse.Action:
+    """Add an output-folder option (written through :func:`~zeus_bench.core.fsutil.output_dir`) and ``--force``.
+
+    The folder must be absent or empty unless ``--force`` is given; then the command replaces only
+    the files it writes. Every command that writes a folder declares it with this function.
+    """
+    action = parser.add_argument(flag, type=Path, required=required, metavar=metavar, help=help)
+    setattr(action, OUTPUT_FOLDER_MARK, True)
+    if not any("--force" in a.option_strings for a in parser._actions):
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="write into an existing non-empty output folder, replacing only the files this command writes",
+        )
+    return action
 
 
 def require_extra(module: str, extra: str, purpose: str) -> None:

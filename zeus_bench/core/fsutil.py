@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds.
 
-    The folder of ``path`` is created. On an exception the temporary file is removed and
-    ``path`` is left as it was.
+    The folder of ``path`` is created. On an exception the temporary file and the folders this
+    call created are removed, and ``path`` is left as it was.
     """
     final = Path(path)
+    created = missing_parents(final.absolute())
     final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    except BaseException:
+        remove_created_folders(created)
+        raise
     os.close(fd)
     try:
         yield Path(tmp)
@@ -26,7 +34,17 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         os.replace(tmp, final)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        remove_created_folders(created)
         raise
+
+
+def remove_created_folders(created: list[Path]) -> None:
+    """Remove the (empty) folders a failed write created, deepest first; stop at one not empty."""
+    for folder in created:
+        try:
+            folder.rmdir()
+        except OSError:
+            break
 
 
 def remove_partial_writes(path: str | Path) -> list[Path]:
@@ -62,7 +80,7 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     return Path(path)
 
 
-def _missing_parents(path: Path) -> list[Path]:
+def missing_parents(path: Path) -> list[Path]:
     """Folders above ``path`` that do not exist yet, deepest first."""
     missing = []
     for parent in path.parents:
@@ -130,34 +148,103 @@ def _check_folder_writable(final: Path, what: str) -> None:
         raise ConfigError(f"{what} {final}: cannot write in {base} (permission denied or read-only)")
 
 
-@contextmanager
-def staged_dir(path: str | Path) -> Iterator[Path]:
-    """Yield an empty temporary folder beside ``path``; it replaces ``path`` if the block succeeds.
+#: Prefix of the staging folders :func:`output_dir` makes (ignored when a folder is checked for emptiness).
+STAGING_PREFIX = ".zeus-bench-staging-"
+#: Owned names: a predicate over a folder's top-level entry names (what a command may replace).
+Owned = Callable[[str], bool]
 
-    On an exception the temporary folder and any parent folder this call created are removed,
-    and ``path`` is left as it was: a failed step leaves neither a half-filled nor an empty folder.
+
+def _user_entries(folder: Path) -> list[str]:
+    """Names in ``folder`` that are not a staging folder of this module."""
+    return sorted(e.name for e in os.scandir(folder) if not e.name.startswith(STAGING_PREFIX))
+
+
+def check_output_dir(path: str | Path, force: bool = False, what: str = "output folder") -> Path:
+    """Check, before any work, that a command may write its folder at ``path``; return it.
+
+    Refused: a file there, a folder (or nearest existing parent) that cannot be written, and an
+    existing folder holding anything unless ``force`` (then the command replaces only its own
+    files). Nothing is created.
+
+    Raises:
+        ConfigError: the one-line reason, naming ``what`` and the path.
+    """
+    from zeus_bench.core.errors import ConfigError
+
+    final = check_writable_dir(path, what)
+    if final.is_dir() and not force:
+        entries = _user_entries(final)
+        if entries:
+            shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+            raise ConfigError(
+                f"{what} {final}: not empty ({len(entries)} entr{'y' if len(entries) == 1 else 'ies'}: "
+                f"{shown}); give --force to replace the files this command writes, or another folder"
+            )
+    return final
+
+
+@contextmanager
+def output_dir(
+    path: str | Path, force: bool = False, owned: Owned | None = None, what: str = "output folder"
+) -> Iterator[Path]:
+    """Yield an empty staging folder; commit its entries to ``path`` if the block succeeds.
+
+    The one way a command writes a folder (:func:`check_output_dir` first, before any work):
+
+    * ``path`` absent: the staging folder is a sibling and is renamed onto ``path`` (atomic);
+    * ``path`` an existing folder (``.`` included): it must be empty unless ``force``; the staging
+      folder lies inside it, and each staged entry replaces the entry of its name (files one by one,
+      atomically). With ``owned``, existing entries it accepts that this run did not write are
+      removed too (a previous run's files); every other entry of the folder is left untouched.
+
+    On an exception nothing of ``path`` changes: the staging folder and every parent folder this
+    call created are removed.
+
+    Raises:
+        ConfigError: as :func:`check_output_dir`.
     """
     import shutil
 
-    final = Path(path)
-    created = _missing_parents(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    final = check_output_dir(path, force, what)
+    existed = final.is_dir()
+    created = [] if existed else missing_parents(final.absolute())
+    try:
+        if existed:
+            tmp = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=final))
+        else:
+            parent = final.absolute().parent
+            parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{final.name}.", dir=parent))
+    except BaseException:
+        remove_created_folders(created)
+        raise
     try:
         yield tmp
-        os.chmod(tmp, 0o777 & ~_umask())
-        if final.exists():
-            old = final.with_name(f".{final.name}.old-{os.getpid()}")
-            os.replace(final, old)
-            os.replace(tmp, final)
-            shutil.rmtree(old, ignore_errors=True)
+        if existed:
+            _commit_into(tmp, final, owned)
         else:
-            os.replace(tmp, final)
+            os.chmod(tmp, 0o777 & ~_umask())
+            os.rename(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        for folder in created:
-            try:
-                folder.rmdir()
-            except OSError:
-                break
+        remove_created_folders(created)
         raise
+
+
+def _commit_into(tmp: Path, final: Path, owned: Owned | None) -> None:
+    """Move ``tmp``'s entries into ``final`` (replacing same-named ones), then remove ``tmp``."""
+    import shutil
+
+    staged = sorted(p.name for p in tmp.iterdir())
+    trash = tmp / STAGING_PREFIX
+    trash.mkdir()
+    stale = [n for n in _user_entries(final) if owned is not None and owned(n) and n not in staged]
+    for name in stale:
+        os.rename(final / name, trash / name)
+        log.info("removed %s (written by an earlier run)", final / name)
+    for name in staged:
+        src, dst = tmp / name, final / name
+        if os.path.lexists(dst) and (src.is_dir() or (dst.is_dir() and not dst.is_symlink())):
+            os.rename(dst, trash / f"old-{name}")
+        os.replace(src, dst)
+    shutil.rmtree(tmp, ignore_errors=True)

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.core.fsutil import atomic_write_text
+from zeus_bench.core.fsutil import atomic_write_text, missing_parents, remove_created_folders
 from zeus_bench.device.base import GPU, GPUBackend
 from zeus_bench.device.errors import (
     EnergyCounterUnsupportedError,
@@ -306,13 +306,21 @@ class FakeBackend(GPUBackend):
                     self._memory = self._new_state()
                 yield self._memory
                 return
+            created = missing_parents(self.state_path.absolute())
             self.state_path.parent.mkdir(parents=True, exist_ok=True)
             lock = self.state_path.with_name(self.state_path.name + ".lock")
+            lock_existed = lock.exists()
             with open(lock, "a+") as fh:
                 fcntl.flock(fh, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
                 try:
                     text = self.state_path.read_text() if self.state_path.exists() else ""
-                    state = _parse_state(self.state_path, text) if text.strip() else None
+                    try:
+                        state = _parse_state(self.state_path, text) if text.strip() else None
+                    except BaseException:  # a corrupt state file: leave nothing of this call behind
+                        if not lock_existed:
+                            lock.unlink(missing_ok=True)
+                        remove_created_folders(created)
+                        raise
                     fresh = state is None
                     if state is None:
                         state = self._new_state()

@@ -31,6 +31,7 @@ then ``{"cmd": "lease", "gpus": [0, 1]}`` -> ``{"ok": true, "gpus": [{"index", "
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import grp
 import json
 import logging
@@ -42,10 +43,10 @@ import stat
 import time
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import IO, Any
 
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.core.fsutil import atomic_write_text
+from zeus_bench.core.fsutil import atomic_write_text, missing_parents, remove_created_folders
 from zeus_bench.device.base import GPUBackend
 from zeus_bench.device.errors import DeviceError
 from zeus_bench.device.gpud_client import MAX_LINE_BYTES
@@ -123,6 +124,8 @@ class GPUDaemon:
             ConfigError: another daemon listens there, or the path is not a socket.
         """
         path = self.socket_path
+        if path.is_dir():
+            raise ConfigError(f"--socket: {path} is a folder; give the socket's file name")
         if path.exists() or path.is_symlink():
             if not stat.S_ISSOCK(path.lstat().st_mode):
                 raise ConfigError(
@@ -138,20 +141,70 @@ class GPUDaemon:
                 raise ConfigError(f"--socket: another zeus-bench gpud already listens on {path}")
             finally:
                 probe.close()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        created = missing_parents(path.absolute())
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(str(path))
-        os.chmod(path, 0o666)  # access is decided per connection, by SO_PEERCRED
-        server.listen(16)
+        bound = False
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            server.bind(str(path))
+            bound = True
+            os.chmod(path, 0o666)  # access is decided per connection, by SO_PEERCRED
+            server.listen(16)
+        except (OSError, ValueError) as exc:  # too long a path, a read-only place, no permission
+            server.close()
+            if bound:
+                path.unlink(missing_ok=True)
+            remove_created_folders(created)
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise ConfigError(f"--socket: cannot listen on {path}: {reason}") from None
         server.setblocking(False)
         return server
 
+    def lock_state_dir(self) -> IO[bytes]:
+        """Create the state folder and hold its lock file for the daemon's life (one daemon per journal).
+
+        Raises:
+            ConfigError: another daemon holds the state folder, or it cannot be created.
+        """
+        state_dir = self.journal_dir.parent
+        created = missing_parents(state_dir.absolute())
+        try:
+            self.journal_dir.mkdir(parents=True, exist_ok=True)
+            lock = (state_dir / "gpud.lock").open("ab")
+        except OSError as exc:
+            remove_created_folders(created)
+            raise ConfigError(f"--state-dir: cannot use {state_dir}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            raise ConfigError(
+                f"--state-dir: another zeus-bench gpud uses {state_dir} (its journal); stop it or pick another folder"
+            ) from None
+        return lock
+
     # Event loop ---------------------------------------------------------------------------
     def serve(self) -> None:
-        """Restore the journal, listen and serve until SIGTERM/SIGINT; then restore every lease."""
-        self.journal_dir.mkdir(parents=True, exist_ok=True)
-        self.restore_journal()
+        """Listen, restore the journal and serve until SIGTERM/SIGINT; then restore every lease.
+
+        The socket is checked and bound, and the state folder locked, before any journal is read:
+        a second daemon started on a running one's socket or state folder stops with one line and
+        touches neither its GPUs nor its journal. Clients that connect during the restore wait.
+        """
         server = self.bind()
+        try:
+            lock = self.lock_state_dir()
+        except BaseException:
+            server.close()
+            self.socket_path.unlink(missing_ok=True)
+            raise
+        try:
+            self.restore_journal()
+            self._serve(server)
+        finally:
+            lock.close()
+
+    def _serve(self, server: socket.socket) -> None:
         self.selector.register(server, selectors.EVENT_READ, None)
         old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         log.info(
@@ -238,7 +291,10 @@ class GPUDaemon:
             return {"ok": True, **result}
         except (RequestError, DeviceError) as exc:
             log.info("pid %d: refused: %s", conn.pid, exc)
-            return {"ok": False, "error": str(exc)}
+            return {"ok": False, "error": " ".join(str(exc).split())}
+        except Exception as exc:  # a bug must not stop the daemon that guards every lease
+            log.exception("pid %d: request failed", conn.pid)
+            return {"ok": False, "error": f"internal error ({type(exc).__name__}); the daemon's log has it"}
 
     def _send(self, conn: Connection, answer: dict[str, Any]) -> None:
         try:

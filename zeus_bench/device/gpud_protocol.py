@@ -88,7 +88,12 @@ def typed(value: Any, kind: str) -> bool:
     if kind == "int":
         return isinstance(value, int) and not isinstance(value, bool)
     if kind == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return False
+        try:
+            return math.isfinite(float(value))
+        except OverflowError:  # an integer beyond any float
+            return False
     return isinstance(value, list)
 
 
@@ -102,6 +107,8 @@ def parse_request(line: bytes) -> dict[str, Any]:
         req = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise RequestError("malformed request: not a JSON line") from None
+    except RecursionError:  # arrays or objects nested thousands deep
+        raise RequestError("malformed request: nested too deep") from None
     if not isinstance(req, dict):
         raise RequestError("malformed request: not a JSON object")
     cmd = req.get("cmd")

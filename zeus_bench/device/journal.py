@@ -20,7 +20,7 @@ from typing import IO
 
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.base import GPU, GPUBackend
-from zeus_bench.device.errors import DeviceError, GPUBusyError
+from zeus_bench.device.errors import DeviceError, GPUBusyError, PowerLimitOutOfRangeError
 
 log = logging.getLogger(__name__)
 
@@ -180,9 +180,20 @@ class GPULock:
 
 
 def restore_entry(gpu: GPU, path: Path, entry: JournalEntry) -> None:
-    """Put one journalled limit back on ``gpu`` (if it differs) and delete its entry."""
+    """Put one journalled limit back on ``gpu`` (if it differs) and delete its entry.
+
+    Raises:
+        DeviceError: another GPU, or a journalled limit outside the GPU's range (the message names
+            the journal file, which is kept).
+    """
     if gpu.uuid() != entry.gpu_uuid:
         raise DeviceError(f"{path}: GPU {gpu.index} is {gpu.uuid()}, not {entry.gpu_uuid}; not restoring")
+    lo, hi = gpu.power_limit_range_w()
+    if not lo - SAME_LIMIT_TOLERANCE_W <= entry.previous_power_limit_w <= hi + SAME_LIMIT_TOLERANCE_W:
+        raise PowerLimitOutOfRangeError(
+            f"{path}: journalled limit {entry.previous_power_limit_w:g} W is outside GPU {gpu.index}'s range "
+            f"{lo:g}-{hi:g} W; not restoring (inspect the entry, then delete it)"
+        )
     current = gpu.power_limit_w()
     if abs(current - entry.previous_power_limit_w) > SAME_LIMIT_TOLERANCE_W:
         gpu.set_power_limit_w(entry.previous_power_limit_w)

@@ -97,6 +97,35 @@ MIN_OBSERVATIONS = 2  # per arm, before Thompson Sampling draws from the posteri
 PRUNE_ROUNDS = 2  # rounds of pruning exploration by default (the paper's)
 
 
+def check_prior(mean: float, precision: float) -> None:
+    """Refuse a Gaussian prior whose arithmetic would overflow and silently change the policy.
+
+    The posterior computes ``precision x mean`` and ``sqrt(1 / precision)`` (and the batched
+    rule ``precision x mean^2``): each must stay a finite number, so an extreme prior is refused
+    here rather than turned into infinities (an arm sampled at +-inf, or NaN) in the replay.
+
+    Raises:
+        ConfigError: a non-finite value, a negative precision, or a product that overflows.
+    """
+    if not math.isfinite(mean):
+        raise ConfigError(f"prior_mean must be a finite number, got {mean}")
+    if not (math.isfinite(precision) and precision >= 0.0):
+        raise ConfigError(f"prior_precision must be finite and >= 0, got {precision}")
+    if precision > 0.0:
+        with np.errstate(over="ignore", divide="ignore"):
+            terms = (
+                precision * abs(mean),
+                precision * mean * mean,
+                1.0 / precision,
+                1.0 / math.sqrt(precision),
+            )
+        if not all(math.isfinite(float(t)) for t in terms):
+            raise ConfigError(
+                f"prior_mean {mean:g} with prior_precision {precision:g} overflows the posterior "
+                "(precision x mean^2 or 1 / precision is not a finite number); use a milder prior"
+            )
+
+
 class BanditKnobs(NamedTuple):
     """Knobs of the batch-size optimizer the paper's code exposes (``PolicyContext`` fields).
 
@@ -112,10 +141,7 @@ class BanditKnobs(NamedTuple):
 
     def check(self) -> None:
         """Raise ConfigError naming the knob out of range."""
-        if not math.isfinite(self.prior_mean):
-            raise ConfigError(f"prior_mean must be a finite number, got {self.prior_mean}")
-        if not (math.isfinite(self.prior_precision) and self.prior_precision >= 0.0):
-            raise ConfigError(f"prior_precision must be finite and >= 0, got {self.prior_precision}")
+        check_prior(self.prior_mean, self.prior_precision)
         if self.prune_rounds < 0:
             raise ConfigError(f"prune_rounds must be >= 0, got {self.prune_rounds}")
 
@@ -173,10 +199,7 @@ class PruningThompsonSampling:
         self._order_draws = ChoiceDraws(rng)
         self.prune_rounds = int(prune_rounds)
         self.window = int(window)
-        if not (math.isfinite(prior_mean) and math.isfinite(prior_precision) and prior_precision >= 0.0):
-            raise ConfigError(
-                f"prior_mean must be finite and prior_precision finite and >= 0, got {prior_mean}, {prior_precision}"
-            )
+        check_prior(prior_mean, prior_precision)
         self.prior_mean = float(prior_mean)
         self.prior_precision = float(prior_precision)
         self._no_prior = self.prior_mean == 0.0 and self.prior_precision == 0.0

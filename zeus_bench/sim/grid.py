@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zeus_bench.core.cost import Cost
+from zeus_bench.core.entry import MAX_RECURRENCES, check_tries
 from zeus_bench.core.errors import ConfigError, ZeusBenchError
 from zeus_bench.sim.model import row_columns
 from zeus_bench.sim.policies import get_policy
@@ -238,6 +239,22 @@ def _run_task_quiet(task: Task) -> pd.DataFrame:
     return run_task(task)
 
 
+def check_window(window: int) -> int:
+    """``window`` (Thompson sampling's, in observations per arm; 0: unbounded) if it is usable.
+
+    Raises:
+        ConfigError: negative, beyond :data:`~zeus_bench.core.entry.MAX_RECURRENCES`, or 1.
+    """
+    if not 0 <= window <= MAX_RECURRENCES:
+        raise ConfigError(f"window must be in [0, {MAX_RECURRENCES}], got {window}")
+    if window == 1:
+        raise ConfigError(
+            "window 1 makes every choice random (an arm needs 2 observations in its window before "
+            "Thompson Sampling samples it, so every prediction explores); use 0 (unbounded) or >= 2"
+        )
+    return window
+
+
 def plan(
     traces: TraceSet,
     gpu: str,
@@ -277,17 +294,11 @@ def plan(
         load_policy_module(module)
     for p in policies:
         get_policy(p)
-    if window < 0:
-        raise ConfigError(f"window must be >= 0, got {window}")
-    if window == 1:
-        raise ConfigError(
-            "window 1 makes every choice random (an arm needs 2 observations in its window before "
-            "Thompson Sampling samples it, so every prediction explores); use 0 (unbounded) or >= 2"
-        )
+    check_window(window)
     if knobs is not None:
         knobs.check()
-    if recurrences is not None and recurrences < 1:
-        raise ConfigError(f"recurrences must be >= 1, got {recurrences}")
+    if recurrences is not None and not 1 <= recurrences <= MAX_RECURRENCES:
+        raise ConfigError(f"recurrences must be in [1, {MAX_RECURRENCES}], got {recurrences}")
     from zeus_bench.core.cost import check_beta
 
     betas = [check_beta(b) for b in betas]
@@ -349,6 +360,12 @@ def plan(
                         period_s,
                     )
                 )
+    tries = sum(t.units * (len(t.arrivals) if t.arrivals is not None else t.recurrences) for t in tasks)
+    check_tries(
+        tries,
+        f"{len(seeds)} seed(s) x {len(betas)} beta(s) x {len(costs)} cost(s) x {len(policies)} "
+        f"polic{'y' if len(policies) == 1 else 'ies'} x {len(workloads)} job(s) of GPU {gpu} x their recurrences",
+    )
     return tasks
 
 

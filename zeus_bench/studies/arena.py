@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost
+from zeus_bench.core.entry import check_tries
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import (
     bootstrap_ci,
@@ -223,6 +224,10 @@ def run_arena(
         for j in _arena_jobs(jobs)
         for p in names
     ]
+    check_tries(
+        sum(len(protocol.seeds) * t.recurrences for t in tasks),
+        f"{len(protocol.seeds)} seed(s) x {len(names)} policies x {len(tasks) // len(names)} job(s) x their recurrences",
+    )
     out: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}
     if jobs_n > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(max_workers=jobs_n) as pool:

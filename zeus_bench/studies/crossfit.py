@@ -70,10 +70,45 @@ def variant(policy: str, setting: Mapping[str, Any]) -> type[Policy]:
     base = get_policy(policy)
     if not setting:
         return base
-    for key in setting:
-        if not hasattr(base, key):
-            raise ConfigError(f"policy {policy!r} has no constant {key!r}")
+    for key, value in setting.items():
+        check_constant(policy, base, key, value)
     return type(f"{base.__name__}Tuned", (base,), dict(setting))
+
+
+def check_constant(policy: str, base: type[Policy], key: str, value: Any) -> None:
+    """Refuse ``value`` for the constant ``key`` of ``base`` unless it is of the constant's type.
+
+    A constant is a public class attribute that is data (not a method): a number, a flag, a
+    text or ``None``. An ``int`` one takes integers, a ``float`` one finite numbers, a ``bool``
+    one ``true``/``false``, an optional (``None`` by default) one ``null`` or a finite number.
+
+    Raises:
+        ConfigError: no such constant, or a value of another type (one line naming both).
+    """
+    import math
+
+    current = getattr(base, key, _MISSING)
+    if key.startswith("_") or current is _MISSING or callable(current) or isinstance(current, property):
+        raise ConfigError(f"policy {policy!r} has no constant {key!r}")
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and not math.isfinite(value):
+        ok = False
+    elif isinstance(current, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(current, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(current, float) or current is None:
+        ok = number or (current is None and value is None)
+    else:
+        ok = type(value) is type(current)
+    if not ok:
+        kind = "a number or null" if current is None else type(current).__name__
+        raise ConfigError(
+            f"policy {policy!r}: constant {key!r} takes {kind} (default {current!r}), got {value!r}"
+        )
+
+
+_MISSING = object()
 
 
 def path_halves(n_paths: int) -> dict[str, np.ndarray]:

@@ -170,7 +170,7 @@ def choose(table: pd.DataFrame) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: tune zeus-plus on the tune half and write the settings' table."""
-    from zeus_bench.core.entry import int_range_arg
+    from zeus_bench.core.entry import bounded_int_arg, int_range_arg
     from zeus_bench.core.fsutil import atomic_path
 
     ap = argparse.ArgumentParser(
@@ -179,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--traces", action="append", required=True, metavar="GPU=DIR")
     ap.add_argument("--seeds", type=int_range_arg, default=list(range(1, 21)))
     ap.add_argument("--horizon", default="unknown")
-    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--jobs", type=bounded_int_arg(1, 1024, "--jobs"), default=1)
     ap.add_argument(
         "--half",
         choices=("tune", "judge"),

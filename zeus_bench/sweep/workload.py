@@ -13,8 +13,9 @@ combine.
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Iterable, Iterator
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,9 +120,20 @@ class TrainingWorkload(abc.ABC):
         return batch
 
 
+@functools.cache
+def _installed() -> dict[str, EntryPoint]:
+    """The installed workloads' entry points, read once per process.
+
+    Once: a process that drops its privileges after its first use (``zeus-bench`` run for an
+    unprivileged user by root, as the daemon's tests do) may no longer read the environment's
+    package metadata, e.g. in a clone whose parent folder only its owner may enter.
+    """
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
 def available_workloads() -> list[str]:
     """Ids of the installed workloads (entry points of group ``zeus_bench.workloads``)."""
-    return sorted(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))
+    return sorted(_installed())
 
 
 def load_workload(workload_id: str, tiny: bool = False) -> TrainingWorkload:
@@ -130,7 +142,7 @@ def load_workload(workload_id: str, tiny: bool = False) -> TrainingWorkload:
     Raises:
         UnknownWorkloadError: no workload of that id is installed (lists the known ids).
     """
-    eps = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    eps = _installed()
     if workload_id not in eps:
         raise UnknownWorkloadError(
             f"unknown workload {workload_id!r}; installed: {', '.join(sorted(eps)) or 'none'}"

@@ -8,7 +8,7 @@ the drivers measure only the points it lacks.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +64,44 @@ def load_previous(path: Path, resume: bool, gpu_kind: str, spec: WorkloadSpec) -
     return df
 
 
+#: Provenance keys that say how a point was measured (besides the measuring settings, every field
+#: of :class:`~zeus_bench.sweep.measure.MeasureSettings`): a resumed run reuses points only when
+#: each is the same, so one table never mixes two ways of measuring under one provenance.
+MEASURED_AS = ("mode", "tiny", "amp", "num_gpus", "backend", "seed", "samples_per_epoch")
+
+
+def check_same_measuring(path: Path, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    """Refuse to resume ``path`` when its points were measured otherwise than this run would.
+
+    Compared: :data:`MEASURED_AS` and the measuring settings; a key the older table does not
+    record is not compared.
+
+    Raises:
+        ConfigError: the first key that differs, with both values.
+    """
+    from dataclasses import fields
+
+    from zeus_bench.sweep.measure import MeasureSettings
+
+    for key in (*MEASURED_AS, *(f.name for f in fields(MeasureSettings))):
+        if key in old and key in new and old[key] != new[key]:
+            raise ConfigError(
+                f"cannot resume {path}: its points were measured with {key} {old[key]!r}, this run "
+                f"would use {new[key]!r}; measure into another file, or use the same setting"
+            )
+
+
 class SweepWriter:
     """Collects rows and provenance and rewrites the trace atomically after each point."""
 
     def __init__(self, path: Path, previous: pd.DataFrame | None, provenance: dict[str, Any]) -> None:
-        """Start from ``previous`` rows (resume) and the sweep's provenance."""
+        """Start from ``previous`` rows (resume) and the sweep's provenance.
+
+        Raises:
+            ConfigError: ``previous`` was measured with other settings (:func:`check_same_measuring`).
+        """
+        if previous is not None:
+            check_same_measuring(path, previous.attrs.get("zeus_bench", {}), provenance)
         self.path = path
         self.rows: list[dict[str, object]] = []
         self.previous = previous

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from zeus_bench.core.errors import ConfigError, TraceFormatError
-from zeus_bench.core.fsutil import atomic_path, atomic_write_text, check_writable_dir, staged_dir
+from zeus_bench.core.fsutil import atomic_path, atomic_write_text, check_output_dir, output_dir
 from zeus_bench.core.provenance import sha256_file
 from zeus_bench.traces.fetch import (
     DOWNLOAD_TIMEOUT_S,
@@ -80,6 +80,7 @@ def obtain_alibaba(
     commit: str = "",
     fetch: Fetch | None = None,
     timeout_s: float = DOWNLOAD_TIMEOUT_S,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Copy or download ``alibaba_groups.csv.xz`` into ``out_dir``, verified by its git blob SHA-1.
 
@@ -92,6 +93,7 @@ def obtain_alibaba(
         commit: Upstream commit the URL pins.
         fetch: Download function (tests inject one); default :func:`urlopen_fetch`.
         timeout_s: Seconds to wait for the server.
+        force: Write into an existing non-empty folder (replacing the file and manifest only).
 
     Returns:
         The manifest: ``status`` (``ok`` or ``absent``), ``file``, ``source``, ``git_blob_sha1``
@@ -103,14 +105,14 @@ def obtain_alibaba(
         ConfigError: a bad blob id, a missing local folder or an unwritable output folder.
     """
     expected = check_blob_id(blob_sha1)
-    check_writable_dir(out_dir, "Alibaba trace folder")
+    check_output_dir(out_dir, force, "Alibaba trace folder")
     if fetch is None:
 
         def fetch(url: str) -> bytes:
             return urlopen_fetch(url, timeout_s)
 
     manifest: dict[str, Any] = {"file": ALIBABA_FILE, "git_blob_sha1": expected}
-    with staged_dir(out_dir) as out:
+    with output_dir(out_dir, force, {ALIBABA_FILE, MANIFEST}.__contains__, "Alibaba trace folder") as out:
         target = out / ALIBABA_FILE
         if local_dir is not None:
             src = Path(local_dir)

@@ -138,6 +138,7 @@ def build_slices(
     seed: int = PAPER_SEED,
     vocab: str | Path | None = None,
     max_slices: int | None = None,
+    force: bool = False,
 ) -> list[dict[str, object]]:
     """Cut the Sentiment140 CSV into Capriccio slices under ``out`` (written as a whole, or not at all).
 
@@ -151,11 +152,12 @@ def build_slices(
         seed: Seed of each slice's shuffle before the split (paper: 42, the same for every slice).
         vocab: A WordPiece ``vocab.txt`` copied into each slice (the workload needs one).
         max_slices: Keep only the first slices (default: all).
+        force: Write into an existing non-empty folder (replacing the slices and index only).
 
     Returns:
         The index rows (also in ``slices.csv``).
     """
-    from zeus_bench.core.fsutil import atomic_write_text, check_writable_dir, staged_dir
+    from zeus_bench.core.fsutil import atomic_write_text, check_output_dir, output_dir
 
     if size < 2:
         raise ConfigError(f"slice size must be >= 2 tweets, got {size}")
@@ -168,7 +170,7 @@ def build_slices(
     vocab_path = Path(vocab) if vocab is not None else None
     if vocab_path is not None and not vocab_path.is_file():
         raise ConfigError(f"{vocab_path}: no such vocabulary file")
-    check_writable_dir(out, "Capriccio folder")
+    check_output_dir(out, force, "Capriccio folder")
     tweets = read_tweets(sentiment140)
     starts = slice_starts(tweets.times, size, start, stride_days)[:max_slices]
     if not starts:
@@ -180,7 +182,7 @@ def build_slices(
     if boundary < 1 or boundary >= size:
         raise ConfigError(f"a slice of {size} tweets split at {train_fraction:g} leaves a side empty")
     index: list[dict[str, object]] = []
-    with staged_dir(out) as tmp:
+    with output_dir(out, force, _owned_by_slices, "Capriccio folder") as tmp:
         for k, first in enumerate(starts, start=1):
             rows = tweets.rows[first : first + size]
             perm = np.random.default_rng(seed).permutation(size)
@@ -208,6 +210,11 @@ def build_slices(
     if size == PAPER_SLICE_SIZE and len(index) != PAPER_SLICES:
         log.warning("%d slices of %d tweets (the paper has %d)", len(index), size, PAPER_SLICES)
     return index
+
+
+def _owned_by_slices(name: str) -> bool:
+    """Whether a folder entry is one :func:`build_slices` writes (a slice folder or the index)."""
+    return name == INDEX or (name.startswith("slice-") and name[6:].isdigit())
 
 
 def _cell(value: object) -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from zeus_bench.core.errors import ConfigError, TraceFormatError, ZeusBenchError
-from zeus_bench.core.fsutil import atomic_path, atomic_write_text, check_writable_dir, staged_dir
+from zeus_bench.core.fsutil import atomic_path, atomic_write_text, check_output_dir, output_dir
 from zeus_bench.core.provenance import sha256_file
 from zeus_bench.traces.zeus_csv import POWER_FILE_RE, TRAIN_FILE
 
@@ -143,6 +143,7 @@ def obtain_zeus_traces(
     allow_missing: bool = False,
     fetch: Fetch | None = None,
     timeout_s: float = DOWNLOAD_TIMEOUT_S,
+    force: bool = False,
 ) -> FetchResult:
     """Copy (from ``local_dir``) or download the Zeus trace CSVs into ``out_dir``, verified.
 
@@ -159,10 +160,13 @@ def obtain_zeus_traces(
             manifest with ``status: unavailable`` instead of raising.
         fetch: Download function (tests inject one); default: :func:`urlopen_fetch`.
         timeout_s: Seconds to wait for a server before giving up (default download only).
+        force: Write into an existing non-empty folder (replacing the trace CSVs and manifest only).
 
     Returns:
-        The manifest, also written to ``out_dir/MANIFEST.json``. ``out_dir`` is replaced as a
-        whole once everything succeeded; on any error it is left as it was (and not created).
+        The manifest, also written to ``out_dir/MANIFEST.json``. The files are committed to
+        ``out_dir`` once everything succeeded (:func:`~zeus_bench.core.fsutil.output_dir`: an
+        existing non-empty folder only with ``force``, and then only the trace CSVs and the
+        manifest are replaced); on any error it is left as it was (and not created).
 
     Raises:
         TracesUnavailableError: no local copy and the download failed (unless ``allow_missing``).
@@ -172,13 +176,13 @@ def obtain_zeus_traces(
     _check_names(files)
     if timeout_s <= 0:
         raise ConfigError(f"download timeout must be > 0 s, got {timeout_s:g}")
-    check_writable_dir(out_dir, "trace folder")
+    check_output_dir(out_dir, force, "trace folder")
     if fetch is None:
 
         def fetch(url: str) -> bytes:
             return urlopen_fetch(url, timeout_s)
 
-    with staged_dir(out_dir) as out:
+    with output_dir(out_dir, force, owned_by_fetch, "trace folder") as out:
         if local_dir is not None:
             result = _from_local(files, out, Path(local_dir), allow_unverified)
         else:
@@ -200,6 +204,11 @@ def obtain_zeus_traces(
                 result = FetchResult(status="unavailable", source="", message=str(exc))
         atomic_write_text(out / MANIFEST, result.to_json())
     return result
+
+
+def owned_by_fetch(name: str) -> bool:
+    """Whether a folder entry is one :func:`obtain_zeus_traces` writes (a trace CSV or the manifest)."""
+    return name == MANIFEST or (name.startswith("summary_") and name.endswith(".csv"))
 
 
 def _gpu_of(name: str) -> str | None:

@@ -59,6 +59,28 @@ class WorkloadSpec:
     default_batch_size: int
 
 
+def _typed(value: Any, typ: type, where: str) -> Any:
+    """``value`` if it is of the field's type (a finite ``float`` field's value as a float).
+
+    Integers are integers (not a flag, not ``2.5`` or ``.inf``: a YAML file's ``2.5`` epochs is
+    refused, not truncated to 2), numbers finite, texts non-empty.
+
+    Raises:
+        ConfigError: ``where`` (file, workload and key) and the value.
+    """
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if typ is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif typ is float:
+        ok = number and math.isfinite(value)
+    else:
+        ok = isinstance(value, str) and bool(value.strip())
+    if not ok:
+        kind = {int: "an integer", float: "a finite number"}.get(typ, "a non-empty text")
+        raise ConfigError(f"{where}: must be {kind}, got {value!r}")
+    return float(value) if typ is float else value
+
+
 def _parse(data: Any, source: str) -> dict[str, WorkloadSpec]:
     if not isinstance(data, dict) or not isinstance(data.get("workloads"), dict):
         raise ConfigError(f"{source}: expected a mapping with a 'workloads' mapping")
@@ -80,10 +102,7 @@ def _parse(data: Any, source: str) -> dict[str, WorkloadSpec]:
                     if s
                 )
             )
-        try:
-            values = {k: typ(entry[k]) for k, typ in _FIELDS.items()}
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise ConfigError(f"{source}: workload {wid!r}: {exc}") from None
+        values = {k: _typed(entry[k], typ, f"{source}: workload {wid!r}: {k}") for k, typ in _FIELDS.items()}
         if values["metric_direction"] not in ("max", "min"):
             raise ConfigError(f"{source}: workload {wid!r}: metric_direction must be 'max' or 'min'")
         if values["max_epochs"] < 1 or values["default_batch_size"] < 1:

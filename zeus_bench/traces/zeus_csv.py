@@ -222,19 +222,21 @@ def find_zeus_files(src_dir: str | Path) -> ZeusTraceFiles:
     return ZeusTraceFiles(train=train, power=power)
 
 
-def import_zeus(src_dir: str | Path, out_dir: str | Path) -> list[Path]:
+def import_zeus(src_dir: str | Path, out_dir: str | Path, force: bool = False) -> list[Path]:
     """Convert a Zeus trace folder into ``OUT/train.parquet`` and ``OUT/power-<gpu>.parquet``.
 
-    Every file is parsed and validated before anything is written, and each output is written
-    atomically, so a refused input leaves ``out_dir`` untouched.
+    Every file is parsed and validated before anything is written, and the folder is written
+    through :func:`~zeus_bench.core.fsutil.output_dir`, so a refused input leaves ``out_dir``
+    untouched; an existing non-empty ``out_dir`` is refused unless ``force`` (then only the
+    tables this function writes are replaced).
 
     Returns:
         The files written.
     """
-    from zeus_bench.core.fsutil import check_writable_dir
+    from zeus_bench.core.fsutil import check_output_dir, output_dir
     from zeus_bench.store import write_table
 
-    check_writable_dir(out_dir, "import folder")
+    check_output_dir(out_dir, force, "import folder")
     files = find_zeus_files(src_dir)
     tables: list[tuple[str, str, pd.DataFrame, Path]] = [
         ("train.parquet", "train", read_zeus_train_csv(files.train), files.train)
@@ -247,9 +249,14 @@ def import_zeus(src_dir: str | Path, out_dir: str | Path) -> list[Path]:
     for _name, kind, df, src in tables:
         validate(df, kind, where=str(src))
     out = Path(out_dir)
-    written = []
-    for name, kind, df, src in tables:
-        prov = {"source": "zeus-nsdi23", "sources": [{"file": src.name, "sha256": sha256_file(src)}]}
-        written.append(write_table(df, out / name, kind, provenance=prov))
-        log.info("imported %s -> %s (%d rows)", src, out / name, len(df))
-    return written
+    with output_dir(out, force, _owned_by_import, "import folder") as tmp:
+        for name, kind, df, src in tables:
+            prov = {"source": "zeus-nsdi23", "sources": [{"file": src.name, "sha256": sha256_file(src)}]}
+            write_table(df, tmp / name, kind, provenance=prov)
+            log.info("imported %s -> %s (%d rows)", src, out / name, len(df))
+    return [out / name for name, _kind, _df, _src in tables]
+
+
+def _owned_by_import(name: str) -> bool:
+    """Whether a folder entry is one :func:`import_zeus` writes."""
+    return name == "train.parquet" or (name.startswith("power-") and name.endswith(".parquet"))

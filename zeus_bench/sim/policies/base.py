@@ -122,6 +122,15 @@ class Policy(ABC):
         return default
 
     @classmethod
+    def inert_constants(cls, horizon_known: bool) -> frozenset[str]:
+        """Constants (class attributes) this policy does not read under a horizon.
+
+        ``horizon_known``: the policy is told a number of recurrences. An override of such a
+        constant (``zeus-bench arena --set``) is refused, not silently ignored.
+        """
+        return frozenset()
+
+    @classmethod
     def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
         """This policy's face over seeds, which the replay's executor asks (:mod:`zeus_bench.sim.executor`).
 

@@ -108,6 +108,20 @@ class ZeusPlus(JitMixin, Policy):
     epoch_evidence: bool = DEFAULT_EPOCH_EVIDENCE
     accepts_prior = True  # zeus_bench.sim.scenarios.warmstart binds a Prior as the class attribute `prior`
 
+    @classmethod
+    def inert_constants(cls, horizon_known: bool) -> frozenset[str]:
+        """Constants without effect: ``horizon`` and ``lookahead``, as the horizon decides.
+
+        ``horizon`` is read only when no number of recurrences is told (and not ``anytime``);
+        ``lookahead`` only by the anytime budget (``anytime``, or no number told and ``horizon`` 0).
+        """
+        inert = set()
+        if cls.anytime or horizon_known:
+            inert.add("horizon")
+        if not (cls.anytime or (not horizon_known and cls.horizon == 0)):
+            inert.add("lookahead")
+        return frozenset(inert)
+
     def __init__(self, ctx: PolicyContext) -> None:
         """Create the optimizer over the job's batch sizes, starting at b0 (and a prior, if bound)."""
         super().__init__(ctx)
