@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.studies.test_arena import two_gpu_traces
 
 from tests.capriccio.sentiment140_helpers import write_sentiment140
+from tests.studies.test_arena import two_gpu_traces
 from tests.traces.test_zeus_import import write_traces
 from zeus_bench.cli.main import build_parser, main
 from zeus_bench.core import fsutil

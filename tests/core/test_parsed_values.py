@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.studies.test_arena import two_gpu_traces
 
+from tests.studies.test_arena import two_gpu_traces
 from zeus_bench.cli.configcheck import check_main_config
 from zeus_bench.cli.main import build_parser, main
 from zeus_bench.core.entry import MAX_TRIES, parse_int

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.gpud_helpers import ZB, Daemon, RawClient, fake_limits, group_name
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.gpud_helpers import ZB, Daemon, RawClient, fake_limits, group_name
 from zeus_bench.device.errors import DeviceError
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.device.gpud import GPUDaemon
