@@ -34,14 +34,16 @@ if TYPE_CHECKING:  # pandas is imported by the handlers that render tables, not 
 FORMAT_SUFFIXES: dict[str, tuple[str, ...]] = {"csv": (".csv",), "json": (".json",), "table": (".txt", ".md")}
 
 
-def add_format_arg(parser: argparse.ArgumentParser, default: str = "table") -> None:
-    """Add ``--format table|csv|json`` and ``--out FILE``."""
+def add_format_arg(parser: argparse.ArgumentParser, default: str = "table", out: bool = True) -> None:
+    """Add ``--format table|csv|json`` and ``--out FILE`` (``out`` False: a command whose --out is its own)."""
     parser.add_argument(
         "--format",
         choices=("table", "csv", "json"),
         default=default,
         help="output format (default: %(default)s)",
     )
+    if not out:
+        return
     parser.add_argument(
         "--out", type=Path, default=None, help="write to this file instead of stdout (atomically)"
     )
