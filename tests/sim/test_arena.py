@@ -115,7 +115,9 @@ def test_the_cost_ratios_are_paired_with_the_baseline_on_the_same_seed() -> None
     expected = n * arena_mod.job_refs(model).baseline
     totals = _totals([job], {"zeus": 1.01 * base, "unsafe": 1.03 * base, "baseline": base.copy()})
     totals[(job.gpu, job.workload.id, "mb")] = (mb.copy(), np.zeros_like(mb))
-    df, parts = job_table([arena_mod.ArenaJob(job, n)], totals, protocol, ["zeus", "unsafe", "baseline", "mb"])
+    df, parts = job_table(
+        [arena_mod.ArenaJob(job, n)], totals, protocol, ["zeus", "unsafe", "baseline", "mb"]
+    )
     df = df.set_index("policy")
     for p, factor in (("zeus", 1.01), ("unsafe", 1.03), ("baseline", 1.0)):
         for col in ("mean", "ci_lo", "ci_hi", "p95", "p95_ci_lo", "p95_ci_hi"):
@@ -587,15 +589,19 @@ def test_version_4_tables_read_with_the_anytime_floor_missing(tiny: Path, tmp_pa
     for kind, columns in floor_columns.items():
         path = out / f"{kind}.parquet"
         assert read_table(path, kind)[columns].notna().all().all()
-        pa_table = pq.read_table(path)
-        meta = json.loads(pa_table.schema.metadata[METADATA_KEY])
-        meta["schema_version"] = 4
-        old = pa_table.drop_columns(columns).replace_schema_metadata(
-            {METADATA_KEY: json.dumps(meta).encode()}
-        )
-        pq.write_table(old, path)
+        rows = write_as_version(path, 4, columns)
         df = read_table(path, kind)
-        assert df[columns].isna().all().all() and len(df) == old.num_rows
+        assert df[columns].isna().all().all() and len(df) == rows
+
+
+def write_as_version(path: Path, version: int, dropped: list[str]) -> int:
+    """Rewrite a table as an older schema version without ``dropped`` columns; its rows."""
+    pa_table = pq.read_table(path)
+    meta = json.loads(pa_table.schema.metadata[METADATA_KEY])
+    meta["schema_version"] = version
+    old = pa_table.drop_columns(dropped).replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()})
+    pq.write_table(old, path)
+    return int(old.num_rows)
 
 
 def test_tables_before_the_paired_ratios_are_refused(
