@@ -83,6 +83,28 @@ def test_job_rows_carry_the_path_level_and_the_probability_of_beating_zeus() -> 
     assert summary.loc["zeus", "regret_ratio_vs_zeus"] == 1.0
 
 
+def test_fold_agreement_counts_disjoint_intervals_without_zeus_and_tuned_policies() -> None:
+    from zeus_bench.studies.arena import fold_agreement
+
+    rows = []
+    for fold, (a_lo, a_hi) in ((1, (0.4, 0.5)), (2, (0.45, 0.6))):
+        for p, lo, hi in (
+            ("zeus", 1.0, 1.0),
+            ("zeus-plus", 0.1, 0.2),
+            ("a", a_lo, a_hi),
+            ("b", fold, fold + 0.5),
+        ):
+            rows.append(
+                {"gpu": "g", "policy": p, "fold": fold, "splits": 1, "regret_ratio_vs_zeus_ci_lo": lo,
+                 "regret_ratio_vs_zeus_ci_hi": hi + (fold == 2 and p == "zeus-plus")}
+            )  # fmt: skip
+    rows.append({**rows[-1], "fold": 0, "splits": 5})  # pooled rows are not a fold
+    agree = fold_agreement(pd.DataFrame(rows))
+    assert agree.pairs == (("g", "a"), ("g", "b")) and agree.disjoint == (("g", "b"),) and agree.share == 0.5
+    rows[3]["regret_ratio_vs_zeus_ci_hi"] = 2.5  # b's fold-1 interval now reaches fold 2's
+    assert fold_agreement(pd.DataFrame(rows)).disjoint == ()
+
+
 # --- splits and replicate traces --------------------------------------------------------------
 
 

@@ -185,7 +185,13 @@ def _arena(args: argparse.Namespace) -> int:
     from zeus_bench.sim.policies.base import get_policy, load_policy_module
     from zeus_bench.sim.rules import check_horizon
     from zeus_bench.store import write_table
-    from zeus_bench.studies.arena import Protocol, arena_folds, default_policies, frozen_constants
+    from zeus_bench.studies.arena import (
+        Protocol,
+        arena_folds,
+        default_policies,
+        fold_agreement,
+        frozen_constants,
+    )
 
     log = logging.getLogger("zeus_bench.cli.arena")
     out = check_writable_dir(args.out, "--out")
@@ -269,6 +275,13 @@ def _arena(args: argparse.Namespace) -> int:
         summary["policy"].nunique(), len(jobs_df[["gpu", "workload"]].drop_duplicates()), len(protocol.seeds),
         protocol.replicates, len(folds), args.splits, time.perf_counter() - start, out,
     )  # fmt: skip
+    if {1, 2} <= set(folds):
+        for column in ("regret_ratio_vs_zeus", "regret_pct"):
+            agree = fold_agreement(summary, column)
+            log.info(
+                "folds 1 and 2: 95 %% intervals of %s disjoint on %d of %d (gpu, policy) pairs without fold "
+                "constants", column, len(agree.disjoint), len(agree.pairs),
+            )  # fmt: skip
     emit(render(answer(summary, provenance["labels"]), args.format), None)
     return 0
 

@@ -673,3 +673,39 @@ def arena_folds(
     }
     jobs_df = jobs_frame(parts, protocol)
     return ArenaTables(jobs_df, summary_table(jobs_df, parts), profile_table(parts))
+
+
+@dataclass(frozen=True)
+class FoldAgreement:
+    """How often split 1's two folds disagree: their 95 % intervals of a statistic disjoint."""
+
+    column: str
+    pairs: tuple[tuple[str, str], ...]
+    """The (gpu, policy) pairs compared: not Zeus, no constant that differs by fold."""
+    disjoint: tuple[tuple[str, str], ...]
+
+    @property
+    def share(self) -> float:
+        """Share of the pairs whose two intervals are disjoint (NaN without pairs)."""
+        return len(self.disjoint) / len(self.pairs) if self.pairs else float("nan")
+
+
+def fold_agreement(summary: pd.DataFrame, column: str = "regret_ratio_vs_zeus") -> FoldAgreement:
+    """Split 1's folds compared on ``column`` (its ``_ci_lo``/``_ci_hi``; ``regret_pct``: ``regret_pct_ci_*``).
+
+    The intervals' coverage check: where nothing was tuned by fold, an interval over one half's
+    paths should usually overlap the other half's. Pairs: every (gpu, policy) with a row in both
+    folds but Zeus (ratio 1 by definition) and the policies with fold constants
+    (:data:`~zeus_bench.studies.crossfit.FOLD_CONSTANTS`).
+    """
+    stem = column.removesuffix("_mean")
+    lo, hi = f"{stem}_ci_lo", f"{stem}_ci_hi"
+    first = summary[summary["splits"] == 1] if "splits" in summary.columns else summary
+    a = first[first["fold"] == 1].set_index(["gpu", "policy"])
+    b = first[first["fold"] == 2].set_index(["gpu", "policy"])
+    tuned = {p for consts in FOLD_CONSTANTS.values() for p in consts}
+    pairs = tuple(
+        (str(g), str(p)) for g, p in a.index if (g, p) in b.index and p != COMPARATOR and p not in tuned
+    )
+    disjoint = tuple(k for k in pairs if a.loc[k, hi] < b.loc[k, lo] or b.loc[k, hi] < a.loc[k, lo])
+    return FoldAgreement(column, pairs, disjoint)
