@@ -81,6 +81,9 @@ def test_job_rows_carry_the_path_level_and_the_probability_of_beating_zeus() -> 
         df.loc["a", "prob_better_than_zeus"]
     )
     assert summary.loc["zeus", "regret_ratio_vs_zeus"] == 1.0
+    for end in ("mean", "ci_lo", "ci_hi"):  # one job: the GPU's mean ratio is the job's
+        col = f"cost_ratio_vs_baseline_{end}"
+        assert summary.loc["a", col] == pytest.approx(df.loc["a", col])
 
 
 def test_fold_agreement_counts_disjoint_intervals_without_zeus_and_tuned_policies() -> None:

@@ -50,9 +50,9 @@ rule figure_policy:
 
 
 # The policy arena (docs/policies.md, "The arena protocol"): every registered policy on every GPU,
-# config arena.seeds and arena.replicates (two-stage intervals: paths, then seeds). Horizon known and
-# unknown: arena.splits splits, both folds (split 1's folds and every split pooled, column fold);
-# misspecified horizons (0.5x, 2x: half and twice the truth): split 1, fold 1.
+# config arena.seeds. Horizon known and unknown: arena.splits splits, both folds (split 1's folds and
+# every split pooled, column fold), arena.replicates replicate traces on split 1 (two-stage intervals:
+# paths, then seeds); misspecified horizons (0.5x, 2x: half and twice the truth): split 1, fold 1.
 rule policy_arena:
     priority: PRIORITY["policy_study"]
     input:
@@ -69,9 +69,10 @@ rule policy_arena:
         traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
         gpus=lambda wc: ",".join(policy_study_gpus()),
         seeds=config["arena"]["seeds"],
-        replicates=config["arena"]["replicates"],
         scope=lambda wc: (
-            f"--fold both --splits {config['arena']['splits']}" if wc.run in ("known", "unknown") else "--fold 1"
+            f"--fold both --splits {config['arena']['splits']} --replicates {config['arena']['replicates']}"
+            if wc.run in ("known", "unknown")
+            else "--fold 1"
         ),
         out_dir=lambda wc, output: os.path.dirname(output.jobs),
     conda:
@@ -81,8 +82,7 @@ rule policy_arena:
     shell:
         # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns)
         "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} "
-        "--replicates {params.replicates} --horizon {wildcards.run} {params.scope} --jobs {threads} "
-        "--out {params.out_dir} > {log} 2>&1"
+        "--horizon {wildcards.run} {params.scope} --jobs {threads} --out {params.out_dir} > {log} 2>&1"
 
 
 # Regret against the number of recurrences (the same traces replayed 10 ... 200 times): zeus,
@@ -104,7 +104,6 @@ rule arena_recurrences:
         traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
         gpus=lambda wc: ",".join(policy_study_gpus()),
         seeds=config["arena"]["seeds"],
-        replicates=config["arena"]["replicates"],
         policies=",".join(config["arena"]["recurrence_policies"]),
         out_dir=lambda wc, output: os.path.dirname(output.summary),
     conda:
@@ -113,7 +112,7 @@ rule arena_recurrences:
         "logs/policy/arena-recurrences-{horizon}-n{n}.log",
     shell:
         "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} "
-        "--replicates {params.replicates} --horizon {wildcards.horizon} --recurrences {wildcards.n} "
+        "--horizon {wildcards.horizon} --recurrences {wildcards.n} "
         "--policies {params.policies} --fold 1 --jobs {threads} --out {params.out_dir} > {log} 2>&1"
 
 

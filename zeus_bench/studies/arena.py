@@ -510,8 +510,14 @@ def summary_table(
         keys = scopes[(int(fold), int(splits))]
         workloads = list(dict.fromkeys(g["workload"]))
 
-        def job_mean(k: tuple[int, int], p: str, w_list: list[str] = workloads, gpu: str = str(gpu)) -> Pair:
-            pairs = [parts[k][(gpu, w)].values[p]["regret_pct"] for w in w_list]
+        def job_mean(
+            k: tuple[int, int],
+            p: str,
+            q: str = "regret_pct",
+            w_list: list[str] = workloads,
+            gpu: str = str(gpu),
+        ) -> Pair:
+            pairs = [parts[k][(gpu, w)].values[p][q] for w in w_list]
             return np.mean([q[0] for q in pairs], axis=0), np.mean([q[1] for q in pairs], axis=0)
 
         floor = float(g.drop_duplicates("workload")["anytime_floor_regret_pct"].mean())
@@ -534,6 +540,7 @@ def summary_table(
                     "half": str(gp["half"].iloc[0]), "horizon": str(gp["horizon"].iloc[0]),
                     "noise": float(gp["noise"].iloc[0]),
                     "regret_pct_mean": m, "regret_pct_ci_lo": lo, "regret_pct_ci_hi": hi,
+                    **_job_means(keys, str(p), job_mean),
                     "regret_ratio_vs_zeus": r, "regret_ratio_vs_zeus_ci_lo": rlo, "regret_ratio_vs_zeus_ci_hi": rhi,
                     "prob_better_than_zeus_mean": float(gp["prob_better_than_zeus"].mean()),
                     "worst_workload": str(worst["workload"]), "worst_regret_pct_mean": float(worst["regret_pct_mean"]),
@@ -550,6 +557,22 @@ def summary_table(
             )  # fmt: skip
     out = pd.DataFrame(rows)
     out["rank"] = out.groupby(["gpu", "fold", "splits"])["regret_pct_mean"].rank(method="min").astype(int)
+    return out
+
+
+SUMMARY_RATIOS = ("cost_ratio_vs_baseline", "cost_ratio_vs_max_batch")
+"""Paired cost ratios whose mean over a GPU's jobs ``arena_summary`` gives with its two-stage interval."""
+
+
+def _job_means(
+    keys: Sequence[tuple[int, int]], policy: str, job_mean: Callable[[tuple[int, int], str, str], Pair]
+) -> dict[str, float]:
+    """``<ratio>_mean/_ci_lo/_ci_hi`` of :data:`SUMMARY_RATIOS`: the mean over jobs, two-stage resampled."""
+    out = {}
+    for q in SUMMARY_RATIOS:
+        qs = [[job_mean(k, policy, q)] for k in keys]
+        lo, hi = percentile_ci(_resamples(qs)[0].mean(axis=1))
+        out[f"{q}_mean"], out[f"{q}_ci_lo"], out[f"{q}_ci_hi"] = _point(qs, 0), lo, hi
     return out
 
 
@@ -595,6 +618,17 @@ def profile_table(parts: dict[tuple[int, int], dict[tuple[str, str], Part]]) -> 
                     for t, s in zip(PROFILE_TAUS, shares, strict=True)
                 )
     return pd.DataFrame(rows)
+
+
+def _split_protocol(protocol: Protocol, split: int) -> Protocol:
+    """The protocol on split ``split``: replicate traces on split 1 alone.
+
+    A replay's cost is mostly its executor's walk over the recurrences, whatever the number of
+    seeds, so each replicate trace costs about as much as a run of all seeds. Splits 2..K are the
+    path level of the pooled rows themselves (other halves of the same paths), so they replay the
+    recorded halves only.
+    """
+    return replace(protocol, split=split, replicates=protocol.replicates if split == 1 else 0)
 
 
 @dataclass(frozen=True)
@@ -654,6 +688,7 @@ def arena_folds(
 
     Rows: split 1's folds (column ``fold``), and, with more than one (split, fold), every split's
     folds pooled (``fold`` 0, ``splits`` K): the across-split spread inside the intervals.
+    Replicate traces are replayed on split 1 only (:func:`_split_protocol`).
     """
     if splits < 1:
         raise ConfigError(f"--splits must be at least 1, got {splits}")
@@ -662,7 +697,7 @@ def arena_folds(
             traces,
             gpus,
             policies,
-            replace(protocol.for_fold(f), split=k),
+            _split_protocol(protocol.for_fold(f), k),
             workloads,
             jobs_n,
             policy_modules,

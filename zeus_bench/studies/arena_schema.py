@@ -107,7 +107,11 @@ def _jobs_v6(df: pd.DataFrame) -> pd.DataFrame:
 
 def _summary_v6(df: pd.DataFrame) -> pd.DataFrame:
     """Version 5 -> 6 of arena_summary: one split, no replicate trace, the probability missing."""
-    return df.assign(splits=1, replicates=0, prob_better_than_zeus_mean=_NAN)
+    return df.assign(
+        splits=1, replicates=0, prob_better_than_zeus_mean=_NAN,
+        **{f"{q}_{end}": _NAN for q in ("cost_ratio_vs_baseline", "cost_ratio_vs_max_batch")
+           for end in ("mean", "ci_lo", "ci_hi")},
+    )  # fmt: skip
 
 
 def _floor_ratios_missing(df: pd.DataFrame) -> pd.DataFrame:
@@ -228,6 +232,11 @@ ARENA_SUMMARY = register_schema(
             _PROTOCOL[2],
             _PROTOCOL[3],
             *_stat("regret_pct", "the regret averaged over the GPU's jobs", "%", "3.0"),
+            *(Column(f"{q}_{end}", "float", f"{what} of the mean over the GPU's jobs of {q} (arena_jobs: the paired "
+                     f"cost ratio; 1 - it is the saving); missing before version 6", example="0.8", nullable=True)
+              for q in ("cost_ratio_vs_baseline", "cost_ratio_vs_max_batch")
+              for end, what in (("mean", "Estimate"), ("ci_lo", f"Lower end of the {_CI}"),
+                                ("ci_hi", f"Upper end of the {_CI}"))),
             Column("regret_ratio_vs_zeus", "float", "Mean regret over Zeus's (ratio of the means over seeds and jobs)",
                    example="0.55"),
             Column("regret_ratio_vs_zeus_ci_lo", "float", f"Lower end of the paired {_CI} of that ratio",
