@@ -48,12 +48,9 @@ localrules:
     configurations,
     figures_per_gpu,
     figures_per_gpu_profiles,
-    figure_policy,
-    figure_arena,
     report,
     results_readme,
     alibaba_trace,
-    figure_alibaba,
 
 
 onsuccess:

@@ -246,3 +246,31 @@ def per_sample(power: pd.DataFrame) -> pd.DataFrame:
         "energy_per_sample_j",
     ]
     return df[cols].sort_values(["gpu", "workload", "batch_size"]).reset_index(drop=True)
+
+
+#: The cluster replay's (Alibaba job groups) policies and baselines (label: ``sim_summary`` column infix).
+CLUSTER_POLICIES = ("zeus", "zeus-plus")
+CLUSTER_BASELINES = {"b0": "baseline", "max-batch": "max_batch"}
+#: (policy, baseline) pairs of the cluster figure and table, in their order.
+CLUSTER_SERIES = [(p, b) for p in CLUSTER_POLICIES for b in CLUSTER_BASELINES]
+
+
+def cluster_savings(summary: pd.DataFrame) -> pd.DataFrame:
+    """One row per (GPU, workload, policy, baseline): energy and time saving over all recurrences (%)."""
+    rows = []
+    for r in summary[summary["policy"].isin(CLUSTER_POLICIES)].itertuples(index=False):
+        for label, ref in CLUSTER_BASELINES.items():
+            rows.append(
+                {
+                    "gpu": str(r.gpu),
+                    "workload": str(r.workload),
+                    "policy": str(r.policy),
+                    "baseline": label,
+                    "energy_pct": float(getattr(r, f"energy_savings_vs_{ref}_cum_pct_mean")),
+                    "time_pct": float(getattr(r, f"time_savings_vs_{ref}_cum_pct_mean")),
+                    "seeds": int(r.seeds),
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["gpu", "workload", "policy", "baseline", "energy_pct", "time_pct", "seeds"]
+    )

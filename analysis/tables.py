@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+import zeus_bench.catalog  # noqa: F401  (registers every kind: a file is read by the kind in its metadata)
 from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.store import read_metadata, read_table
 

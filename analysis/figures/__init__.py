@@ -10,8 +10,8 @@ draw function and one entry here, plus one line in the report (the recipe is in
 ``analysis/README.md``).
 
 This module imports nothing heavy (the workflow reads it at parse time); the draw functions
-live in :mod:`analysis.figures.traces`, :mod:`~analysis.figures.policies` and
-:mod:`~analysis.figures.sweeps`, the cached inputs in :mod:`~analysis.figures.inputs` and the
+live in :mod:`analysis.figures.traces`, :mod:`~analysis.figures.policies`,
+:mod:`~analysis.figures.sweeps` and :mod:`~analysis.figures.studies` (arena, study, cluster), the cached inputs in :mod:`~analysis.figures.inputs` and the
 command line in :mod:`~analysis.figures.cli`.
 """
 
@@ -32,6 +32,9 @@ INPUTS: dict[str, str] = {
     "sims": "the runs tables of one sweep (eta or beta), results/sim/<gpu>/<knob>-<value>.parquet",
     "power": "the project's own measured power traces, results/traces/<gpu>/power-<gpu>.parquet",
     "zeus": "the Zeus power traces, data/traces/zeus/power-<gpu>.parquet",
+    "arena": "the arena's tables, horizon known: results/policy/arena/known/arena_{jobs,summary}.parquet",
+    "study": "the zeus-plus study's tables, results/policy/<table>.csv (zeus-bench study)",
+    "cluster": "the cluster replay's summaries, results/alibaba/<gpu>.csv (Alibaba job groups)",
 }
 
 
@@ -131,6 +134,30 @@ FIGURES: dict[str, FigureSpec] = _register(
     FigureSpec(
         "generations", "analysis.figures.sweeps:generations", ("zeus", "power"), category="Measured GPUs"
     ),
+    # The zeus-plus study's three figures share one caption (workflows/report/policy.rst).
+    FigureSpec(
+        "policy-regret",
+        "analysis.figures.studies:study_regret",
+        ("study",),
+        category="Policies",
+        caption="policy",
+    ),
+    FigureSpec(
+        "policy-cost",
+        "analysis.figures.studies:study_cost",
+        ("study",),
+        category="Policies",
+        caption="policy",
+    ),
+    FigureSpec(
+        "policy-drift",
+        "analysis.figures.studies:study_drift",
+        ("study",),
+        category="Policies",
+        caption="policy",
+    ),
+    FigureSpec("policy-arena", "analysis.figures.studies:arena", ("arena",), category="Policies"),
+    FigureSpec("alibaba", "analysis.figures.studies:cluster", ("cluster",), category="Cluster"),
 )
 
 

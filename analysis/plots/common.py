@@ -26,7 +26,10 @@ MARKER_STYLE: dict[str, dict[str, str]] = {
 }
 
 
-def _grid(n: int, ncols: int = 3, height: float = 2.0, width: float = FULL_W) -> tuple[Figure, list[Axes]]:
+def panel_grid(
+    n: int, ncols: int = 3, height: float = 2.0, width: float = FULL_W
+) -> tuple[Figure, list[Axes]]:
+    """A figure of ``n`` panels, ``ncols`` a row, each ``height`` tall; the unused cells hidden."""
     nrows = max(1, math.ceil(n / ncols))
     fig = Figure(figsize=(width, height * nrows), layout="constrained")
     axes = list(fig.subplots(nrows, ncols, squeeze=False).ravel())
@@ -43,7 +46,7 @@ class _PlainLogFormatter(LogFormatter):
         return f"{x:g}" if super().__call__(x, pos) else ""
 
 
-def _log_scale(ax: Axes, which: str = "xy") -> None:
+def log_scale(ax: Axes, which: str = "xy") -> None:
     """Log-scale the given axes with plain-number labels (matplotlib thins the minor ones by span)."""
     for name in which:
         axis = ax.xaxis if name == "x" else ax.yaxis
@@ -52,12 +55,12 @@ def _log_scale(ax: Axes, which: str = "xy") -> None:
         axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1.0, 0.4)))
 
 
-def _gpus(df: pd.DataFrame, label: str | None) -> str:
+def gpu_names(df: pd.DataFrame, label: str | None) -> str:
     """The GPU(s) a figure shows, for its title: ``label`` if given, else the upper-case kinds."""
     return label if label else ", ".join(str(g).upper() for g in sorted(df["gpu"].unique()))
 
 
-def _suptitle(fig: Figure, text: str) -> None:
+def suptitle(fig: Figure, text: str) -> None:
     """The figure's title; a second line (a GPU's notes) gets the figure that much taller."""
     lines = text.count("\n") + 1
     if lines > 1:
@@ -65,23 +68,25 @@ def _suptitle(fig: Figure, text: str) -> None:
     fig.suptitle(text, fontsize=9)
 
 
-def _titled(what: str, gpus: str, how: str = "") -> str:
+def titled(what: str, gpus: str, how: str = "") -> str:
     """``what, GPU (how)``, and the GPU's notes (:func:`analysis.style.gpu_notes`) on a second line."""
     name, _, notes = gpus.partition(" (")
     first = f"{what}, {name}" + (f" ({how})" if how else "")
     return first + (f"\n({notes}" if notes else "")
 
 
-def _figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, list[Axes]]:
+def new_figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, list[Axes]]:
+    """A figure ``width`` x ``height`` inches with one row of ``ncols`` panels."""
     fig = Figure(figsize=(width, height), layout="constrained")
     return fig, list(fig.subplots(1, ncols, squeeze=False).ravel())
 
 
-def _workloads(df: pd.DataFrame) -> list[str]:
+def workload_order(df: pd.DataFrame) -> list[str]:
+    """The workloads of ``df`` in the paper's order."""
     return ordered(df["workload"].unique(), WORKLOAD_ORDER)
 
 
-def _grouped_bars(
+def grouped_bars(
     ax: Axes,
     df: pd.DataFrame,
     groups: Sequence[str],

@@ -15,14 +15,14 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import EngFormatter
 
 from analysis.plots.common import (
-    _figure,
-    _gpus,
-    _grid,
-    _grouped_bars,
-    _log_scale,
-    _suptitle,
-    _titled,
-    _workloads,
+    gpu_names,
+    grouped_bars,
+    log_scale,
+    new_figure,
+    panel_grid,
+    suptitle,
+    titled,
+    workload_order,
 )
 from analysis.style import (
     FULL_W,
@@ -36,9 +36,9 @@ from analysis.style import (
 
 
 def _policy_bars(ax: Axes, norm: pd.DataFrame, policies: Sequence[str], metric: str) -> None:
-    groups = _workloads(norm)
+    groups = workload_order(norm)
     pols = [p for p in policies if p in set(norm["policy"])]
-    _grouped_bars(
+    grouped_bars(
         ax,
         norm,
         groups,
@@ -79,11 +79,11 @@ def plot_policies(
                     ax.set_title(f"Reference: {ref}")
         handles, labels = axes[0][0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=min(5, len(labels)))
-        _suptitle(
+        suptitle(
             fig,
-            _titled(
+            titled(
                 "Policies over all recurrences",
-                _gpus(norm_baseline, label),
+                gpu_names(norm_baseline, label),
                 "mean over seeds, error bars: one std.",
             ),
         )
@@ -108,7 +108,7 @@ def plot_ablation(
     if one_limit:
         policies = [p for p in policies if p != "pl-only"]
     with paper_style():
-        fig, axes = _figure(FULL_W, 2.5, ncols=2)
+        fig, axes = new_figure(FULL_W, 2.5, ncols=2)
         for ax, metric in zip(axes, ("energy", "time"), strict=True):
             _policy_bars(ax, norm, policies, metric)
             ax.set_ylabel(f"Cumulative {metric}\n(× b0 at max. limit)")
@@ -118,7 +118,7 @@ def plot_ablation(
             handles = [*handles, Line2D([], [], linestyle="none")]
         fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
         knobs = "batch size (the only knob here)" if one_limit else "batch size, power limit or both"
-        _suptitle(fig, _titled(f"Which knob saves what: {knobs}", _gpus(norm, label)))
+        suptitle(fig, titled(f"Which knob saves what: {knobs}", gpu_names(norm, label)))
     return fig
 
 
@@ -130,9 +130,9 @@ def _band_panels(
     With ``relative``, values are divided by the oracle's expected cost, drawn on a log axis with
     the oracle as a dashed line at 1.
     """
-    workloads = _workloads(conv)
+    workloads = workload_order(conv)
     with paper_style():
-        fig, axes = _grid(len(workloads), height=1.9)
+        fig, axes = panel_grid(len(workloads), height=1.9)
         for ax, w in zip(axes, workloads, strict=True):
             c = conv[conv["workload"] == w]
             for p in ordered(c["policy"].unique(), POLICY_ORDER):
@@ -162,7 +162,7 @@ def _band_panels(
                     linewidth=1.0,
                     label=policy_label("oracle"),
                 )
-                _log_scale(ax, "y")
+                log_scale(ax, "y")
             else:
                 ax.yaxis.set_major_formatter(EngFormatter(unit="J"))
             ax.set_title(w)
@@ -170,7 +170,7 @@ def _band_panels(
             ax.set_ylabel(ylabel)
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
-        _suptitle(fig, _titled(title, _gpus(conv, label), "mean over seeds; band: range over seeds"))
+        suptitle(fig, titled(title, gpu_names(conv, label), "mean over seeds; band: range over seeds"))
     return fig
 
 
@@ -206,9 +206,9 @@ def plot_regret(conv: pd.DataFrame, label: str | None = None) -> Figure:
 def _sweep_lines(
     norm: pd.DataFrame, x: str, xlabel: str, title: str, categorical: bool = False, label: str | None = None
 ) -> Figure:
-    workloads = _workloads(norm)
+    workloads = workload_order(norm)
     with paper_style():
-        fig, axes = _figure(FULL_W, 2.5, ncols=2)
+        fig, axes = new_figure(FULL_W, 2.5, ncols=2)
         xs = sorted(norm[x].unique())
         pos = {v: i for i, v in enumerate(xs)}
         for ax, (metric, what) in zip(axes, (("energy", "energy"), ("time", "time")), strict=True):
@@ -229,12 +229,12 @@ def _sweep_lines(
             ax.axhline(1.0, color="black", linewidth=0.6)
             ax.set_xlabel(xlabel)
             ax.set_ylabel(f"Cumulative {what} of Zeus\n(× b0 at max. limit, log)")
-            _log_scale(ax, "y")
+            log_scale(ax, "y")
             if categorical:
                 ax.set_xticks(range(len(xs)), ["off" if math.isinf(v) else f"{v:g}" for v in xs])
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
-        _suptitle(fig, _titled(title, _gpus(norm, label), "mean over seeds, error bars: one std."))
+        suptitle(fig, titled(title, gpu_names(norm, label), "mean over seeds, error bars: one std."))
     return fig
 
 

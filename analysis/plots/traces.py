@@ -11,14 +11,14 @@ from matplotlib.ticker import PercentFormatter
 
 from analysis.plots.common import (
     MARKER_STYLE,
-    _figure,
-    _gpus,
-    _grid,
-    _grouped_bars,
-    _log_scale,
-    _suptitle,
-    _titled,
-    _workloads,
+    gpu_names,
+    grouped_bars,
+    log_scale,
+    new_figure,
+    panel_grid,
+    suptitle,
+    titled,
+    workload_order,
 )
 from analysis.style import (
     FULL_W,
@@ -37,15 +37,15 @@ def plot_potential(potential: pd.DataFrame) -> Figure:
             min_energy_saving_vs_maxbatch_pct), any number of GPUs.
     """
     with paper_style():
-        fig, (left, right) = _figure(FULL_W, 2.4, ncols=2)
-        workloads = _workloads(potential)
+        fig, (left, right) = new_figure(FULL_W, 2.4, ncols=2)
+        workloads = workload_order(potential)
         gpus = sorted(potential["gpu"].unique())
         colors = [series_color(i) for i in range(len(gpus))]
         labels = [g.upper() for g in gpus]
-        _grouped_bars(
+        grouped_bars(
             left, potential, workloads, gpus, "gpu", "min_energy_saving_pct", colors=colors, labels=labels
         )
-        _grouped_bars(
+        grouped_bars(
             right,
             potential,
             workloads,
@@ -64,10 +64,10 @@ def plot_potential(potential: pd.DataFrame) -> Figure:
         handles, labels = left.get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside right center", title="GPU")
         measured = [g.upper() for g in gpus if gpu_notes(g)]
-        title = f"Potential energy savings of the least-energy configuration, {_gpus(potential, None)}"
+        title = f"Potential energy savings of the least-energy configuration, {gpu_names(potential, None)}"
         if measured:  # GPUs measured by zeus-bench sweep: say what their numbers rest on
             title += f"\n({', '.join(measured)}: {'; '.join(gpu_notes(measured[0]))})"
-        _suptitle(fig, title)
+        suptitle(fig, title)
     return fig
 
 
@@ -82,10 +82,10 @@ def plot_pareto(configs: pd.DataFrame, marks: pd.DataFrame, gpu: str) -> Figure:
     """
     configs = configs[configs["gpu"] == gpu]
     marks = marks[marks["gpu"] == gpu]
-    workloads = _workloads(configs)
+    workloads = workload_order(configs)
     one_limit = configs["power_limit_w"].nunique() == 1
     with paper_style():
-        fig, axes = _grid(len(workloads), height=2.1)
+        fig, axes = panel_grid(len(workloads), height=2.1)
         for ax, w in zip(axes, workloads, strict=True):
             c = configs[configs["workload"] == w]
             ok = c["feasible"].astype(bool)
@@ -144,16 +144,16 @@ def plot_pareto(configs: pd.DataFrame, marks: pd.DataFrame, gpu: str) -> Figure:
                         zorder=6,
                         label=style["label"],
                     )
-            _log_scale(ax)
+            log_scale(ax)
             ax.set_title(w)
             ax.set_xlabel("Time to accuracy (h, log)")
             ax.set_ylabel("Energy to accuracy (MJ, log)")
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=3)
         what = "batch size" if one_limit else "(batch size, power limit)"
-        _suptitle(
+        suptitle(
             fig,
-            _titled(f"Energy vs. time to accuracy of every {what}", gpu_label(gpu, configs["power_limit_w"])),
+            titled(f"Energy vs. time to accuracy of every {what}", gpu_label(gpu, configs["power_limit_w"])),
         )
     return fig
 
@@ -166,14 +166,14 @@ def plot_power_profiles(profile: pd.DataFrame, gpu: str) -> Figure:
         gpu: GPU to draw.
     """
     profile = profile[profile["gpu"] == gpu]
-    workloads = _workloads(profile)
+    workloads = workload_order(profile)
     lines = (
         ("avg_power_w_rel", "Average power", "#4477AA", "-"),
         ("epochs_per_hour_rel", "Throughput (epochs/h)", "#EE6677", "--"),
         ("energy_per_epoch_j_rel", "Energy per epoch", "#228833", "-."),
     )
     with paper_style():
-        fig, axes = _grid(len(workloads), height=1.9)
+        fig, axes = panel_grid(len(workloads), height=1.9)
         for ax, w in zip(axes, workloads, strict=True):
             s = profile[profile["workload"] == w].sort_values("power_limit_w")
             for col, label, color, ls in lines:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from analysis.report.document import Report
+from analysis.report.sections.evaluation import add_arguments
 from zeus_bench.core.entry import int_range_arg
 from zeus_bench.core.fsutil import atomic_write_text
 
@@ -27,8 +28,6 @@ def build_parser() -> argparse.ArgumentParser:
             default=[],
             help=f"the {name} sweep: its runs tables, or their sim_summary tables (one per GPU)",
         )
-    from analysis.evaluation import add_arguments
-
     add_arguments(p)
     p.add_argument("--policy-study", type=Path, default=None, help="folder of the zeus-plus study's tables")
     p.add_argument("--policy-seeds", type=int_range_arg, default=list(range(1, 11)), help="its seeds")

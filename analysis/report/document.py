@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analysis.report.sections import MeasuredSections, PolicySections, TraceSections
+from analysis.report.sections import MeasuredSections, PolicySections, TraceSections, evaluation
 
 
 class Report(TraceSections, PolicySections, MeasuredSections):
@@ -10,8 +10,6 @@ class Report(TraceSections, PolicySections, MeasuredSections):
 
     def render(self) -> str:
         """Build every section."""
-        from analysis import evaluation
-
         self.header()
         for section in (
             lambda: evaluation.headline(self),

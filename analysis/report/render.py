@@ -8,10 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.findings import Finding
-from analysis.report.findings import (
-    gpu_caveats,
-)
+from analysis.report.findings import Finding
+from analysis.report.findings.traces import gpu_caveats
 from analysis.report.inputs import Inputs
 from analysis.style import WORKLOAD_ORDER, ordered
 
@@ -19,15 +17,8 @@ STATIC_NUMBERS = (0.0, 1.0, 10.0)
 """Numbers the renderer's fixed descriptions use by definition (eta 0 and 1, the oracle line at 1, the last 10)."""
 
 
-def _md_table(df: pd.DataFrame) -> str:
-    cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(str(v) for v in row) + " |")
-    return "\n".join(lines)
-
-
-def _figure(name: str, figures: set[str], alt: str) -> str:
+def figure_link(name: str, figures: set[str], alt: str) -> str:
+    """The Markdown link of figure ``name`` when it is among ``figures`` (drawn), else a note that it was not."""
     png = f"figures/{name}.png"
     return (
         f"![{alt}]({png})"
@@ -36,7 +27,7 @@ def _figure(name: str, figures: set[str], alt: str) -> str:
     )
 
 
-def _by_workload(df: pd.DataFrame) -> pd.DataFrame:
+def by_workload(df: pd.DataFrame) -> pd.DataFrame:
     """Rows sorted by GPU, then workload in the paper's order."""
     order = ordered(df["workload"].unique(), WORKLOAD_ORDER)
     return (
@@ -44,6 +35,18 @@ def _by_workload(df: pd.DataFrame) -> pd.DataFrame:
         .sort_values(["gpu", "_w"])
         .drop(columns="_w")
     )
+
+
+#: A section as a list: fixed lines (str) and paragraphs of findings (lists).
+Items = list[Any]
+
+
+def items_markdown(items: Items) -> str:
+    """A section's items as Markdown on their own: lines as they are, findings as bullet points."""
+    out: list[str] = []
+    for x in items:
+        out += [*(f"- {f.sentence}" for f in x), ""] if isinstance(x, list) else [x, ""]
+    return "\n".join(out).strip() + "\n"
 
 
 class Page(Inputs):
@@ -67,6 +70,14 @@ class Page(Inputs):
         text = " ".join(x for x in (before, *(f.sentence for f in findings), after) if x)
         if text:
             self.add(text, "")
+
+    def add_items(self, items: Items) -> None:
+        """Append a section's items: each line as a paragraph, each list of findings as one :meth:`say`."""
+        for item in items:
+            if isinstance(item, list):
+                self.say(*item)
+            else:
+                self.add(item, "")
 
     def caveats(self, gpus: Iterable[Any]) -> None:
         """The notes of the given GPUs that need one (one power limit, measured by a sweep)."""

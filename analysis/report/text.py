@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import pandas as pd
+
 ORIGINAL_LABEL = "original simulator (Zeus v0.3.0 code)"
 PAPER_LABEL = "paper"
 NEAR_PT = 1.0  # "within 1 point"
@@ -20,21 +22,33 @@ def pct(v: float | None) -> str:
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.1f} %"
 
 
-def _gpu(g: Any) -> str:
+def gpu_name(g: Any) -> str:
+    """A GPU kind as the report names it (upper case: ``V100``)."""
     return str(g).upper()
 
 
-def _names(jobs: Iterable[tuple[Any, Any]]) -> str:
-    return ", ".join(f"{w} ({_gpu(g)})" for g, w in jobs)
+def job_names(jobs: Iterable[tuple[Any, Any]]) -> str:
+    """``(gpu, workload)`` pairs as ``workload (GPU), ...``."""
+    return ", ".join(f"{w} ({gpu_name(g)})" for g, w in jobs)
 
 
-def _pair(a: str, b: str) -> str:
+def pct_pair(a: str, b: str) -> str:
     """``a / b %`` of two formatted numbers, ``n/a`` when both are."""
     return "n/a" if a == b == "n/a" else f"{a} / {b} %"
 
 
-def _beta(v: float) -> str:
+def beta_text(v: float) -> str:
+    """The early-stop threshold beta as the report writes it (``off`` when infinite)."""
     return "off" if math.isinf(v) else f"{v:g}"
+
+
+def md_table(df: pd.DataFrame) -> str:
+    """A DataFrame as a Markdown table: its columns as the header, each value as ``str`` prints it."""
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(str(v) for v in row) + " |")
+    return "\n".join(lines)
 
 
 def portable(text: str) -> str:

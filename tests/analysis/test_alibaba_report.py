@@ -6,7 +6,8 @@ import json
 
 import pandas as pd
 
-from analysis import alibaba
+from analysis.report.findings import cluster as alibaba
+from analysis.report.sections import evaluation
 
 
 def _summary(zeus_energy: float) -> pd.DataFrame:
@@ -45,8 +46,8 @@ def test_section_and_skipped_line(tmp_path):
             {"status": "ok", "file": "alibaba_groups.csv.xz", "git_blob_sha1": "c" * 40, "sha256": "d" * 64}
         )
     )
-    items = alibaba.section_items(_summary(20.0), path)
+    items = evaluation.cluster_items(_summary(20.0), path)
     assert items[0] == "## Cluster-scale replay: the Alibaba job groups"
     assert f"git blob SHA-1 `{'c' * 40}` verified, sha256 `{'d' * 64}`" in items[2]
-    assert alibaba.skipped_line(path) is None
-    assert "no manifest" in alibaba.skipped_line(tmp_path / "none.json")
+    assert evaluation.skipped_line(path) is None
+    assert "no manifest" in evaluation.skipped_line(tmp_path / "none.json")

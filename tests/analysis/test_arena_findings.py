@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import arena_findings as af
-from analysis.arena_plots import plot_arena
+from analysis.plots.arena import plot_arena
+from analysis.report.findings import arena as af
+from analysis.report.sections import arena as arena_section
 from tests.sim.sim_toy import toy_job
 from zeus_bench.sim.replay import JobModel
 from zeus_bench.store import write_table
@@ -127,7 +128,7 @@ def test_section_and_figure_from_written_tables(tmp_path: Path) -> None:
     for folder in ("known", "unknown"):
         write_table(jobs, tmp_path / folder / "arena_jobs.parquet", "arena_jobs")
         write_table(summary, tmp_path / folder / "arena_summary.parquet", "arena_summary")
-    text = af.render_section(tmp_path / "known", tmp_path / "unknown")
+    text = arena_section.render_section(tmp_path / "known", tmp_path / "unknown")
     assert "| ga | 1 | zeus-plus | 1 |" in text and "horizon unknown" in text.lower()
     fig = plot_arena(summary, jobs)
     assert len([a for a in fig.axes if a.get_visible()]) == 2

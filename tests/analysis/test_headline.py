@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis import headline
 from analysis.report import read_references
+from analysis.report.findings import headline
 
 REFS = ["results/reference/paper.csv"]
 

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from analysis.policy_plots import plot_drift
+from analysis.plots.study import plot_study_drift as plot_drift
 
 
 def test_drift_figure_has_a_row_per_scenario_and_a_panel_per_gpu_and_factor() -> None:

@@ -8,8 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import policy_findings as pf
-from analysis.findings import Finding
+from analysis.report.findings import Finding
+from analysis.report.findings import study as pf
+from analysis.report.sections import study as study_section
 
 NUMBER = re.compile(r"(?<![\w.'])[-+]?\d+(?:\.\d+)?(?![\dA-Za-wyz_])")
 
@@ -125,14 +126,14 @@ def test_section_renders_from_the_study_tables(tmp_path: Path) -> None:
             "cost_last20_vs_oracle_warm": [1.0],
         }
     ).to_csv(tmp_path / "warmstart.csv", index=False)
-    text = pf.render_section(tmp_path, [1, 2, 3])
+    text = study_section.render_section(tmp_path, [1, 2, 3])
     assert text.startswith("## zeus-plus")
     assert "| v100 | imagenet | 1.010 | 1.000 |" in text
     assert "seeds 1-3" in text and "a 40 % cut" in text
 
 
 def test_warm_start_per_job_names_hurt_jobs_and_the_range_leaving_one_out() -> None:
-    from analysis.policy_findings import warm_start_per_job
+    from analysis.report.findings.study import warm_start_per_job
 
     rows = []
     for w, diff, lo, hi, without in (

@@ -133,7 +133,7 @@ def test_the_train_trace_is_read_by_the_simulator(drift_run, zeus_traces, tmp_pa
 def test_the_report_names_the_experiment_until_a_trace_exists(drift_run, tmp_path):
     import argparse
 
-    from analysis import evaluation
+    from analysis.report.sections import evaluation
 
     class _Report:
         def __init__(self, paths):

@@ -122,7 +122,7 @@ def test_wrong_blob_sha1_stops_the_workflow_in_one_line(zeus_csv_dir, tmp_path):
 
 
 def test_without_the_file_the_report_says_what_was_skipped(tmp_path):
-    from analysis.alibaba import skipped_line
+    from analysis.report.sections.evaluation import skipped_line
 
     (tmp_path / "MANIFEST.json").write_text(
         json.dumps({"status": "absent", "reason": "not found at X (HTTP 404)"})

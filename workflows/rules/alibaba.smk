@@ -51,20 +51,3 @@ rule simulate_alibaba:
         "--policies {params.policies} --seeds {params.seeds} --eta {params.eta} --beta {params.beta} "
         "--arrivals {input.arrivals}/arrivals.parquet --jobs 1 --out {output.runs} && "
         "zeus-bench summarize {output.runs} --out {output.summary}) 2> {log}"
-
-
-rule figure_alibaba:
-    input:
-        code=ALIBABA_FIGURE_CODE,
-        summary=lambda wc: alibaba_summaries(),
-    output:
-        report_fig("alibaba", "alibaba", "Cluster"),
-    params:
-        **FIG_PARAMS,
-    conda:
-        ENV
-    log:
-        "logs/figures/alibaba.log",
-    shell:
-        "python -m analysis.alibaba --summary {input.summary} "
-        "--out {params.stem} --formats {params.formats} --dpi {params.dpi} > {log} 2>&1"

@@ -4,7 +4,6 @@
 ALIBABA = config["alibaba"]
 ALIBABA_DIR = "data/traces/alibaba"  # the file, MANIFEST.json and arrivals.parquet (git-ignored)
 ALIBABA_CODE = code("zeus_bench/traces/alibaba_fetch.py", "zeus_bench/sim/scenarios/alibaba_groups.py", "zeus_bench/cli/traces_alibaba.py")
-ALIBABA_FIGURE_CODE = code(*_ANALYSIS_BASE, "analysis/alibaba.py", "analysis/style.py")
 
 
 def alibaba_args(wildcards=None):
@@ -35,11 +34,6 @@ def alibaba_gpus():
 def alibaba_summaries():
     """The replay's summaries (one per GPU), empty when the stage is skipped."""
     return [f"results/alibaba/{g}.csv" for g in alibaba_gpus()]
-
-
-def alibaba_figures():
-    """The cluster figure's files, when the replay runs."""
-    return fig("alibaba") if alibaba_gpus() else []
 
 
 def alibaba_dirs():

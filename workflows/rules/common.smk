@@ -2,6 +2,7 @@
 # paths, priorities, the code each result depends on, and the file names of the sweeps.
 # GPU discovery is in gpus.smk, target lists in targets.smk, run hooks in hooks.smk.
 
+import ast
 import json
 import os
 import re
@@ -56,7 +57,10 @@ PRIORITY = {
     "policy_study": 50,
     "report": 45,  # as soon as the summaries it reads exist, beside the last figures
     "own_traces": 40,  # a copy, the first step of its GPU's chain
-    "figure_policy": 5,
+    "figure_policy-arena": 5,
+    "figure_policy-regret": 5,
+    "figure_policy-cost": 5,
+    "figure_policy-drift": 5,
     "figure_generations": 4,
     "figure_sweeps": 4,
     "figure_potential": 3,
@@ -125,6 +129,30 @@ def code(*patterns):
     return sorted(str(p) for pattern in patterns for p in root.glob(pattern) if p.is_file())
 
 
+def imported_code(folder):
+    """The Python files of `folder` (a package of analysis/) and every file of analysis/ they import,
+    however indirectly (read from their import statements): a rule's code inputs derived from the
+    package, so that a module the package starts to import reruns the rule without an edit here.
+    (The zeus_bench modules they import are left out, as for the other analysis rules.)"""
+    root = Path(workflow.basedir)
+    todo = sorted(Path(root, folder).rglob("*.py"))
+    seen = set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            for name in (n for n in names if n.split(".")[0] == "analysis"):
+                for candidate in (Path(root, *name.split(".")).with_suffix(".py"), Path(root, *name.split("."), "__init__.py")):
+                    if candidate.is_file() and candidate not in seen:
+                        todo.append(candidate)
+    return sorted(str(p) for p in seen)
+
+
 SCHEMA_CODE = code("zeus_bench/store/*.py", "zeus_bench/**/*schema*.py", "analysis/readme.py")
 TRACE_CODE = code("zeus_bench/traces/*.py", "zeus_bench/traces/workloads.py", "zeus_bench/data/workloads.yaml")
 ANALYSIS_CODE = code("zeus_bench/traces/jobs.py", "zeus_bench/traces/potential.py", "zeus_bench/traces/pareto.py", "zeus_bench/core/cost.py")
@@ -138,8 +166,7 @@ FIGURE_CODE = code(*_ANALYSIS_BASE, "analysis/figures/*.py") + PLOT_CODE
 SUMMARY_CODE = code(
     "zeus_bench/sim/summarize.py", "zeus_bench/sim/metrics.py", "zeus_bench/sim/schema.py", "zeus_bench/cli/sim.py"
 )
-REPORT_CODE = code(*_ANALYSIS_BASE, "analysis/report/**/*.py", "analysis/findings.py", "analysis/policy_findings.py")
-REPORT_CODE += code("analysis/arena_findings.py")
+REPORT_CODE = imported_code("analysis/report")
 
 
 def sweep_outputs(knob):
@@ -159,7 +186,6 @@ def beta_sims(gpu):
 
 POLICY_DIR = "results/policy"
 POLICY_TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart", "warmstart_jobs")
-POLICY_FIGURES = ("regret", "cost", "drift")
 POLICY_CODE = code(*REPLAY_CODE, "zeus_bench/cli/arena.py", "zeus_bench/cli/study.py")
 ARENA_DIR = f"{POLICY_DIR}/arena"
 PARTIAL_REPORT = "results/report-partial.md"

@@ -1,6 +1,7 @@
 # The zeus-plus study (docs/policies.md): Zeus vs zeus-plus on every job (regenerated from the arena's
 # fold-1 tables: its judged half, seeds and protocol), drift recovery and cross-GPU warm start
-# (zeus-bench study), and its three figures.
+# (zeus-bench study); its figures (policy-regret, -cost, -drift) and the arena's (policy-arena) are
+# drawn by the rules generated from the figure registry (figures.smk).
 
 
 rule policy_study:
@@ -24,29 +25,6 @@ rule policy_study:
     shell:
         "zeus-bench study --arena {params.arena} {params.traces} --seeds {params.seeds} "
         "--workloads {params.workloads} --out-dir {params.out_dir} > {log} 2>&1"
-
-
-rule figure_policy:
-    # The study's three figures in one process (pandas and matplotlib imported once).
-    priority: PRIORITY["figure_policy"]
-    input:
-        code=code(*_ANALYSIS_BASE, "analysis/policy_plots.py") + PLOT_CODE,
-        tables=[f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES],
-    output:
-        [f for kind in POLICY_FIGURES for f in report_fig(f"policy-{kind}", "policy", "Policies")],
-    params:
-        kinds=" ".join(POLICY_FIGURES),
-        formats=FIG_PARAMS["formats"],
-        dpi=FIG_PARAMS["dpi"],
-        study=lambda wc, input: os.path.dirname(input.tables[0]),
-        out_dir=lambda wc, output: os.path.dirname(output[0]),
-    conda:
-        ENV
-    log:
-        "logs/figures/policy.log",
-    shell:
-        "python -m analysis.policy_plots {params.kinds} --study {params.study} --out-dir {params.out_dir} "
-        "--formats {params.formats} --dpi {params.dpi} > {log} 2>&1"
 
 
 # The policy arena (docs/policies.md, "The arena protocol"): every registered policy on every GPU,
@@ -115,23 +93,3 @@ rule arena_recurrences:
         "--horizon {wildcards.horizon} --recurrences {wildcards.n} "
         "--policies {params.policies} --fold 1 --jobs {threads} --out {params.out_dir} > {log} 2>&1"
 
-
-rule figure_arena:
-    priority: PRIORITY["figure_policy"]
-    input:
-        code=code(*_ANALYSIS_BASE, "analysis/arena_plots.py") + PLOT_CODE,
-        tables=[f"{ARENA_DIR}/known/{t}.parquet" for t in ("arena_jobs", "arena_summary")],
-    output:
-        report_fig("policy-arena", "policy-arena", "Policies"),
-    params:
-        arena=lambda wc, input: os.path.dirname(input.tables[0]),
-        stem=lambda wc, output: os.path.splitext(output[0])[0],
-        formats=FIG_PARAMS["formats"],
-        dpi=FIG_PARAMS["dpi"],
-    conda:
-        ENV
-    log:
-        "logs/figures/arena.log",
-    shell:
-        "python -m analysis.arena_plots --arena {params.arena} --out {params.stem} "
-        "--formats {params.formats} --dpi {params.dpi} > {log} 2>&1"

@@ -25,6 +25,9 @@ SINGLE_FIGURE_INPUTS = {
     "potential": lambda: [f"results/potential/{g}.csv" for g in all_gpus()],
     "power": own_power_files,
     "zeus": lambda: [f"{ZEUS_DIR}/power-{g}.parquet" for g in zeus_gpus()],
+    "arena": lambda: arena_files("known"),
+    "study": lambda: policy_study_files(),
+    "cluster": lambda: alibaba_summaries(),  # workflows/rules/alibaba_common.smk
 }
 STATIC_INPUTS = ("power",)
 for _spec in single_figures():
@@ -69,11 +72,6 @@ def figure_files():
     for gpu in gpus:
         for spec in per_gpu_figures(gpu in several):
             files += fig(f"{spec.stem}-{gpu}")
-    if policy_study_gpus():
-        for name in POLICY_FIGURES:
-            files += fig(f"policy-{name}")
-        files += fig("policy-arena")
-    files += alibaba_figures()  # workflows/rules/alibaba.smk
     return files
 
 

@@ -5,19 +5,22 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import metrics
-from analysis.report.findings import (
+from analysis.report.findings.traces import (
     gpu_caveats,
     own_batch_finding,
     paper_comparable,
     reference_agreement,
     summary_column,
 )
-from analysis.report.render import Page, _figure, _md_table
+from analysis.report.render import Page, figure_link
+from analysis.report.sections.arena import section_items as arena_items
+from analysis.report.sections.study import section_items as study_items
 from analysis.report.text import (
     ORIGINAL_LABEL,
     PAPER_LABEL,
-    _beta,
-    _gpu,
+    beta_text,
+    gpu_name,
+    md_table,
     pct,
 )
 from analysis.tables import load_all
@@ -41,7 +44,7 @@ class MeasuredSections(Page):
         if per.empty:
             self.skipped.append("H200 figure: the committed power traces have no throughput (samples_per_s).")
             return
-        self.add(_figure("h200", self.figures, "H200"), "")
+        self.add(figure_link("h200", self.figures, "H200"), "")
         self.say(gpu_caveats({str(g): list(d["power_limit_w"]) for g, d in per.groupby("gpu")}))
         self.say(
             own_batch_finding(per, self.potential_rows),
@@ -70,7 +73,7 @@ class MeasuredSections(Page):
                 "throughput (samples/s)": best["samples_per_s"].map(lambda v: f"{v:.4g}"),
             }
         )
-        self.add(_md_table(table), "")
+        self.add(md_table(table), "")
 
     def reference(self) -> None:
         """Reference numbers: the original simulator's outputs and the paper's statements, beside ours."""
@@ -93,9 +96,9 @@ class MeasuredSections(Page):
             for key, d in orig.groupby(keys, sort=False, dropna=False):
                 gpu, workload, eta, beta, seeds, baseline = key
                 row = {
-                    "GPU": _gpu(gpu),
+                    "GPU": gpu_name(gpu),
                     "workload": workload,
-                    "eta / beta / seeds": f"{float(eta):g} / {_beta(float(beta))} / {seeds}",
+                    "eta / beta / seeds": f"{float(eta):g} / {beta_text(float(beta))} / {seeds}",
                     "against": baseline,
                 }
                 for r in d.itertuples(index=False):
@@ -108,7 +111,7 @@ class MeasuredSections(Page):
                     )
                     row[f"{r.metric}: reference / zeus-bench"] = f"{pct(float(r.value_pct))} / {ours}"
                 rows.append(row)
-            self.add(f"{ORIGINAL_LABEL}:", "", _md_table(pd.DataFrame(rows)), "")
+            self.add(f"{ORIGINAL_LABEL}:", "", md_table(pd.DataFrame(rows)), "")
         paper = refs[refs["source"] == PAPER_LABEL]
         if not paper.empty:
             rows = []
@@ -117,14 +120,14 @@ class MeasuredSections(Page):
                 rows.append(
                     {
                         "what the paper states": getattr(r, "statement", "") or r.metric,
-                        "GPU": _gpu(r.gpu),
+                        "GPU": gpu_name(r.gpu),
                         "against": r.baseline,
                         "paper": pct(float(r.value_pct)),
                         "zeus-bench": pct(value) if what else "n/a",
                         "zeus-bench number": what or "none comparable",
                     }
                 )
-            self.add(f"{PAPER_LABEL}:", "", _md_table(pd.DataFrame(rows)), "")
+            self.add(f"{PAPER_LABEL}:", "", md_table(pd.DataFrame(rows)), "")
 
     def skipped_section(self) -> None:
         """What was not done and how to get it."""
@@ -135,21 +138,11 @@ class MeasuredSections(Page):
         self.add(*[f"- {s}" for s in self.skipped], "")
 
     def policy_study(self) -> None:
-        """The zeus-plus section (:mod:`analysis.policy_findings`), when the study's tables are given."""
-        if self.args.policy_study is None:
-            return
-        from analysis.policy_findings import section_items
-
-        for item in section_items(self.args.policy_study, self.args.policy_seeds):
-            if isinstance(item, list):
-                self.say(*item)
-            else:
-                self.add(item, "")
+        """The zeus-plus section (:mod:`analysis.report.sections.study`), when the study's tables are given."""
+        if self.args.policy_study is not None:
+            self.add_items(study_items(self.args.policy_study, self.args.policy_seeds))
 
     def arena(self) -> None:
-        """The arena section (:mod:`analysis.arena_findings`), when the arena's tables are given."""
+        """The arena section (:mod:`analysis.report.sections.arena`), when the arena's tables are given."""
         if self.args.arena is not None:
-            from analysis.arena_findings import section_items as arena_items
-
-            for item in arena_items(self.args.arena, self.args.arena_unknown, self.args.arena_tuning):
-                self.say(*item) if isinstance(item, list) else self.add(item, "")
+            self.add_items(arena_items(self.args.arena, self.args.arena_unknown, self.args.arena_tuning))

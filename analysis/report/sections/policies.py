@@ -8,8 +8,7 @@ from typing import Any
 import pandas as pd
 
 from analysis import metrics
-from analysis.report.render import Page, _by_workload, _figure, _md_table
-from analysis.report.sim_findings import (
+from analysis.report.findings.simulation import (
     ablation_both,
     beta_effect,
     eta_effect,
@@ -19,12 +18,14 @@ from analysis.report.sim_findings import (
     regret_shape,
     zeus_vs_baseline,
 )
+from analysis.report.render import Page, by_workload, figure_link
 from analysis.report.text import (
     ORIGINAL_LABEL,
-    _beta,
-    _gpu,
-    _pair,
+    beta_text,
+    gpu_name,
+    md_table,
     pct,
+    pct_pair,
 )
 from analysis.tables import load_all
 from zeus_bench.sim.metrics import RUN
@@ -40,7 +41,7 @@ class PolicySections(Page):
             return
         self.add("## 3. Zeus against the baselines and grid search", "")
         for gpu in sorted(summary["gpu"].unique()):
-            self.add(_figure(f"policies-{gpu}", self.figures, f"policies {gpu}"), "")
+            self.add(figure_link(f"policies-{gpu}", self.figures, f"policies {gpu}"), "")
         self.caveats(summary["gpu"].unique())
         self.say(
             zeus_vs_baseline(summary),
@@ -49,7 +50,7 @@ class PolicySections(Page):
             before="Cumulative energy and time over all recurrences, relative to the max-batch baseline (left) and to "
             "b0 at the maximum limit (right); bars are means over seeds, error bars one standard deviation.",
         )
-        s = _by_workload(summary).set_index(["gpu", "workload", "policy"])
+        s = by_workload(summary).set_index(["gpu", "workload", "policy"])
         refs = self.references
         orig = refs[(refs["source"] == ORIGINAL_LABEL) & refs["baseline"].isin(["b0", "baseline"])]
         orig = orig.set_index(["gpu", "workload", "metric"])["value_pct"]
@@ -66,11 +67,11 @@ class PolicySections(Page):
             gs = s.loc[(g, w, "grid-search")] if (g, w, "grid-search") in s.index else None
             rows.append(
                 {
-                    "GPU": _gpu(g),
+                    "GPU": gpu_name(g),
                     "workload": w,
                     "Zeus energy saving (all / last 10)": f"{pct(z['energy_savings_vs_baseline_cum_pct_mean'])} / "
                     f"{pct(z['energy_savings_vs_baseline_last10_pct_mean'])}",
-                    f"{ORIGINAL_LABEL} (all / last 10)": _pair(
+                    f"{ORIGINAL_LABEL} (all / last 10)": pct_pair(
                         ref("energy_savings_cum"), ref("energy_savings_last10")
                     ),
                     "Zeus time saving": pct(z["time_savings_vs_baseline_cum_pct_mean"]),
@@ -81,7 +82,7 @@ class PolicySections(Page):
                     else "n/a",
                 }
             )
-        self.add(_md_table(pd.DataFrame(rows)), "")
+        self.add(md_table(pd.DataFrame(rows)), "")
 
     def ablation(self) -> None:
         """Knob ablation."""
@@ -90,7 +91,7 @@ class PolicySections(Page):
             return
         self.add("## 4. Knob ablation", "")
         for gpu in sorted(summary["gpu"].unique()):
-            self.add(_figure(f"ablation-{gpu}", self.figures, f"ablation {gpu}"), "")
+            self.add(figure_link(f"ablation-{gpu}", self.figures, f"ablation {gpu}"), "")
         self.caveats(summary["gpu"].unique())
         one = self.one_limit()
         self.say(
@@ -100,11 +101,11 @@ class PolicySections(Page):
         )
         col = "energy_savings_vs_baseline_cum_pct_mean"
         piv = summary.pivot_table(index=["gpu", "workload"], columns="policy", values=col)
-        table = _by_workload(piv[["bs-only", "pl-only", "zeus"]].map(pct).reset_index())
+        table = by_workload(piv[["bs-only", "pl-only", "zeus"]].map(pct).reset_index())
         table.loc[table["gpu"].isin(one), "pl-only"] = "n/a (one limit)"
         table.columns = ["GPU", "workload", "batch size only", "power limit only", "both (Zeus)"]
         table["GPU"] = table["GPU"].str.upper()
-        self.add("Energy savings vs. the baseline, all recurrences:", "", _md_table(table), "")
+        self.add("Energy savings vs. the baseline, all recurrences:", "", md_table(table), "")
 
     def convergence(self) -> None:
         """Convergence and regret."""
@@ -113,8 +114,8 @@ class PolicySections(Page):
             return
         self.add("## 5. Convergence and regret", "")
         for gpu in sorted(sim["gpu"].unique()):
-            self.add(_figure(f"convergence-{gpu}", self.figures, f"convergence {gpu}"), "")
-            self.add(_figure(f"regret-{gpu}", self.figures, f"regret {gpu}"), "")
+            self.add(figure_link(f"convergence-{gpu}", self.figures, f"convergence {gpu}"), "")
+            self.add(figure_link(f"regret-{gpu}", self.figures, f"regret {gpu}"), "")
         self.caveats(sim["gpu"].unique())
         self.say(
             regret_shape(metrics.convergence(sim)),
@@ -132,7 +133,7 @@ class PolicySections(Page):
             gs = s.loc[(g, w, "grid-search")] if (g, w, "grid-search") in s.index else None
             rows.append(
                 {
-                    "GPU": _gpu(g),
+                    "GPU": gpu_name(g),
                     "workload": w,
                     "final regret Zeus (J)": f"{z['regret_vs_oracle_cost_j_mean']:.3g}"
                     if z is not None
@@ -148,7 +149,7 @@ class PolicySections(Page):
                     else "n/a",
                 }
             )
-        self.add(_md_table(pd.DataFrame(rows)), "")
+        self.add(md_table(pd.DataFrame(rows)), "")
 
     def _sweep(self, paths: list[Path], name: str, title: str, param: str, text: str, finding: Any) -> None:
         if not paths:
@@ -159,7 +160,7 @@ class PolicySections(Page):
         z = norm[norm["policy"] == "zeus"]
         self.add(f"## {title}", "")
         for gpu in sorted(z["gpu"].unique()):
-            self.add(_figure(f"{name}-{gpu}", self.figures, f"{name} {gpu}"), "")
+            self.add(figure_link(f"{name}-{gpu}", self.figures, f"{name} {gpu}"), "")
         self.caveats(z["gpu"].unique())
         self.say(finding(z), before=text)
         table = z.pivot_table(
@@ -167,13 +168,13 @@ class PolicySections(Page):
         )
         rows = []
         for (gpu, w), r in table.iterrows():
-            row = {"GPU": _gpu(gpu), "workload": w}
+            row = {"GPU": gpu_name(gpu), "workload": w}
             for v in sorted(z[param].unique()):
-                row[f"{param} {_beta(v)}: energy / time"] = (
+                row[f"{param} {beta_text(v)}: energy / time"] = (
                     f"{pct(r[('energy_saving_pct', v)])} / {pct(r[('time_saving_pct', v)])}"
                 )
             rows.append(row)
-        self.add("Zeus's savings vs. the baseline (all recurrences):", "", _md_table(pd.DataFrame(rows)), "")
+        self.add("Zeus's savings vs. the baseline (all recurrences):", "", md_table(pd.DataFrame(rows)), "")
 
     def sweeps(self) -> None:
         """Eta and beta."""

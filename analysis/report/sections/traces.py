@@ -9,18 +9,19 @@ from typing import Any
 import pandas as pd
 
 from analysis import metrics
-from analysis.report.findings import (
+from analysis.report.findings.traces import (
     dominated,
     maxbatch_gap,
     potential_ranges,
     power_profile_finding,
     settings,
 )
-from analysis.report.render import Page, _by_workload, _figure, _md_table
+from analysis.report.render import Page, by_workload, figure_link
 from analysis.report.text import (
     ORIGINAL_LABEL,
     PAPER_LABEL,
-    _gpu,
+    gpu_name,
+    md_table,
     pct,
     portable,
 )
@@ -77,7 +78,10 @@ class TraceSections(Page):
         if pot is None:
             return
         self.add(
-            "## 1. Potential energy savings", "", _figure("potential", self.figures, "potential savings"), ""
+            "## 1. Potential energy savings",
+            "",
+            figure_link("potential", self.figures, "potential savings"),
+            "",
         )
         self.caveats(pot["gpu"].unique())
         self.say(
@@ -87,7 +91,7 @@ class TraceSections(Page):
             "batch size at the maximum power limit (left) and against the largest converging batch size at the "
             "maximum limit (right).",
         )
-        t = _by_workload(pot)
+        t = by_workload(pot)
         table = pd.DataFrame(
             {
                 "GPU": t["gpu"].str.upper(),
@@ -104,7 +108,7 @@ class TraceSections(Page):
                 ],
             }
         )
-        self.add(_md_table(table), "")
+        self.add(md_table(table), "")
 
     def pareto(self) -> None:
         """ETA-vs-TTA scatter."""
@@ -113,7 +117,7 @@ class TraceSections(Page):
             return
         self.add("## 2. Energy vs. time to accuracy: the Pareto frontier", "")
         for gpu in sorted(sim["gpu"].unique()):
-            self.add(_figure(f"pareto-{gpu}", self.figures, f"Pareto {gpu}"), "")
+            self.add(figure_link(f"pareto-{gpu}", self.figures, f"Pareto {gpu}"), "")
         self.caveats(sim["gpu"].unique())
         fixed = (
             "Every measured configuration (grey; hollow: some runs miss the target) on log axes, the Pareto frontier "
@@ -126,7 +130,7 @@ class TraceSections(Page):
             self.add(fixed, "")
         settled = metrics.settled(sim)
         rows = []
-        for p in _by_workload(pot).itertuples(index=False):
+        for p in by_workload(pot).itertuples(index=False):
             z = settled[(settled["gpu"] == p.gpu) & (settled["workload"] == p.workload)]
             zs = sim[(sim["gpu"] == p.gpu) & (sim["workload"] == p.workload) & (sim["policy"] == "zeus")]
             zeus = "n/a"
@@ -140,7 +144,7 @@ class TraceSections(Page):
                 )
             rows.append(
                 {
-                    "GPU": _gpu(p.gpu),
+                    "GPU": gpu_name(p.gpu),
                     "workload": p.workload,
                     "baseline (bs, W)": f"{p.b0}, {max(self.limits.get(str(p.gpu), [p.max_power_w])):g}",
                     "optimum (bs, W)": f"{p.min_cost_bs}, {p.min_cost_pl_w:g}",
@@ -148,7 +152,7 @@ class TraceSections(Page):
                     "Zeus settles at (bs, W)": zeus,
                 }
             )
-        self.add(_md_table(pd.DataFrame(rows)), "")
+        self.add(md_table(pd.DataFrame(rows)), "")
 
     def power_profiles(self) -> None:
         """Power-limit profiles (GPUs with several limits only)."""
@@ -162,13 +166,17 @@ class TraceSections(Page):
         prof = metrics.power_profile(configs, pot.rename(columns={"b0": "batch_size"}))
         self.add("## 8. Power limit profiles", "")
         for gpu in sorted(prof["gpu"].unique()):
-            self.add(_figure(f"power-profiles-{gpu}", self.figures, f"power profiles {gpu}"), "")
+            self.add(figure_link(f"power-profiles-{gpu}", self.figures, f"power profiles {gpu}"), "")
         single = sorted(set(n_limits[n_limits == 1].index))
         self.say(
             power_profile_finding(prof),
             before="Average power, throughput and energy per epoch at b0 against the power limit, relative to the "
             "maximum limit"
-            + (f" (not drawn for {', '.join(_gpu(g) for g in single)}: one power limit)." if single else "."),
+            + (
+                f" (not drawn for {', '.join(gpu_name(g) for g in single)}: one power limit)."
+                if single
+                else "."
+            ),
             after="The JIT profiler picks, per batch size, the limit of least eta-weighted cost; the time term of "
             "the cost favours the limits at which an epoch is fastest. Below: the lowest limit, and the limit of least energy per epoch.",
         )
@@ -191,4 +199,4 @@ class TraceSections(Page):
                 ],
             }
         )
-        self.add(_md_table(table), "")
+        self.add(md_table(table), "")

@@ -2,16 +2,59 @@
 
 :mod:`analysis.report` calls :func:`add_arguments` on its parser and :func:`headline`,
 :func:`cluster` and :func:`capriccio` with its :class:`~analysis.report.Report`; the numbers come
-from :mod:`analysis.headline` and :mod:`analysis.alibaba`.
+from :mod:`analysis.report.findings.headline` and :mod:`analysis.report.findings.cluster`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from analysis.report.findings import Finding
+from analysis.report.findings.cluster import cluster_finding, savings_table
+from analysis.report.findings.headline import headline_lines, read_alibaba_summaries
+from analysis.report.text import md_table
+
 CAPRICCIO_NEEDS = "needs the dataset and a GPU"
+
+
+def skipped_line(manifest_path: str | Path | None) -> str | None:
+    """The report's one line when the stage was skipped (the file absent), else None."""
+    if manifest_path is None:
+        return None
+    path = Path(manifest_path)
+    if not path.is_file():
+        return "Cluster-scale replay (Alibaba job groups): no manifest of alibaba_groups.csv.xz."
+    manifest = json.loads(path.read_text())
+    if manifest.get("status") == "ok":
+        return None
+    return (
+        "Cluster-scale replay (Alibaba job groups), its figure and its report section: "
+        f"{manifest.get('reason', 'alibaba_groups.csv.xz not obtained')}."
+    )
+
+
+def cluster_items(summary: pd.DataFrame, manifest_path: str | Path | None) -> list[Any]:
+    """The report section: heading, figure, the finding (a list) and the table (strings)."""
+    items: list[Any] = [
+        "## Cluster-scale replay: the Alibaba job groups",
+        "![Alibaba replay](figures/alibaba.png)",
+    ]
+    if manifest_path is not None and Path(manifest_path).is_file():
+        m = json.loads(Path(manifest_path).read_text())
+        items.append(
+            f"`{m['file']}`: git blob SHA-1 `{m['git_blob_sha1']}` verified, sha256 `{m.get('sha256', 'n/a')}`. "
+            "Each group is replayed as an arrival table (`zeus-bench simulate --arrivals`): a job starting while "
+            "others of its group run uses the best configuration known then; energy and time of each job are "
+            "scaled by its `runtime_ratio`, as the paper's simulator does."
+        )
+    items.append([cluster_finding(summary)])
+    items.append(md_table(savings_table(summary)))
+    return items
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,16 +67,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _alibaba_summary(report: Any) -> Any:
-    from analysis.headline import read_alibaba_summaries
-
     return read_alibaba_summaries([str(p) for p in report.args.alibaba]) if report.args.alibaba else None
 
 
 def headline(report: Any) -> None:
     """The headline paragraph: which definition of Zeus's savings reproduces the paper's numbers."""
-    from analysis.headline import headline_lines
-    from analysis.report.render import _md_table
-
     findings, table = headline_lines(report.summary, _alibaba_summary(report), report.references)
     if not findings:
         return
@@ -46,13 +84,11 @@ def headline(report: Any) -> None:
             "is computed from this run's Zeus replays (published-trace GPUs only)."
         ),
     )
-    report.add(_md_table(table), "")
+    report.add(md_table(table), "")
 
 
 def cluster(report: Any) -> None:
     """The cluster-scale replay's section, or its one skipped line."""
-    from analysis.alibaba import section_items, skipped_line
-
     manifest = report.args.alibaba_manifest
     line = skipped_line(manifest)
     if line is not None:
@@ -63,11 +99,7 @@ def cluster(report: Any) -> None:
         if manifest is not None:
             report.skipped.append("Cluster-scale replay (Alibaba job groups): no replay on a Zeus GPU.")
         return
-    for item in section_items(summary, manifest):
-        if isinstance(item, list):
-            report.say(*item)
-        else:
-            report.add(item, "")
+    report.add_items(cluster_items(summary, manifest))
 
 
 def capriccio(report: Any) -> None:
@@ -80,14 +112,8 @@ def capriccio(report: Any) -> None:
             "then `snakemake -s workflows/capriccio.smk` on a GPU); no Capriccio train trace yet."
         )
         return
-    import pandas as pd
-
-    from analysis.report.render import _md_table
-
     rows = pd.concat([pd.read_parquet(p) for p in traces], ignore_index=True)
     report.add("## Capriccio: the drift experiment", "")
-    from analysis.findings import Finding
-
     n = int(rows["slice"].nunique())
     report.say(
         Finding(
@@ -102,4 +128,4 @@ def capriccio(report: Any) -> None:
         for c in ("slice", "batch_size", "power_limit_w", "epochs", "reached", "metric", "energy_j", "time_s")
         if c in rows
     ]
-    report.add(_md_table(rows[cols]), "")
+    report.add(md_table(rows[cols]), "")

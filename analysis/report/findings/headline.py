@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from analysis.findings import Finding
+from analysis.report.findings import Finding
 from analysis.style import gpu_notes
 
 #: Deviation (points) under which a computed number reproduces a stated one (the paper prints one decimal).

@@ -1,6 +1,6 @@
 """Finding functions of the traces, the reference numbers and the measured GPUs.
 
-Each takes small tables and returns a :class:`~analysis.findings.Finding`, its sentence built from
+Each takes small tables and returns a :class:`~analysis.report.findings.Finding`, its sentence built from
 the numbers it carries (each is tested on tables where it flips).
 """
 
@@ -12,13 +12,13 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.findings import Finding
+from analysis.report.findings import Finding
 from analysis.report.text import (
     MOVE_PT,
     ORIGINAL_LABEL,
     PAPER_LABEL,
-    _beta,
-    _gpu,
+    beta_text,
+    gpu_name,
     pct,
 )
 from analysis.style import gpu_notes, ordered
@@ -99,7 +99,7 @@ def settings(sim: pd.DataFrame) -> Finding:
     seeds = sorted(int(s) for s in sim["seed"].unique())
     eta, beta = float(sim["eta"].iloc[0]), float(sim["beta"].iloc[0])
     sentence = (
-        f"**Settings.** eta {eta:g}, beta {_beta(beta)}, seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}), policies "
+        f"**Settings.** eta {eta:g}, beta {beta_text(beta)}, seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}), policies "
         f"{', '.join(ordered(sim['policy'].unique(), ()))}; GPUs {', '.join(sorted(sim['gpu'].unique()))}."
     )
     return Finding(
@@ -118,7 +118,7 @@ def gpu_caveats(limits: Mapping[str, Iterable[float]]) -> Finding:
         return Finding("gpus.caveats", "", numbers)
     by_text: dict[str, list[str]] = {}
     for g, n in flagged.items():
-        by_text.setdefault("; ".join(n), []).append(_gpu(g))
+        by_text.setdefault("; ".join(n), []).append(gpu_name(g))
     sentence = " ".join(f"*{', '.join(gs)}: {text}.*" for text, gs in by_text.items())
     return Finding("gpus.caveats", sentence, numbers)
 
@@ -132,10 +132,10 @@ def potential_ranges(pot: pd.DataFrame) -> Finding:
         numbers[f"{g}.min"] = float(lo["min_energy_saving_pct"])
         numbers[f"{g}.max"] = float(hi["min_energy_saving_pct"])
         if len(d) == 1:
-            parts.append(f"{_gpu(g)} {pct(lo['min_energy_saving_pct'])} ({lo['workload']}, its only job)")
+            parts.append(f"{gpu_name(g)} {pct(lo['min_energy_saving_pct'])} ({lo['workload']}, its only job)")
         else:
             parts.append(
-                f"{_gpu(g)} {pct(lo['min_energy_saving_pct'])} ({lo['workload']}) to "
+                f"{gpu_name(g)} {pct(lo['min_energy_saving_pct'])} ({lo['workload']}) to "
                 f"{pct(hi['min_energy_saving_pct'])} ({hi['workload']})"
             )
     return Finding("potential.ranges", f"Savings against b0: {'; '.join(parts)}.", numbers)
@@ -155,7 +155,7 @@ def maxbatch_gap(pot: pd.DataFrame) -> Finding:
         numbers["largest_gap_pt"] = float(gap[i])
         sentence = (
             f"Against max-batch the potential is smaller than against b0 on {int(smaller.sum())} of {n} jobs, by up "
-            f"to {gap[i]:.1f} points ({pot['workload'].iloc[i]}, {_gpu(pot['gpu'].iloc[i])}: the largest batch size "
+            f"to {gap[i]:.1f} points ({pot['workload'].iloc[i]}, {gpu_name(pot['gpu'].iloc[i])}: the largest batch size "
             "is already near the optimum there)"
         )
         sentence += (
@@ -201,7 +201,7 @@ def power_profile_finding(prof: pd.DataFrame) -> Finding:
         }
         numbers.update({f"{gpu}.{k}": float(v) for k, v in vals.items()})
         per_gpu.append(
-            f"on the {_gpu(gpu)} at {vals['limit']:g} W, power is {vals['p_lo']:.2f}-{vals['p_hi']:.2f}x and throughput "
+            f"on the {gpu_name(gpu)} at {vals['limit']:g} W, power is {vals['p_lo']:.2f}-{vals['p_hi']:.2f}x and throughput "
             f"{vals['t_lo']:.2f}-{vals['t_hi']:.2f}x of their values at the maximum limit, and the energy per epoch is "
             f"lower than at the maximum limit for {saves} of {len(g)} workloads"
         )

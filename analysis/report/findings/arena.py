@@ -1,23 +1,20 @@
-"""The report's arena section: zeus-plus's claims as computed findings with their intervals.
+"""The arena's findings: zeus-plus's claims computed from the arena tables, with their intervals.
 
-Reads two arena folders (``zeus-bench arena``): the default protocol (``--horizon known``) and
-the same with ``--horizon unknown``. Every sentence is built from the tables' numbers
-(:class:`~analysis.findings.Finding`), so a goal that is missed reads as missed; "every job" is
-checked job by job, never on a mean. ``python -m analysis.arena_findings --arena DIR
---arena-unknown DIR --out FILE`` writes the section alone.
+Each function takes rows of the ``arena_summary`` / ``arena_jobs`` tables (``zeus-bench arena``:
+the default protocol, ``--horizon known``, and the same with ``--horizon unknown``) and returns
+:class:`~analysis.report.findings.Finding` objects whose sentences are built from the tables'
+numbers, so a goal that is missed reads as missed; "every job" is checked job by job, never on a
+mean. The section that reads the folders and lays them out is :mod:`analysis.report.sections.arena`.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import pandas as pd
 
-from analysis.findings import Finding
+from analysis.report.findings import Finding
 
 PLUS = "zeus-plus"
 ZEUS = "zeus"
@@ -26,7 +23,8 @@ BETTER = 0.6  # goal: per GPU mean regret <= 0.6 x Zeus's
 NON_LEARNING = ("baseline", "max-batch", "oracle", "grid-search")  # not competitors for the rank goal
 
 
-def _ci(m: float, lo: float, hi: float, fmt: str = "{:.2f}") -> str:
+def ci_text(m: float, lo: float, hi: float, fmt: str = "{:.2f}") -> str:
+    """A mean with its interval: ``m [lo, hi]``."""
     return f"{fmt.format(m)} [{fmt.format(lo)}, {fmt.format(hi)}]"
 
 
@@ -59,16 +57,6 @@ def _per_fold(
         fold_jobs = jobs[jobs["fold"] == fold] if "fold" in jobs.columns else jobs
         out += finding(fold_rows, fold_jobs, suffix, "" if fold == 1 else f" ({label})")
     return out
-
-
-def read(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """An arena folder's (jobs, summary) tables."""
-    from zeus_bench.store import read_table
-
-    return (
-        read_table(folder / "arena_jobs.parquet", "arena_jobs"),
-        read_table(folder / "arena_summary.parquet", "arena_summary"),
-    )
 
 
 def setup(summary: pd.DataFrame) -> Finding:
@@ -148,7 +136,7 @@ def _safety(jobs_unknown: pd.DataFrame, suffix: str, label: str) -> list[Finding
                 f"arena.safety.{gpu}{suffix}",
                 f"With the horizon unknown on {gpu}{label}, zeus-plus {verdict}: the largest 95th percentile over "
                 f"{int(nums['seeds'])} seeds of its cumulative cost over the baseline's on the same seed is "
-                f"{_ci(nums['p95_max'], nums['p95_max_ci_lo'], nums['p95_max_ci_hi'], '{:.3f}')} ({worst}; 95 % "
+                f"{ci_text(nums['p95_max'], nums['p95_max_ci_lo'], nums['p95_max_ci_hi'], '{:.3f}')} ({worst}; 95 % "
                 f"bootstrap interval), and at most {100 * nums['unsafe_seed_share_max']:.0f} % of a job's seeds "
                 f"exceed 1.02.{bound}{expected}",
                 nums,
@@ -231,8 +219,8 @@ def _regret(summary: pd.DataFrame, jobs: pd.DataFrame, suffix: str, label: str) 
         else:
             verdict = f"misses the {BETTER} x goal"
         sentence = (
-            f"On {gpu}{label}, zeus-plus's mean regret is {_ci(nums['regret'], float(r['regret_pct_ci_lo']), float(r['regret_pct_ci_hi']))} % "
-            f"against Zeus's {nums['zeus_regret']:.2f} %: {_ci(nums['ratio'], nums['ratio_lo'], nums['ratio_hi'])} x, it "
+            f"On {gpu}{label}, zeus-plus's mean regret is {ci_text(nums['regret'], float(r['regret_pct_ci_lo']), float(r['regret_pct_ci_hi']))} % "
+            f"against Zeus's {nums['zeus_regret']:.2f} %: {ci_text(nums['ratio'], nums['ratio_lo'], nums['ratio_hi'])} x, it "
             f"{verdict}. Per job the {BETTER} x holds on {int(nums['jobs_ratio_met'])} of {len(plus)}; zeus-plus is "
             f"significantly better than Zeus on {int(nums['jobs_better'])} and significantly worse on "
             f"{len(worse)} ({_jobs(worse)})."
@@ -311,8 +299,8 @@ def unknown_regret(summary_unknown: pd.DataFrame, summary_known: pd.DataFrame) -
             nums.update(floor_nums)
             sentence = (
                 f"With the horizon unknown on {gpu}{lab}, zeus-plus's mean regret is "
-                f"{_ci(nums['regret'], float(r['regret_pct_ci_lo']), float(r['regret_pct_ci_hi']))} % against Zeus's "
-                f"{nums['zeus_regret']:.2f} %: {_ci(nums['ratio'], nums['ratio_lo'], nums['ratio_hi'])} x "
+                f"{ci_text(nums['regret'], float(r['regret_pct_ci_lo']), float(r['regret_pct_ci_hi']))} % against Zeus's "
+                f"{nums['zeus_regret']:.2f} %: {ci_text(nums['ratio'], nums['ratio_lo'], nums['ratio_hi'])} x "
                 f"({nums['known_ratio']:.2f} x with the horizon known), rank {int(nums['rank'])} of {len(s)} learning "
                 f"policies ({lead}). "
                 + (
@@ -351,7 +339,7 @@ def _anytime_floor(r: pd.Series, regret: float) -> tuple[dict[str, float], str]:
     sentence = (
         f" The guarantee it keeps then (within {SAFE} x the baseline after every recurrence, should a try fail) has a "
         f"floor: knowing every expected cost, such a policy has at least {floor:.2f} % regret here "
-        f"({_ci(f, lo, hi)} x Zeus's), so {verdict}"
+        f"({ci_text(f, lo, hi)} x Zeus's), so {verdict}"
     )
     if floor > 0.0:
         nums["over_floor"] = regret / floor
@@ -462,114 +450,3 @@ def pl_only(jobs: pd.DataFrame) -> Finding:
         + (f": {_jobs(names)}." if names else ".")
     )
     return Finding("arena.pl_only", sentence, nums)
-
-
-def summary_table(summary: pd.DataFrame) -> str:
-    """Markdown: per GPU and policy, regret with interval, ratio to Zeus, verdict counts, safety, rank."""
-    head = (
-        "| GPU | fold | policy | rank | regret % [95 % CI] | / Zeus [95 % CI] | better / worse than Zeus (jobs) | "
-        "worst job (regret %) | largest p95 cost / baseline's (same seed) |"
-    )
-    lines = [head, "|" + "---|" * 9]
-    for r in summary.sort_values(["gpu", "fold", "rank"], kind="stable").itertuples():
-        lines.append(
-            f"| {r.gpu} | {r.fold} | {r.policy} | {r.rank} | {_ci(r.regret_pct_mean, r.regret_pct_ci_lo, r.regret_pct_ci_hi)} | "
-            f"{_ci(r.regret_ratio_vs_zeus, r.regret_ratio_vs_zeus_ci_lo, r.regret_ratio_vs_zeus_ci_hi)} | "
-            f"{r.jobs_better_than_zeus} / {r.jobs_worse_than_zeus} | {r.worst_workload} ({r.worst_regret_pct_mean:.1f}) | "
-            f"{r.cost_ratio_vs_baseline_p95_max:.3f} |"
-        )
-    return "\n".join(lines)
-
-
-def plus_job_table(jobs: pd.DataFrame, jobs_unknown: pd.DataFrame | None) -> str:
-    """Markdown: zeus-plus per job, with intervals; the 95th percentile also with the horizon unknown."""
-    head = (
-        "| GPU | fold | job | cost / baseline [95 % CI] | p95 | p95, horizon unknown | regret % [95 % CI] | "
-        "- Zeus's regret, points [95 % CI] | vs Zeus |"
-    )
-    lines = [head, "|" + "---|" * 9]
-    unk = None
-    if jobs_unknown is not None:
-        unk = jobs_unknown[jobs_unknown["policy"] == PLUS].set_index(["gpu", "workload", "fold"])
-    for r in jobs[jobs["policy"] == PLUS].sort_values(["fold"], kind="stable").itertuples():
-        key = (r.gpu, r.workload, r.fold)
-        p95u = (
-            "" if unk is None or key not in unk.index else f"{unk.loc[key, 'cost_ratio_vs_baseline_p95']:.3f}"
-        )
-        lines.append(
-            f"| {r.gpu} | {r.fold} | {r.workload} | "
-            f"{_ci(r.cost_ratio_vs_baseline_mean, r.cost_ratio_vs_baseline_ci_lo, r.cost_ratio_vs_baseline_ci_hi, '{:.3f}')} | "
-            f"{r.cost_ratio_vs_baseline_p95:.3f} | {p95u} | {_ci(r.regret_pct_mean, r.regret_pct_ci_lo, r.regret_pct_ci_hi)} | "
-            f"{_ci(r.regret_diff_vs_zeus_pct_mean, r.regret_diff_vs_zeus_pct_ci_lo, r.regret_diff_vs_zeus_pct_ci_hi)} | {r.vs_zeus} |"
-        )
-    return "\n".join(lines)
-
-
-def section_items(
-    arena: Path, arena_unknown: Path | None, tuning: tuple[Path, Path] | None = None
-) -> list[str | list[Finding]]:
-    """The section in order: fixed lines (headings, table, figure) and paragraphs of findings."""
-    jobs, summary = read(arena)
-    items: list[str | list[Finding]] = [
-        "## The policy arena: is a policy better than Zeus, by how much, how sure?",
-        [setup(summary)],
-        "The zeus-plus section above is this arena's fold 1 (the same replays of the judged half: zeus-bench "
-        "study checks every mean); here with its intervals, the other policies and the second fold.",
-        regret(summary, jobs),
-    ]
-    if summary["fold"].nunique() < 2 and tuning is not None and all(p.is_file() for p in tuning):
-        items.append(folds(pd.read_csv(tuning[0]), pd.read_csv(tuning[1])))
-    items += [
-        rank(summary, jobs),
-        max_batch(jobs[jobs["fold"] == 1]),
-    ]
-    pl = pl_only(jobs[jobs["fold"] == 1])
-    if pl.sentence:
-        items.append([pl])
-    unknown, unknown_summary = (None, None) if arena_unknown is None else read(arena_unknown)
-    if unknown is not None and unknown_summary is not None:
-        items.append(safety(unknown))
-        items.append(unknown_regret(unknown_summary, summary))
-    items += [
-        summary_table(summary),
-        "zeus-plus per job (cost / baseline: its cumulative cost over the baseline's on the same seed; p95: the "
-        "95th percentile of that over seeds):",
-        plus_job_table(jobs, unknown),
-        "![arena](figures/policy-arena.png)",
-    ]
-    return items
-
-
-def render_section(arena: Path, arena_unknown: Path | None, tuning: tuple[Path, Path] | None = None) -> str:
-    """The section as Markdown."""
-    out: list[str] = []
-    for x in section_items(arena, arena_unknown, tuning):
-        out += [*(f"- {f.sentence}" for f in x), ""] if isinstance(x, list) else [x, ""]
-    return "\n".join(out).strip() + "\n"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Write the section alone."""
-    from zeus_bench.core.fsutil import atomic_write_text
-
-    ap = argparse.ArgumentParser(
-        prog="python -m analysis.arena_findings", description=__doc__.splitlines()[0]
-    )
-    ap.add_argument("--arena", type=Path, required=True)
-    ap.add_argument("--arena-unknown", type=Path, default=None)
-    ap.add_argument("--tuning", type=Path, nargs=2, default=None, metavar=("TUNE_CSV", "JUDGE_CSV"))
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args(argv)
-    try:
-        text = render_section(
-            args.arena, args.arena_unknown, None if args.tuning is None else tuple(args.tuning)
-        )
-    except Exception as exc:  # a missing or malformed table: one line
-        print(f"arena_findings: error: {exc}".splitlines()[0], file=sys.stderr)
-        return 2
-    atomic_write_text(args.out, text)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

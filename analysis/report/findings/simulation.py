@@ -2,7 +2,7 @@
 
 Zeus against the baselines and grid search, ablation, regret, failed recurrences, and the eta
 and beta sweeps: each takes ``sim_summary`` (or convergence) rows and returns a
-:class:`~analysis.findings.Finding` whose sentence the numbers build.
+:class:`~analysis.report.findings.Finding` whose sentence the numbers build.
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from analysis.findings import Finding
+from analysis.report.findings import Finding
 from analysis.report.text import (
     LITTLE_PCT,
     MOVE_PT,
     NEAR_PT,
-    _beta,
-    _gpu,
-    _names,
+    beta_text,
+    gpu_name,
+    job_names,
     pct,
 )
 from analysis.style import WORKLOAD_ORDER, ordered
@@ -40,7 +40,7 @@ def zeus_vs_baseline(summary: pd.DataFrame) -> Finding:
                 f"{g}.jobs": len(d),
             }
         )
-        text = f"{_gpu(g)} {pct(d[e].mean())} energy and {pct(d[t].mean())} time"
+        text = f"{gpu_name(g)} {pct(d[e].mean())} energy and {pct(d[t].mean())} time"
         if len(worse):
             text += (
                 f", but Zeus uses more energy than the baseline on {len(worse)} of {len(d)} jobs "
@@ -70,7 +70,7 @@ def little_to_gain(summary: pd.DataFrame) -> Finding:
     return Finding(
         "policies.little_to_gain",
         f"Where even the oracle saves under {LITTLE_PCT:g} % energy, exploring costs more than it can save and Zeus "
-        f"ends up behind the baseline: {_names(jobs.index)}.",
+        f"ends up behind the baseline: {job_names(jobs.index)}.",
         numbers,
     )
 
@@ -126,7 +126,7 @@ def regret_shape(conv: pd.DataFrame, policy: str = "zeus", window: int = 10) -> 
     if short:
         sentence += f" (the {m} with at least {2 * window} recurrences)"
     rest = [j for j in jobs if j not in slows]
-    sentence += f"; it did not slow down on {_names(rest)}." if rest else "."
+    sentence += f"; it did not slow down on {job_names(rest)}." if rest else "."
     return Finding("convergence.shape", sentence, numbers)
 
 
@@ -164,7 +164,7 @@ def failed_recurrences(summary: pd.DataFrame) -> Finding:
     parts = []
     for r in f.itertuples(index=False):
         numbers[f"{r.gpu}.{r.workload}.{r.policy}"] = float(getattr(r, col))
-        parts.append(f"{r.policy} on {r.workload} ({_gpu(r.gpu)}) {getattr(r, col):g} per seed")
+        parts.append(f"{r.policy} on {r.workload} ({gpu_name(r.gpu)}) {getattr(r, col):g} per seed")
     return Finding(
         "policies.failed",
         "Recurrences that never reached the target (each charged what its tries spent plus the baseline's expected "
@@ -204,9 +204,9 @@ def eta_effect(z: pd.DataFrame) -> Finding:
         f"time saving down) on {int(trade.sum())} of {n} jobs"
     ]
     if worse.any():
-        parts.append(f"both get worse on {int(worse.sum())} ({_names(de.index[worse])})")
+        parts.append(f"both get worse on {int(worse.sum())} ({job_names(de.index[worse])})")
     if better.any():
-        parts.append(f"both improve on {int(better.sum())} ({_names(de.index[better])})")
+        parts.append(f"both improve on {int(better.sum())} ({job_names(de.index[better])})")
     sentence = (
         "; ".join(parts)
         + f". Mean change: {de.mean():+.1f} points of energy saving, {dt.mean():+.1f} of time saving."
@@ -233,7 +233,7 @@ def beta_effect(z: pd.DataFrame) -> Finding:
         numbers["near_two"] = near
         parts.append(
             f"The paper's beta 2 is within {NEAR_PT:g} point of the best tested value on {near} of {len(piv)} jobs "
-            f"(best values per job: {', '.join(_beta(v) for v in sorted(set(best)))})."
+            f"(best values per job: {', '.join(beta_text(v) for v in sorted(set(best)))})."
         )
         numbers["two"] = 2.0
         for name, b, why in (
@@ -254,12 +254,12 @@ def beta_effect(z: pd.DataFrame) -> Finding:
             numbers[f"{name}_worse"] = k
             if k:
                 parts.append(
-                    f"Beta {_beta(b)} loses more than {NEAR_PT:g} point against beta 2 on {k} of {len(piv)} jobs ({why})."
+                    f"Beta {beta_text(b)} loses more than {NEAR_PT:g} point against beta 2 on {k} of {len(piv)} jobs ({why})."
                 )
             else:
-                parts.append(f"Beta {_beta(b)} never loses more than {NEAR_PT:g} point against beta 2.")
+                parts.append(f"Beta {beta_text(b)} never loses more than {NEAR_PT:g} point against beta 2.")
     parts.append(
-        f"The lowest energy saving of the sweep is {worst_job[1]} on the {_gpu(worst_job[0])} with beta {_beta(worst_beta)} "
+        f"The lowest energy saving of the sweep is {worst_job[1]} on the {gpu_name(worst_job[0])} with beta {beta_text(worst_beta)} "
         f"({pct(piv.loc[worst_job, worst_beta])} energy saving)."
     )
     return Finding("beta.effect", " ".join(parts), numbers)

@@ -1,29 +1,19 @@
-"""Figures of the zeus-plus study (``results/policy/*.csv`` from ``zeus-bench study``).
+"""Figures of the zeus-plus study (``results/policy/*.csv`` from ``zeus-bench study``); no file I/O.
 
-``python -m analysis.policy_plots KIND --study DIR --out STEM [--formats png,pdf] [--dpi 200]``, or
-``python -m analysis.policy_plots KIND [KIND ...] --study DIR --out-dir DIR`` (each figure as
-``DIR/policy-KIND``, all drawn in one process), with KIND one of ``regret`` (cumulative regret over recurrences, mean and 10-90 % band over seeds,
-per GPU and job), ``cost`` (cumulative cost over the baseline's per job: Zeus and zeus-plus, with
-the 1.02 safety line) and ``drift`` (cost over the drifted oracle's around the change, mean over jobs, one row per
-drift scenario: step, morph and the neutral tilt).
+:func:`plot_study_regret` (cumulative regret over recurrences, mean and 10-90 % band over seeds, per GPU and
+job), :func:`plot_study_cost` (cumulative cost over the baseline's per job: Zeus and zeus-plus, with the 1.02
+safety line) and :func:`plot_study_drift` (cost over the drifted oracle's around the change, mean over jobs,
+one row per drift scenario: step, morph and the neutral tilt). The registry
+(:mod:`analysis.figures`) draws them as ``policy-regret``, ``policy-cost`` and ``policy-drift``.
 """
 
 from __future__ import annotations
-
-import argparse
-import logging
-import sys
-from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from analysis.plots import save
 from analysis.style import paper_style, series_color
-
-log = logging.getLogger("analysis.policy_plots")
 
 POLICY_STYLE = {
     "zeus": ("Zeus", "#4477AA", "-"),
@@ -45,7 +35,7 @@ def _style(policy: str) -> tuple[str, str, str]:
     return POLICY_STYLE.get(policy, (policy, "#777777", ":"))
 
 
-def plot_regret(curves: pd.DataFrame) -> Figure:
+def plot_study_regret(curves: pd.DataFrame) -> Figure:
     """One panel per GPU and job: cumulative regret (%) per recurrence, band over seeds."""
     keys = list(curves[["gpu", "workload"]].drop_duplicates().itertuples(index=False, name=None))
     ncols = 6
@@ -81,7 +71,7 @@ def plot_regret(curves: pd.DataFrame) -> Figure:
     return fig
 
 
-def plot_cost(comparison: pd.DataFrame) -> Figure:
+def plot_study_cost(comparison: pd.DataFrame) -> Figure:
     """Cumulative cost over the baseline's per job and GPU, Zeus and zeus-plus, with std bars."""
     gpus = list(dict.fromkeys(comparison["gpu"]))
     with paper_style():
@@ -114,7 +104,7 @@ def plot_cost(comparison: pd.DataFrame) -> Figure:
     return fig
 
 
-def plot_drift(curves: pd.DataFrame) -> Figure:
+def plot_study_drift(curves: pd.DataFrame) -> Figure:
     """Cost over the drifted oracle's around the change, mean over jobs: a row per scenario, a panel per GPU and factor."""
     scenarios = [k for k in DRIFT_SCENARIOS if k in set(curves["scenario"])]
     panels = list(curves[["gpu", "epoch_factor"]].drop_duplicates().itertuples(index=False, name=None))
@@ -147,47 +137,3 @@ def plot_drift(curves: pd.DataFrame) -> Figure:
         handles, labels = axes[0, 0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
     return fig
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Draw one or several figures of the study."""
-    ap = argparse.ArgumentParser(prog="python -m analysis.policy_plots", description=__doc__.splitlines()[0])
-    ap.add_argument("kind", nargs="+", choices=KINDS)
-    ap.add_argument("--study", type=Path, required=True, help="folder of the study's CSV tables")
-    out = ap.add_mutually_exclusive_group(required=True)
-    out.add_argument("--out", help="output path without extension (one KIND only)")
-    out.add_argument("--out-dir", type=Path, help="folder of the figures, each named policy-KIND")
-    ap.add_argument("--formats", default="png,pdf")
-    ap.add_argument("--dpi", type=int, default=200)
-    args = ap.parse_args(argv)
-    kinds = list(dict.fromkeys(args.kind))
-    if args.out is not None and len(kinds) > 1:
-        ap.error("--out names one figure: give one KIND, or --out-dir for several")
-    tables = {}
-    for kind in kinds:
-        path = args.study / f"{KINDS[kind][0]}.csv"
-        try:
-            tables[kind] = pd.read_csv(path)
-        except (OSError, ValueError) as exc:
-            print(f"policy_plots: error: {path}: {exc}".splitlines()[0], file=sys.stderr)
-            return 2
-    formats = [f for f in args.formats.split(",") if f]
-    for kind in kinds:
-        stem = args.out if args.out is not None else str(args.out_dir / f"policy-{kind}")
-        for p in save(KINDS[kind][1](tables[kind]), stem, formats, args.dpi):
-            log.info("wrote %s", p)
-    return 0
-
-
-# Each figure: the study table it draws and the function that draws it.
-KINDS = {
-    "regret": ("curves", plot_regret),
-    "cost": ("comparison", plot_cost),
-    "drift": ("drift_curves", plot_drift),
-}
-
-
-if __name__ == "__main__":
-    from zeus_bench.core.entry import exit_command
-
-    exit_command(main())

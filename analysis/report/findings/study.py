@@ -1,23 +1,19 @@
-"""The report's zeus-plus section: findings computed from the study's tables, and their Markdown.
+"""The zeus-plus study's findings, computed from the study's tables.
 
 Each function takes one table of ``zeus-bench study`` (``results/policy/``) and
-returns :class:`~analysis.findings.Finding` objects whose sentences are built from their numbers,
-so that the sentence follows the data (a goal that is missed reads as missed).
-:func:`render_section` assembles the section; ``python -m analysis.policy_findings --study DIR
---out FILE`` writes it.
+returns :class:`~analysis.report.findings.Finding` objects whose sentences are built from their
+numbers, so that the sentence follows the data (a goal that is missed reads as missed).
+:mod:`analysis.report.sections.study` assembles the section.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from analysis.findings import Finding
+from analysis.report.findings import Finding
 
 SAFE = 1.02  # goal: cumulative cost at most 1.02 x the baseline's on every job
 BETTER = 0.6  # goal: per GPU, mean regret at most 0.6 x Zeus's
@@ -243,80 +239,3 @@ def warm_start_per_job(table: pd.DataFrame) -> list[Finding]:
         )
         out.append(Finding(f"policy.warm_jobs.{src}.{dst}", sentence, nums))
     return out
-
-
-def job_table(comparison: pd.DataFrame) -> str:
-    """Markdown table: per GPU and job, cost over the baseline's and max-batch's, regret, both policies."""
-    head = "| GPU | job | Zeus cost/baseline | zeus-plus cost/baseline | Zeus cost/max-batch | zeus-plus cost/max-batch | Zeus regret % | zeus-plus regret % |"
-    lines = [head, "|" + "---|" * 8]
-    for (gpu, w), g in comparison.groupby(["gpu", "workload"], sort=False):
-        r = g.set_index("policy")
-        cells = [
-            f"{r.loc[p, c]:.3f}"
-            for c in ("cost_ratio_vs_baseline_cum_mean", "cost_ratio_vs_max_batch_cum_mean")
-            for p in ("zeus", "zeus-plus")
-        ]
-        cells += [f"{r.loc[p, 'regret_vs_oracle_cum_pct_mean']:.2f}" for p in ("zeus", "zeus-plus")]
-        lines.append(f"| {gpu} | {w} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def section_items(study: Path, seeds: Sequence[int]) -> list[str | list[Finding]]:
-    """The section in order: fixed lines (headings, the table, figures) and paragraphs of findings."""
-    comparison = pd.read_csv(study / "comparison.csv")
-    return [
-        "## zeus-plus: safe exploration, drift, cross-GPU warm start",
-        [setup(comparison, seeds)],
-        safety(comparison),
-        regret(comparison),
-        max_batch(comparison),
-        job_table(comparison),
-        "![cost vs baseline](figures/policy-cost.png)",
-        "![regret](figures/policy-regret.png)",
-        "### Drift",
-        drift(pd.read_csv(study / "drift.csv")),
-        "![drift](figures/policy-drift.png)",
-        "### Cross-GPU warm start",
-        warm_start(pd.read_csv(study / "warmstart.csv")),
-        *(
-            [warm_start_per_job(pd.read_csv(study / "warmstart_jobs.csv"))]
-            if (study / "warmstart_jobs.csv").exists()
-            else []
-        ),
-    ]
-
-
-def render_section(study: Path, seeds: Sequence[int]) -> str:
-    """The section as Markdown (findings as bullet points)."""
-    out: list[str] = []
-    for x in section_items(study, seeds):
-        if isinstance(x, list):
-            out += [*(f"- {f.sentence}" for f in x), ""]
-        else:
-            out += [x, ""]
-    return "\n".join(out).strip() + "\n"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Write the section."""
-    from zeus_bench.core.entry import int_range_arg
-    from zeus_bench.core.fsutil import atomic_write_text
-
-    ap = argparse.ArgumentParser(
-        prog="python -m analysis.policy_findings", description=__doc__.splitlines()[0]
-    )
-    ap.add_argument("--study", type=Path, required=True)
-    ap.add_argument("--seeds", type=int_range_arg, default=list(range(1, 11)), help="seeds the study used")
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args(argv)
-    try:
-        text = render_section(args.study, args.seeds)
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"policy_findings: error: {exc}".splitlines()[0], file=sys.stderr)
-        return 2
-    atomic_write_text(args.out, text)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

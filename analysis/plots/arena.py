@@ -1,29 +1,21 @@
-"""The arena's figure: regret per policy and GPU with 95 % intervals, unsafe seeds marked.
+"""The arena's figure: regret per policy and GPU with 95 % intervals, unsafe seeds marked; no file I/O.
 
-``python -m analysis.arena_plots --arena DIR --out STEM [--formats png,pdf] [--dpi 200]`` reads
-``DIR/arena_summary.parquet`` and ``DIR/arena_jobs.parquet`` (``zeus-bench arena``) and draws one
-panel per GPU and cross-fitting fold (a row per fold): per policy its mean regret over the GPU's jobs with the bootstrap interval (bar
-and error bar), each job's mean regret as a dot, filled red where some seed of that job cost more
-than 1.02 x the baseline (its share of such seeds in the table), and the policy's rank.
+:func:`plot_arena` takes the ``arena_summary`` and ``arena_jobs`` tables (``zeus-bench arena``) and
+draws one panel per GPU and cross-fitting fold (a row per fold): per policy its mean regret over
+the GPU's jobs with the bootstrap interval (bar and error bar), each job's mean regret as a dot,
+filled red where some seed of that job cost more than 1.02 x the baseline (its share of such seeds
+in the table), and the policy's rank. The registry (:mod:`analysis.figures`) draws it as ``policy-arena``.
 """
 
 from __future__ import annotations
 
-import argparse
-import logging
-import sys
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from analysis.plots import save
 from analysis.style import paper_style
-
-log = logging.getLogger("analysis.arena_plots")
 
 UNSAFE = "#CC3311"
 BAR = "#4477AA"
@@ -83,30 +75,3 @@ def _panel(ax: Any, s: pd.DataFrame, j: pd.DataFrame, order: list[str]) -> None:
             )  # fmt: skip
     ax.set_yticks(y, order)
     ax.invert_yaxis()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Draw the arena figure."""
-    ap = argparse.ArgumentParser(prog="python -m analysis.arena_plots", description=__doc__.splitlines()[0])
-    ap.add_argument("--arena", type=Path, required=True, help="folder of arena_jobs/arena_summary.parquet")
-    ap.add_argument("--out", required=True, help="output path without extension")
-    ap.add_argument("--formats", default="png,pdf")
-    ap.add_argument("--dpi", type=int, default=200)
-    args = ap.parse_args(argv)
-    from zeus_bench.store import read_table
-
-    try:
-        summary = read_table(args.arena / "arena_summary.parquet", "arena_summary")
-        jobs = read_table(args.arena / "arena_jobs.parquet", "arena_jobs")
-    except Exception as exc:  # a missing or malformed table: one line
-        print(f"arena_plots: error: {exc}".splitlines()[0], file=sys.stderr)
-        return 2
-    for p in save(plot_arena(summary, jobs), args.out, [f for f in args.formats.split(",") if f], args.dpi):
-        log.info("wrote %s", p)
-    return 0
-
-
-if __name__ == "__main__":
-    from zeus_bench.core.entry import exit_command
-
-    exit_command(main())

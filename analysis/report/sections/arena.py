@@ -1,0 +1,117 @@
+"""The report's arena section: the arena folders read, the findings in order, two tables and the figure.
+
+Reads two arena folders (``zeus-bench arena``): the default protocol (``--horizon known``) and the
+same with ``--horizon unknown``; the findings are those of :mod:`analysis.report.findings.arena`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+import zeus_bench.catalog  # noqa: F401  (registers the arena's kinds)
+from analysis.report.findings import Finding
+from analysis.report.findings.arena import (
+    PLUS,
+    ci_text,
+    folds,
+    max_batch,
+    pl_only,
+    rank,
+    regret,
+    safety,
+    setup,
+    unknown_regret,
+)
+from analysis.report.render import items_markdown
+from zeus_bench.store import read_table
+
+
+def read(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """An arena folder's (jobs, summary) tables."""
+    return (
+        read_table(folder / "arena_jobs.parquet", "arena_jobs"),
+        read_table(folder / "arena_summary.parquet", "arena_summary"),
+    )
+
+
+def summary_table(summary: pd.DataFrame) -> str:
+    """Markdown: per GPU and policy, regret with interval, ratio to Zeus, verdict counts, safety, rank."""
+    head = (
+        "| GPU | fold | policy | rank | regret % [95 % CI] | / Zeus [95 % CI] | better / worse than Zeus (jobs) | "
+        "worst job (regret %) | largest p95 cost / baseline's (same seed) |"
+    )
+    lines = [head, "|" + "---|" * 9]
+    for r in summary.sort_values(["gpu", "fold", "rank"], kind="stable").itertuples():
+        lines.append(
+            f"| {r.gpu} | {r.fold} | {r.policy} | {r.rank} | {ci_text(r.regret_pct_mean, r.regret_pct_ci_lo, r.regret_pct_ci_hi)} | "
+            f"{ci_text(r.regret_ratio_vs_zeus, r.regret_ratio_vs_zeus_ci_lo, r.regret_ratio_vs_zeus_ci_hi)} | "
+            f"{r.jobs_better_than_zeus} / {r.jobs_worse_than_zeus} | {r.worst_workload} ({r.worst_regret_pct_mean:.1f}) | "
+            f"{r.cost_ratio_vs_baseline_p95_max:.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def plus_job_table(jobs: pd.DataFrame, jobs_unknown: pd.DataFrame | None) -> str:
+    """Markdown: zeus-plus per job, with intervals; the 95th percentile also with the horizon unknown."""
+    head = (
+        "| GPU | fold | job | cost / baseline [95 % CI] | p95 | p95, horizon unknown | regret % [95 % CI] | "
+        "- Zeus's regret, points [95 % CI] | vs Zeus |"
+    )
+    lines = [head, "|" + "---|" * 9]
+    unk = None
+    if jobs_unknown is not None:
+        unk = jobs_unknown[jobs_unknown["policy"] == PLUS].set_index(["gpu", "workload", "fold"])
+    for r in jobs[jobs["policy"] == PLUS].sort_values(["fold"], kind="stable").itertuples():
+        key = (r.gpu, r.workload, r.fold)
+        p95u = (
+            "" if unk is None or key not in unk.index else f"{unk.loc[key, 'cost_ratio_vs_baseline_p95']:.3f}"
+        )
+        lines.append(
+            f"| {r.gpu} | {r.fold} | {r.workload} | "
+            f"{ci_text(r.cost_ratio_vs_baseline_mean, r.cost_ratio_vs_baseline_ci_lo, r.cost_ratio_vs_baseline_ci_hi, '{:.3f}')} | "
+            f"{r.cost_ratio_vs_baseline_p95:.3f} | {p95u} | {ci_text(r.regret_pct_mean, r.regret_pct_ci_lo, r.regret_pct_ci_hi)} | "
+            f"{ci_text(r.regret_diff_vs_zeus_pct_mean, r.regret_diff_vs_zeus_pct_ci_lo, r.regret_diff_vs_zeus_pct_ci_hi)} | {r.vs_zeus} |"
+        )
+    return "\n".join(lines)
+
+
+def section_items(
+    arena: Path, arena_unknown: Path | None, tuning: tuple[Path, Path] | None = None
+) -> list[str | list[Finding]]:
+    """The section in order: fixed lines (headings, table, figure) and paragraphs of findings."""
+    jobs, summary = read(arena)
+    items: list[str | list[Finding]] = [
+        "## The policy arena: is a policy better than Zeus, by how much, how sure?",
+        [setup(summary)],
+        "The zeus-plus section above is this arena's fold 1 (the same replays of the judged half: zeus-bench "
+        "study checks every mean); here with its intervals, the other policies and the second fold.",
+        regret(summary, jobs),
+    ]
+    if summary["fold"].nunique() < 2 and tuning is not None and all(p.is_file() for p in tuning):
+        items.append(folds(pd.read_csv(tuning[0]), pd.read_csv(tuning[1])))
+    items += [
+        rank(summary, jobs),
+        max_batch(jobs[jobs["fold"] == 1]),
+    ]
+    pl = pl_only(jobs[jobs["fold"] == 1])
+    if pl.sentence:
+        items.append([pl])
+    unknown, unknown_summary = (None, None) if arena_unknown is None else read(arena_unknown)
+    if unknown is not None and unknown_summary is not None:
+        items.append(safety(unknown))
+        items.append(unknown_regret(unknown_summary, summary))
+    items += [
+        summary_table(summary),
+        "zeus-plus per job (cost / baseline: its cumulative cost over the baseline's on the same seed; p95: the "
+        "95th percentile of that over seeds):",
+        plus_job_table(jobs, unknown),
+        "![arena](figures/policy-arena.png)",
+    ]
+    return items
+
+
+def render_section(arena: Path, arena_unknown: Path | None, tuning: tuple[Path, Path] | None = None) -> str:
+    """The section as Markdown (findings as bullet points)."""
+    return items_markdown(section_items(arena, arena_unknown, tuning))
