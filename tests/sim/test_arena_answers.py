@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +107,19 @@ def test_fold_agreement_counts_disjoint_intervals_without_zeus_and_tuned_policie
     assert agree.pairs == (("g", "a"), ("g", "b")) and agree.disjoint == (("g", "b"),) and agree.share == 0.5
     rows[3]["regret_ratio_vs_zeus_ci_hi"] = 2.5  # b's fold-1 interval now reaches fold 2's
     assert fold_agreement(pd.DataFrame(rows)).disjoint == ()
+
+
+def test_the_path_level_is_rescaled_for_few_paths() -> None:
+    """sqrt(n / (n - 1)) of the median paths per batch size: a bootstrap over n values is (n-1)/n too narrow."""
+    from zeus_bench.studies.arena import _scaled, path_scale
+
+    two = toy_job(targets={8: [4.0, 5.0], 16: [4.0, 6.0], 32: [5.0, 7.0, 8.0]})
+    five = toy_job(targets={8: [4.0] * 5, 16: [4.0, 5.0, 6.0, 7.0, 8.0]})
+    assert path_scale(two) == pytest.approx(math.sqrt(2.0)) and path_scale(five) == pytest.approx(math.sqrt(1.25))
+    assert path_scale(toy_job(targets={16: [4.0]})) == 1.0
+    rep = np.array([[1.0], [3.0]])
+    assert _scaled(rep, 2.0).ravel().tolist() == [0.0, 4.0]  # deviations -1, +1 doubled around the mean 2
+    assert _scaled(rep[:1], 2.0).tolist() == [[1.0]]  # one replicate: no deviation to scale
 
 
 # --- splits and replicate traces --------------------------------------------------------------

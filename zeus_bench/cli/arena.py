@@ -23,7 +23,7 @@ MAX_SPLITS = 100
 #: The three tables the arena writes into --out.
 TABLES = ("arena_jobs", "arena_summary", "arena_profile")
 #: Columns of the ranked answer the command prints.
-ANSWER = ("gpu", "rank", "policy", "regret_pct", "x_zeus", "p_better", "unsafe_jobs", "horizon", "label")
+ANSWER = ("gpu", "rank", "policy", "regret_pct", "x_zeus", "p_better", "unsafe", "horizon", "label")
 
 
 def register(sub: Any) -> None:
@@ -305,7 +305,7 @@ def answer(summary: Any, labels: dict[str, str] | None = None) -> Any:
     """The ranked answer per GPU: every split pooled when present (fold 0), else each fold's rows.
 
     Columns :data:`ANSWER`: regret against the oracle and its ratio to Zeus's, each ``mean [lo, hi]``,
-    the mean probability of a replay cheaper than Zeus's, the jobs whose p95 cost ratio exceeds 1.02,
+    the mean probability of a replay cheaper than Zeus's, the jobs whose p95 cost ratio exceeds 1.02 (unsafe),
     the horizon told, and the label (simulated; projected for a GPU measured by the project).
     """
     import pandas as pd
@@ -315,7 +315,12 @@ def answer(summary: Any, labels: dict[str, str] | None = None) -> Any:
     rows = rows.sort_values(["gpu", "fold", "rank", "policy"], kind="stable")
     labels = labels or {}
 
-    def interval(r: Any, name: str, lo: str, hi: str, fmt: str) -> str:
+    def interval(r: Any, name: str, lo: str, hi: str, big: float) -> str:
+        """``mean [lo, hi]``, one decimal fewer from ``big`` on (the table stays within 100 columns)."""
+        digits = 1 if abs(r[name]) < big else 0
+        if big < 100:  # the ratio: two decimals below 10
+            digits += 1
+        fmt = f"{{:.{digits}f}}"
         if pd.isna(r[lo]):
             return fmt.format(r[name])
         return f"{fmt.format(r[name])} [{fmt.format(r[lo])}, {fmt.format(r[hi])}]"
@@ -325,12 +330,12 @@ def answer(summary: Any, labels: dict[str, str] | None = None) -> Any:
             "gpu": rows["gpu"] + rows["fold"].map(lambda f: "" if f == 0 else f" f{f}"),
             "rank": rows["rank"],
             "policy": rows["policy"],
-            "regret_pct": [interval(r, "regret_pct_mean", "regret_pct_ci_lo", "regret_pct_ci_hi", "{:.1f}")
+            "regret_pct": [interval(r, "regret_pct_mean", "regret_pct_ci_lo", "regret_pct_ci_hi", 100.0)
                            for _, r in rows.iterrows()],
             "x_zeus": [interval(r, "regret_ratio_vs_zeus", "regret_ratio_vs_zeus_ci_lo", "regret_ratio_vs_zeus_ci_hi",
-                                "{:.2f}") for _, r in rows.iterrows()],
+                                10.0) for _, r in rows.iterrows()],
             "p_better": rows["prob_better_than_zeus_mean"].round(2),
-            "unsafe_jobs": rows["jobs_p95_over_safe"],
+            "unsafe": rows["jobs_p95_over_safe"],
             "horizon": rows["horizon"],
             "label": rows["gpu"].map(lambda g: labels.get(g, "simulated")),
         }

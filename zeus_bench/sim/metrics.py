@@ -282,6 +282,7 @@ TWO_STAGE = (
     "two-stage percentile bootstrap (2,000 draws, fixed generators): level 1, the training paths: "
     "replicate traces, each batch size's judged paths redrawn with replacement, replayed on the first "
     "seed(s), a draw adds the deviation of one replicate picked at random from the replicates' mean; "
+    "deviations scaled by sqrt(n / (n - 1)), n the job's median paths per batch size (a rescaled bootstrap); "
     "level 2, the seeds of the replay on the recorded paths resampled with replacement"
 )
 """How every interval of the arena's tables is computed (:func:`two_stage_resamples`; their metadata)."""
