@@ -26,6 +26,8 @@ SINGLE_FIGURE_INPUTS = {
     "power": own_power_files,
     "zeus": lambda: [f"{ZEUS_DIR}/power-{g}.parquet" for g in zeus_gpus()],
     "arena": lambda: arena_files("known"),
+    "arena_unknown": lambda: arena_files("unknown"),
+    "recurrences": lambda: arena_recurrence_files(),
     "study": lambda: policy_study_files(),
     "cluster": lambda: alibaba_summaries(),  # workflows/rules/alibaba_common.smk
 }
@@ -98,9 +100,10 @@ def arena_recurrence_files():
     if not policy_study_gpus():
         return []
     return [
-        f"{ARENA_DIR}/recurrences/{h}-n{n}/arena_summary.parquet"
+        f"{ARENA_DIR}/recurrences/{h}-n{n}/{t}.parquet"
         for h in ("known", "unknown")
         for n in config["arena"]["recurrences"]
+        for t in ARENA_TABLES
     ]
 
 
