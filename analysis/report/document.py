@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from analysis.report.sections import MeasuredSections, PolicySections, TraceSections, evaluation
+from analysis.report.text import wrap_long_lines
 
 
 class Report(TraceSections, PolicySections, MeasuredSections):
@@ -29,4 +30,4 @@ class Report(TraceSections, PolicySections, MeasuredSections):
         ):
             section()
         self.skipped_section()
-        return "\n".join(self.parts).rstrip() + "\n"
+        return wrap_long_lines("\n".join(self.parts).rstrip()) + "\n"

@@ -62,3 +62,32 @@ def portable(text: str) -> str:
         return m.group(0) if m.group(0).startswith("/path/to/") else f"…/{m.group(1)}"
 
     return re.sub(r"(?<![\w:/.])/(?:[^\s'\"`/,;)]+/)*([^\s'\"`/,;)]+)", short, text)
+
+
+#: The longest line the report writes (a longer paragraph is broken between sentences).
+MAX_LINE = 400
+
+
+def wrap_long_lines(text: str, limit: int = MAX_LINE) -> str:
+    """Break every prose line longer than ``limit`` between sentences (Markdown: the same paragraph).
+
+    A bullet's continuation lines are indented by two spaces (the same bullet). Table rows,
+    headings and figure links are left as they are; a single sentence longer than ``limit`` stays
+    whole on its own line.
+    """
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= limit or line.startswith(("|", "#", "![")):
+            out.append(line)
+            continue
+        indent = "  " if line.startswith("- ") else ""
+        sentences = re.split(r"(?<=[.;:])\s+(?=[A-Z(*`\[])", line)
+        current = ""
+        for sentence in sentences:
+            if current and len(current) + 1 + len(sentence) > limit:
+                out.append(current)
+                current = indent + sentence
+            else:
+                current = f"{current} {sentence}" if current else sentence
+        out.append(current)
+    return "\n".join(out)

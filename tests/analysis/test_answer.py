@@ -134,3 +134,17 @@ def test_the_profile_and_recurrence_figures_draw(tmp_path: Path) -> None:
     xs = {tuple(line.get_xdata()) for a in fig.axes for line in a.get_lines() if len(line.get_xdata()) == 2}
     assert (10, 20) in xs
     assert {"policy-profile", "policy-recurrences"} <= set(FIGURES)
+
+
+def test_long_prose_lines_are_broken_between_sentences() -> None:
+    from analysis.report.text import wrap_long_lines
+
+    sentence = "Zeus saves " + "a lot " * 30 + "of energy."
+    para = " ".join([sentence] * 5)
+    table = "| " + " | ".join(["x" * 50] * 10) + " |"
+    out = wrap_long_lines("\n".join([para, "- " + para, table])).split("\n")
+    assert all(len(line) <= 400 for line in out if not line.startswith("|"))
+    assert " ".join(line.strip() for line in out[: len(out) // 2]).startswith(sentence)
+    assert any(line.startswith("  Zeus saves") for line in out)  # a bullet's continuation stays in it
+    assert out[-1] == table  # tables are left whole
+    assert wrap_long_lines(para, limit=len(para)) == para

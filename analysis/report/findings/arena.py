@@ -32,7 +32,8 @@ def _jobs(names: Sequence[str]) -> str:
     return ", ".join(names) if names else "none"
 
 
-FOLD_LABEL = {1: "fold 1: the judge half, constants chosen on the tune half",
+FOLD_LABEL = {0: "every split's two folds pooled: the spread across splits inside the intervals",
+              1: "fold 1: the judge half, constants chosen on the tune half",
               2: "fold 2: the tune half, constants chosen on the judge half"}  # fmt: skip
 
 
@@ -42,7 +43,8 @@ def by_fold(df: pd.DataFrame) -> list[tuple[int, str, str, pd.DataFrame]]:
     out = []
     for f in folds:
         rows = df[df["fold"] == f] if "fold" in df.columns else df
-        out.append((int(f), "" if f == 1 else f".fold{f}", FOLD_LABEL.get(int(f), f"fold {f}"), rows))
+        suffix = "" if f == 1 else ".pooled" if f == 0 else f".fold{f}"
+        out.append((int(f), suffix, FOLD_LABEL.get(int(f), f"fold {f}"), rows))
     return out
 
 
