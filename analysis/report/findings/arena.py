@@ -62,23 +62,41 @@ def _per_fold(
 
 
 def setup(summary: pd.DataFrame) -> Finding:
-    """What the arena ran (one sentence)."""
+    """What the arena ran (one sentence): splits, folds, seeds, replicate traces, how intervals are made."""
+    folds = summary[summary["fold"] > 0]
+    splits = int(summary["splits"].max()) if "splits" in summary.columns else 1
+    replicates = int(summary["replicates"].max()) if "replicates" in summary.columns else 0
     nums = {
         "seeds": float(summary["seeds"].max()),
         "policies": float(summary["policy"].nunique()),
         "gpus": float(summary["gpu"].nunique()),
-        "jobs": float(summary[summary["fold"] == summary["fold"].min()].groupby("gpu")["jobs"].first().sum()),
-        "folds": float(summary["fold"].nunique()),
+        "jobs": float(folds[folds["fold"] == folds["fold"].min()].groupby("gpu")["jobs"].first().sum()),
+        "folds": float(folds["fold"].nunique()),
+        "splits": float(splits),
+        "replicates": float(replicates),
+        "level_pct": 95.0,
     }
     halves = " and ".join(
-        f"the {h} half (fold {f})" for f, h in summary.groupby("fold")["half"].first().items()
+        f"the {h} half (fold {f})" for f, h in folds.groupby("fold")["half"].first().items()
+    )
+    pooled = (
+        f"; rows of fold 0 pool both folds of {splits} random split(s) of the paths, the spread across splits "
+        "inside their intervals"
+        if (summary["fold"] == 0).any()
+        else ""
+    )
+    level = (
+        f"two-stage 95 % bootstrap intervals (the training paths by {replicates} replicate traces per fold of the "
+        "first split, then the seeds)"
+        if replicates >= 2
+        else "95 % bootstrap intervals over seeds"
     )
     sentence = (
         f"The arena (docs/policies.md, 'The arena protocol') replays {int(nums['policies'])} policies on "
         f"{int(nums['jobs'])} jobs of {int(nums['gpus'])} GPUs, {int(nums['seeds'])} seeds each, on {halves} "
-        "of the training paths (each judged half with the constants chosen on the other half, never on itself); "
-        "intervals are 95 % bootstrap intervals over seeds, differences against Zeus are paired (same seeds, "
-        "same paths)."
+        f"of the training paths (each judged half with the constants chosen on the other half, never on itself){pooled}; "
+        f"intervals are {level}, differences against Zeus are paired (same seeds, same paths); every number is "
+        "simulated, the H200's projected."
     )
     return Finding("arena.setup", sentence, nums)
 
