@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from analysis.report.sections import MeasuredSections, PolicySections, TraceSections, evaluation
+from analysis.report.sections.paper_map import paper_map
 from analysis.report.text import wrap_long_lines
 
 
@@ -14,6 +15,7 @@ class Report(TraceSections, PolicySections, MeasuredSections):
         self.header()
         for section in (
             lambda: evaluation.headline(self),
+            lambda: paper_map(self),
             self.potential,
             self.pareto,
             self.policies,

@@ -148,3 +148,14 @@ def test_long_prose_lines_are_broken_between_sentences() -> None:
     assert any(line.startswith("  Zeus saves") for line in out)  # a bullet's continuation stays in it
     assert out[-1] == table  # tables are left whole
     assert wrap_long_lines(para, limit=len(para)) == para
+
+
+def test_the_paper_map_names_registered_figures_only() -> None:
+    import re
+
+    from analysis.figures import FIGURES
+    from analysis.report.sections.paper_map import ROWS
+
+    named = {n for _, here, _ in ROWS for n in re.findall(r"`([\w-]+)`", here) if here.startswith("figure")}
+    assert named and named <= set(FIGURES)
+    assert all(how for _, here, how in ROWS if here == "none")  # each 'none' says why
