@@ -68,6 +68,24 @@ def portable(text: str) -> str:
 MAX_LINE = 400
 
 
+def _pieces(sentence: str, limit: int) -> list[str]:
+    """A sentence longer than ``limit`` cut after its semicolons, then its commas (each piece kept whole)."""
+    if len(sentence) <= limit:
+        return [sentence]
+    for sep in ("; ", ", "):
+        parts = sentence.split(sep)
+        if len(parts) > 1:
+            out: list[str] = []
+            for k, part in enumerate(parts):
+                text = part + (sep.rstrip() if k < len(parts) - 1 else "")
+                if out and len(out[-1]) + 1 + len(text) <= limit:
+                    out[-1] += " " + text
+                else:
+                    out.append(text)
+            return [q for p in out for q in (_pieces(p, limit) if sep == "; " else [p])]
+    return [sentence]
+
+
 def wrap_long_lines(text: str, limit: int = MAX_LINE) -> str:
     """Break every prose line longer than ``limit`` between sentences (Markdown: the same paragraph).
 
@@ -81,7 +99,11 @@ def wrap_long_lines(text: str, limit: int = MAX_LINE) -> str:
             out.append(line)
             continue
         indent = "  " if line.startswith("- ") else ""
-        sentences = re.split(r"(?<=[.;:])\s+(?=[A-Z(*`\[])", line)
+        sentences = [
+            piece
+            for sentence in re.split(r"(?<=[.;:])\s+(?=[A-Z(*`\[])", line)
+            for piece in _pieces(sentence, limit - len(indent))
+        ]
         current = ""
         for sentence in sentences:
             if current and len(current) + 1 + len(sentence) > limit:

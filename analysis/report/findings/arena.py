@@ -57,7 +57,9 @@ def _per_fold(
     out = []
     for fold, suffix, label, fold_rows in by_fold(summary):
         fold_jobs = jobs[jobs["fold"] == fold] if "fold" in jobs.columns else jobs
-        out += finding(fold_rows, fold_jobs, suffix, "" if fold == 1 else f" ({label})")
+        horizon = f"horizon {fold_rows['horizon'].iloc[0]}" if "horizon" in fold_rows.columns else ""
+        parts = [p for p in (horizon, "" if fold == 1 else label) if p]
+        out += finding(fold_rows, fold_jobs, suffix, f" ({'; '.join(parts)})" if parts else "")
     return out
 
 
