@@ -6,11 +6,13 @@ CORES  ?= $(shell nproc 2>/dev/null || echo 2)
 # Not -q: pip shows what it collects and a progress bar while it downloads (installs take minutes).
 PIP_FLAGS ?= --disable-pip-version-check --progress-bar on
 
-.PHONY: help reproduce test test-slurm lint bench bench-peer golden clean venv lock
+.PHONY: help reproduce test test-slurm lint bench bench-peer golden clean venv lock shell docs docs-serve
 
 help:
 	@echo "make reproduce  - create .venv if missing, install, run the main Snakemake workflow"
 	@echo "make test       - create .venv if missing, install with test extras, run the test suite"
+	@echo "make shell      - a shell with .venv active (zeus-bench, snakemake on PATH); exit to leave"
+	@echo "make docs       - build the documentation site strict into site/ (installs the extra docs)"
 	@echo "make test-slurm - (root) start a one-node SLURM cluster, run the tests marked slurm, stop it"
 	@echo "make lint       - ruff (format check + lint) and mypy"
 	@echo "make bench      - simulator benchmark (tries/s and jobs/s per policy, whole-process time and peak memory)"
@@ -39,6 +41,21 @@ $(VENV)/.test: $(BIN)/python pyproject.toml $(LOCK)
 	touch $@ $(VENV)/.core
 
 venv: $(VENV)/.core
+
+# A shell with the venv active, for the commands of the README (`source .venv/bin/activate` does the same).
+shell: $(VENV)/.core
+	@echo "zeus-bench: a shell with $(VENV) active; exit to leave"
+	@VIRTUAL_ENV="$(CURDIR)/$(VENV)" PATH="$(CURDIR)/$(BIN):$$PATH" $${SHELL:-/bin/bash}
+
+$(VENV)/.docs: $(BIN)/python pyproject.toml $(LOCK)
+	$(BIN)/pip install $(PIP_FLAGS) -c $(LOCK) -e '.[docs]'
+	touch $@ $(VENV)/.core
+
+docs: $(VENV)/.docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: $(VENV)/.docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 reproduce: $(VENV)/.core
 	$(BIN)/snakemake --cores $(CORES)

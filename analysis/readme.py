@@ -34,6 +34,7 @@ SECTIONS: tuple[tuple[str, str, dict[str, str]], ...] = (
             "train": "`data/traces/zeus/train.parquet` (imported, git-ignored); `results/capriccio/train.parquet` (the Capriccio runs, `workflows/capriccio.smk`)",
             "power": "`data/traces/zeus/power-<gpu>.parquet` (imported, git-ignored); `results/traces/<gpu>/power-<gpu>.parquet` (this project's sweeps, committed)",
             "power_timeline": "",
+            "energy_measurement": "`zeus-bench measure --out FILE.parquet -- COMMAND` (a user's own)",
         },
     ),
     (

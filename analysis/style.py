@@ -23,15 +23,6 @@ POLICY_COLORS: dict[str, str] = {
     "bs-only": "#CC79A7",  # reddish purple
     "pl-only": "#F0E442",  # yellow (bars have dark edges)
 }
-POLICY_MARKERS: dict[str, str] = {
-    "zeus": "o",
-    "baseline": "s",
-    "max-batch": "D",
-    "oracle": "*",
-    "grid-search": "^",
-    "bs-only": "v",
-    "pl-only": "<",
-}
 POLICY_LABELS: dict[str, str] = {
     "zeus": "Zeus",
     "baseline": "Baseline (b0, max limit)",
@@ -54,8 +45,7 @@ WORKLOAD_ORDER: tuple[str, ...] = (
     "sentiment140",
 )
 
-# Widths in inches of a one-column and a two-column (full-width) figure in a two-column paper.
-COLUMN_W = 3.4
+# Width in inches of a two-column (full-width) figure in a two-column paper.
 FULL_W = 7.0
 
 RC: dict[str, Any] = {

@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from zeus_bench.core.cost import Cost
+
 WORKLOADS = "cifar100,imagenet,squad,librispeech,movielens-1m,sentiment140"
 GPU = "v100"
 REPO = Path(__file__).resolve().parents[1]
@@ -87,7 +89,7 @@ def slice_ratio(python: str, csv_dir: Path, traces: Path, table: Path, per_workl
     for w in WORKLOADS.split(","):
         names = [f"{w}-{i}" for i in range(per_workload)]
         job = ts.job(GPU, w)
-        model = JobModel(job, DEFAULT_ETA)
+        model = JobModel(job, Cost(DEFAULT_ETA))
         mine = []
         for name in names:
             g = arrivals[arrivals["group"] == name]

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost
 from zeus_bench.core.entry import int_range_arg
 from zeus_bench.core.errors import ZeusBenchError
 from zeus_bench.sim.policies import get_policy
@@ -66,7 +66,7 @@ def gpu_figures(folder: str, gpu: str, setting: Setting | None, seeds: list[int]
     cls = get_policy("zeus") if setting is None else variant(setting)
     ratios, regrets = [], []
     for w in ts.workload_ids(gpu):
-        model = JobModel(ts.job(gpu, w), DEFAULT_ETA)
+        model = JobModel(ts.job(gpu, w), Cost(DEFAULT_ETA))
         n = default_recurrences(model.job)
         refs = references(model)
         totals = np.array([sum(r[7] for r in replay(model, cls, s, DEFAULT_BETA, n)) for s in seeds])

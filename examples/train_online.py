@@ -6,10 +6,11 @@ early stop), and reports the run's energy-time cost back. Run it several times (
 ``--recurrences``) and watch the batch size settle.
 
 On a CPU with the fake GPU (no NVIDIA hardware needed; needs PyTorch, the extra ``workloads``:
-``pip install -e '.[workloads]'``)::
+``pip install -e '.[workloads]'``); ``--tiny`` trains a model small enough that the fake GPU's
+speed model, not the host, sets each step's time (six recurrences model about 20 s of GPU time)::
 
     ZEUS_BENCH_FAKE_STATE=/tmp/fake-gpu.json python examples/train_online.py \
-        --backend fake --device cpu --state-dir /tmp/zeus-job --recurrences 6
+        --backend fake --device cpu --tiny --state-dir /tmp/zeus-job --recurrences 6
 
 On a real GPU (setting limits needs root or CAP_SYS_ADMIN; add --observe to only measure)::
 
@@ -37,7 +38,10 @@ except ImportError:  # the core install has no torch: one line saying which extr
     )
     sys.exit(2)
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.device import BACKENDS, get_backend
+from zeus_bench.device.base import GPUBackend
+from zeus_bench.device.fake import FakeBackend, FakeGPU
 from zeus_bench.device.fake_load import FakeLoad
 from zeus_bench.online.callback import ZeusCallback
 from zeus_bench.online.profiler import ProfilerConfig
@@ -54,7 +58,7 @@ def make_data(
     return x.to(device), y.to(device)
 
 
-def one_recurrence(args: argparse.Namespace, backend: object) -> dict:
+def one_recurrence(args: argparse.Namespace, backend: GPUBackend) -> dict:
     device = torch.device(args.device)
     x_train, y_train = make_data(args.train_samples, args.dim, args.classes, 0, device, args.noise)
     x_val, y_val = make_data(2000, args.dim, args.classes, 1, device, args.noise)
@@ -66,30 +70,36 @@ def one_recurrence(args: argparse.Namespace, backend: object) -> dict:
         target_metric=args.target,
         max_epochs=args.max_epochs,
         state_dir=args.state_dir,
-        eta=args.eta,
+        cost=Cost(args.eta),
         beta=args.beta,
-        backend=backend,  # type: ignore[arg-type]
+        backend=backend,
         observe=args.observe,
         profiler=ProfilerConfig(
-            eta=args.eta,
+            cost=Cost(args.eta),
             step_w=args.step_w,
-            warmup_iters=3,
+            warmup_iters=max(1, args.profile_iters // 3),
             warmup_min_s=args.profile_s / 4,
-            profile_iters=10,
+            profile_iters=args.profile_iters,
             profile_min_s=args.profile_s,
         ),
     )
     bs = zeus.batch_size
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(args.dim, 256), nn.ReLU(), nn.Linear(256, args.classes)).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05 * bs / 64, momentum=0.9)
+    model = nn.Sequential(
+        nn.Linear(args.dim, args.hidden), nn.ReLU(), nn.Linear(args.hidden, args.classes)
+    ).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=args.lr * bs / 64, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
-    fake_gpu = zeus.gpus[0] if backend.name == "fake" else None  # type: ignore[attr-defined]
+    fake_gpu = (
+        zeus.gpus[0] if isinstance(backend, FakeBackend) and isinstance(zeus.gpus[0], FakeGPU) else None
+    )
     fake = FakeLoad([fake_gpu]) if fake_gpu is not None else None
-    if fake_gpu is not None:
-        # The fake GPU's speed model sets each step's time (50,000 samples/s uncapped, slower
+    if fake_gpu is not None and isinstance(backend, FakeBackend):
+        # The fake GPU's speed model sets each step's time (--fake-samples-per-s uncapped, slower
         # capped), not the host's load: a busy machine cannot make a low limit look faster.
-        backend.configure(index=fake_gpu.index, samples_per_s=50_000.0, half_batch=0.0)  # type: ignore[attr-defined]
+        backend.configure(
+            index=fake_gpu.index, samples_per_s=args.fake_samples_per_s, half_batch=args.fake_half_batch
+        )
         fake_gpu.set_load(min(1.0, 0.4 + bs / 512))  # larger batches keep the (fake) GPU busier
     with zeus:
         for _epoch in zeus.epochs():
@@ -112,7 +122,57 @@ def one_recurrence(args: argparse.Namespace, backend: object) -> dict:
             with torch.no_grad():
                 acc = (model(x_val).argmax(1) == y_val).float().mean().item()
             zeus.on_epoch_end(metric=acc)
-    return zeus.summary()
+    return {**zeus.summary(), "best_batch_size": zeus.optimizer.best_batch_size()}
+
+
+def final_summary(runs: list[dict], eta: float) -> str:
+    """What the optimizer chose over the recurrences and why, in a few lines."""
+    lines = ["", "run  batch  limit_W  epochs  outcome  energy_J  time_s    cost_J  chosen by"]
+    for k, r in enumerate(runs, 1):
+        outcome = "reached" if r["reached"] else ("early" if r["early_stopped"] else "missed")
+        limit = "-" if r["power_limit_w"] is None else f"{r['power_limit_w']:g}"
+        lines.append(
+            f"{k:>3}  {r['batch_size']:>5}  {limit:>7}  {r['epochs']:>6}  {outcome:<7}  {r['energy_j']:>8.4g}"
+            f"  {r['time_s']:>6.3g}  {r['cost_j']:>8.4g}  {r['phase']}"
+        )
+    last = runs[-1]
+    lines += [
+        "",
+        "outcome: reached the target, stopped early (cost above beta x the best run's), or missed it.",
+        "chosen by: pruning (Zeus tries each batch size in turn and drops those that fail or cost too",
+        "much), then thompson (Thompson sampling: the batch size whose sampled cost is least).",
+        f"Best batch size so far: {last['best_batch_size']}, the least mean cost among runs that reached",
+        f"the target (cost = {eta:g} x energy + {1 - eta:g} x max power x time). Each new batch size's first",
+        "epoch profiled the power limits and kept the least-cost one; later runs reuse it.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+#: ``--tiny``: a model and data set small enough that the host's time per step stays below the
+#: fake GPU's model time, so the profile measures the model, not the host (seconds per run).
+TINY = {
+    "batch_sizes": [8, 16, 32, 64, 128],
+    "default_batch_size": 32,
+    "train_samples": 4000,
+    "dim": 16,
+    "hidden": 32,
+    "noise": 2.0,
+    "lr": 0.005,
+    "max_epochs": 8,
+    "target": 0.935,
+    "profile_s": 0.05,
+    "profile_iters": 5,
+    "step_w": 250.0,
+    "fake_samples_per_s": 40_000.0,
+    "fake_half_batch": 32.0,
+}
+
+
+def _shown(value: object) -> str:
+    """A --tiny default as it would be typed."""
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 MAX_RECURRENCES = 10_000  # each recurrence trains a model: far more than an example needs
@@ -153,17 +213,49 @@ def main() -> int:
     ap.add_argument("--max-epochs", type=int, default=20)
     ap.add_argument("--train-samples", type=int, default=50000)
     ap.add_argument("--dim", type=int, default=64)
+    ap.add_argument("--hidden", type=int, default=256, help="hidden units of the MLP")
     ap.add_argument("--classes", type=int, default=10)
     ap.add_argument(
         "--noise", type=float, default=4.0, help="spread of the clusters (harder task when larger)"
     )
+    ap.add_argument("--lr", type=float, default=0.05, help="SGD learning rate per 64 samples of batch")
     ap.add_argument("--profile-s", type=float, default=0.2, help="seconds measured per power limit")
+    ap.add_argument("--profile-iters", type=int, default=10, help="steps measured per power limit (at least)")
     ap.add_argument("--step-w", type=float, default=100.0, help="step between profiled power limits, W")
+    ap.add_argument(
+        "--fake-samples-per-s",
+        type=float,
+        default=50_000.0,
+        help="the fake GPU's uncapped speed, samples/s (--backend fake)",
+    )
+    ap.add_argument(
+        "--fake-half-batch",
+        type=float,
+        default=0.0,
+        help="batch size at which the fake GPU runs at half its speed (0: every batch size at full speed)",
+    )
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="a small model and data set (defaults: "
+        + ", ".join(f"--{k.replace('_', '-')} {_shown(v)}" for k, v in TINY.items())
+        + "); options given win",
+    )
+    ap.add_argument("--json", action="store_true", help="print each recurrence as a JSON line, no summary")
+    if "--tiny" in sys.argv[1:]:
+        ap.set_defaults(**TINY)
     args = ap.parse_args()
+    if args.tiny:
+        torch.set_num_threads(1)  # a tiny model gains nothing from threads, and loses on a busy host
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     backend = get_backend(args.backend)
+    runs = []
     for _ in range(args.recurrences):
-        print(json.dumps(one_recurrence(args, backend)))
+        runs.append(one_recurrence(args, backend))
+        if args.json:
+            print(json.dumps(runs[-1]))
+    if not args.json:
+        print(final_summary(runs, args.eta), end="")
     return 0
 
 

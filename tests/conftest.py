@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from optional import in_ci
+
+from tests.helpers.optional import in_ci
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE_DIR = REPO.parent / "shared" / "traces" / "zeus-nsdi23"
@@ -37,8 +38,8 @@ def zeus_csv_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny synthetic trace folder (``tests/tiny_traces.py``) for command-line tests that must never skip."""
-    from tiny_traces import write_tiny_traces
+    """A tiny synthetic trace folder (``tests/helpers/tiny_traces.py``) for command-line tests that must never skip."""
+    from tests.helpers.tiny_traces import write_tiny_traces
 
     return write_tiny_traces(tmp_path_factory.mktemp("tiny-traces"))
 

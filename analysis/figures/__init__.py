@@ -56,7 +56,6 @@ class FigureSpec:
         category: Category of the PNG in ``snakemake --report`` (figures drawn once; per-GPU
             figures go by GPU: "Traces" for the Zeus GPUs, "Measured GPUs" for the own ones).
         caption: Caption file ``workflows/report/<caption>.rst``, when it is not ``file``.
-        aliases: Other command-line names (old names, kept for one release).
     """
 
     name: str
@@ -68,7 +67,6 @@ class FigureSpec:
     file: str = ""
     category: str = "Traces"
     caption: str = ""
-    aliases: tuple[str, ...] = ()
 
     @property
     def stem(self) -> str:
@@ -124,15 +122,7 @@ FIGURES: dict[str, FigureSpec] = _register(
         per_gpu=True,
         several_limits=True,
     ),
-    # The own sweeps' figure keeps its published file name (results/figures/h200.*, linked by the report).
-    FigureSpec(
-        "sweeps",
-        "analysis.figures.sweeps:sweeps",
-        ("power",),
-        file="h200",
-        category="Measured GPUs",
-        aliases=("h200",),
-    ),
+    FigureSpec("measured-gpus", "analysis.figures.sweeps:sweeps", ("power",), category="Measured GPUs"),
     FigureSpec(
         "generations", "analysis.figures.sweeps:generations", ("zeus", "power"), category="Measured GPUs"
     ),
@@ -183,14 +173,13 @@ def single_figures() -> list[FigureSpec]:
 
 
 def figure(name: str) -> FigureSpec:
-    """The figure registered as ``name`` or one of its aliases.
+    """The figure registered as ``name``.
 
     Raises:
         KeyError: no such figure (the message lists the registered names).
     """
-    for spec in FIGURES.values():
-        if name == spec.name or name in spec.aliases:
-            return spec
+    if name in FIGURES:
+        return FIGURES[name]
     raise KeyError(f"unknown figure {name!r}; registered: {', '.join(FIGURES)}")
 
 

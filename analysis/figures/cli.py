@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common_args(many)
     for spec in FIGURES.values():
-        p = sub.add_parser(spec.name, aliases=list(spec.aliases))
+        p = sub.add_parser(spec.name)
         p.add_argument("--out", required=True, help="output path without extension")
         _common_args(p)
         _add_inputs(p, spec)

@@ -1,4 +1,4 @@
-"""Draw functions of the own sweeps' figures (sweeps, drawn as h200, and generations)."""
+"""Draw functions of the measured GPUs' figures (the own sweeps, drawn as measured-gpus, and generations)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from analysis.figures.inputs import load_all
 
 
 def sweeps(args: argparse.Namespace) -> Figure:
-    """The own measured sweeps: energy per sample and throughput against batch size (file ``h200``)."""
+    """The own measured sweeps: energy per sample and throughput against batch size (file ``measured-gpus``)."""
     power = load_all(args.power)
     gpus = ", ".join(str(g).upper() for g in sorted(power["gpu"].unique()))
     limits = ", ".join(f"{v:g} W" for v in sorted(power["power_limit_w"].unique()))

@@ -35,6 +35,7 @@ import pandas as pd
 import torch
 import torchvision
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.device import get_backend
 from zeus_bench.device.control import PowerLimitSession
 from zeus_bench.device.monitor import EnergyMonitor
@@ -210,7 +211,7 @@ def overhead(gpu, trainer: Trainer, epoch_s: float, pairs: int) -> tuple[list[di
 
 
 def profile_observe(
-    gpu, session, batch_size: int, device: str, image_size: int, eta: float, cfg: ProfilerConfig
+    gpu, session, batch_size: int, device: str, image_size: int, cfg: ProfilerConfig
 ) -> tuple[list[dict], dict]:
     t0 = time.perf_counter()
     trainer = Trainer(batch_size, device, image_size)
@@ -225,7 +226,7 @@ def profile_observe(
         prof.on_step_end(batch_size)
         steps += 1
     t2 = time.perf_counter()
-    rows = prof.profile.rows(eta)
+    rows = prof.profile.rows(cfg.cost)
     summary = {
         "batch_size": batch_size,
         "setup_s": t1 - t0,
@@ -301,7 +302,7 @@ def main() -> int:
         if args.device.startswith("cuda"):
             torch.cuda.empty_cache()
         cfg = ProfilerConfig(
-            eta=args.eta,
+            cost=Cost(args.eta),
             warmup_iters=2 if q else 10,
             warmup_min_s=0.1 if q else 1.0,
             profile_iters=5 if q else 40,
@@ -309,7 +310,7 @@ def main() -> int:
         )
         prof_rows, prof_summaries = [], []
         for bs in args.batch_sizes:
-            rows, summary = profile_observe(gpu, session, bs, args.device, args.image_size, args.eta, cfg)
+            rows, summary = profile_observe(gpu, session, bs, args.device, args.image_size, cfg)
             prof_rows += rows
             prof_summaries.append(summary)
             log.info("profile bs %d: %s %s", bs, rows, summary)

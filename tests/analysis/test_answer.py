@@ -10,7 +10,7 @@ import pytest
 
 from analysis.report.findings.answer import best_policy, paper_lines, power_limit_only, scope, zeus_savings
 from analysis.report.sections.answer import answer_first
-from tests.sim.test_arena import two_gpu_traces
+from tests.studies.test_arena import two_gpu_traces
 from zeus_bench.cli.main import main
 
 

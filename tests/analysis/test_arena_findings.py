@@ -12,7 +12,8 @@ import pytest
 from analysis.plots.arena import plot_arena
 from analysis.report.findings import arena as af
 from analysis.report.sections import arena as arena_section
-from tests.sim.sim_toy import toy_job
+from tests.helpers.sim_toy import toy_job
+from zeus_bench.core.cost import Cost
 from zeus_bench.sim.replay import JobModel
 from zeus_bench.store import write_table
 from zeus_bench.studies.arena import ArenaJob, Protocol, job_refs, job_table, replayed_total, summary_table
@@ -33,7 +34,7 @@ def _tables(plus_factor: float, plus_spread: float = 0.0) -> tuple[pd.DataFrame,
     jobs = [_job(g, w) for g in ("ga", "gb") for w in ("j1", "j2")]
     totals = {}
     for job in jobs:
-        refs = job_refs(JobModel(job, 0.5))
+        refs = job_refs(JobModel(job, Cost(0.5)))
         n = 16
         oracle = n * refs.oracle
         zeus = oracle * (1.10 + np.linspace(0, 0.02, len(SEEDS)))
@@ -109,7 +110,7 @@ def test_safety_flips_around_1_02_of_the_baseline_on_the_same_seed(factor: float
     job = dataclasses.replace(base_job, gpu="ga", workload=dataclasses.replace(base_job.workload, id="j1"))
     protocol = Protocol(SEEDS)
     n = 12
-    base = replayed_total(JobModel(job, protocol.eta), "baseline", protocol, n)
+    base = replayed_total(JobModel(job, Cost(protocol.eta)), "baseline", protocol, n)
     totals = {
         ("ga", "j1", p): (v, np.zeros(len(SEEDS)))
         for p, v in (("zeus", 1.1 * base), (af.PLUS, factor * base))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -36,7 +37,7 @@ def test_per_gpu_lists_follow_the_registry():
     assert [s.name for s in per_gpu_figures(True)][-1] == "power-profiles"
     assert [s.name for s in single_figures()] == [
         "potential",
-        "sweeps",
+        "measured-gpus",
         "generations",
         "policy-regret",
         "policy-cost",
@@ -48,10 +49,16 @@ def test_per_gpu_lists_follow_the_registry():
     ]
 
 
-def test_the_sweeps_figure_keeps_its_file_and_old_name():
-    spec = figure("h200")
-    assert spec is FIGURES["sweeps"] and spec.stem == "h200" and spec.caption_name == "h200"
-    assert build_parser().parse_args(["h200", "--out", "x", "--power", "p.parquet"]).kind == "h200"
+def test_the_measured_gpus_figure_is_named_for_them_not_for_one_gpu():
+    spec = figure("measured-gpus")
+    assert spec.stem == spec.caption_name == "measured-gpus" and spec.category == "Measured GPUs"
+    assert (Path(__file__).resolve().parents[2] / "workflows" / "report" / "measured-gpus.rst").is_file()
+    assert (
+        build_parser().parse_args(["measured-gpus", "--out", "x", "--power", "p.parquet"]).kind
+        == "measured-gpus"
+    )
+    with pytest.raises(KeyError, match="unknown figure 'h200'"):
+        figure("h200")
 
 
 def test_unknown_names_and_inputs_are_refused():

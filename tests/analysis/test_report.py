@@ -102,7 +102,7 @@ def test_report_numbers(tmp_path, potential, configs):
     assert "25.0 % / 40.0 %" in row and "71.6 / 74.1 %" in row
     assert "Savings against b0: V100 30.0 % (librispeech) to 40.0 % (cifar100)." in text
     assert "- Zeus trace `summary_power_p100.csv`: absent from the local copy …/trace." in text
-    assert "H200 figure: no committed sweep traces" in text
+    assert "Measured-GPU figure: no committed sweep traces" in text
     # The paper's statements beside the comparable zeus-bench number (potential V100: 30-40 %; Zeus vs max-batch).
     assert (
         "| least-energy range, low end | V100 | b0 | 23.8 % | 30.0 % | least-energy configuration vs b0, min over "

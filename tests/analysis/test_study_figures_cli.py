@@ -38,5 +38,5 @@ def test_each_figure_names_its_table(tmp_path: Path) -> None:
         "policy-cost": ("study",),
         "policy-drift": ("study",),
     }
-    with pytest.raises(ValueError, match="no drift_curves.csv"):
+    with pytest.raises(ValueError, match=r"no drift_curves\.csv"):
         named(tables[:2], "drift_curves.csv", "study")

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from optional import require
 from sentiment140_helpers import write_sentiment140
 
+from tests.helpers.optional import require
 from zeus_bench.cli.main import main
 from zeus_bench.traces.capriccio import TRAIN_NAME, VAL_NAME, _parse_time, read_tweets, slice_starts
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from optional import require
 from sentiment140_helpers import BAD, FILLER, GOOD, write_sentiment140
 
+from tests.helpers.optional import require
 from zeus_bench.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]

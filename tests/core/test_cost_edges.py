@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, check_beta, check_eta, epoch_cost, zeus_cost
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost, check_beta, check_eta
 
 
 def test_defaults_are_the_papers() -> None:
@@ -26,6 +26,6 @@ def test_any_positive_beta_is_allowed(beta: float) -> None:
 def test_epoch_cost_is_the_cost_of_one_epoch(eta: float) -> None:
     tpe, power, maxp = np.array([12.0, 7.5]), np.array([150.0, 210.0]), np.array([250.0, 300.0])
     np.testing.assert_allclose(
-        epoch_cost(tpe, power, eta, maxp), zeus_cost(power * tpe, tpe, eta, maxp), rtol=1e-15
+        Cost(eta).epoch_cost(tpe, power, maxp), Cost(eta).zeus_cost(power * tpe, tpe, maxp), rtol=1e-15
     )
-    assert epoch_cost(2.0, 100.0, eta, 400.0) == pytest.approx(eta * 200.0 + (1 - eta) * 800.0)
+    assert Cost(eta).epoch_cost(2.0, 100.0, 400.0) == pytest.approx(eta * 200.0 + (1 - eta) * 800.0)

@@ -202,8 +202,8 @@ def test_the_defaults_live_in_core() -> None:
 
     assert (DEFAULT_ETA, DEFAULT_BETA) == (0.5, 2.0)
     assert literal_defaults((REPO / COST_MODULE).read_text()) == [
-        (17, "constant DEFAULT_ETA"),
-        (18, "constant DEFAULT_BETA"),
+        (33, "constant DEFAULT_ETA"),
+        (34, "constant DEFAULT_BETA"),
     ]
 
 

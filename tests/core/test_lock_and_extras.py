@@ -7,7 +7,7 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
-from optional import EXTRA_OF
+from tests.helpers.optional import EXTRA_OF
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -170,3 +170,27 @@ def test_table_fits_a_terminal(zeus_traces, capsys):
     row = next(line.split() for line in lines if line.split()[:1] == ["cifar100"])
     # cifar100 on V100: least energy at 128 @ 100 W, 74.7 % less energy than b0 at the max limit (paper).
     assert row[:4] == ["cifar100", "1024", "128@100", "74.7"]
+
+
+def test_pareto_prints_a_table_that_fits_and_takes_several_workloads(
+    zeus_traces: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["pareto", "--traces", str(zeus_traces), "--gpu", "v100"]
+    assert main([*base, "--workloads", "librispeech,squad"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in table) <= 100
+    assert table[1].split() == [
+        "workload",
+        "batch_size",
+        "power_limit_w",
+        "tta_s",
+        "eta_j",
+        "cost",
+        "feasible",
+        "on_frontier",
+    ]
+    assert {line.split()[0] for line in table[2:]} == {"librispeech", "squad"}
+    assert main([*base, "--workload", "librispeech", "--format", "json"]) == 0  # the alias, every column
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == len([line for line in table[2:] if line.split()[0] == "librispeech"])
+    assert (rows[-1]["batch_size"], rows[-1]["power_limit_w"]) == (32, 100.0)

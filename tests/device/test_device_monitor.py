@@ -4,17 +4,16 @@ import time
 
 import numpy as np
 import pytest
-from optional import require
 
+from tests.helpers.optional import require
 from zeus_bench.device.errors import MeasurementWindowError, NoSuchGPUError
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.device.monitor import (
     EnergyMonitor,
     Measurement,
     integrate_power_j,
-    local_gpu_index,
-    merge_measurements,
 )
+from zeus_bench.device.ranks import local_gpu_index, merge_measurements
 from zeus_bench.store import read_table
 
 
@@ -174,7 +173,7 @@ def test_gather_measurement_single_process_group():
     torch = require("torch")
     import torch.distributed as dist
 
-    from zeus_bench.device.monitor import gather_measurement
+    from zeus_bench.device.ranks import gather_measurement
 
     m = Measurement("e", 1.5, {0: 10.0, 1: 20.0}, 5.0)
     assert gather_measurement(m) is m  # no process group: unchanged
@@ -192,7 +191,7 @@ def _ddp_worker(rank, world, init_file, state_file, out_dir):
 
     import torch.distributed as dist
 
-    from zeus_bench.device.monitor import gather_measurement
+    from zeus_bench.device.ranks import gather_measurement
 
     os.environ["ZEUS_BENCH_FAKE_STATE"] = state_file
     os.environ.pop("CUDA_VISIBLE_DEVICES", None)

@@ -8,7 +8,8 @@ import pytest
 
 from zeus_bench.device.errors import DeviceError
 from zeus_bench.device.fake import FakeBackend, FakeGPU
-from zeus_bench.device.monitor import EnergyMonitor, Measurement, merge_measurements
+from zeus_bench.device.monitor import EnergyMonitor, Measurement
+from zeus_bench.device.ranks import merge_measurements
 
 
 class Clock:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import threading
 import time
 
 import pytest
@@ -126,3 +127,21 @@ def test_journal_with_an_impossible_limit_is_refused_and_kept(fake_env, capsys, 
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(path) in err and "invalid previous_power_limit_w" in err, err
     assert path.exists() and gpu.power_limit_w() == 300.0  # nothing restored, nothing deleted
+
+
+def test_a_host_slower_than_the_model_warns_once_per_process(monkeypatch, caplog):
+    """A loop that wraps every step anew (as the online example does) still gets one warning."""
+    import zeus_bench.device.fake_load as fake_load_module
+
+    monkeypatch.setattr(fake_load_module, "SLOW_HOST_WARNED", threading.Event())
+    caplog.set_level(logging.WARNING, logger="zeus_bench.device.fake_load")
+    backend = FakeBackend(state_path=None)
+    backend.configure(index=0, samples_per_s=1e9, half_batch=0.0)  # a step of the model: 64 ns
+    calls = []
+    for _recurrence in range(2):
+        with FakeLoad([backend.gpu(0)]) as load:
+            for _ in range(5):
+                assert load.paced(lambda: calls.append(1) or time.sleep(0.002), 64)() is None
+    assert len(calls) == 10
+    warnings = [r for r in caplog.records if "the host took" in r.getMessage()]
+    assert len(warnings) == 1 and "warned once" in warnings[0].getMessage()

@@ -20,7 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gpud_helpers import (
+
+from tests.helpers.gpud_helpers import (
     MEMBER,
     OUTSIDER,
     ZB,
@@ -32,7 +33,6 @@ from gpud_helpers import (
     setter_calls,
     user_dir,
 )
-
 from zeus_bench.device.control import PowerLimitSession
 from zeus_bench.device.errors import GPUBusyError
 from zeus_bench.device.fake import FakeBackend

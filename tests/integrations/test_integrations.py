@@ -7,7 +7,8 @@ import os
 import types
 
 import pytest
-from optional import require
+
+from tests.helpers.optional import require
 
 torch = require("torch")
 

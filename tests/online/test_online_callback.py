@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.online.callback import ZeusCallback
@@ -96,7 +97,39 @@ def test_callback_misuse(tmp_path):
     zeus = ZeusCallback("toy", [16], 16, 0.9, 2, tmp_path, backend=backend)
     with pytest.raises(ConfigError, match="inside 'with zeus:'"):
         next(zeus.epochs())
-    with pytest.raises(ConfigError, match="profiler eta"):
+    with pytest.raises(ConfigError, match="profiler cost"):
         ZeusCallback(
-            "toy", [16], 16, 0.9, 2, tmp_path, backend=backend, eta=0.3, profiler=ProfilerConfig(eta=0.5)
+            "toy",
+            [16],
+            16,
+            0.9,
+            2,
+            tmp_path,
+            backend=backend,
+            cost=Cost(0.3),
+            profiler=ProfilerConfig(cost=Cost(0.5)),
         )
+
+
+def test_each_recurrence_logs_one_summary_line_at_info(tmp_path, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="zeus_bench.online.callback")
+    backend = FakeBackend(state_path=None)
+    backend.gpu(0).set_load(1.0)
+    first = recurrence(tmp_path, backend, [0.5, 0.95])
+    lines = [r.getMessage() for r in caplog.records if " run 1: " in r.getMessage()]
+    assert len(lines) == 1
+    line = lines[0]
+    s = first.summary()
+    assert line.startswith(
+        f"job toy run 1: {s['energy_j']:.4g} J, {s['time_s']:.4g} s, cost {s['cost_j']:.4g} J"
+    )
+    assert "reached the target in 2 epoch(s)" in line
+    limit = first.profiler.chosen_power_limit_w
+    assert f"batch size 32 at {limit:g} W" in line and "zeus: pruning, each batch size in turn" in line
+    assert s["phase"] == "pruning" and s["choice"] == "zeus: pruning, each batch size in turn"
+    caplog.clear()
+    recurrence(tmp_path, backend, [0.1, 0.1])  # batch size 16 misses the target
+    (line,) = [r.getMessage() for r in caplog.records if " run 2: " in r.getMessage()]
+    assert "missed the target in 2 epoch(s); batch size 16" in line and "best batch size so far 32" in line

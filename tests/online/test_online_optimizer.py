@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.online.optimizer import BatchSizeOptimizer
 from zeus_bench.optimizers.bandit import PruningThompsonSampling
@@ -26,7 +27,7 @@ def test_persisted_optimizer_resumes_exactly(tmp_path):
     env_a, env_b = np.random.default_rng(99), np.random.default_rng(99)
     chosen = []
     for _ in range(12):
-        opt = BatchSizeOptimizer(path, BATCH_SIZES, 128, eta=0.5, beta=2.0, seed=7)
+        opt = BatchSizeOptimizer(path, BATCH_SIZES, 128, cost=Cost(0.5), beta=2.0, seed=7)
         bs = opt.next_batch_size()
         assert bs == reference.predict()
         cost, reached = outcome(bs, env_a)
@@ -73,7 +74,7 @@ def test_mismatched_or_corrupt_state(tmp_path):
     with pytest.raises(ConfigError, match=r"different batch_sizes, default_batch_size"):
         BatchSizeOptimizer(path, [8, 16], 16)
     with pytest.raises(ConfigError, match="different eta"):
-        BatchSizeOptimizer(path, BATCH_SIZES, 64, eta=0.9)
+        BatchSizeOptimizer(path, BATCH_SIZES, 64, cost=Cost(0.9))
     path.write_text("{not json")
     with pytest.raises(ConfigError, match="corrupt batch-size optimizer state"):
         BatchSizeOptimizer(path, BATCH_SIZES, 64)
@@ -84,7 +85,7 @@ def test_mismatched_or_corrupt_state(tmp_path):
 
 def test_invalid_arguments(tmp_path):
     with pytest.raises(ConfigError, match="eta"):
-        BatchSizeOptimizer(tmp_path / "a.json", BATCH_SIZES, 64, eta=2)
+        BatchSizeOptimizer(tmp_path / "a.json", BATCH_SIZES, 64, cost=Cost(2))
     with pytest.raises(ConfigError, match="beta"):
         BatchSizeOptimizer(tmp_path / "a.json", BATCH_SIZES, 64, beta=0)
     with pytest.raises(ConfigError, match="default batch size 48"):

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.control import PowerLimitSession
 from zeus_bench.device.fake import FakeBackend
@@ -65,7 +66,7 @@ def make(tmp_path, eta=0.5, observe=False, cache=True, **cfg):
         [gpu], sync_cuda=False, clock=clock, read_in_background=False, counter_update_period_s=0.1
     )
     config = ProfilerConfig(
-        eta=eta, warmup_iters=3, warmup_min_s=0.1, profile_iters=10, profile_min_s=0.5, **cfg
+        cost=Cost(eta), warmup_iters=3, warmup_min_s=0.1, profile_iters=10, profile_min_s=0.5, **cfg
     )
     prof = JITPowerLimitProfiler(
         session,
@@ -178,7 +179,7 @@ def test_observe_profile_not_reused_when_controlling(tmp_path):
 
 def test_config_validation():
     with pytest.raises(ConfigError, match="eta"):
-        ProfilerConfig(eta=1.5)
+        ProfilerConfig(cost=Cost(1.5))
     with pytest.raises(ConfigError, match="step"):
         ProfilerConfig(step_w=0)
     with pytest.raises(ConfigError, match="profile_iters"):

@@ -8,15 +8,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
+from zeus_bench.core.cost import Cost
 from zeus_bench.sim.policies.builtin import oracle_configuration
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 
 def _from_table(job: JobTrace, eta: float) -> tuple[int, float]:
     """The least-cost feasible row of ``job.configurations`` (ties: smaller batch, lower limit)."""
-    cfg = job.configurations(eta)
+    cfg = job.configurations(Cost(eta))
     row = cfg[cfg["feasible"]].sort_values(["cost", "batch_size", "power_limit_w"], kind="stable").iloc[0]
     return int(row["batch_size"]), float(row["power_limit_w"])
 
@@ -27,7 +28,7 @@ def test_same_choice_as_the_configurations_table_on_every_job(zeus_traces: Path,
     jobs = [traces.job(g, w) for g in traces.gpus for w in traces.workload_ids(g)]
     assert len(jobs) == 12
     for job in jobs:
-        assert oracle_configuration(job, eta) == _from_table(job, eta), (job.workload.id, job.gpu)
+        assert oracle_configuration(job, Cost(eta)) == _from_table(job, eta), (job.workload.id, job.gpu)
 
 
 def test_ties_go_to_the_smaller_batch_size_then_the_lower_limit() -> None:
@@ -36,9 +37,9 @@ def test_ties_go_to_the_smaller_batch_size_then_the_lower_limit() -> None:
     job = toy_job({16: [2.0, 2.0], 32: [2.0, 2.0], 64: [2.0, 2.0]})
     job.time_per_epoch_s[:] = 1.0
     job.avg_power_w[:] = 150.0
-    assert oracle_configuration(job, 0.5) == (16, 100.0) == _from_table(job, 0.5)
+    assert oracle_configuration(job, Cost(0.5)) == (16, 100.0) == _from_table(job, 0.5)
     job2 = toy_job({16: [2.0, np.nan], 32: [2.0, 2.0]})  # 16 has a path that never converges
-    assert oracle_configuration(job2, 0.5)[0] == 32
+    assert oracle_configuration(job2, Cost(0.5))[0] == 32
 
 
 def test_simulate_never_imports_pandas(zeus_traces: Path, tmp_path: Path) -> None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
+from zeus_bench.core.cost import Cost
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel
 from zeus_bench.sim.scenarios.arrivals import replay_group
@@ -23,7 +24,13 @@ def _rows(
 ) -> list[dict[str, object]]:
     starts, ends = np.array([0.0, 5.0, 20.0, 40.0]), np.array([10.0, 15.0, 30.0, 50.0])
     rows = replay_group(
-        JobModel(toy_job(targets), eta=1.0), get_policy(policy), 1, 2.0, starts, ends, np.full(4, ratio)
+        JobModel(toy_job(targets), cost=Cost(1.0)),
+        get_policy(policy),
+        1,
+        2.0,
+        starts,
+        ends,
+        np.full(4, ratio),
     )
     return [dict(zip(RUN_FIELDS, r, strict=True)) for r in rows]
 

@@ -7,8 +7,9 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext, get_policy
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel
@@ -24,7 +25,7 @@ from zeus_bench.traces.jobs import JobTrace
 
 def _replay(starts, ends, ratios):
     rows = replay_group(
-        JobModel(toy_job(), eta=1.0),
+        JobModel(toy_job(), cost=Cost(1.0)),
         get_policy("zeus"),
         1,
         2.0,
@@ -138,7 +139,7 @@ def test_a_zero_budget_try_is_observed_at_cost_zero_and_retried() -> None:
             seen.append((outcome.batch_size, outcome.cost, outcome.reached, outcome.epochs))
             super().observe(outcome)
 
-    model = JobModel(_slow_eight(), eta=1.0)
+    model = JobModel(_slow_eight(), cost=Cost(1.0))
     rows = replay_group(
         model, Recording, 1, 2.0, np.array([0.0, 20.0, 40.0]), np.array([10.0, 30.0, 50.0]), np.ones(3)
     )
@@ -169,7 +170,7 @@ def test_a_submission_is_given_up_after_the_zero_budget_bound() -> None:
             self.tries += 1
             return Decision(32 if self.tries == 1 else 8, 100.0)
 
-    model = JobModel(_slow_eight(), eta=1.0)
+    model = JobModel(_slow_eight(), cost=Cost(1.0))
     rows = replay_group(
         model, EightAfterB0, 1, 2.0, np.array([0.0, 20.0]), np.array([10.0, 30.0]), np.ones(2)
     )

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
+from zeus_bench.core.cost import Cost
 from zeus_bench.sim import grid
 from zeus_bench.sim.policies import Outcome, get_policy
 from zeus_bench.sim.replay import RUN_FIELDS, BanditKnobs, JobModel
@@ -29,7 +30,7 @@ def _groups(seed: int, n: int = 12, jobs: int = 30, overlap: float = 0.8) -> lis
 
 @pytest.mark.parametrize(("seed", "beta"), [(1, 2.0), (5, 1.2), (9, 3.0)])
 def test_shared_tries_give_the_generic_loops_rows_group_by_group(seed: int, beta: float) -> None:
-    model = JobModel(toy_job(TARGETS, max_epochs=12), eta=0.5)
+    model = JobModel(toy_job(TARGETS, max_epochs=12), cost=Cost(0.5))
     groups = _groups(seed)
     zeus = get_policy("zeus")
     batched = list(replay_groups(model, zeus, seed, beta, groups))
@@ -69,7 +70,7 @@ def test_dispatch_is_by_method_not_by_class(monkeypatch: pytest.MonkeyPatch) -> 
         def observe(self, outcome: Outcome) -> None:  # a decision method overridden: the generic loop
             super().observe(outcome)
 
-    model = JobModel(toy_job(TARGETS, max_epochs=12), eta=0.5)
+    model = JobModel(toy_job(TARGETS, max_epochs=12), cost=Cost(0.5))
     starts, ends, ratios = _groups(3, n=1)[0][1:]
     g = (starts, ends, ratios)
     expected = replay_group(model, zeus, 3, 2.0, *g)
@@ -90,9 +91,9 @@ def test_arrival_tables_are_the_groups_rows_in_columns_whatever_the_chunks(polic
     # Groups long enough that zeus-plus leaves b0 (untold the number of recurrences it keeps to the
     # anytime budget, which pays probes only from savings made).
     table = _table(2, 9, 100)
-    task = grid.Task(job, 0.5, policy, (1.5, 2.0), (1, 7), 1, 0, table)
+    task = grid.Task(job, Cost(0.5), policy, (1.5, 2.0), (1, 7), 1, 0, table)
     cls = get_policy(policy)
-    model = JobModel(job, 0.5)
+    model = JobModel(job, Cost(0.5))
     expected = []
     for beta in task.betas:
         for seed in task.seeds:
@@ -121,7 +122,7 @@ def test_group_columns_sort_a_table_not_in_group_and_start_order() -> None:
 
 
 def test_shared_columns_are_its_rows() -> None:
-    model = JobModel(toy_job(TARGETS, max_epochs=12), eta=0.5)
+    model = JobModel(toy_job(TARGETS, max_epochs=12), cost=Cost(0.5))
     shared = fastarrivals.shared_tries(model, 5, 1.2)
     assert shared is not None
     for _, starts, ends, ratios in _groups(5):

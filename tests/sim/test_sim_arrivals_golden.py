@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.sim.policies import Outcome
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel
@@ -99,7 +100,7 @@ def mismatches(ts: TraceSet, gpu: str) -> tuple[list[str], int]:
         )
         key = (run["workload"], float(run["eta"]))
         if key not in models:
-            models[key] = JobModel(ts.job(gpu, run["workload"]), float(run["eta"]))
+            models[key] = JobModel(ts.job(gpu, run["workload"]), Cost(float(run["eta"])))
         starts, ends, ratios = _group(run)
         want = by_run.get(ident, pd.DataFrame(columns=tries.columns)).sort_values("order")
         # Every observation of the generic loop.

@@ -10,8 +10,9 @@ import math
 
 import numpy as np
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
+from zeus_bench.core.cost import Cost
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.baselines import ConservativeUCB, sliding_window
 from zeus_bench.sim.policies.bo import expected_improvement, gp_posterior
@@ -36,7 +37,7 @@ def _cumulative(rows: list, n: int) -> np.ndarray:
 
 @pytest.mark.parametrize("name", BASELINES)
 def test_converges_to_the_clearly_best_batch_size(name: str) -> None:
-    model = JobModel(toy_job(CLEAR), eta=0.5)
+    model = JobModel(toy_job(CLEAR), cost=Cost(0.5))
     cls = _generous(0.5) if name == "conservative-ucb" else get_policy(name)
     for seed in range(1, 6):
         rows = replay(model, cls, seed, beta=2.0, recurrences=100)
@@ -49,7 +50,7 @@ def test_converges_to_the_clearly_best_batch_size(name: str) -> None:
 
 
 def test_the_first_try_is_b0_and_ucb1_then_tries_every_batch_size_nearest_b0_first() -> None:
-    rows = replay(JobModel(toy_job(CLEAR), eta=0.5), get_policy("ucb1"), 1, beta=2.0, recurrences=10)
+    rows = replay(JobModel(toy_job(CLEAR), cost=Cost(0.5)), get_policy("ucb1"), 1, beta=2.0, recurrences=10)
     assert rows[0][2] == 32 and rows[0][9]  # b0, profiled
     firsts = list(dict.fromkeys(r[2] for r in rows))
     assert firsts == [32, 64, 16, 128, 8]
@@ -62,7 +63,7 @@ RISKY = {8: [np.nan], 16: [np.nan], 32: [5.0], 64: [3.0], 128: [np.nan]}
 
 @pytest.mark.parametrize("alpha", [0.02, 0.1, 0.3])
 def test_conservative_ucb_never_exceeds_its_budget(alpha: float) -> None:
-    model = JobModel(toy_job(RISKY), eta=0.5)
+    model = JobModel(toy_job(RISKY), cost=Cost(0.5))
     n = 120
     bound = (1.0 + alpha) * BASE * np.arange(1, n + 1)
     for seed in range(1, 4):
@@ -74,7 +75,7 @@ def test_conservative_ucb_never_exceeds_its_budget(alpha: float) -> None:
 
 def test_ucb1_breaks_the_same_budget() -> None:
     """The budget check above can fail: UCB1 explores the never-converging sizes at once."""
-    model = JobModel(toy_job(RISKY), eta=0.5)
+    model = JobModel(toy_job(RISKY), cost=Cost(0.5))
     rows = replay(model, get_policy("ucb1"), 1, beta=2.0, recurrences=120)
     bound = 1.1 * BASE * np.arange(1, 121)
     assert (_cumulative(rows, 120) > bound).any()
@@ -94,7 +95,7 @@ def _share(rows: list, b: int, lo: int, hi: int) -> float:
 
 
 def test_sw_ts_adapts_after_a_step_change_and_an_unbounded_window_does_not() -> None:
-    model = JobModel(toy_job(SHIFT, max_epochs=20), eta=0.5)
+    model = JobModel(toy_job(SHIFT, max_epochs=20), cost=Cost(0.5))
     sw = get_policy("sw-ts")
     assert sliding_window(200) == math.ceil(2 * math.sqrt(200 * math.log(200)))  # 66 tries
     windowed, unbounded, before = [], [], []
@@ -134,7 +135,7 @@ def test_bo_ei_picks_the_length_scale_of_largest_likelihood() -> None:
 
 
 def test_eps_greedy_explores_less_as_it_learns() -> None:
-    model = JobModel(toy_job(CLEAR), eta=0.5)
+    model = JobModel(toy_job(CLEAR), cost=Cost(0.5))
     early, late = [], []
     for seed in range(1, 11):
         rows = replay(model, get_policy("eps-greedy"), seed, beta=2.0, recurrences=100)

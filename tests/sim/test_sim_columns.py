@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tiny_traces import write_tiny_traces
 
+from tests.helpers.tiny_traces import write_tiny_traces
 from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.store import ColumnTable, TableWriter, read_columns, read_table
 from zeus_bench.traces._columns import group_mean as _group_mean

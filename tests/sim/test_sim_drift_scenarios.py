@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.scenarios import drift as drift_mod
 from zeus_bench.sim.scenarios.drift import Drift, curve_tilt, oracle_cost_by_recurrence, scenario
@@ -25,22 +26,22 @@ def _final_factors(table: pd.DataFrame) -> dict[int, float]:
 
 def test_tilt_scales_every_batch_size_split_evenly_around_the_optimum() -> None:
     job = toy_job(CURVE, max_epochs=20)
-    f = _final_factors(curve_tilt(job, 0.5, at=10, factor=2.0, ramp=20))
+    f = _final_factors(curve_tilt(job, Cost(0.5), at=10, factor=2.0, ramp=20))
     assert f == pytest.approx({16: 2.0, 32: 2**0.5, 64: 2**-0.5, 128: 0.5})  # clipped at x2 and /2
     # The optimum at the largest batch size: the tilt goes towards smaller ones.
-    f = _final_factors(curve_tilt(toy_job({16: [5.0], 32: [4.0], 64: [2.0]}), 0.5, 10, 2.0, 20))
+    f = _final_factors(curve_tilt(toy_job({16: [5.0], 32: [4.0], 64: [2.0]}), Cost(0.5), 10, 2.0, 20))
     assert f == pytest.approx({16: 0.5, 32: 2**-0.5, 64: 2**0.5})
 
 
 def test_the_step_moves_the_optimum_to_the_runner_up_and_the_tilt_by_the_curve() -> None:
     job = toy_job(CURVE, max_epochs=20)
     at, ramp, n = 10, 20, 40
-    step = Drift(scenario(job, 0.5, "step", at, 2.0, ramp), job)
-    tilt = Drift(scenario(job, 0.5, "tilt", at, 2.0, ramp), job)
+    step = Drift(scenario(job, Cost(0.5), "step", at, 2.0, ramp), job)
+    tilt = Drift(scenario(job, Cost(0.5), "tilt", at, 2.0, ramp), job)
     np.testing.assert_allclose(
-        oracle_cost_by_recurrence(job, 0.5, step, n)[[0, at - 1, n - 1]], [600, 660, 660]
+        oracle_cost_by_recurrence(job, Cost(0.5), step, n)[[0, at - 1, n - 1]], [600, 660, 660]
     )
-    cost = oracle_cost_by_recurrence(job, 0.5, tilt, n)
+    cost = oracle_cost_by_recurrence(job, Cost(0.5), tilt, n)
     assert cost[0] == pytest.approx(600.0) and cost[-1] == pytest.approx(4.5 * 0.5 * 200)  # 128 wins
     steps = np.abs(np.diff(cost[at - 2 : at + ramp]))
     assert (steps > 0).sum() == ramp + 1 and steps.max() < 25.0  # gradual: a little every recurrence
@@ -51,7 +52,7 @@ def test_the_step_moves_the_optimum_to_the_runner_up_and_the_tilt_by_the_curve()
 
 def test_unknown_scenario_is_refused() -> None:
     with pytest.raises(ConfigError, match="drift scenario must be one of step, morph, tilt"):
-        scenario(toy_job(CURVE), 0.5, "wave", 10, 2.0)
+        scenario(toy_job(CURVE), Cost(0.5), "wave", 10, 2.0)
 
 
 def test_command_writes_a_drift_table_and_refuses_bad_input(

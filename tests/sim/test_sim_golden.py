@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import RUN_FIELDS, JobModel, replay
 from zeus_bench.traces.jobs import TraceSet
@@ -46,7 +47,7 @@ def golden() -> tuple[pd.DataFrame, pd.DataFrame]:
 def _ours(ts: TraceSet, run: pd.Series, models: dict[tuple[str, str, float], JobModel]) -> pd.DataFrame:
     key = (run["gpu"], run["workload"], float(run["eta"]))
     if key not in models:
-        models[key] = JobModel(ts.job(run["gpu"], run["workload"]), float(run["eta"]))
+        models[key] = JobModel(ts.job(run["gpu"], run["workload"]), Cost(float(run["eta"])))
     rows = replay(
         models[key], get_policy("zeus"), int(run["seed"]), float(run["beta"]), int(run["recurrences"])
     )

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from test_sim_golden import COMPARED  # the columns the single-job golden test compares
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import RUN_FIELDS, BanditKnobs, JobModel, replay
 from zeus_bench.traces.jobs import TraceSet
@@ -35,7 +36,7 @@ def golden() -> tuple[pd.DataFrame, pd.DataFrame]:
 def _ours(ts: TraceSet, run: pd.Series, models: dict[tuple[str, str], JobModel]) -> pd.DataFrame:
     key = (run["gpu"], run["workload"])
     if key not in models:
-        models[key] = JobModel(ts.job(*key), 0.5)
+        models[key] = JobModel(ts.job(*key), Cost(0.5))
     knobs = BanditKnobs(float(run["prior_mean"]), float(run["prior_precision"]), int(run["prune_rounds"]))
     rows = replay(
         models[key], get_policy("zeus"), int(run["seed"]), 2.0, int(run["recurrences"]), knobs=knobs

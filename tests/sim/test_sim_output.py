@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from zeus_bench.cli.main import main
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.grid import Task, iter_simulate, plan, simulate
 from zeus_bench.store import TableWriter, read_table
@@ -17,7 +18,7 @@ from zeus_bench.traces.jobs import TraceSet
 
 def _tasks(traces: Path) -> list[Task]:
     return plan(
-        TraceSet(traces), "v100", None, ["zeus", "baseline"], range(1, 4), [0.5], [2.0], recurrences=6
+        TraceSet(traces), "v100", None, ["zeus", "baseline"], range(1, 4), [Cost(0.5)], [2.0], recurrences=6
     )
 
 

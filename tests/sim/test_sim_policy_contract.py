@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
+from zeus_bench.core.cost import Cost
 from zeus_bench.sim.policies import POLICIES, Decision, Outcome, PolicyContext, get_policy
 from zeus_bench.sim.replay import JobModel, replay
 
@@ -30,7 +31,7 @@ def _valid(job, decision: Decision) -> bool:
 @pytest.mark.parametrize("name", sorted(POLICIES))
 def test_returns_a_known_configuration_and_accepts_every_observation(name: str) -> None:
     job = toy_job(NOISY)
-    policy = get_policy(name)(PolicyContext(job, 0.5, 2.0, 0, np.random.default_rng(0)))
+    policy = get_policy(name)(PolicyContext(job, Cost(0.5), 2.0, 0, np.random.default_rng(0)))
     assert _valid(job, policy.predict())
     assert _valid(job, policy.best())
     for b in job.batch_sizes.tolist():
@@ -46,7 +47,7 @@ def test_returns_a_known_configuration_and_accepts_every_observation(name: str) 
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
 def test_same_seed_same_history(name: str) -> None:
-    model = JobModel(toy_job(NOISY), eta=0.5)
+    model = JobModel(toy_job(NOISY), cost=Cost(0.5))
     a = replay(model, get_policy(name), seed=3, beta=2.0, recurrences=40)
     b = replay(model, get_policy(name), seed=3, beta=2.0, recurrences=40)
     assert a == b
@@ -55,7 +56,7 @@ def test_same_seed_same_history(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
 def test_different_seeds_differ_where_the_policy_is_random(name: str) -> None:
-    model = JobModel(toy_job(NOISY), eta=0.5)
+    model = JobModel(toy_job(NOISY), cost=Cost(0.5))
     histories = {
         tuple((r[2], r[3]) for r in replay(model, get_policy(name), seed=s, beta=2.0, recurrences=40))
         for s in range(1, 6)
@@ -76,13 +77,13 @@ def test_registry_holds_the_papers_policies() -> None:
 
 def test_reference_policies_run_their_configuration() -> None:
     job = toy_job(NOISY)
-    ctx = PolicyContext(job, 0.5, 2.0, 0, np.random.default_rng(0))
+    ctx = PolicyContext(job, Cost(0.5), 2.0, 0, np.random.default_rng(0))
     assert get_policy("baseline")(ctx).predict() == Decision(32, 200.0)
     # 64 is the largest batch size whose paths all converge (128 has a path that never does).
     assert get_policy("max-batch")(ctx).predict() == Decision(64, 200.0)
     assert get_policy("pl-only")(ctx).predict() == Decision(32, None)
     # Oracle: least expected cost among always-converging sizes: 64 at 4 2/3 epochs x cost/epoch.
-    expected = job.configurations(0.5)
+    expected = job.configurations(Cost(0.5))
     feasible = expected[expected["feasible"]].sort_values("cost").iloc[0]
     assert get_policy("oracle")(ctx).predict() == Decision(
         int(feasible["batch_size"]), float(feasible["power_limit_w"])
@@ -91,7 +92,9 @@ def test_reference_policies_run_their_configuration() -> None:
 
 def test_grid_search_tries_every_configuration_once_then_keeps_the_best() -> None:
     job = toy_job(NOISY)
-    rows = replay(JobModel(job, eta=0.5), get_policy("grid-search"), seed=1, beta=np.inf, recurrences=30)
+    rows = replay(
+        JobModel(job, cost=Cost(0.5)), get_policy("grid-search"), seed=1, beta=np.inf, recurrences=30
+    )
     tried = [(r[2], r[3]) for r in rows]
     n = sum(len(job.limits_of(int(b))) for b in job.batch_sizes)
     assert tried[0] == (32, 200.0)
@@ -113,7 +116,11 @@ def test_adding_a_policy_in_a_few_lines() -> None:
 
     try:
         rows = replay(
-            JobModel(toy_job(NOISY), eta=0.5), get_policy("test-second"), seed=1, beta=2.0, recurrences=3
+            JobModel(toy_job(NOISY), cost=Cost(0.5)),
+            get_policy("test-second"),
+            seed=1,
+            beta=2.0,
+            recurrences=3,
         )
         assert [r[2] for r in rows] == [16, 16, 16]
         assert [r[9] for r in rows] == [True, True, True]  # no memory: profiles every time

@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.executor import OneTry, execute
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext, get_policy, jit_power_limit
@@ -21,7 +22,9 @@ def rows_as_dicts(rows):
 
 def test_zeus_first_six_recurrences_by_hand() -> None:
     job = toy_job()
-    rows = rows_as_dicts(replay(JobModel(job, eta=1.0), get_policy("zeus"), seed=1, beta=2.0, recurrences=6))
+    rows = rows_as_dicts(
+        replay(JobModel(job, cost=Cost(1.0)), get_policy("zeus"), seed=1, beta=2.0, recurrences=6)
+    )
     got = [
         (
             r["recurrence"],
@@ -53,11 +56,11 @@ def test_zeus_first_six_recurrences_by_hand() -> None:
 
 def test_bandit_arms_after_pruning_hold_the_pruning_history() -> None:
     job = toy_job()
-    model = JobModel(job, eta=1.0)
+    model = JobModel(job, cost=Cost(1.0))
 
     def run(recurrences: int) -> tuple[object, list, float]:
         env, pol = np.random.default_rng(0), np.random.default_rng(0)
-        policy = get_policy("zeus")(PolicyContext(job, 1.0, 2.0, 0, pol))
+        policy = get_policy("zeus")(PolicyContext(job, Cost(1.0), 2.0, 0, pol))
         # the scalar face: the policy object itself is asked and told (its bandit is inspected)
         (rows,), least = execute(model, scalar_face(model, [policy]), [env], 2.0, recurrences)
         return policy, rows, float(least[0])
@@ -91,13 +94,17 @@ class _Fixed(Policy):
 
 
 def _policy(decision: Decision, early_stopping: bool = True, beta: float = 2.0) -> _Fixed:
-    return _Fixed(PolicyContext(toy_job(), 1.0, beta, 0, np.random.default_rng(0)), decision, early_stopping)
+    return _Fixed(
+        PolicyContext(toy_job(), Cost(1.0), beta, 0, np.random.default_rng(0)), decision, early_stopping
+    )
 
 
 def _one_try(decision: Decision, min_cost: float, beta: float = 2.0) -> OneTry:
     """Single tries of ``decision`` with the least recurrence cost ``min_cost`` so far."""
     policy = _policy(decision, beta=beta)
-    return OneTry(JobModel(toy_job(), eta=1.0), policy, beta, np.random.default_rng(0), min_cost=min_cost)
+    return OneTry(
+        JobModel(toy_job(), cost=Cost(1.0)), policy, beta, np.random.default_rng(0), min_cost=min_cost
+    )
 
 
 def _recurrence(
@@ -105,7 +112,7 @@ def _recurrence(
 ) -> tuple[list, _Fixed, float]:
     """The executor's rows of recurrence ``recurrence`` alone, from ``min_cost``; the policy; the least cost after."""
     policy = _policy(decision, early_stopping)
-    model = JobModel(toy_job(), eta=1.0)
+    model = JobModel(toy_job(), cost=Cost(1.0))
     (rows,), least = execute(
         model, type(policy).batched(model, [policy]), [np.random.default_rng(0)], 2.0, recurrence, first=recurrence,
         least=min_cost,
@@ -149,7 +156,7 @@ def test_twenty_try_limit_and_failed_recurrence() -> None:
 def test_first_recurrence_must_converge() -> None:
     job = toy_job(b0=8)
     with pytest.raises(ConfigError, match="never reaches the target"):
-        JobModel(job, eta=0.5)
+        JobModel(job, cost=Cost(0.5))
     with pytest.raises(ConfigError, match="first recurrence"):
         _recurrence(Decision(8, 200.0), 1, math.inf)
 
@@ -163,20 +170,20 @@ def test_jit_ties_go_to_the_higher_limit_and_nan_is_skipped() -> None:
     # Equal epoch cost at 150 and 200 W; 100 W unmeasured.
     tpe = np.array([np.nan, 2.0, 1.5])
     pw = np.array([np.nan, 150.0, 200.0])
-    assert jit_power_limit(limits, tpe, pw, 1.0, 200.0) == 200.0
-    assert jit_power_limit(limits[::-1], tpe[::-1], pw[::-1], 1.0, 200.0) == 200.0
+    assert jit_power_limit(limits, tpe, pw, Cost(1.0), 200.0) == 200.0
+    assert jit_power_limit(limits[::-1], tpe[::-1], pw[::-1], Cost(1.0), 200.0) == 200.0
     # eta = 0 (time only): the fastest limit.
     assert (
-        jit_power_limit(limits, np.array([3.0, 2.0, 1.5]), np.array([90.0, 150.0, 200.0]), 0.0, 200.0)
+        jit_power_limit(limits, np.array([3.0, 2.0, 1.5]), np.array([90.0, 150.0, 200.0]), Cost(0.0), 200.0)
         == 200.0
     )
     with pytest.raises(ValueError, match="no measured"):
-        jit_power_limit(limits, np.full(3, np.nan), np.full(3, np.nan), 0.5, 200.0)
+        jit_power_limit(limits, np.full(3, np.nan), np.full(3, np.nan), Cost(0.5), 200.0)
 
 
 def test_window_reaches_the_bandit() -> None:
     job = toy_job()
-    policy = get_policy("zeus")(PolicyContext(job, 0.5, 2.0, 7, np.random.default_rng(0)))
+    policy = get_policy("zeus")(PolicyContext(job, Cost(0.5), 2.0, 7, np.random.default_rng(0)))
     assert policy.bandit.window == 7  # type: ignore[attr-defined]
 
 
@@ -192,7 +199,7 @@ def test_policy_choosing_an_unmeasured_configuration_is_refused() -> None:
 
 def test_window_in_the_replay() -> None:
     # After the six pruning recurrences (worked out above) 64 is far cheaper than 16 and 32.
-    model = JobModel(toy_job(), eta=1.0)
+    model = JobModel(toy_job(), cost=Cost(1.0))
     unbounded = replay(model, get_policy("zeus"), seed=2, beta=2.0, recurrences=36)
     assert {r[2] for r in unbounded[7:]} == {64}
     # A window of 1 leaves every arm with fewer than 2 observations in its window: the bandit
@@ -208,9 +215,9 @@ def test_policy_batched_default_wraps_one_policy_per_seed_and_the_replay_asks_it
     from zeus_bench.sim.replay import replay_many
 
     job = toy_job()
-    model = JobModel(job, eta=1.0)
+    model = JobModel(job, cost=Cost(1.0))
     base = get_policy("baseline")
-    policies = [base(PolicyContext(job, 1.0, 2.0, 0, np.random.default_rng(s))) for s in (1, 2)]
+    policies = [base(PolicyContext(job, Cost(1.0), 2.0, 0, np.random.default_rng(s))) for s in (1, 2)]
     face = base.batched(model, policies)
     assert isinstance(face, ScalarPolicies) and face.policies == policies
     asked: list[int] = []

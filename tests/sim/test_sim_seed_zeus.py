@@ -11,8 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
+from zeus_bench.core.cost import Cost
 from zeus_bench.optimizers import seed_bandits, streams
 from zeus_bench.optimizers._ziggurat import THRESHOLDS, WIDTHS
 from zeus_bench.optimizers.rng import (
@@ -71,9 +72,9 @@ def faces(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     made: list[int] = []
     real = seed_zeus.SeedZeus.__init__
 
-    def counted(self, model, policies):  # type: ignore[no-untyped-def]
+    def counted(self, model, policies, limits=None):  # type: ignore[no-untyped-def]
         made.append(len(policies))
-        real(self, model, policies)
+        real(self, model, policies, limits)
 
     monkeypatch.setattr(seed_zeus.SeedZeus, "__init__", counted)
     return made
@@ -103,14 +104,14 @@ def _same(model: JobModel, seeds: list[int], beta: float, recurrences: int) -> i
 def _ctx(model: JobModel, seed: int):  # type: ignore[no-untyped-def]
     from zeus_bench.sim.policies import PolicyContext
 
-    return PolicyContext(model.job, model.eta, 2.0, 0, np.random.default_rng(seed))
+    return PolicyContext(model.job, model.cost, 2.0, 0, np.random.default_rng(seed))
 
 
 @pytest.mark.parametrize("beta", [1.0, 1.25, 2.0, 5.0, math.inf])
 def test_toy_jobs_same_rows(beta: float) -> None:
     for targets in (None, NOISY, SPREAD):
         b0 = 32
-        model = JobModel(toy_job(targets, b0=b0), 0.5)
+        model = JobModel(toy_job(targets, b0=b0), Cost(0.5))
         assert _same(model, list(range(1, 41)), beta, 60) >= 40 * 60
 
 
@@ -119,14 +120,14 @@ def test_zero_budget_and_missed_recurrences_same_rows() -> None:
     job = toy_job({8: [1.0, 3.0], 16: [4.0, 9.0], 32: [5.0], 64: [3.0, 8.0]})
     tpe = np.array(job.time_per_epoch_s, dtype=float)
     tpe[3] *= 20.0
-    model = JobModel(replace(job, time_per_epoch_s=tpe), 0.5)
+    model = JobModel(replace(job, time_per_epoch_s=tpe), Cost(0.5))
     for beta in (1.0, 1.05):
         _same(model, list(range(1, 31)), beta, 40)
 
 
 def test_near_ties_and_uncertain_wedges_use_the_exact_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every decision from the exact posteriors and every slow normal from NumPy: the same rows."""
-    model = JobModel(toy_job(SPREAD), 0.5)
+    model = JobModel(toy_job(SPREAD), Cost(0.5))
     real = seed_bandits.approx_from_sums
 
     def uncertain(*sums: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -142,7 +143,7 @@ def test_rejectable_order_words_replay_the_seed_again(
     monkeypatch: pytest.MonkeyPatch, fell_back: list[list[int]]
 ) -> None:
     """A visiting order with a rejectable word: its seed goes, replayed from scratch by the scalar face."""
-    model = JobModel(toy_job(SPREAD), 0.5)
+    model = JobModel(toy_job(SPREAD), Cost(0.5))
     monkeypatch.setattr(streams, "holds_word", lambda raw, words: np.ones(raw.shape, dtype=bool))
     _same(model, list(range(1, 9)), 2.0, 50)
     # one replay from scratch for every seed whose arms have rejectable words (all of them hold one)
@@ -241,20 +242,20 @@ def test_published_traces_same_rows(zeus_traces: Path) -> None:
         for workload in ts.workload_ids(gpu):
             job = ts.job(gpu, workload)
             for eta, beta in ((0.5, 2.0), (0.3, 1.25), (0.8, 3.0)):
-                _same(JobModel(job, eta), list(range(1, 31)), beta, default_recurrences(job))
+                _same(JobModel(job, Cost(eta)), list(range(1, 31)), beta, default_recurrences(job))
 
 
 @pytest.mark.parametrize("recurrences", [1, 2, 3, 5, 9])
 def test_short_replays_end_before_or_just_after_the_handover(recurrences: int) -> None:
     for targets in (None, NOISY, SPREAD):
-        _same(JobModel(toy_job(targets), 0.5), list(range(1, 16)), 2.0, recurrences)
+        _same(JobModel(toy_job(targets), Cost(0.5)), list(range(1, 16)), 2.0, recurrences)
 
 
 def test_first_recurrence_failure_is_the_scalar_loops_error() -> None:
     """b0 (32) reaches on one path of two: a seed that samples the other fails, here as there."""
     from zeus_bench.core.errors import ConfigError
 
-    model = JobModel(toy_job({8: [4.0], 16: [4.0], 32: [np.nan, 5.0], 64: [3.0]}), 0.5)
+    model = JobModel(toy_job({8: [4.0], 16: [4.0], 32: [np.nan, 5.0], 64: [3.0]}), Cost(0.5))
     with pytest.raises(ConfigError) as ours:
         replay_batched(model, ZEUS, list(range(1, 13)), 2.0, 5)
     failing = []
@@ -272,7 +273,7 @@ def test_grid_frames_equal_seed_by_seed_replays() -> None:
     from zeus_bench.sim.replay import replay
 
     job = toy_job(SPREAD)
-    task = grid.Task(job, 0.5, "zeus", (1.5, 2.0), tuple(range(1, 12)), 40, 0)
+    task = grid.Task(job, Cost(0.5), "zeus", (1.5, 2.0), tuple(range(1, 12)), 40, 0)
     old_group = grid.GROUP_SEEDS
     try:
         grid.GROUP_SEEDS = 4
@@ -280,7 +281,7 @@ def test_grid_frames_equal_seed_by_seed_replays() -> None:
     finally:
         grid.GROUP_SEEDS = old_group
     assert len(tables) > 2
-    model = JobModel(job, 0.5)
+    model = JobModel(job, Cost(0.5))
     expected = [
         (beta, seed, row)
         for beta in task.betas
@@ -305,16 +306,16 @@ def test_grid_groups_whose_face_stops_applying_still_give_every_row(
     real = seed_zeus.SeedZeus.applies
     calls = []
 
-    def flaky(model, policies):  # type: ignore[no-untyped-def]
+    def flaky(model, policies, jit=True):  # type: ignore[no-untyped-def]
         calls.append(1)
-        return real(model, policies) if len(calls) == 1 else False
+        return real(model, policies, jit) if len(calls) == 1 else False
 
     monkeypatch.setattr(seed_zeus.SeedZeus, "applies", staticmethod(flaky))
     monkeypatch.setattr(grid, "GROUP_SEEDS", 4)
-    task = grid.Task(toy_job(SPREAD), 0.5, "zeus", (2.0,), tuple(range(1, 12)), 40, 0)
+    task = grid.Task(toy_job(SPREAD), Cost(0.5), "zeus", (2.0,), tuple(range(1, 12)), 40, 0)
     tables = list(grid.iter_task_tables(task, chunk_rows=100))
     assert len(calls) == 6  # one face per group (2 seeds: 100 rows // 40 recurrences)
-    model = JobModel(task.job, 0.5)
+    model = JobModel(task.job, Cost(0.5))
     expected = [(s, r) for s in task.seeds for r in replay_zeus(model, s, 2.0, 40)]
     assert np.concatenate([t.columns["seed"] for t in tables]).tolist() == [s for s, _ in expected]
     ours = np.concatenate([t.columns["cost"] for t in tables]).tolist()
@@ -325,7 +326,7 @@ def test_seeds_pruned_by_the_scalar_face_when_the_array_face_cannot(
     monkeypatch: pytest.MonkeyPatch, fell_back: list[list[int]]
 ) -> None:
     """Path words fetched one output at a time, or an arm to explore first: the same rows."""
-    model = JobModel(toy_job(SPREAD), 0.5)
+    model = JobModel(toy_job(SPREAD), Cost(0.5))
     real_outputs = executor._outputs
     monkeypatch.setattr(executor, "_outputs", lambda recurrences, rec: 1)  # 2 words per refill: many refills
     _same(model, list(range(1, 16)), 2.0, 40)
@@ -340,7 +341,7 @@ def test_zero_budget_tries_leave_gaps_in_the_attempts() -> None:
     job = toy_job({8: [1.0, 3.0], 16: [4.0, 9.0], 32: [5.0], 64: [3.0, 8.0]})
     tpe = np.array(job.time_per_epoch_s, dtype=float)
     tpe[3] *= 20.0
-    model = JobModel(replace(job, time_per_epoch_s=tpe), 0.5)
+    model = JobModel(replace(job, time_per_epoch_s=tpe), Cost(0.5))
     _same(model, list(range(1, 9)), 1.0, 40)
     done = replay_batched(model, ZEUS, list(range(1, 9)), 1.0, 40)
     seed_col, columns = np.asarray(range(1, 9))[done.seed], done.columns
@@ -359,7 +360,7 @@ def test_unmeasured_jit_limit_is_left_to_the_per_seed_replay() -> None:
     nan_at_jit = np.array(job.time_per_epoch_s, dtype=float)
     nan_at_jit[0, 0] = np.nan  # batch size 8 at 100 W, the JIT profile's choice, unmeasured
     jit_t = np.tile([1.5, 1.0], (len(job.batch_sizes), 1))
-    model = JobModel(replace(job, time_per_epoch_s=nan_at_jit, jit_time_per_epoch_s=jit_t), 1.0)
+    model = JobModel(replace(job, time_per_epoch_s=nan_at_jit, jit_time_per_epoch_s=jit_t), Cost(1.0))
     assert model.jit_limit_w[0] == 100.0
     assert model.at_jit_limits() is None
     assert isinstance(ZEUS.batched(model, [ZEUS(_ctx(model, s)) for s in (1, 2)]), ScalarPolicies)
@@ -368,8 +369,9 @@ def test_unmeasured_jit_limit_is_left_to_the_per_seed_replay() -> None:
 
 
 def test_dispatch_is_by_method_a_zeus_subclass_takes_the_batched_path(faces: list[int]) -> None:
-    """A renamed Zeus gets the array face (same rows); one that changes a decision (bs-only, a new predict) does not."""
-    model = JobModel(toy_job(NOISY), 0.5)
+    """A renamed Zeus gets the array face (same rows), so does bs-only (its own, at its maximum limits); one
+    that changes a decision (a new predict) does not."""
+    model = JobModel(toy_job(NOISY), Cost(0.5))
     renamed = type("MyZeus", (ZEUS,), {"name": "my-zeus", "description": "Zeus under another name"})
     seeds = list(range(1, 9))
     mine = replay_batched(model, renamed, seeds, 2.0, 30)
@@ -386,14 +388,16 @@ def test_dispatch_is_by_method_a_zeus_subclass_takes_the_batched_path(faces: lis
     replay_batched(model, type("Other", (ZEUS,), {"predict": predict}), seeds, 2.0, 30)
     replay_batched(model, get_policy("baseline"), seeds, 2.0, 30)  # the default: per seed
     replay_batched(model, SCALAR_ZEUS, seeds, 2.0, 30)  # batched overridden: its own face
-    assert faces == [8, 8]
+    assert faces == [8, 8, 8]  # zeus, my-zeus, bs-only
     policies = [get_policy("bs-only")(_ctx(model, s)) for s in seeds]
-    assert isinstance(get_policy("bs-only").batched(model, policies), ScalarPolicies)
+    assert isinstance(get_policy("bs-only").batched(model, policies), seed_zeus.SeedZeus)
+    tuned = type("BsOnlyOther", (get_policy("bs-only"),), {"_decide": get_policy("bs-only")._decide})
+    assert isinstance(tuned.batched(model, [tuned(_ctx(model, s)) for s in seeds]), ScalarPolicies)
 
 
 def test_few_seeds_take_the_scalar_face_unless_told_otherwise() -> None:
     """Below MIN_SEEDS seeds the scalar face replays faster: Zeus.batched gives it (same rows either way)."""
-    model = JobModel(toy_job(SPREAD), 0.5)
+    model = JobModel(toy_job(SPREAD), Cost(0.5))
     few = [ZEUS(_ctx(model, s)) for s in range(1, 5)]
     assert isinstance(ZEUS.batched(model, few), seed_zeus.SeedZeus)  # MIN_SEEDS 1 here (the fixture)
     seed_zeus.SeedZeus.MIN_SEEDS = 5
@@ -449,7 +453,7 @@ def test_array_face_with_drift_noise_and_a_later_start_gives_the_scalar_rows() -
     from zeus_bench.sim.policies.base import scalar_face
     from zeus_bench.sim.rules import noise_generator, seed_generators
 
-    model = JobModel(toy_job(SPREAD), 0.5)
+    model = JobModel(toy_job(SPREAD), Cost(0.5))
     seeds = list(range(1, 13))
 
     def drift(rec: int, bi: int) -> float:
@@ -473,4 +477,4 @@ def test_array_face_with_drift_noise_and_a_later_start_gives_the_scalar_rows() -
 def _ctx_rng(model: JobModel, rng: np.random.Generator):  # type: ignore[no-untyped-def]
     from zeus_bench.sim.policies import PolicyContext
 
-    return PolicyContext(model.job, model.eta, 1.5, 0, rng)
+    return PolicyContext(model.job, model.cost, 1.5, 0, rng)

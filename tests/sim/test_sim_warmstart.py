@@ -6,8 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sim_toy import toy_job
 
+from tests.helpers.sim_toy import toy_job
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import bootstrap_ci
 from zeus_bench.sim.scenarios.warmstart import Try, observed_tries, prior_from_tries
@@ -37,10 +38,10 @@ def test_prior_holds_only_what_the_tries_showed() -> None:
 
 def test_a_short_prior_replay_knows_less_than_the_grid() -> None:
     prior_job = toy_job(GRID)
-    few = observed_tries(prior_job, 0.5, 2.0, seed=1, recurrences=1)
+    few = observed_tries(prior_job, Cost(0.5), 2.0, seed=1, recurrences=1)
     assert {t.batch_size for t in few} == {32}  # the first recurrence runs b0 only
     assert prior_from_tries(toy_job(GRID), few, "other").best_batch_size == 32
-    many = observed_tries(prior_job, 0.5, 2.0, seed=1, recurrences=60)
+    many = observed_tries(prior_job, Cost(0.5), 2.0, seed=1, recurrences=60)
     assert prior_from_tries(toy_job(GRID), many, "other").best_batch_size == 64  # found by its own tries
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.optimizers.hill_climb import SafeHillClimb
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences, replay
@@ -30,19 +31,19 @@ def test_profiling_overhead_left_out_of_the_mean(zeus_traces: Path) -> None:
     from zeus_bench.sim.policies.zeus_plus import profiling_overhead
 
     job = TraceSet(zeus_traces).job("v100", "cifar100")
-    model = JobModel(job, 0.5)
+    model = JobModel(job, Cost(0.5))
     rows = replay(model, get_policy("zeus-plus"), 1, 2.0, 3)
     first = rows[0]  # b0, profiled, reached
     assert first[2] == job.b0 and first[9] and first[8]
     out = Outcome(first[2], first[3], first[7], first[8], first[4], first[5], first[6], first[9])
-    extra = profiling_overhead(job, 0.5, out)
+    extra = profiling_overhead(job, Cost(0.5), out)
     bi, pj = model.bs_index[job.b0], model.limit_index[first[3]]
     at_limit = first[4] * (
         0.5 * model.energy_per_epoch_j[bi][pj] + 0.5 * job.max_power_w * model.time_per_epoch_s[bi][pj]
     )
     assert extra > 0.0
     assert first[7] - extra == pytest.approx(at_limit, rel=1e-9)
-    assert profiling_overhead(job, 0.5, out._replace(profiled=False)) == 0.0
+    assert profiling_overhead(job, Cost(0.5), out._replace(profiled=False)) == 0.0
     opt = SafeHillClimb([int(b) for b in job.batch_sizes], job.b0)
     opt.observe(job.b0, first[7], True, first[4], extra)
     assert opt.spent == first[7] and opt.mean_cost(job.b0) == pytest.approx(at_limit, rel=1e-9)
@@ -54,7 +55,7 @@ def test_incumbent_stops_at_beta_times_its_own_mean(zeus_traces: Path) -> None:
     from zeus_bench.sim.policies import PolicyContext
 
     job = TraceSet(zeus_traces).job("v100", "cifar100")
-    policy = get_policy("zeus-plus")(PolicyContext(job, 0.5, 2.0, 0, np.random.default_rng(1), 10))
+    policy = get_policy("zeus-plus")(PolicyContext(job, Cost(0.5), 2.0, 0, np.random.default_rng(1), 10))
     assert policy.ctx.recurrences == 10 and policy.climber.horizon == 10
     policy.climber.observe(job.b0, 100.0, True, 10.0)
     assert policy.climber.probe is None
@@ -67,12 +68,12 @@ def test_incumbent_stops_at_beta_times_its_own_mean(zeus_traces: Path) -> None:
 def test_the_assumed_horizon_applies_only_when_the_number_is_not_known() -> None:
     """zeus-plus plans for the recurrences it is told; not told, it assumes ``horizon`` (default 0:
     the anytime budget); zeus-plus-safe keeps the anytime budget even when told."""
-    from tests.sim.sim_toy import toy_job
+    from tests.helpers.sim_toy import toy_job
     from zeus_bench.sim.policies import PolicyContext
     from zeus_bench.studies.crossfit import variant
 
     def horizon(name: str, known: int | None, **constants: object) -> int:
-        ctx = PolicyContext(toy_job(), 0.5, 2.0, 0, np.random.default_rng(1), known)
+        ctx = PolicyContext(toy_job(), Cost(0.5), 2.0, 0, np.random.default_rng(1), known)
         return int(variant(name, constants)(ctx).climber.horizon)
 
     assert get_policy("zeus-plus").horizon == 0
@@ -85,12 +86,12 @@ def test_the_anytime_budget_lends_nothing_unless_told() -> None:
     """zeus-plus not told the number runs the anytime budget with no loan and no lookahead (a
     recurrence that has not run pays no probe); told it, it lends 1 (a horizon to repay in);
     zeus-plus-safe keeps its own 1 and 4; an explicit constant wins."""
-    from tests.sim.sim_toy import toy_job
+    from tests.helpers.sim_toy import toy_job
     from zeus_bench.sim.policies import PolicyContext
     from zeus_bench.studies.crossfit import variant
 
     def terms(name: str, known: int | None, **constants: object) -> tuple[int, float, float]:
-        ctx = PolicyContext(toy_job(), 0.5, 2.0, 0, np.random.default_rng(1), known)
+        ctx = PolicyContext(toy_job(), Cost(0.5), 2.0, 0, np.random.default_rng(1), known)
         c = variant(name, constants)(ctx).climber
         return c.horizon, c.loan, c.lookahead
 
@@ -116,7 +117,7 @@ def _totals(job_model: JobModel, policy: str, seeds: range = SEEDS) -> np.ndarra
 def test_safe_on_small_grid(zeus_traces: Path, gpu: str, workload: str) -> None:
     """Cumulative cost at most 1.02 x the baseline's (b0 at the max limit), mean over seeds 1-5."""
     job = TraceSet(zeus_traces).job(gpu, workload)
-    model = JobModel(job, 0.5)
+    model = JobModel(job, Cost(0.5))
     n = default_recurrences(job)
     for policy in ("zeus-plus", "zeus-plus-safe"):
         ratio = _totals(model, policy) / (n * references(model).baseline)
@@ -146,7 +147,7 @@ def test_safe_on_h200(h200_traces: Path, policy: str) -> None:
     ts = TraceSet(h200_traces)
     ratios = {}
     for workload in H200_JOBS:
-        model = JobModel(ts.job("h200", workload), 0.5)
+        model = JobModel(ts.job("h200", workload), Cost(0.5))
         n = default_recurrences(model.job)
         ratios[workload] = _totals(model, policy, range(1, 21)).mean() / (n * references(model).baseline)
     assert max(ratios.values()) <= 1.02, ratios
@@ -163,7 +164,7 @@ def test_better_than_zeus_on_small_grid(zeus_traces: Path) -> None:
         for policy in ("zeus", "zeus-plus"):
             per_job = []
             for workload in ts.workload_ids(gpu):
-                model = JobModel(ts.job(gpu, workload), 0.5)
+                model = JobModel(ts.job(gpu, workload), Cost(0.5))
                 n = default_recurrences(model.job)
                 per_job.append((_totals(model, policy) / (n * references(model).oracle) - 1.0).mean())
             regret[policy] = float(np.mean(per_job))
@@ -174,7 +175,7 @@ def test_less_regret_than_zeus_where_b0_is_far(zeus_traces: Path) -> None:
     """On the jobs whose optimum is far from b0 zeus-plus's regret is below Zeus's."""
     ts = TraceSet(zeus_traces)
     for gpu, workload in (("v100", "cifar100"), ("a40", "librispeech"), ("a40", "movielens-1m")):
-        model = JobModel(ts.job(gpu, workload), 0.5)
+        model = JobModel(ts.job(gpu, workload), Cost(0.5))
         plus, zeus = _totals(model, "zeus-plus").mean(), _totals(model, "zeus").mean()
         assert plus < zeus, (gpu, workload, plus / zeus)
 
@@ -192,11 +193,11 @@ def test_study_agrees_with_the_summary(zeus_traces: Path) -> None:
         ["sentiment140"],
         ["zeus", "zeus-plus", "baseline", "max-batch", "oracle"],
         [1, 2],
-        [0.5],
+        [Cost(0.5)],
         [2.0],
     )
     summary = summarize(simulate(tasks)).set_index("policy")
-    study, _ = compare({"a40": [ts.job("a40", "sentiment140")]}, [1, 2], 0.5, 2.0)
+    study, _ = compare({"a40": [ts.job("a40", "sentiment140")]}, [1, 2], Cost(0.5), 2.0)
     for row in study.itertuples():
         for col in (
             "cost_ratio_vs_baseline_cum_mean",
@@ -220,7 +221,7 @@ def test_warmstart_reuses_the_comparisons_cold_runs(
     sets = {"a40": ts, "v100": ts}
     jobs = {g: [ts.job(g, "sentiment140")] for g in sets}
     runs: study.Runs = {}
-    study.compare(jobs, [1, 2], 0.5, 2.0, runs)
+    study.compare(jobs, [1, 2], Cost(0.5), 2.0, runs)
     assert sorted(k[:3] for k in runs) == [
         ("a40", "sentiment140", "zeus"),
         ("a40", "sentiment140", "zeus-plus"),
@@ -228,12 +229,12 @@ def test_warmstart_reuses_the_comparisons_cold_runs(
         ("v100", "sentiment140", "zeus-plus"),
     ]
     pairs = [("v100", "a40"), ("a40", "v100")]
-    replayed = study.warmstart_study(sets, pairs, [1, 2], 0.5, 2.0, {"sentiment140"})
+    replayed = study.warmstart_study(sets, pairs, [1, 2], Cost(0.5), 2.0, {"sentiment140"})
     calls: list[str] = []
     real = study.recurrence_costs
     counted = lambda model, cls, *a, **k: calls.append(cls.__name__) or real(model, cls, *a, **k)  # noqa: E731
     monkeypatch.setattr(study, "recurrence_costs", counted)  # the study's cold runs
     monkeypatch.setattr(recurrences, "recurrence_costs", counted)  # the warm runs (studies.warmjobs)
-    reused = study.warmstart_study(sets, pairs, [1, 2], 0.5, 2.0, {"sentiment140"}, runs)
+    reused = study.warmstart_study(sets, pairs, [1, 2], Cost(0.5), 2.0, {"sentiment140"}, runs)
     assert len(calls) == 4  # the warm runs only: one per seed (its own prior) and pair
     assert reused.equals(replayed) and len(reused) == 2

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from zeus_bench.cli.main import main
+from zeus_bench.core.cost import Cost
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, replay
 from zeus_bench.sim.scenarios.drift import Drift, optimum_shift, oracle_cost_by_recurrence, validate_drift
@@ -54,7 +55,7 @@ def test_drift_interpolates_steps_and_morphs(zeus_traces: Path) -> None:
 
 def test_no_drift_replays_identically_and_a_step_moves_the_optimum(zeus_traces: Path) -> None:
     job = TraceSet(zeus_traces).job("v100", "imagenet")
-    model = JobModel(job, 0.5)
+    model = JobModel(job, Cost(0.5))
     none = Drift(
         validate_drift(
             pd.DataFrame(
@@ -68,8 +69,8 @@ def test_no_drift_replays_identically_and_a_step_moves_the_optimum(zeus_traces: 
         np.testing.assert_array_equal(
             plain, np.array(replay(model, get_policy(name), 3, 2.0, 30, 0, none), dtype=float)
         )
-    step = Drift(optimum_shift(job, 0.5, "step", 20, 2.0), job)
-    oracle = oracle_cost_by_recurrence(job, 0.5, step, 40)
+    step = Drift(optimum_shift(job, Cost(0.5), "step", 20, 2.0), job)
+    oracle = oracle_cost_by_recurrence(job, Cost(0.5), step, 40)
     assert np.all(oracle[:19] == oracle[0]) and np.all(oracle[19:] > oracle[0])
     rows = replay(model, get_policy("oracle"), 3, 2.0, 40, 0, step)
     epochs = {r[0]: r[4] for r in rows}
@@ -174,7 +175,7 @@ def test_simulate_with_drift_and_prior(zeus_traces: Path, tmp_path: Path) -> Non
     base = runs[runs.policy == "baseline"].groupby("recurrence")["epochs"].mean()
     assert base.loc[11:].mean() == pytest.approx(1.25 * base.loc[:10].mean(), rel=0.15)  # b0 = 32 drifts
     plus = runs[(runs.policy == "zeus-plus") & (runs.seed == 1)].sort_values(["recurrence", "attempt"])
-    prior = prior_for(TraceSet(zeus_traces).job("a40", "squad"), TraceSet(zeus_traces), "v100", 0.5)
+    prior = prior_for(TraceSet(zeus_traces).job("a40", "squad"), TraceSet(zeus_traces), "v100", Cost(0.5))
     assert plus["batch_size"].iloc[1] == prior.best_batch_size  # the prior's best is probed first
 
 
@@ -183,8 +184,8 @@ def test_prior_picks_the_other_gpus_best_among_the_batch_sizes_its_replay_saw_re
 ) -> None:
     ts = TraceSet(zeus_traces)
     job = ts.job("a40", "cifar100")
-    prior = prior_for(job, ts, "v100", 0.5)
-    tries = observed_tries(ts.job("v100", "cifar100"), 0.5, 2.0, PRIOR_SEED)
+    prior = prior_for(job, ts, "v100", Cost(0.5))
+    tries = observed_tries(ts.job("v100", "cifar100"), Cost(0.5), 2.0, PRIOR_SEED)
     reached = {t.batch_size for t in tries if t.reached}
     assert prior.gpu == "v100" and prior.best_batch_size in reached
     assert {b for b, _ in prior.relative_cost} == reached & set(job.batch_sizes.tolist())

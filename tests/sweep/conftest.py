@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from optional import require
+
+from tests.helpers.optional import require
 
 torch = require("torch")
 

@@ -17,15 +17,12 @@ import traceback
 
 os.environ["OMP_NUM_THREADS"] = "1"
 
-from pathlib import Path
 
 import torch
 
+from tests.helpers.run_as_user import warm_up
 from zeus_bench.cli.main import main
 from zeus_bench.core import faults
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "device"))
-from run_as_user import warm_up
 
 torch.set_num_threads(1)
 warm_up()  # one tiny sweep on a scratch fake GPU: every lazy import done before the forks

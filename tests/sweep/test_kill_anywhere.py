@@ -29,13 +29,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.gpud_helpers import Daemon, fake_limits
 from zeus_bench.store import read_table
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "device"))
-from gpud_helpers import Daemon, fake_limits
-
 pytestmark = pytest.mark.slow
-HARNESS = Path(__file__).with_name("kill_harness.py")
+REPO = Path(__file__).resolve().parents[2]  # the harness runs as python -m tests.sweep.kill_harness from here
 KILLS = 20
 LIMITS = (300.0, 500.0)
 BATCH_SIZES = (4, 8)
@@ -51,7 +49,12 @@ class Harness:
     def __init__(self, folder: Path, env: dict[str, str]) -> None:
         self.log = folder / "runs.log"
         self.proc = subprocess.Popen(
-            [sys.executable, str(HARNESS)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+            [sys.executable, "-m", "tests.sweep.kill_harness"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=REPO,
         )
 
     def run(self, argv: list[str], env: dict[str, str] | None = None) -> dict[str, float]:

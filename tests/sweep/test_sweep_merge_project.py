@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from zeus_bench.cli.main import main
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError, TraceFormatError
 from zeus_bench.device.counter import CounterLog, Edge
 from zeus_bench.store import read_table, write_table
@@ -90,7 +91,7 @@ def test_projection_numbers(traces, monkeypatch):
 
     spec = replace(registry.get_workload("cifar100"), default_batch_size=8)
     monkeypatch.setattr("zeus_bench.sweep.projection.load_workloads", lambda path=None: {"cifar100": spec})
-    df = project(*traces, eta=1.0)
+    df = project(*traces, cost=Cost(1.0))
     row = df.iloc[0]
     # ETA: b=8 -> 10 x 10 s x 100 W = 10 kJ; b=16 -> 5 x 6 x 150 = 4.5 kJ; b=32 never converges.
     assert row["b0"] == 8 and row["b0_eta_j"] == pytest.approx(10_000)
@@ -98,7 +99,7 @@ def test_projection_numbers(traces, monkeypatch):
     assert row["least_energy_saving_vs_b0_pct"] == pytest.approx(55.0)
     assert row["maxbatch_bs"] == 16 and row["least_energy_saving_vs_maxbatch_pct"] == pytest.approx(0.0)
     assert "power-limit dimension is ABSENT" in df.attrs["power_limit_note"]
-    per_bs = project_per_batch_size(*traces, eta=1.0)
+    per_bs = project_per_batch_size(*traces, cost=Cost(1.0))
     assert per_bs["batch_size"].tolist() == [8, 16, 32]  # 1024 has no train rows
     assert per_bs["tta_s"].iloc[:2].tolist() == pytest.approx([100.0, 30.0])
 

@@ -12,8 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from optional import in_ci
 from workflow_helpers import REPO, SNAKEMAKE
+
+from tests.helpers.optional import in_ci
 
 # Appended to the report: once the page (Snakemake's report app) has run, decode every embedded
 # result that is an image in the browser and write what loaded, and the app's text (polled until

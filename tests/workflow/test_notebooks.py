@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
-from optional import require
 from workflow_helpers import REPO
+
+from tests.helpers.optional import require
 
 NOTEBOOKS = sorted((REPO / "analysis" / "notebooks").glob("*.ipynb"))
 

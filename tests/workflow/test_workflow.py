@@ -118,7 +118,7 @@ def test_dry_run_starts_with_the_traces(tmp_path, zeus_csv_dir):
     # is planned from the start (where not up to date), to run beside the checkpoint.
     jobs = _jobs(out.stdout)
     assert jobs["zeus_traces"] == 1 and jobs["all"] == 1
-    assert set(jobs) - {"zeus_traces", "all"} <= {"results_readme", "figure_sweeps", "alibaba_trace"}
+    assert set(jobs) - {"zeus_traces", "all"} <= {"results_readme", "figure_measured-gpus", "alibaba_trace"}
     assert jobs["results_readme"] == 1  # the workdir has no results/README.md yet
 
 
@@ -255,7 +255,7 @@ def test_changing_eta_reruns_only_what_depends_on_it(reduced_run):
         "zeus_traces",
         "own_traces",
         "simulate_eta",
-        "figure_sweeps",
+        "figure_measured-gpus",
         "results_readme",
     ):
         assert untouched not in jobs
@@ -299,8 +299,8 @@ def test_without_the_zeus_traces_the_workflow_says_what_it_skipped(tmp_path):
     assert (tmp_path / "results" / "report.md").read_text() == "the committed report\n"  # never a stub
     report = (tmp_path / "results" / "report-partial.md").read_text()
     if list(own.glob("*/power-*.parquet")):  # the project's own committed traces are still drawn
-        assert (tmp_path / "results" / "figures" / "h200.png").exists()
-        assert "![H200](figures/h200.png)" in report
+        assert (tmp_path / "results" / "figures" / "measured-gpus.png").exists()
+        assert "![Measured GPUs](figures/measured-gpus.png)" in report
     assert "## What was skipped" in report
     assert "Every figure and number from the Zeus traces" in report
     assert "export ZEUS_TRACE_DIR=/path/to/trace" in report

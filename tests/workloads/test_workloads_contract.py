@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from optional import require
+
+from tests.helpers.optional import require
 
 torch = require("torch")
 

@@ -6,7 +6,8 @@ import json
 import os
 
 import pytest
-from optional import require
+
+from tests.helpers.optional import require
 
 require("torch")
 

@@ -7,7 +7,8 @@ import pickle
 
 import numpy as np
 import pytest
-from optional import require
+
+from tests.helpers.optional import require
 
 torch = require("torch")
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from optional import require
+
+from tests.helpers.optional import require
 
 torch = require("torch")
 

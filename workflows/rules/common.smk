@@ -62,7 +62,7 @@ PRIORITY = {
     "figure_policy-cost": 5,
     "figure_policy-drift": 5,
     "figure_generations": 4,
-    "figure_sweeps": 4,
+    "figure_measured-gpus": 4,
     "figure_potential": 3,
 }
 

@@ -24,7 +24,7 @@ rule policy_study:
         "logs/policy/study.log",
     shell:
         "zeus-bench study --arena {params.arena} {params.traces} --seeds {params.seeds} "
-        "--workloads {params.workloads} --out-dir {params.out_dir} > {log} 2>&1"
+        "--workloads {params.workloads} --out-dir {params.out_dir} 2>&1 | tee {log}"
 
 
 # The policy arena (docs/policies.md, "The arena protocol"): every registered policy on every GPU,
@@ -58,9 +58,10 @@ rule policy_arena:
     log:
         "logs/policy/arena-{run}.log",
     shell:
-        # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns)
+        # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns);
+        # tee: the progress lines (a few seconds apart, with the time left) and the answer also on the console
         "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} "
-        "--horizon {wildcards.run} {params.scope} --jobs {threads} --out {params.out_dir} > {log} 2>&1"
+        "--horizon {wildcards.run} {params.scope} --jobs {threads} --out {params.out_dir} 2>&1 | tee {log}"
 
 
 # Regret against the number of recurrences (the same traces replayed 10 ... 200 times): zeus,
@@ -91,5 +92,5 @@ rule arena_recurrences:
     shell:
         "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} "
         "--horizon {wildcards.horizon} --recurrences {wildcards.n} "
-        "--policies {params.policies} --fold 1 --jobs {threads} --out {params.out_dir} > {log} 2>&1"
+        "--policies {params.policies} --fold 1 --jobs {threads} --out {params.out_dir} 2>&1 | tee {log}"
 

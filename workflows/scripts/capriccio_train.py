@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost
 
 log = logging.getLogger("capriccio_train")
 
@@ -88,13 +88,13 @@ def train_slice(args: argparse.Namespace, root: Path, backend: Any) -> dict[str,
         target_metric=args.target,
         max_epochs=args.max_epochs,
         state_dir=args.state_dir,
-        eta=args.eta,
+        cost=Cost(args.eta),
         beta=args.beta,
         backend=backend,
         observe=args.observe,
         window=args.window,
         profiler=ProfilerConfig(
-            eta=args.eta,
+            cost=Cost(args.eta),
             warmup_iters=2,
             warmup_min_s=args.profile_s / 4,
             profile_iters=4,

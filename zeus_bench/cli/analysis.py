@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # pandas is imported by the handlers, not at start-up
     import pandas as pd
 
 from zeus_bench.cli.common import FORMAT_SUFFIXES, add_format_arg, check_out, emit, eta_arg, render
-from zeus_bench.core.cost import DEFAULT_ETA
+from zeus_bench.core.cost import DEFAULT_ETA, Cost
 
 
 def _traces_args(p: argparse.ArgumentParser) -> None:
@@ -44,12 +44,29 @@ def register(sub: Any) -> None:
 
     q = sub.add_parser("pareto", help="ETA-vs-TTA Pareto frontier of a workload's feasible configurations")
     _traces_args(q)
-    q.add_argument("--workload", required=True, help="workload id in the traces (cifar100, imagenet, ...)")
+    q.add_argument(
+        "--workloads",
+        "--workload",
+        dest="workloads",
+        required=True,
+        help="comma-separated workload ids in the traces (cifar100, imagenet, ...)",
+    )
     q.add_argument(
         "--eta", type=eta_arg, default=DEFAULT_ETA, help="eta for the cost column (default %(default)s)"
     )
     q.add_argument("--all", action="store_true", help="write every configuration with an on_frontier column")
-    q.add_argument("--out", type=Path, default=None, help="output .csv or .parquet (default: CSV on stdout)")
+    q.add_argument(
+        "--format",
+        choices=("table", "csv", "json"),
+        default="table",
+        help="output format on stdout or in --out (default: %(default)s; every column in csv and json)",
+    )
+    q.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="write here instead of stdout: .parquet (the configurations table), .csv, .json, or .txt (--format)",
+    )
     q.set_defaults(func=_pareto)
 
 
@@ -69,7 +86,7 @@ def _potential(args: argparse.Namespace) -> int:
             f"{Path(args.traces) / f'power-{args.gpu}.parquet'}: no rows of a registered workload with a "
             f"train trace for GPU {args.gpu} (an empty power trace?): nothing to analyse"
         )
-    df = potential_table([ts.job(args.gpu, w) for w in ids], args.eta)
+    df = potential_table([ts.job(args.gpu, w) for w in ids], Cost(args.eta))
     validate(df, "potential", str(args.out or "potential table"))
     if args.format == "table":
         emit(_potential_table(df, args.gpu), args.out)
@@ -117,25 +134,59 @@ def _potential_table(df: pd.DataFrame, gpu: str) -> str:
 
 def _pareto(args: argparse.Namespace) -> int:
 
+    import pandas as pd
+
     from zeus_bench.core.fsutil import atomic_path
     from zeus_bench.store import validate
     from zeus_bench.traces.jobs import TraceSet
     from zeus_bench.traces.pareto import pareto_mask
 
-    check_out(args.out, (".csv", ".parquet"))
+    check_out(args.out, (".csv", ".parquet", ".json", ".txt", ".md"))
     ts = TraceSet(args.traces, args.workloads_file)
-    job = ts.job(args.gpu, args.workload)
-    configs = job.configurations(args.eta)
-    feasible = configs["feasible"].to_numpy()
-    on = pareto_mask(configs["tta_s"].where(feasible).to_numpy(), configs["eta_j"].where(feasible).to_numpy())
-    configs.insert(0, "workload", job.workload.id)
-    configs.insert(0, "gpu", job.gpu)
-    configs["on_frontier"] = on
-    df: pd.DataFrame = configs if args.all else configs[on].sort_values("tta_s").reset_index(drop=True)
+    frames = []
+    for workload in [w.strip() for w in args.workloads.split(",") if w.strip()]:
+        job = ts.job(args.gpu, workload)
+        configs = job.configurations(Cost(args.eta))
+        feasible = configs["feasible"].to_numpy()
+        on = pareto_mask(
+            configs["tta_s"].where(feasible).to_numpy(), configs["eta_j"].where(feasible).to_numpy()
+        )
+        configs.insert(0, "workload", job.workload.id)
+        configs.insert(0, "gpu", job.gpu)
+        configs["on_frontier"] = on
+        frames.append(configs if args.all else configs[on].sort_values("tta_s").reset_index(drop=True))
+    df: pd.DataFrame = pd.concat(frames, ignore_index=True)
     validate(df, "configurations", str(args.out or "configurations"))
-    if args.out is not None and args.out.suffix == ".parquet":
+    suffix = args.out.suffix if args.out is not None else ""
+    if suffix == ".parquet":
         with atomic_path(args.out) as tmp:
             df.to_parquet(tmp, index=False)
+        return 0
+    fmt = {".csv": "csv", ".json": "json"}.get(suffix, args.format)
+    if fmt == "table":
+        emit(_pareto_table(df), args.out)
     else:
-        emit(render(df, "csv"), args.out)
+        emit(render(df, fmt), args.out)
     return 0
+
+
+#: The columns of ``pareto``'s table view (every column: ``--format csv`` or ``json``).
+PARETO_TABLE_COLUMNS = (
+    "workload",
+    "batch_size",
+    "power_limit_w",
+    "tta_s",
+    "eta_j",
+    "cost",
+    "feasible",
+    "on_frontier",
+)
+
+
+def _pareto_table(df: pd.DataFrame) -> str:
+    """The frontier (or every configuration) as a table that fits 100 columns."""
+    gpu = ", ".join(sorted(df["gpu"].unique()))
+    return (
+        f"Configurations on {gpu}: tta_s time and eta_j energy to accuracy; all columns: --format csv\n"
+        + render(df[list(PARETO_TABLE_COLUMNS)], "table")
+    )

@@ -10,6 +10,7 @@ from zeus_bench.cli.common import (
     MAX_RECURRENCES,
     MAX_SEEDS,
     add_format_arg,
+    add_workloads_arg,
     beta_arg,
     bounded_int_arg,
     eta_arg,
@@ -47,7 +48,7 @@ def register(sub: Any) -> None:
         help="folder of imported traces; repeatable (GPU=DIR: that folder for that GPU only)",
     )
     p.add_argument("--gpu", type=_list_of(str), required=True, metavar="GPU[,GPU...]", help="GPU kind(s)")
-    p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
+    add_workloads_arg(p)
     p.add_argument(
         "--policies",
         default="all",
@@ -186,6 +187,8 @@ def _arena(args: argparse.Namespace) -> int:
     from zeus_bench.sim.rules import check_horizon
     from zeus_bench.store import write_table
     from zeus_bench.studies.arena import (
+        COMPARATOR,
+        PAIRED,
         Protocol,
         arena_folds,
         default_policies,
@@ -232,6 +235,14 @@ def _arena(args: argparse.Namespace) -> int:
 
             bar = stack.enter_context(tqdm(unit="task", desc="arena", leave=False))
             progress = bar.update
+        else:  # a log file or a pipe: a line now and then, with the time left
+            from zeus_bench.core.progress import Progress
+
+            per_fold = sum(
+                len(traces[g].workload_ids(g) if workloads is None else workloads) for g in args.gpu
+            ) * len({COMPARATOR, *policies, *PAIRED})
+            runs = len(folds) * args.splits
+            progress = Progress("arena (GPU, workload, policy) replays", runs * per_fold, logger=log).done
         tables = arena_folds(
             traces, args.gpu, policies, protocol, folds, workloads, args.jobs, args.policy_module, progress,
             args.splits,

@@ -34,6 +34,28 @@ if TYPE_CHECKING:  # pandas is imported by the handlers that render tables, not 
 FORMAT_SUFFIXES: dict[str, tuple[str, ...]] = {"csv": (".csv",), "json": (".json",), "table": (".txt", ".md")}
 
 
+def gpu_indices_arg(text: str) -> list[int]:
+    """Parse ``--gpus I,J``: GPU indices (an argparse type)."""
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1, got {text!r}") from None
+    if not values or any(v < 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1, got {text!r}")
+    return values
+
+
+def add_workloads_arg(parser: argparse.ArgumentParser) -> None:
+    """Add ``--workloads all|W,W,...`` (default all), with ``--workload`` as an exact alias."""
+    parser.add_argument(
+        "--workloads",
+        "--workload",
+        dest="workloads",
+        default="all",
+        help="'all' (default) or comma-separated workload ids",
+    )
+
+
 def add_format_arg(parser: argparse.ArgumentParser, default: str = "table", out: bool = True) -> None:
     """Add ``--format table|csv|json`` and ``--out FILE`` (``out`` False: a command whose --out is its own)."""
     parser.add_argument(
@@ -79,12 +101,14 @@ __all__ = [
     "MAX_RECURRENCES",
     "MAX_SEEDS",
     "add_format_arg",
+    "add_workloads_arg",
     "beta_arg",
     "bounded_int_arg",
     "check_out",
     "emit",
     "eta_arg",
     "exit_command",
+    "gpu_indices_arg",
     "int_range_arg",
     "render",
     "require_extra",

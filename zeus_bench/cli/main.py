@@ -26,11 +26,33 @@ COMMAND_MODULES: tuple[str, ...] = (
     "zeus_bench.cli.analysis",
     "zeus_bench.cli.fetch",
     "zeus_bench.cli.gpu",
+    "zeus_bench.cli.measure",
     "zeus_bench.cli.sim",
     "zeus_bench.cli.arena",
     "zeus_bench.cli.study",
     "zeus_bench.cli.capriccio",
 )
+
+#: The module of each subcommand: a command line naming one imports that module alone (start-up:
+#: the other modules' imports are not paid); ``tests/core/test_cli_lazy.py`` checks it against them.
+COMMANDS: dict[str, str] = {
+    "traces": "zeus_bench.cli.traces",
+    "sweep": "zeus_bench.cli.sweep",
+    "sweep-merge": "zeus_bench.cli.sweep",
+    "project": "zeus_bench.cli.sweep",
+    "potential": "zeus_bench.cli.analysis",
+    "pareto": "zeus_bench.cli.analysis",
+    "fetch-traces": "zeus_bench.cli.fetch",
+    "gpu": "zeus_bench.cli.gpu",
+    "gpud": "zeus_bench.cli.gpu",
+    "simulate": "zeus_bench.cli.sim",
+    "summarize": "zeus_bench.cli.sim",
+    "synth-arrivals": "zeus_bench.cli.sim",
+    "arena": "zeus_bench.cli.arena",
+    "study": "zeus_bench.cli.study",
+    "capriccio": "zeus_bench.cli.capriccio",
+    "measure": "zeus_bench.cli.measure",
+}
 
 log = logging.getLogger("zeus_bench")
 
@@ -43,15 +65,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the full ``zeus-bench`` parser."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Build the ``zeus-bench`` parser: every subcommand, or only ``command``'s module's (:data:`COMMANDS`)."""
     parser = _Parser(prog="zeus-bench", description="Measure and cut the GPU energy of DNN training.")
     parser.add_argument("--version", action="version", version=f"zeus-bench {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv: debug)")
     parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMAND_MODULES:
+    for name in (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     _describe(sub)
     return parser
@@ -86,9 +108,10 @@ def _command(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``zeus-bench``; returns the exit status (0 ok, 2 bad input, 130 interrupted)."""
     words = sys.argv[1:] if argv is None else list(argv)
-    if _command(words) in NO_BLAS_COMMANDS and "numpy" not in sys.modules:
+    command = _command(words)
+    if command in NO_BLAS_COMMANDS and "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # a user's own setting wins
-    parser = build_parser()
+    parser = build_parser(command)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors (status 2)

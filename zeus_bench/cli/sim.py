@@ -63,12 +63,14 @@ def _simulate(args: argparse.Namespace) -> int:
     import sys
     import time
 
+    from zeus_bench.core.cost import Cost
     from zeus_bench.core.errors import ConfigError
     from zeus_bench.sim.grid import iter_simulate_tables, plan
     from zeus_bench.sim.policies import POLICIES
     from zeus_bench.sim.policies.base import load_policy_module
     from zeus_bench.sim.replay import BanditKnobs
     from zeus_bench.sim.scenarios.arrivals import read_arrivals
+    from zeus_bench.sim.scenarios.carbon import DEFAULT_PERIOD_S, read_carbon
     from zeus_bench.sim.scenarios.drift import read_drift
     from zeus_bench.store import TableWriter
     from zeus_bench.traces.jobs import TraceSet
@@ -95,6 +97,11 @@ def _simulate(args: argparse.Namespace) -> int:
         raise ConfigError("--prior-traces and --prior-gpu go together")
     prior = None if args.prior_traces is None else (TraceSet(args.prior_traces), args.prior_gpu)
     knobs = BanditKnobs(args.prior_mean, args.prior_precision, args.prune_rounds)
+    if args.carbon_intensity is None and (args.carbon_price > 0.0 or args.recurrence_period_s is not None):
+        raise ConfigError("--carbon-price and --recurrence-period-s need --carbon-intensity")
+    carbon = None if args.carbon_intensity is None else read_carbon(args.carbon_intensity)
+    period_s = DEFAULT_PERIOD_S if args.recurrence_period_s is None else args.recurrence_period_s
+    costs = [Cost(eta, args.carbon_price) for eta in args.eta]
     tasks = []
     for gpu in args.gpu:
         tasks += plan(
@@ -103,7 +110,7 @@ def _simulate(args: argparse.Namespace) -> int:
             workloads,
             policies,
             args.seeds,
-            args.eta,
+            costs,
             args.beta,
             args.recurrences,
             args.window,
@@ -114,6 +121,8 @@ def _simulate(args: argparse.Namespace) -> int:
             args.horizon,
             args.noise,
             knobs,
+            carbon,
+            period_s,
         )
     provenance = {
         "command": "simulate",
@@ -129,6 +138,12 @@ def _simulate(args: argparse.Namespace) -> int:
         "noise": tasks[0].noise if tasks else 0.0,
         "bandit_knobs": knobs._asdict(),
     }
+    if carbon is not None:  # only then: a runs table without a series keeps its provenance
+        provenance["carbon"] = {
+            "intensity": str(args.carbon_intensity),
+            "period_s": None if args.arrivals is not None else period_s,
+            "price_j_per_g": args.carbon_price,
+        }
     # The tasks hold each workload's rows of the arrival table: the whole table can go.
     del arrivals
     replays = sum(t.units for t in tasks)
@@ -154,14 +169,31 @@ _SHOWN = {
     "policy": "policy",
     "eta": "eta",
     "beta": "beta",
-    "energy_savings_vs_baseline_cum_pct": "E-save vs baseline cum %",
-    "energy_savings_vs_baseline_last10_pct": "E-save vs baseline last10 %",
-    "energy_savings_vs_max_batch_cum_pct": "E-save vs max-batch cum %",
-    "time_savings_vs_baseline_cum_pct": "T-save vs baseline cum %",
-    "regret_vs_oracle_cost_j": "regret vs oracle (J)",
-    "settle_recurrence": "settles at recurrence",
-    "failed_recurrences_mean": "failed recurrences",
+    "energy_savings_vs_baseline_cum_pct": "E% all",
+    "energy_savings_vs_baseline_last10_pct": "E% last10",
+    "energy_savings_vs_max_batch_cum_pct": "E% vs mb",
+    "time_savings_vs_baseline_cum_pct": "T% all",
+    "regret_vs_oracle_cum_pct": "regret %",
+    "settle_recurrence": "settles at",
+    "failed_recurrences_mean": "failed",
 }
+#: The legend printed above ``summarize``'s table.
+_LEGEND = (
+    "E%/T%: energy/time saved vs baseline (b0 at the maximum limit), all recurrences or the last 10;\n"
+    "vs mb: energy saved vs max-batch; regret %: cost above the oracle's expected cost, in % of it\n"
+    "(the oracle's own is 0 up to its seeds' spread); settles at: recurrence; all columns: --format csv\n"
+)
+
+
+def _mean_std(mean: float, std: float, pct: bool) -> str:
+    """``mean±std`` as the table shows it: percentages to 0.1 (no ``-0.0``), others to 3 digits."""
+    import math
+
+    if math.isnan(mean):
+        return ""
+    if pct:
+        return f"{mean:.1f}±{std:.1f}".replace("-0.0±", "0.0±")
+    return f"{mean:.3g}±{std:.2g}"
 
 
 def _summarize(args: argparse.Namespace) -> int:
@@ -173,21 +205,23 @@ def _summarize(args: argparse.Namespace) -> int:
     check_out(out, TABLE_SUFFIXES)
     summary = summarize(read_runs(args.runs))
     if args.format == "table":
+        settings = summary[["eta", "beta", "window"]].drop_duplicates()
         shown = pd.DataFrame(index=summary.index)
         for col, label in _SHOWN.items():
-            if col in ("eta", "beta"):  # settings as on the command line: 0.5, 2, inf
-                shown[label] = [f"{v:g}" for v in summary[col]]
+            if col in ("eta", "beta"):  # settings as on the command line: 0.5, 2, inf; once in the header
+                if len(settings) > 1:
+                    shown[label] = [f"{v:g}" for v in summary[col]]
             elif col in summary.columns:
                 shown[label] = summary[col]
             else:
                 mean, std = summary[f"{col}_mean"], summary[f"{col}_std"]
                 shown[label] = [
-                    "" if pd.isna(m) else f"{m:.4g} ± {s:.2g}" for m, s in zip(mean, std, strict=True)
+                    _mean_std(m, sd, col.endswith("_pct")) for m, sd in zip(mean, std, strict=True)
                 ]
-        settings = summary[["eta", "beta", "window"]].drop_duplicates()
         header = "; ".join(f"eta={r.eta:g} beta={r.beta:g} window={r.window}" for r in settings.itertuples())
         emit(
-            f"mean ± std over seeds ({header}); savings use the references' expected values\n"
+            f"mean ± std over seeds ({header}); savings vs the references' expected values\n"
+            + _LEGEND
             + render(shown, "table"),
             None,
         )

@@ -8,6 +8,7 @@ from typing import Any
 
 from zeus_bench.cli.common import (
     MAX_RECURRENCES,
+    add_workloads_arg,
     beta_arg,
     bounded_int_arg,
     eta_arg,
@@ -96,7 +97,7 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
         metavar="GPU[,GPU...]",
         help="GPU kind(s) (power-<gpu>.parquet in DIR)",
     )
-    p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
+    add_workloads_arg(p)
     p.add_argument(
         "--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads"
     )
@@ -178,6 +179,29 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
         help="drift table (.csv/.parquet): epochs-to-target factors per recurrence (zeus_bench.sim.scenarios.drift)",
     )
     p.add_argument(
+        "--carbon-intensity",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="carbon-intensity series (.csv/.parquet: time_s, intensity_g_per_kwh): writes each try's co2_g "
+        "(zeus_bench.sim.scenarios.carbon)",
+    )
+    p.add_argument(
+        "--recurrence-period-s",
+        type=_finite_arg("--recurrence-period-s"),
+        default=None,
+        metavar="S",
+        help="seconds between recurrences in the carbon series (default 86400: daily; arrival tables: their start times)",
+    )
+    p.add_argument(
+        "--carbon-price",
+        type=_finite_arg("--carbon-price", minimum=0.0),
+        default=0.0,
+        metavar="J_PER_G",
+        help="joules of cost per gram of CO2-eq emitted (default 0: co2_g recorded, not priced; needs "
+        "--carbon-intensity)",
+    )
+    p.add_argument(
         "--prior-traces",
         type=Path,
         default=None,
@@ -214,7 +238,14 @@ def add_summarize_args(p: argparse.ArgumentParser) -> None:
 
 def add_synth_args(p: argparse.ArgumentParser) -> None:
     """Add ``synth-arrivals``' options to ``p``."""
-    p.add_argument("--workloads", type=_list_of(str), required=True, help="comma-separated workload ids")
+    p.add_argument(
+        "--workloads",
+        "--workload",
+        dest="workloads",
+        type=_list_of(str),
+        required=True,
+        help="comma-separated workload ids",
+    )
     p.add_argument(
         "--groups",
         type=bounded_int_arg(1, MAX_SUBMISSIONS, "--groups"),

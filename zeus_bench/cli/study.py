@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cli.common import beta_arg, eta_arg, int_range_arg
+from zeus_bench.cli.common import add_workloads_arg, beta_arg, eta_arg, int_range_arg
 
 #: The tables ``zeus-bench study`` writes into ``--out-dir`` (CSV).
 TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart", "warmstart_jobs")
@@ -45,7 +45,7 @@ def register(sub: Any) -> None:
         default=list(range(1, 11)),
         help="seeds (default 1-10; with --arena: the drift and warm-start seeds)",
     )
-    p.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
+    add_workloads_arg(p)
     p.add_argument("--eta", type=eta_arg, default=None, help="energy weight (default zeus_bench.core.cost's)")
     p.add_argument(
         "--beta", type=beta_arg, default=None, help="early-stop threshold (default zeus_bench.core.cost's)"
@@ -115,7 +115,7 @@ def _study(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+    from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost
     from zeus_bench.core.fsutil import atomic_path, check_writable_dir
     from zeus_bench.store import validate
     from zeus_bench.studies import study
@@ -130,13 +130,13 @@ def _study(args: argparse.Namespace) -> int:
         g: [ts.job(g, w) for w in ts.workload_ids(g) if wanted is None or w in wanted]
         for g, ts in sets.items()
     }
-    eta = DEFAULT_ETA if args.eta is None else args.eta
+    cost = Cost(DEFAULT_ETA if args.eta is None else args.eta)
     beta = DEFAULT_BETA if args.beta is None else args.beta
     tables: dict[str, pd.DataFrame] = {}
     runs: study.Runs = {}
     if args.arena is not None:
         protocol, arena_jobs = _arena_protocol(args.arena, args.eta, args.beta)
-        eta, beta = protocol.eta, protocol.beta
+        cost, beta = Cost(protocol.eta), protocol.beta
         judged = {
             g: judged_jobs(sets, [g], None if wanted is None else sorted(wanted), protocol.half) for g in sets
         }
@@ -148,15 +148,15 @@ def _study(args: argparse.Namespace) -> int:
             len(protocol.seeds),
         )
     else:
-        tables["comparison"], tables["curves"] = study.compare(whole, args.seeds, eta, beta, runs)
+        tables["comparison"], tables["curves"] = study.compare(whole, args.seeds, cost, beta, runs)
     pairs = [tuple(p.split(":", 1)) for p in args.warm_pairs.split(",") if p]
     pairs = [(a, b) for a, b in pairs if a in sets and b in sets]
     drift_gpus = [g for g in args.drift_gpus.split(",") if g in whole]
     tables["drift"], tables["drift_curves"] = study.drift_study(
-        {g: whole[g] for g in drift_gpus}, args.seeds, eta, beta
+        {g: whole[g] for g in drift_gpus}, args.seeds, cost, beta
     )
     warm_runs: dict[tuple[str, str, str], WarmCosts] = {}
-    tables["warmstart"] = study.warmstart_study(sets, pairs, args.seeds, eta, beta, wanted, runs, warm_runs)
+    tables["warmstart"] = study.warmstart_study(sets, pairs, args.seeds, cost, beta, wanted, runs, warm_runs)
     warm_jobs = jobs_table(warm_runs)
     for name, df in tables.items():  # each table is its kind, policy_<name> (studies/study_schema.py)
         validate(df, f"policy_{name}", str(out / f"{name}.csv"))

@@ -20,6 +20,7 @@ from zeus_bench.cli.common import (
     check_out,
     emit,
     eta_arg,
+    gpu_indices_arg,
     render,
     require_extra,
 )
@@ -43,16 +44,6 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
-def _gpu_list(text: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1, got {text!r}") from None
-    if not values or any(v < 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1, got {text!r}")
-    return values
-
-
 def register(sub: Any) -> None:
     """Add ``sweep``, ``sweep-merge`` and ``project``."""
     p = sub.add_parser(
@@ -62,7 +53,13 @@ def register(sub: Any) -> None:
         "limit, steady-state throughput after a warm-up and average power from the energy counter; "
         "rows in the power-trace schema, written after every point.",
     )
-    p.add_argument("--workload", required=True, help="workload id (cifar100, imagenet, squad, ...)")
+    p.add_argument(
+        "--workload",
+        "--workloads",
+        dest="workload",
+        required=True,
+        help="workload id (cifar100, imagenet, squad, ...); one per sweep",
+    )
     p.add_argument(
         "--batch-sizes",
         type=_int_list,
@@ -78,7 +75,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--gpus",
-        type=_gpu_list,
+        type=gpu_indices_arg,
         default=[0],
         metavar="I,J",
         help="GPU indices (several: DistributedDataParallel, energy summed; default 0)",
@@ -360,13 +357,14 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _project(args: argparse.Namespace) -> int:
+    from zeus_bench.core.cost import Cost
     from zeus_bench.sweep.projection import NOTE, project, project_per_batch_size
 
     check_out(args.out, FORMAT_SUFFIXES[args.format])
     if args.per_batch_size:
-        df = project_per_batch_size(args.train, args.power, args.gpu, args.eta, args.workloads_file)
+        df = project_per_batch_size(args.train, args.power, args.gpu, Cost(args.eta), args.workloads_file)
     else:
-        df = project(args.train, args.power, args.gpu, args.eta, args.workloads_file)
+        df = project(args.train, args.power, args.gpu, Cost(args.eta), args.workloads_file)
     if args.format == "table":
         limit = df.attrs.get("power_limit_note", "")
         emit(f"{NOTE}{limit}\n" + render(df, "table"), args.out)

@@ -50,6 +50,7 @@ def _import_zeus(args: argparse.Namespace) -> int:
 
 def validate_path(path: Path) -> str:
     """Validate one file; return a one-line summary or raise TraceFormatError."""
+    import zeus_bench.catalog  # noqa: F401  (a file of any kind: every built-in kind registered)
     from zeus_bench.core.errors import TraceFormatError
     from zeus_bench.store import read_metadata, read_table
     from zeus_bench.traces.zeus_csv import POWER_FILE_RE, TRAIN_FILE, read_zeus_power_csv, read_zeus_train_csv

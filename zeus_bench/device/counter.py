@@ -116,7 +116,6 @@ class CounterLog:
         self._lock = threading.Lock()  # the probe's and the change log's data
         # Update period.
         self.period_s: dict[int, float] = {}
-        self.period_measured = False
         self._period_ready = threading.Event()
         self._changes: dict[int, list[float]] = {g.index: [] for g in self.gpus}
         self._probe_last: dict[int, tuple[float, float]] = {}
@@ -224,7 +223,6 @@ class CounterLog:
                     COUNTER_UPDATE_PERIOD_S,
                 )
                 self.period_s[index] = COUNTER_UPDATE_PERIOD_S
-        self.period_measured = all(len(c) >= 3 for c in self._changes.values())
         log.debug("energy counter update period(s): %s s", self.period_s)
         self._period_ready.set()
 

@@ -35,6 +35,8 @@ T = TypeVar("T")
 #: counter is exact at every read (no NVML-like steps), so one microsecond of uncertainty.
 MODEL_COUNTER_PERIOD_S = 1e-6
 log = logging.getLogger(__name__)
+#: Set once this process has warned that the host is slower than the fake GPU's model (warned once).
+SLOW_HOST_WARNED = threading.Event()
 
 
 class ModelClock:
@@ -69,6 +71,31 @@ class FakeLoad:
         """Wrap fake GPUs; with ``clock`` (their backend's), steps take simulated time on it."""
         self.gpus = list(gpus)
         self.clock = clock
+        # The host-clock pacing's deadline, shared by every paced step of this load (a loop may
+        # wrap each step anew: the deadline still carries over from one step to the next).
+        self._deadline = 0.0
+
+    def _wait_out(self, start: float, now: float, target: float) -> None:
+        """Sleep until the step begun at ``start`` (monotonic s) has lasted ``target`` s of the model.
+
+        Back to back (the step began within 50 ms of the previous deadline), the step starts at
+        that deadline, so that sleep overshoot does not accumulate. A host slower than the model
+        keeps its own time, with one warning per process.
+        """
+        begin = self._deadline if 0 < start - self._deadline < 0.05 else start
+        self._deadline = begin + target
+        if now > self._deadline:
+            if not SLOW_HOST_WARNED.is_set():
+                log.warning(
+                    "the host took %.4f s for a step the fake GPU model gives %.4f s: such steps take "
+                    "the host's time (a smaller model, e.g. --tiny, keeps the model's); warned once",
+                    now - start,
+                    target,
+                )
+                SLOW_HOST_WARNED.set()
+            self._deadline = now
+        else:
+            time.sleep(self._deadline - now)
 
     def __enter__(self) -> FakeLoad:
         for g in self.gpus:
@@ -106,28 +133,11 @@ class FakeLoad:
 
             return simulated
         if target > 0:
-            deadline = [0.0]
-            warned = [False]
 
             def modelled() -> T:
                 start = time.monotonic()
                 out = step()
-                now = time.monotonic()
-                # Back to back: the next step starts at the previous deadline (no drift).
-                begin = deadline[0] if 0 < start - deadline[0] < 0.05 else start
-                deadline[0] = begin + target
-                if now > deadline[0]:
-                    if not warned[0]:
-                        log.warning(
-                            "the host took %.4f s for a step the fake GPU model gives %.4f s: "
-                            "steps now take the host's time (a smaller model, e.g. --tiny, keeps the model's)",
-                            now - start,
-                            target,
-                        )
-                        warned[0] = True
-                    deadline[0] = now
-                else:
-                    time.sleep(deadline[0] - now)
+                self._wait_out(start, time.monotonic(), target)
                 return out
 
             return modelled

@@ -76,10 +76,7 @@ __all__ = [
     "EnergyMonitor",
     "Measurement",
     "PendingMeasurement",
-    "gather_measurement",
     "integrate_power_j",
-    "local_gpu_index",
-    "merge_measurements",
     "sync_cuda",
 ]
 
@@ -375,7 +372,3 @@ class EnergyMonitor:
             "sample_interval_s": self.sample_interval_s,
         }
         return self._sampler.write(path, {**meta, **(provenance or {})})
-
-
-# Moved to zeus_bench.device.ranks; re-exported here for one release.
-from zeus_bench.device.ranks import gather_measurement, local_gpu_index, merge_measurements  # noqa: E402

@@ -2,7 +2,7 @@
 
 This is the one place where NVML's units (mW, mJ) become W and J and where NVML's errors become
 :mod:`zeus_bench.device.errors`. NVML indices are the driver's order, which ignores
-``CUDA_VISIBLE_DEVICES``; :func:`zeus_bench.device.monitor.local_gpu_index` maps a CUDA device
+``CUDA_VISIBLE_DEVICES``; :func:`zeus_bench.device.ranks.local_gpu_index` maps a CUDA device
 to its NVML index.
 
 Power: ``nvmlDeviceGetPowerUsage`` is a one-second average on Hopper, so instant power is read

@@ -17,7 +17,7 @@ Example::
 
 Each recurrence of the job constructs a new ``ZeusCallback`` with the same ``state_dir``: the
 optimizer resumes from its JSON state and the power profiles from their cache. The cost is
-:func:`zeus_bench.core.cost.zeus_cost` over the energy and time of the whole run (profiling included).
+:meth:`zeus_bench.core.cost.Cost.zeus_cost` over the energy and time of the whole run (profiling included).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, zeus_cost
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_COST, Cost, max_power_w
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.device import get_backend
 from zeus_bench.device.base import GPUBackend
@@ -52,13 +52,13 @@ class ZeusCallback:
         target_metric: Validation metric that ends the run successfully.
         max_epochs: Epochs after which a run that has not reached the target stops.
         state_dir: Folder of the job's state (``<job>.optimizer.json``, ``power_profiles.json``).
-        eta: Weight of energy in the cost.
+        cost: The cost each run is charged (:class:`~zeus_bench.core.cost.Cost`; default the paper's).
         beta: Early-stop threshold (``inf``: never stop early).
         higher_is_better: Whether a larger metric is better.
         gpu_indices: GPUs the job uses (NVML indices; default 0).
         backend: GPU backend or its name (``nvml``, ``fake``; default from the environment).
         observe: Never set power limits (measure at the current limit).
-        profiler: Profiler settings (default: :class:`ProfilerConfig` with this ``eta``).
+        profiler: Profiler settings (default: :class:`ProfilerConfig` with this ``cost``).
         seed: Seed of the optimizer when its state is created.
         journal_dir: State directory of the power-limit journal and locks.
         sample_interval_s: Background power sampling interval (None: off).
@@ -76,7 +76,7 @@ class ZeusCallback:
         target_metric: float,
         max_epochs: int,
         state_dir: str | Path,
-        eta: float = DEFAULT_ETA,
+        cost: Cost = DEFAULT_COST,
         beta: float = DEFAULT_BETA,
         higher_is_better: bool = True,
         gpu_indices: Sequence[int] = (0,),
@@ -98,7 +98,7 @@ class ZeusCallback:
             self.state_dir / f"{job}.optimizer.json",
             batch_sizes,
             default_batch_size,
-            eta=eta,
+            cost=cost,
             beta=beta,
             seed=seed,
             policy=policy,
@@ -106,18 +106,21 @@ class ZeusCallback:
             recurrences=recurrences,
         )
         self.batch_size = self.optimizer.next_batch_size()
+        #: Why the optimizer chose :attr:`batch_size` (its phase when it chose), for the summary.
+        self.choice_reason = self.optimizer.choice_reason()
+        self.choice_phase = self.optimizer.phase()
         self.target_metric = float(target_metric)
         self.max_epochs = int(max_epochs)
         self.higher_is_better = higher_is_better
         self.backend = backend if isinstance(backend, GPUBackend) else get_backend(backend)
         self.gpus = self.backend.gpus(list(gpu_indices))
         self.observe = observe
-        self.profiler_config = profiler or ProfilerConfig(eta=eta)
-        if self.profiler_config.eta != eta:
-            raise ConfigError(f"profiler eta {self.profiler_config.eta} differs from the job's eta {eta}")
+        self.profiler_config = profiler or ProfilerConfig(cost=cost)
+        if self.profiler_config.cost != cost:
+            raise ConfigError(f"profiler cost {self.profiler_config.cost} differs from the job's cost {cost}")
         self.journal_dir = journal_dir
         self.sample_interval_s = sample_interval_s
-        self.max_power_w = sum(g.power_limit_range_w()[1] for g in self.gpus)
+        self.max_power_w = max_power_w(max(g.power_limit_range_w()[1] for g in self.gpus), len(self.gpus))
         self.session: PowerLimitSession | None = None
         self.monitor: EnergyMonitor | None = None
         self.profiler: JITPowerLimitProfiler | None = None
@@ -169,6 +172,7 @@ class ZeusCallback:
                     early_stopped=self.early_stopped,
                     epochs=self.epoch,
                 )
+                log.info("%s", self.summary_line())
             else:
                 log.warning("run failed; not reported to the batch-size optimizer")
         finally:
@@ -178,7 +182,7 @@ class ZeusCallback:
     @property
     def cost_j(self) -> float:
         """Zeus cost of the run so far, J."""
-        return float(zeus_cost(self.energy_j, self.time_s, self.optimizer.eta, self.max_power_w))
+        return float(self.optimizer.cost.zeus_cost(self.energy_j, self.time_s, self.max_power_w))
 
     def _refresh(self) -> None:
         assert self.monitor is not None
@@ -242,6 +246,22 @@ class ZeusCallback:
             self.early_stopped = True
             self._stop = True
 
+    def summary_line(self) -> str:
+        """The recurrence in one line: energy, time, cost, outcome, and the choices and why."""
+        if self.reached:
+            outcome = f"reached the target in {self.epoch} epoch(s)"
+        elif self.early_stopped:
+            outcome = f"stopped early after {self.epoch} epoch(s) (cost above beta x the best)"
+        else:
+            outcome = f"missed the target in {self.epoch} epoch(s)"
+        limit = self.profiler.chosen_power_limit_w if self.profiler else None
+        at = f" at {limit:g} W (least-cost profiled limit)" if limit is not None else ""
+        return (
+            f"job {self.job} run {len(self.optimizer.runs)}: {self.energy_j:.4g} J, {self.time_s:.4g} s, "
+            f"cost {self.cost_j:.4g} J; {outcome}; batch size {self.batch_size}{at} chosen by "
+            f"{self.choice_reason}; best batch size so far {self.optimizer.best_batch_size()}"
+        )
+
     def summary(self) -> dict[str, Any]:
         """The run's outcome as a flat dict."""
         profile = self.profiler.profile if self.profiler else None
@@ -258,4 +278,6 @@ class ZeusCallback:
             "power_limit_w": self.profiler.chosen_power_limit_w if self.profiler else math.nan,
             "observe_mode": self.observe,
             "profiled_limits_w": [m.power_limit_w for m in profile.measurements] if profile else [],
+            "choice": self.choice_reason,
+            "phase": self.choice_phase,
         }

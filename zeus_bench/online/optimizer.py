@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, check_beta, check_eta
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_COST, Cost, check_beta
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.core.fsutil import atomic_write_text
 from zeus_bench.optimizers import OPTIMIZERS, PRUNE_ROUNDS, Optimizer
@@ -73,7 +73,8 @@ class BatchSizeOptimizer:
         state_path: JSON state file (created on first :meth:`report`).
         batch_sizes: Feasible batch sizes.
         default_batch_size: The job's default batch size.
-        eta: Weight of energy in the cost.
+        cost: The cost each run is charged (:class:`~zeus_bench.core.cost.Cost`); its ``eta`` is
+            saved in the state. No carbon price: a run here is not placed in a carbon series.
         beta: Early-stop threshold (multiple of the best cost; ``inf`` turns it off).
         seed: Seed of the policy's generator (used only when the state is created).
         prune_rounds: Pruning rounds of the policy (``zeus``).
@@ -94,7 +95,7 @@ class BatchSizeOptimizer:
         state_path: str | Path,
         batch_sizes: Sequence[int],
         default_batch_size: int,
-        eta: float = DEFAULT_ETA,
+        cost: Cost = DEFAULT_COST,
         beta: float = DEFAULT_BETA,
         seed: int = 0,
         prune_rounds: int = PRUNE_ROUNDS,
@@ -104,11 +105,13 @@ class BatchSizeOptimizer:
     ) -> None:
         if policy not in POLICY_NAMES:
             raise ConfigError(f"unknown online policy {policy!r}; known: {', '.join(POLICY_NAMES)}")
+        if cost.weighs_co2:
+            raise ConfigError("the online optimizer prices no emissions: give a Cost without a carbon price")
         self.state_path = Path(state_path)
         self.job: dict[str, Any] = {
             "batch_sizes": sorted({int(b) for b in batch_sizes}),
             "default_batch_size": int(default_batch_size),
-            "eta": check_eta(eta),
+            "eta": cost.eta,
             "beta": check_beta(beta),
             "seed": int(seed),
             "prune_rounds": int(prune_rounds),
@@ -198,9 +201,9 @@ class BatchSizeOptimizer:
 
     # Decisions ------------------------------------------------------------------------------
     @property
-    def eta(self) -> float:
-        """Weight of energy in the cost."""
-        return float(self.job["eta"])
+    def cost(self) -> Cost:
+        """The cost each run is charged (its eta the state's)."""
+        return Cost(float(self.job["eta"]))
 
     @property
     def beta(self) -> float:
@@ -273,7 +276,7 @@ class BatchSizeOptimizer:
             self.runs.append(record)
             self.save()
             self._loaded_runs = len(self.runs)
-        log.info(
+        log.debug(
             "run at batch size %d: cost %.4g J, %s%s",
             batch_size,
             cost_j,
@@ -285,3 +288,25 @@ class BatchSizeOptimizer:
     def best_batch_size(self) -> int:
         """The policy's best batch size so far."""
         return self.policy.best_batch_size()
+
+    def phase(self) -> str:
+        """The policy's phase in a word: ``pruning`` or ``thompson`` (``zeus``), else the policy's name."""
+        pruning = getattr(self.policy, "pruning", None)  # the Zeus bandit's phase; others have none
+        if pruning is None:
+            return str(self.job["policy"])
+        return "pruning" if pruning else "thompson"
+
+    def choice_reason(self) -> str:
+        """Why the policy is choosing as it does now, in a few words (logs and summaries).
+
+        ``zeus``: pruning exploration (each candidate batch size tried in turn, those that fail or
+        cost more than beta x the best dropped) or Thompson sampling over the remaining arms;
+        other policies: their name and the runs so far.
+        """
+        name, phase = self.job["policy"], self.phase()
+        if phase == "pruning":
+            return f"{name}: pruning, each batch size in turn"
+        if phase == "thompson":
+            arms = ", ".join(str(b) for b in getattr(self.policy, "arms", []))
+            return f"{name}: Thompson sampling over {arms}"
+        return f"{name} after {len(self.runs)} run(s)"

@@ -5,7 +5,7 @@ maximum down in ``step_w`` steps. At each limit it warms up, then measures throu
 average power over at least ``profile_iters`` iterations *and* at least ``profile_min_s``
 seconds (fast GPUs run 40 iterations in about a second, too short for the energy counter).
 It then picks the limit of least cost per sample (:class:`~zeus_bench.optimizers.jit.MinCostPerSample`,
-built on :func:`zeus_bench.core.cost.zeus_cost`; how it differs from the simulator's choice:
+built on :meth:`zeus_bench.core.cost.Cost.zeus_cost`; how it differs from the simulator's choice:
 :mod:`zeus_bench.optimizers.jit`), sets it and caches the profile per
 (workload, GPU, batch size) in a JSON file (:class:`ProfileCache`).
 
@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.core.cost import DEFAULT_ETA, check_eta
+from zeus_bench.core.cost import DEFAULT_COST, Cost, max_power_w
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.core.fsutil import atomic_write_text
 from zeus_bench.device.control import PowerLimitSession
@@ -75,7 +75,7 @@ class ProfilerConfig:
     """Settings of the JIT profiler.
 
     Attributes:
-        eta: Weight of energy in the cost, in [0, 1].
+        cost: The cost whose least per sample is chosen (:class:`~zeus_bench.core.cost.Cost`).
         step_w: Step between tried limits, W (from the maximum down to the minimum).
         power_limits_w: Explicit limits to try instead (any order; tried from the highest).
         warmup_iters: Iterations to skip after each limit change.
@@ -85,7 +85,7 @@ class ProfilerConfig:
             ~0.1 s, so a few seconds keep its error around a per cent).
     """
 
-    eta: float = DEFAULT_ETA
+    cost: Cost = DEFAULT_COST
     step_w: float = 25.0
     power_limits_w: tuple[float, ...] | None = None
     warmup_iters: int = 10
@@ -94,7 +94,6 @@ class ProfilerConfig:
     profile_min_s: float = 5.0
 
     def __post_init__(self) -> None:
-        check_eta(self.eta)
         if self.step_w <= 0:
             raise ConfigError(f"power-limit step must be > 0 W, got {self.step_w}")
         if self.warmup_iters < 0 or self.profile_iters < 1:
@@ -130,9 +129,9 @@ class PowerProfile:
     profiling_time_s: float = 0.0
     created_unix_s: float = field(default_factory=time.time)
 
-    def optimum_w(self, eta: float, strategy: OptimumStrategy | None = None) -> float:
-        """The chosen limit for ``eta``, W."""
-        return (strategy or MinCostPerSample()).choose(self.measurements, eta, self.max_power_w)
+    def optimum_w(self, cost: Cost, strategy: OptimumStrategy | None = None) -> float:
+        """The chosen limit for ``cost``, W."""
+        return (strategy or MinCostPerSample()).choose(self.measurements, cost, self.max_power_w)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable form."""
@@ -145,7 +144,7 @@ class PowerProfile:
         """Inverse of :meth:`to_dict`."""
         return cls(**{**d, "measurements": tuple(LimitMeasurement(**m) for m in d["measurements"])})
 
-    def rows(self, eta: float) -> list[dict[str, Any]]:
+    def rows(self, cost: Cost) -> list[dict[str, Any]]:
         """One dict per measured limit with throughput, average power and cost per sample."""
         return [
             {
@@ -158,8 +157,8 @@ class PowerProfile:
                 "energy_j": m.energy_j,
                 "samples_per_s": m.throughput_sps,
                 "avg_power_w": m.avg_power_w,
-                "cost_per_sample_j": m.cost_per_sample_j(eta, self.max_power_w),
-                "eta": eta,
+                "cost_per_sample_j": m.cost_per_sample_j(cost, self.max_power_w),
+                "eta": cost.eta,
                 "observe_mode": self.observe_mode,
                 "below_counter_period": m.below_counter_period,
             }
@@ -239,7 +238,7 @@ class JITPowerLimitProfiler:
         self.gpu_name = gpus[0].name()
         lo, hi = gpus[0].power_limit_range_w()
         self.range_w = (lo, hi)
-        self.max_power_w = hi * len(gpus)
+        self.max_power_w = max_power_w(hi, len(gpus))
         self.state = ProfilerState.READY
         self.batch_size: int | None = None
         self.profile: PowerProfile | None = None
@@ -289,7 +288,7 @@ class JITPowerLimitProfiler:
         )
         if cached is not None and (self.observe or not cached.observe_mode):
             self.profile = cached
-            self._apply(cached.optimum_w(self.config.eta, self.strategy))
+            self._apply(cached.optimum_w(self.config.cost, self.strategy))
             self.state = ProfilerState.DONE
             log.info("batch size %d: cached power profile, limit %g W", batch_size, self._chosen_w())
             return
@@ -381,13 +380,13 @@ class JITPowerLimitProfiler:
         self.profiles[self.batch_size] = profile
         if self.cache is not None:
             self.cache.put(profile)
-        self._apply(profile.optimum_w(self.config.eta, self.strategy))
+        self._apply(profile.optimum_w(self.config.cost, self.strategy))
         self.state = ProfilerState.DONE
         log.info("batch size %d: power limit %g W chosen", self.batch_size, self._chosen_w())
 
     def _chosen_w(self) -> float:
         assert self.profile is not None
-        return self.profile.optimum_w(self.config.eta, self.strategy)
+        return self.profile.optimum_w(self.config.cost, self.strategy)
 
     @property
     def chosen_power_limit_w(self) -> float | None:

@@ -8,7 +8,7 @@ traces and a real training loop uses it online across recurrences of a job; both
 / :meth:`~PruningThompsonSampling.from_state_dict` persist it between recurrences (JSON), and a
 restored object continues exactly as the original would, random draws included.
 
-Rules (``docs/policies.md`` and ``zeus-replay-semantics.md`` in the shared folder):
+Rules (``docs/policies.md``, "The replay rules" and "Knobs of the batch-size optimizer"):
 
 * **Pruning**, ``prune_rounds`` rounds. A round starts at the current default ``d``: first
   downwards over the candidates ``<= d`` from ``d`` to the smallest, then upwards over those

@@ -147,6 +147,11 @@ class SafeHillClimb:
         self._means: dict[int, float] = {}  # mean_cost of each batch size
         self._spreads: dict[int, float] = {}  # _spread of each batch size
         self._incumbent: int | None = None  # incumbent()'s answer
+        self._neighbours_of: dict[tuple[int, frozenset[int] | None], list[int]] = {}  # _neighbours' answers
+        self._verdicts: dict[tuple[int, int], bool] | None = None  # _refuted's, within one _candidates
+        self._sums: dict[
+            str, tuple[list[float], int, float, float]
+        ] = {}  # _summary's (list, length, mean, se)
         self._costs: dict[int, list[float]] = {}
         self.epochs: dict[int, list[float]] = {}
         self.tried: set[int] = set()
@@ -226,7 +231,17 @@ class SafeHillClimb:
         return self._incumbent
 
     def _neighbours(self, b: int) -> list[int]:
-        """Neighbours of ``b``: coarse (nearest half and twice it, log scale), then adjacent."""
+        """Neighbours of ``b``: coarse (nearest half and twice it, log scale), then adjacent.
+
+        They depend on ``b`` and :attr:`capped` alone (the batch sizes and ``up_first`` are fixed): kept.
+        """
+        key = (b, frozenset(self.capped) if self.capped else None)
+        hit = self._neighbours_of.get(key)
+        if hit is None:
+            hit = self._neighbours_of[key] = self._find_neighbours(b)
+        return list(hit)
+
+    def _find_neighbours(self, b: int) -> list[int]:
         bs = self.batch_sizes
         i = bs.index(b)
         out = []
@@ -261,20 +276,24 @@ class SafeHillClimb:
         other batch size whose mean cost is within ``(1 + margin) x`` the incumbent's (a noisy
         plateau does not end the search), cheapest first.
         """
-        near = sorted(
-            (b for b in self.costs if b != inc and self._recent(b) and not self._refuted(b, inc)),
-            key=self.mean_cost,
-        )
-        order = [self.prior_best] if self.prior_best is not None else []
-        for b in [inc, *near]:
-            order += self._neighbours(b)
-        return [
-            b
-            for b in dict.fromkeys(order)
-            if b is not None
-            and not self._settled(b, inc)
-            and not (self.prune and self._beyond_dearer(b, inc))
-        ]
+        self._verdicts = {}  # _refuted's answers while the state cannot change (this call)
+        try:
+            near = sorted(
+                (b for b in self.costs if b != inc and self._recent(b) and not self._refuted(b, inc)),
+                key=self.mean_cost,
+            )
+            order = [self.prior_best] if self.prior_best is not None else []
+            for b in [inc, *near]:
+                order += self._neighbours(b)
+            return [
+                b
+                for b in dict.fromkeys(order)
+                if b is not None
+                and not self._settled(b, inc)
+                and not (self.prune and self._beyond_dearer(b, inc))
+            ]
+        finally:
+            self._verdicts = None
 
     def _beyond_dearer(self, b: int, inc: int) -> bool:
         """Whether a batch size between ``b`` and the incumbent cost more than it (:meth:`_refuted`).
@@ -286,9 +305,16 @@ class SafeHillClimb:
 
     def _refuted(self, c: int, inc: int) -> bool:
         """Dearer, and (``epoch_evidence``) not only by its epochs: its epoch cost x the incumbent's too."""
+        memo = self._verdicts
+        if memo is not None and (c, inc) in memo:
+            return memo[(c, inc)]
         if not (self.epoch_evidence and self._recent(c)):
-            return self._dearer(c, inc)
-        return self._dearer(c, inc) and not -math.inf < self._expected(c, inc) <= self.mean_cost(inc)
+            out = self._dearer(c, inc)
+        else:
+            out = self._dearer(c, inc) and not -math.inf < self._expected(c, inc) <= self.mean_cost(inc)
+        if memo is not None:
+            memo[(c, inc)] = out
+        return out
 
     def _dearer(self, c: int, inc: int) -> bool:
         """Whether ``c`` is known to cost more than the incumbent: ruled out, or dearer on average.
@@ -369,14 +395,28 @@ class SafeHillClimb:
 
         Their mean less one standard error: a lower bound, so that noise does not fund probes.
         """
-        c = self.base_costs
-        m = _mean(c)
-        se = math.sqrt(math.fsum((x - m) ** 2 for x in c) / (len(c) - 1) / len(c)) if len(c) > 1 else 0.0
+        m, se = self._summary("base", self.base_costs, True)
         return (m - se) * self.baseline_ratio
+
+    def _summary(self, key: str, c: list[float], se: bool = False) -> tuple[float, float]:
+        """Mean of the runs ``c`` and (``se``) its standard error, kept while ``c`` is the same list, as long.
+
+        The lists only grow in place or are replaced (:meth:`observe`, drift), so the same list
+        object of the same length holds the same values (the entry keeps the list: its id is not reused).
+        """
+        hit = self._sums.get(key)
+        if hit is not None and hit[0] is c and hit[1] == len(c) and (not se or not math.isnan(hit[3])):
+            return hit[2], hit[3]
+        m = _mean(c)
+        err = math.nan
+        if se:
+            err = math.sqrt(math.fsum((x - m) ** 2 for x in c) / (len(c) - 1) / len(c)) if len(c) > 1 else 0.0
+        self._sums[key] = (c, len(c), m, err)
+        return m, err
 
     def _mean_epochs(self, b: int) -> float:
         e = self.epochs.get(b)
-        return _mean(e) if e else math.nan
+        return self._summary(f"epochs {b}", e)[0] if e else math.nan
 
     def budget(self, inc_cost: float) -> float:
         """Safety budget: what a probe may spend now, the incumbent's runs kept in reserve.
@@ -394,7 +434,7 @@ class SafeHillClimb:
         if not self.base_costs:
             return 0.0
         base, t = self._base(), self.recurrences + 1
-        if inc_cost > (1.0 + self.safety) * _mean(self.base_costs) * self.baseline_ratio:
+        if inc_cost > (1.0 + self.safety) * self._summary("base", self.base_costs)[0] * self.baseline_ratio:
             return math.inf
         if self.horizon > 0:
             n = max(self.horizon, t)
@@ -543,8 +583,10 @@ class SafeHillClimb:
             return
         before = c[:-DRIFT_RUNS][-self.window :] if self.window else c[:-DRIFT_RUNS]
         m0, m1 = _mean(before), _mean(c[-DRIFT_RUNS:])
+        if m1 <= (1.0 + DRIFT_RISE) * m0:
+            return  # (the spread is only needed past the rise: not computed on every run)
         sd = math.sqrt(_mean([(x - m0) ** 2 for x in before])) if len(before) > 1 else 0.0
-        if m1 <= (1.0 + DRIFT_RISE) * m0 or m1 - m0 <= DRIFT_Z * sd / math.sqrt(DRIFT_RUNS):
+        if m1 - m0 <= DRIFT_Z * sd / math.sqrt(DRIFT_RUNS):
             return
         self.resets += 1
         self.costs = {x: v[-1:] for x, v in self.costs.items() if x != b} | {b: c[-DRIFT_RUNS:]}

@@ -1,6 +1,6 @@
 """The just-in-time (JIT) power-limit choice, in its two forms: the simulator's and the profiler's.
 
-Both choose the power limit of least Zeus cost (:func:`zeus_bench.core.cost.zeus_cost`) for one batch
+Both choose the power limit of least Zeus cost (:meth:`zeus_bench.core.cost.Cost.zeus_cost`) for one batch
 size from what profiling measured at each limit, and both break ties towards the higher limit
 (faster, and what an uncapped GPU does anyway). They differ in what they read and in what counts
 as a tie:
@@ -28,7 +28,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from zeus_bench.core.cost import epoch_cost, zeus_cost
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 
 ArrayF = npt.NDArray[np.float64]
@@ -40,7 +40,7 @@ def jit_power_limit(
     power_limits_w: ArrayF,
     time_per_epoch_s: ArrayF,
     avg_power_w: ArrayF,
-    eta: float,
+    cost: Cost,
     max_power_w: float,
 ) -> float:
     """Power limit of least epoch cost, as the JIT profiler picks it.
@@ -52,7 +52,7 @@ def jit_power_limit(
         power_limits_w: Candidate limits (any order), W.
         time_per_epoch_s: Time per epoch at each limit (s).
         avg_power_w: Average power at each limit (W).
-        eta: Energy weight of the cost.
+        cost: The cost (its epoch cost, :meth:`~zeus_bench.core.cost.Cost.epoch_cost`).
         max_power_w: MAXPOWER of the epoch cost (the replay uses the batch size's largest limit).
 
     Returns:
@@ -62,7 +62,7 @@ def jit_power_limit(
         ValueError: no limit has a measurement.
     """
     limits = np.asarray(power_limits_w, dtype=float)
-    costs = epoch_cost(np.asarray(time_per_epoch_s, float), np.asarray(avg_power_w, float), eta, max_power_w)
+    costs = cost.epoch_cost(np.asarray(time_per_epoch_s, float), np.asarray(avg_power_w, float), max_power_w)
     costs = np.where(np.isnan(costs), np.inf, costs)
     if not np.isfinite(costs).any():
         raise ValueError("no measured power limit to choose from")
@@ -91,15 +91,15 @@ class LimitMeasurement:
         """Average power over the GPUs' sum, W."""
         return self.energy_j / self.time_s
 
-    def cost_per_sample_j(self, eta: float, max_power_w: float) -> float:
+    def cost_per_sample_j(self, cost: Cost, max_power_w: float) -> float:
         """Zeus cost of one sample at this limit, J."""
-        return zeus_cost(self.energy_j / self.samples, self.time_s / self.samples, eta, max_power_w)
+        return cost.zeus_cost(self.energy_j / self.samples, self.time_s / self.samples, max_power_w)
 
 
 class OptimumStrategy(Protocol):
     """Chooses the power limit from a profile."""
 
-    def choose(self, measurements: Sequence[LimitMeasurement], eta: float, max_power_w: float) -> float:
+    def choose(self, measurements: Sequence[LimitMeasurement], cost: Cost, max_power_w: float) -> float:
         """Return the chosen power limit, W."""
         ...
 
@@ -114,11 +114,11 @@ class MinCostPerSample:
     def __init__(self, rel_tol: float = 1e-6) -> None:
         self.rel_tol = rel_tol
 
-    def choose(self, measurements: Sequence[LimitMeasurement], eta: float, max_power_w: float) -> float:
+    def choose(self, measurements: Sequence[LimitMeasurement], cost: Cost, max_power_w: float) -> float:
         """Return the limit of least cost per sample, W."""
         if not measurements:
             raise ConfigError("no power limit was measured")
-        costs = [m.cost_per_sample_j(eta, max_power_w) for m in measurements]
+        costs = [m.cost_per_sample_j(cost, max_power_w) for m in measurements]
         least = min(costs)
         ties = [
             m.power_limit_w

@@ -278,13 +278,6 @@ _MASK128 = (1 << 128) - 1
 MASK52 = (1 << 52) - 1
 
 
-def pcg64_step(state: int, inc: int, steps: int = 1) -> int:
-    """The 128-bit PCG64 state ``steps`` outputs later (the LCG step, as NumPy's PCG64 takes it)."""
-    for _ in range(steps):
-        state = (state * PCG64_MULTIPLIER + inc) & _MASK128
-    return state
-
-
 def pcg64_steps_between(before: int, after: int, inc: int, limit: int = 64) -> int | None:
     """Outputs taken from PCG64 state ``before`` to ``after`` (None beyond ``limit``)."""
     for k in range(limit + 1):

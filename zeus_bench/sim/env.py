@@ -18,7 +18,7 @@ The rules:
 * the epochs run and whether the target was reached (:func:`try_epochs`);
 * the JIT profiling first epoch: a batch size's first try spends its first epoch at the
   profile's mean energy and time over all limits (:func:`try_energy_time`);
-* the try's cost through :func:`zeus_bench.core.cost.zeus_cost` with the global MAXPOWER, or the
+* the try's cost through :meth:`zeus_bench.core.cost.Cost.zeus_cost` with the global MAXPOWER, or the
   penalty of a zero budget (:func:`try_cost`);
 * the recurrence bookkeeping (:func:`recurrence_step`): a recurrence runs tries until one
   reaches the target, at most ``MAX_TRIES``; a zero-budget try is no row, unless it is the
@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from zeus_bench.core.cost import zeus_cost
+from zeus_bench.core.cost import Cost
 from zeus_bench.optimizers.posterior import where
 from zeus_bench.optimizers.rng import MASK32, emulated, lemire_accept
 from zeus_bench.sim.rules import MAX_TRIES, ZERO_BUDGET_PENALTY
@@ -243,9 +243,17 @@ def try_energy_time(
     return energy, time
 
 
-def try_cost(energy_j: F, time_s: F, eta: float, max_power_w: float, budget: F, penalty_cost: F | float) -> F:
-    """The try's cost: :func:`~zeus_bench.core.cost.zeus_cost` (global MAXPOWER), or ``penalty_cost`` for a zero budget."""
-    return where(budget == 0.0, penalty_cost, zeus_cost(energy_j, time_s, eta, max_power_w))  # type: ignore[no-any-return]
+def try_cost(
+    energy_j: F,
+    time_s: F,
+    cost: Cost,
+    max_power_w: float,
+    budget: F,
+    penalty_cost: F | float,
+    co2_g: F | None = None,
+) -> F:
+    """The try's cost: :meth:`Cost.zeus_cost <zeus_bench.core.cost.Cost.zeus_cost>` (global MAXPOWER; ``co2_g``: its emissions), or ``penalty_cost`` for a zero budget."""
+    return where(budget == 0.0, penalty_cost, cost.zeus_cost(energy_j, time_s, max_power_w, co2_g))  # type: ignore[no-any-return]
 
 
 # ------------------------------------------------------------------------ the bookkeeping

@@ -49,6 +49,7 @@ from zeus_bench.sim.policies.seeds import (
     SeedPolicies,
     Tried,
     decision_indices,
+    outcomes,
 )
 from zeus_bench.sim.rules import NOISE_CLIP, ZERO_BUDGET_PENALTY
 
@@ -126,10 +127,17 @@ def _tries(
     target: np.ndarray,
     min_cost: np.ndarray,
     beta: float,
+    rec: np.ndarray | None = None,
 ) -> tuple[np.ndarray, ...]:
-    """The tries of seeds ``ids`` (the rules of :mod:`zeus_bench.sim.env`): budget, epochs, reached, energy, time."""
+    """The tries of seeds ``ids`` (the rules of :mod:`zeus_bench.sim.env`): budget, epochs, reached, energy, time.
+
+    ``rec``: each try's recurrence, whose carbon intensity prices an epoch's emissions (with a series).
+    """
     at = bi * t.n_limits + pj  # the configurations' flat indices
     epoch_cost = t.budget_epoch_cost.take(at)
+    co2_g = None if rec is None else m.co2_g(t.energy.take(at), rec)
+    if co2_g is not None:
+        epoch_cost = epoch_cost + m.cost.co2_cost(co2_g)
     stops = policies.early_stopping(ids)
     max_epochs = float(m.max_epochs)
     budget = np.full(len(ids), max_epochs)
@@ -146,14 +154,7 @@ def _tries(
 
 def _outcomes(decisions: list[Decision], t: _Tables, tried: Tried) -> list[Outcome]:
     """The outcomes the policies observe (Python numbers, as a scalar policy expects them)."""
-    limits = t.limits[tried.pj].tolist()
-    return [
-        Outcome(d.batch_size, lim, c, r, e, en, ti, p)
-        for d, lim, c, r, e, en, ti, p in zip(
-            decisions, limits, tried.cost.tolist(), tried.reached.tolist(), tried.epochs.tolist(),
-            tried.energy_j.tolist(), tried.time_s.tolist(), tried.profiled.tolist(), strict=True,
-        )
-    ]  # fmt: skip
+    return outcomes(decisions, t.limits, tried)
 
 
 class _ObjectArrays:
@@ -294,13 +295,15 @@ def execute(
                     factors = [drift(r, b) for r, b in zip(rec.tolist(), bi.tolist(), strict=True)]
                     target = target * np.array(factors)
                 budget, epochs, reached, energy, time = _tries(
-                    m, t, face, seeds, bi, pj, profiled, target, min_cost, beta
+                    m, t, face, seeds, bi, pj, profiled, target, min_cost, beta, rec
                 )
                 if noise > 0.0:
                     for k in np.flatnonzero(budget != 0.0).tolist():
                         energy[k], time[k] = noisy(float(energy[k]), float(time[k]), noise, nrngs[seeds[k]])
                 penalty = env.zero_budget_cost(min_cost, beta)
-                cost = env.try_cost(energy, time, m.eta, m.max_power_w, budget, penalty)
+                cost = env.try_cost(
+                    energy, time, m.cost, m.max_power_w, budget, penalty, m.co2_g(energy, rec)
+                )
                 face.observe_arrays(seeds, Tried(bi, pj, profiled, cost, reached, epochs, energy, time))
                 *new, ran_try, emit, failed, _ = env.recurrence_step(
                     rec, att, total, ran, min_cost, epochs, cost, reached
@@ -381,5 +384,5 @@ class OneTry:
                 m, self._tables, self._policies, [0], b, p, prof, target, min_cost, self.beta
             )
             penalty = env.zero_budget_cost(min_cost, self.beta, self.penalty)
-            cost = env.try_cost(energy, time, m.eta, m.max_power_w, budget, penalty)
+            cost = env.try_cost(energy, time, m.cost, m.max_power_w, budget, penalty)
         return _outcomes([decision], self._tables, Tried(b, p, prof, cost, reached, epochs, energy, time))[0]

@@ -1,4 +1,4 @@
-"""Run the simulator over a grid: workloads x policies x eta x beta x seeds, into a ``runs`` frame.
+"""Run the simulator over a grid: workloads x policies x costs x beta x seeds, into a ``runs`` frame.
 
 ``zeus-bench simulate`` calls :func:`iter_simulate_tables` (rows as :class:`~zeus_bench.store.ColumnTable`,
 no pandas); :func:`simulate` and :func:`iter_simulate` give frames. A policy's seeds are replayed
@@ -12,11 +12,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError, ZeusBenchError
 from zeus_bench.sim.model import row_columns
 from zeus_bench.sim.policies import get_policy
@@ -31,6 +32,7 @@ from zeus_bench.sim.replay import (
 )
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
 from zeus_bench.sim.scenarios.arrivals import fused_chunks, fused_tries, generic_chunks, group_columns
+from zeus_bench.sim.scenarios.carbon import DEFAULT_PERIOD_S, CarbonSeries, check_period, with_emissions
 from zeus_bench.sim.scenarios.drift import Drift, drift_of
 from zeus_bench.sim.scenarios.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
 from zeus_bench.store import Coded, ColumnTable, ColumnValues, as_frame
@@ -48,10 +50,10 @@ Progress = Callable[[int], None]
 
 @dataclass(frozen=True)
 class Task:
-    """One unit of work: a job, one eta, one policy, every beta and seed."""
+    """One unit of work: a job, one cost, one policy, every beta and seed."""
 
     job: JobTrace
-    eta: float
+    cost: Cost
     policy: str
     betas: tuple[float, ...]
     seeds: tuple[int, ...]
@@ -64,6 +66,8 @@ class Task:
     horizon: Horizon = KNOWN  # what the policy is told of the recurrences (zeus_bench.sim.rules)
     noise: float = 0.0  # per-try noise on time and power (relative std; 0: none)
     knobs: BanditKnobs = DEFAULT_KNOBS  # the batch-size optimizer's prior and pruning rounds
+    carbon: CarbonSeries | None = None  # emissions per try (zeus_bench.sim.scenarios.carbon)
+    period_s: float = DEFAULT_PERIOD_S  # time between recurrences, in the carbon series
 
     @property
     def units(self) -> int:
@@ -96,7 +100,7 @@ def _table(
         "workload": task.job.workload.id,
         "policy": task.policy,
         "seed": seeds,
-        "eta": float(task.eta),
+        "eta": float(task.cost.eta),
         "beta": betas,
     }
     data.update(tries)
@@ -152,10 +156,12 @@ def _replay_frames(
     Seeds go in groups of at most :data:`GROUP_SEEDS` and about ``chunk_rows`` rows, each group
     in one run of the executor (one table).
     """
-    model = JobModel(task.job, task.eta)
     if task.arrivals is not None:
+        model = JobModel(task.job, task.cost)
         yield from _arrival_tables(task, model, policy_cls, progress, chunk_rows)
         return
+    intensity = None if task.carbon is None else task.carbon.by_recurrence(task.recurrences, task.period_s)
+    model = JobModel(task.job, task.cost, intensity)
     drift = None if task.drift is None else Drift(task.drift, task.job)
     knobs = (task.window, drift, task.horizon, task.noise, task.knobs)
     per_group = max(1, min(GROUP_SEEDS, chunk_rows // max(1, task.recurrences)))
@@ -167,7 +173,10 @@ def _replay_frames(
             if progress is not None:
                 progress(len(group))
             seed_col = np.asarray(group, dtype=np.int64)[tries.seed]
-            yield _table(task, seed_col, float(beta), tries.columns)
+            columns = tries.columns
+            if intensity is not None:
+                columns = with_emissions(columns, intensity[columns["recurrence"]], task.cost)
+            yield _table(task, seed_col, float(beta), columns)
 
 
 def _arrival_tables(
@@ -180,6 +189,12 @@ def _arrival_tables(
     # Each row's runtime ratio is its submission's: the groups' ratios end to end, by offset.
     ratios = np.concatenate([g[3] for g in groups]) if groups else np.zeros(0)
     offsets = np.cumsum([0, *(len(g[3]) for g in groups)])[:-1]
+    # Each submission's carbon intensity, the groups' end to end as the ratios (a carbon series).
+    at_start = (
+        None
+        if task.carbon is None
+        else np.concatenate([np.zeros(0), *task.carbon.by_submission([g[1] for g in groups])])
+    )
     yielded = False
     for beta in task.betas:
         for seed in task.seeds:
@@ -190,8 +205,12 @@ def _arrival_tables(
                 )
             else:
                 chunks = fused_chunks(shared, seed, groups, ratios, offsets, chunk_rows)
-            for group_codes, tries in chunks:
+            for group_codes, chunk in chunks:
                 n = len(group_codes)
+                tries = chunk
+                if at_start is not None:
+                    rows = offsets[group_codes] + np.asarray(chunk["recurrence"], dtype=np.int64) - 1
+                    tries = with_emissions(chunk, at_start[rows], task.cost)
                 yield _table(
                     task, np.full(n, seed, dtype=np.int64), float(beta), tries, Coded(group_codes, labels)
                 )
@@ -225,7 +244,7 @@ def plan(
     workloads: Sequence[str] | None,
     policies: Sequence[str],
     seeds: Sequence[int],
-    etas: Sequence[float],
+    costs: Sequence[Cost],
     betas: Sequence[float],
     recurrences: int | None = None,
     window: int = 0,
@@ -236,14 +255,17 @@ def plan(
     horizon: Horizon = KNOWN,
     noise: float = 0.0,
     knobs: BanditKnobs | None = None,
+    carbon: CarbonSeries | None = None,
+    period_s: float = DEFAULT_PERIOD_S,
 ) -> list[Task]:
     """Check the inputs and lay out the tasks (no replay yet).
 
     Raises:
-        ConfigError: unknown GPU, workload or policy, empty seeds, bad eta/beta/window, a
+        ConfigError: unknown GPU, workload or policy, empty seeds, bad beta/window, a
             workload whose b0 is missing or never converges; a drift table with arrivals or
             naming batch sizes the job lacks; a prior (traces, GPU) without the job's workload or
-            without a converging batch size in common.
+            without a converging batch size in common; a carbon series that ends before the last
+            recurrence (or submission), a carbon price with arrivals.
     """
     if gpu not in traces.gpus:
         raise traces.unknown_gpu(gpu)
@@ -266,10 +288,16 @@ def plan(
         knobs.check()
     if recurrences is not None and recurrences < 1:
         raise ConfigError(f"recurrences must be >= 1, got {recurrences}")
-    from zeus_bench.core.cost import check_beta, check_eta
+    from zeus_bench.core.cost import check_beta
 
-    etas = [check_eta(e) for e in etas]
     betas = [check_beta(b) for b in betas]
+    period_s = check_period(period_s)
+    if carbon is not None and arrivals is not None:
+        if any(c.weighs_co2 for c in costs):
+            raise ConfigError(
+                "--carbon-price applies to plain recurring jobs: the arrival replays price no emissions"
+            )
+        carbon = replace(carbon, origin_s=float(arrivals["start_time"].min()))
     if drift is not None and arrivals is not None:
         raise ConfigError("--drift and --arrivals cannot be combined")
     horizon, noise = check_horizon(horizon), check_noise(noise)
@@ -293,13 +321,18 @@ def plan(
         n_rec = recurrences if recurrences is not None else default_recurrences(job)
         sub = None if arrivals is None else arrivals[arrivals["workload"] == w]
         job_drift = None if drift is None else drift_of(drift, job)
-        for eta in etas:
-            job_prior = None if prior is None else prior_for(job, prior[0], prior[1], eta)
+        if carbon is not None:  # a series too short fails here, before any replay
+            if sub is None:
+                carbon.by_recurrence(n_rec, period_s)
+            else:
+                carbon.by_submission([sub["start_time"].to_numpy(dtype=float)])
+        for cost in costs:
+            job_prior = None if prior is None else prior_for(job, prior[0], prior[1], cost)
             for p in policies:
                 tasks.append(
                     Task(
                         job,
-                        eta,
+                        cost,
                         p,
                         tuple(betas),
                         tuple(seeds),
@@ -312,6 +345,8 @@ def plan(
                         horizon,
                         noise,
                         knobs or BanditKnobs(),
+                        carbon,
+                        period_s,
                     )
                 )
     return tasks

@@ -1,6 +1,6 @@
-"""What the replay knows of one job for one eta: per-configuration figures, JIT limits, paths.
+"""What the replay knows of one job for one cost: per-configuration figures, JIT limits, paths.
 
-:class:`JobModel` is computed once per (job, eta) and read by every executor of the replay (the
+:class:`JobModel` is computed once per (job, cost) and read by every executor of the replay (the
 executor of :mod:`zeus_bench.sim.executor` and the arrival replays); the rows they write have the
 fields :data:`RUN_FIELDS`, kept as columns over a run of seeds (:class:`SeedTries`).
 """
@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from zeus_bench.core.cost import zeus_cost
+from zeus_bench.core.cost import Cost, emissions_g
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.optimizers.jit import jit_power_limit
 from zeus_bench.traces.jobs import JobTrace
@@ -79,13 +79,26 @@ def check_job(job: JobTrace) -> None:
 
 
 class JobModel:
-    """Per-configuration figures of one job for one eta, as Python lists for a fast loop."""
+    """Per-configuration figures of one job for one cost, as Python lists for a fast loop.
 
-    def __init__(self, job: JobTrace, eta: float) -> None:
+    ``intensity_g_per_kwh``: the grid's carbon intensity at each recurrence (index: the
+    recurrence, from 1; :mod:`zeus_bench.sim.scenarios.carbon`), or None: no emissions. With it,
+    a try's cost and its early-stop budget's epoch cost add the cost's price of their
+    emissions (:meth:`co2_g`); the per-configuration figures here stay emission-free.
+    """
+
+    def __init__(
+        self, job: JobTrace, cost: Cost, intensity_g_per_kwh: Sequence[float] | np.ndarray | None = None
+    ) -> None:
         """Precompute epoch energy, time and cost, JIT choices and path target epochs."""
+        if not isinstance(cost, Cost):  # a bare eta, as before the Cost: say so at once
+            raise TypeError(
+                f"JobModel takes a zeus_bench.core.cost.Cost, got {cost!r} (wrap an eta: Cost(eta))"
+            )
         check_job(job)
         self.job = job
-        self.eta = eta
+        self.cost = cost
+        self.intensity = None if intensity_g_per_kwh is None else np.asarray(intensity_g_per_kwh, dtype=float)
         self.max_power_w = job.max_power_w
         self.max_epochs = job.max_epochs
         self.bs_index = {int(b): i for i, b in enumerate(job.batch_sizes)}
@@ -97,7 +110,7 @@ class JobModel:
         self.time_per_epoch_s: list[list[float]] = tpe.tolist()
         # Epoch cost for the early-stop budget: the cost of one epoch's energy (time x power of
         # the trace row) and time, with the per-batch-size MAXPOWER (quirk), as the paper's code.
-        cost_b = zeus_cost(energy, tpe, eta, job.max_power_by_bs_w[:, None])
+        cost_b = cost.zeus_cost(energy, tpe, job.max_power_by_bs_w[:, None])
         self.budget_epoch_cost: list[list[float]] = cost_b.tolist()
         prof_e, prof_t = job.profile_energy_j, job.profile_time_s
         self.profile_energy_j = (np.nanmean(energy, axis=1) if prof_e is None else prof_e).tolist()
@@ -109,7 +122,7 @@ class JobModel:
             ok = ~np.isnan(jit_t[i])
             self.jit_limit_w.append(
                 jit_power_limit(
-                    job.power_limits[ok], jit_t[i, ok], jit_p[i, ok], eta, float(job.max_power_by_bs_w[i])
+                    job.power_limits[ok], jit_t[i, ok], jit_p[i, ok], cost, float(job.max_power_by_bs_w[i])
                 )
             )
         # Paths: target epoch (inf = never), per batch size.
@@ -119,7 +132,7 @@ class JobModel:
         exp_t = epochs[:, None] * tpe
         self.expected_energy_j: list[list[float]] = exp_e.tolist()
         self.expected_time_s: list[list[float]] = exp_t.tolist()
-        self.expected_cost: list[list[float]] = zeus_cost(exp_e, exp_t, eta, job.max_power_w).tolist()
+        self.expected_cost: list[list[float]] = cost.zeus_cost(exp_e, exp_t, job.max_power_w).tolist()
         self._at_jit: list[JitConfig] | bool | None = False  # not computed yet
 
     def at_jit_limits(self) -> list[JitConfig] | None:
@@ -146,6 +159,12 @@ class JobModel:
                 )  # fmt: skip
             self._at_jit = configs
         return self._at_jit  # type: ignore[return-value]
+
+    def co2_g(self, energy_j: np.ndarray, recurrence: np.ndarray) -> np.ndarray | None:
+        """Emissions (g) of ``energy_j`` spent in each ``recurrence``; None without a carbon series."""
+        if self.intensity is None:
+            return None
+        return emissions_g(energy_j, self.intensity[recurrence])
 
     def indices(self, decision: tuple[int, float | None]) -> tuple[int, int]:
         """(batch size index, limit index) of a decision (batch size, limit); ConfigError if unknown."""

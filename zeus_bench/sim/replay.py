@@ -1,6 +1,6 @@
 """The replay loop: run a recurring job's tries on its trace under a policy, one row per try.
 
-Rules (``docs/policies.md``; the paper's are in ``zeus-replay-semantics.md``):
+Rules (``docs/policies.md``, "The replay rules", with where they depart from the paper's code):
 
 * Each recurrence runs tries until one reaches the target, at most :data:`MAX_TRIES`. Its cost
   is the sum of its tries' costs; a successful recurrence cheaper than ``min_cost`` lowers it.
@@ -16,12 +16,12 @@ Rules (``docs/policies.md``; the paper's are in ``zeus-replay-semantics.md``):
   still gets one row (:func:`~zeus_bench.sim.executor.missed_row`: ``ran`` False, nothing consumed, ``attempt``
   the tries attempted, the last decision's configuration), so every recurrence is a row.
 * The path reaches the target if its target epoch is within the budget; the try then ran that
-  many epochs, else the whole budget. Its cost is :func:`zeus_bench.core.cost.zeus_cost` with the
-  global MAXPOWER.
+  many epochs, else the whole budget. Its cost is :meth:`zeus_bench.core.cost.Cost.zeus_cost` with the
+  global MAXPOWER (and its emissions at the recurrence's carbon intensity, with a series).
 * In the first recurrence a try that does not reach the target is an error (b0 must converge).
   A recurrence whose 20 tries all fail is recorded as failed (the paper's code stops there).
 
-Per (job, eta) the per-configuration figures are computed once (:class:`JobModel`). Each rule
+Per (job, cost) the per-configuration figures are computed once (:class:`JobModel`). Each rule
 above is one function of :mod:`zeus_bench.sim.env`, which the executor
 (:mod:`zeus_bench.sim.executor`: one step loop on arrays over a job's seeds) calls;
 :func:`replay` is the executor with one seed, :func:`replay_many` with many, each asking the
@@ -120,7 +120,7 @@ def replay_many(
     told = horizon_recurrences(horizon, recurrences)
     generators = [seed_generators(seed) for seed in seeds]
     policies = [
-        policy_cls(PolicyContext(model.job, model.eta, beta, window, pol_rng, told, *knobs))
+        policy_cls(PolicyContext(model.job, model.cost, beta, window, pol_rng, told, *knobs))
         for _, pol_rng in generators
     ]
     noise_rngs = [noise_generator(seed) for seed in seeds] if noise > 0.0 else None

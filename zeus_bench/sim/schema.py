@@ -13,8 +13,6 @@ from zeus_bench.store import Column, TableSchema, register_schema
 if TYPE_CHECKING:  # frames only in the upgrades: reading and writing need no pandas
     import pandas as pd
 
-RUN_ID_COLUMNS = ("gpu", "workload", "policy", "seed", "eta", "beta")
-
 
 def _runs_v1_to_v2(df: pd.DataFrame) -> pd.DataFrame:
     """Version 1 had a row only for tries that ran: every row gets ``ran`` True."""
@@ -23,10 +21,17 @@ def _runs_v1_to_v2(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _runs_v2_to_v3(df: pd.DataFrame) -> pd.DataFrame:
+    """Version 2 had no emissions: ``co2_g`` is missing (no carbon series was given)."""
+    out = df.copy()
+    out["co2_g"] = float("nan")
+    return out
+
+
 RUNS = register_schema(
     TableSchema(
         kind="runs",
-        version=2,
+        version=3,
         description=(
             "Simulated tries of recurring training jobs: one row per try that ran, and one row "
             "(ran False) per recurrence in which no try ran."
@@ -100,7 +105,7 @@ RUNS = register_schema(
             Column(
                 "cost",
                 "float",
-                "Zeus cost of the try (zeus_bench.core.cost.zeus_cost: eta weighs energy against MAXPOWER x time)",
+                "Zeus cost of the try (zeus_bench.core.cost.Cost.zeus_cost: eta weighs energy against MAXPOWER x time; with `--carbon-price`, plus the price of co2_g)",
                 "J",
                 "9.1e7",
                 checks=("nonnegative", "finite"),
@@ -169,9 +174,20 @@ RUNS = register_schema(
                 nullable=True,
                 required=False,
             ),
+            Column(
+                "co2_g",
+                "float",
+                "Emissions of the try: energy_j at the carbon intensity of its recurrence's time "
+                "(zeus_bench.sim.scenarios.carbon; missing without `--carbon-intensity`)",
+                "gCO2",
+                "1.2e4",
+                nullable=True,
+                required=False,
+                checks=("nonnegative",),
+            ),
         ),
         key=("gpu", "workload", "policy", "seed", "eta", "beta", "window", "group", "recurrence", "attempt"),
-        upgrades={1: _runs_v1_to_v2},
+        upgrades={1: _runs_v1_to_v2, 2: _runs_v2_to_v3},
     )
 )
 

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import (
     charged,
@@ -163,11 +163,11 @@ class Draws:
 
 def replay_draws(job: JobTrace, n: int, policy_cls: type[Policy], protocol: Protocol) -> Draws:
     """Replay ``policy_cls`` on the job's recorded paths (every seed) and its replicate traces."""
-    costs, failed = seed_costs(JobModel(job, protocol.eta), policy_cls, protocol, n)
+    costs, failed = seed_costs(JobModel(job, Cost(protocol.eta)), policy_cls, protocol, n)
     reps, oracle = [], []
     few = replace(protocol, seeds=protocol.seeds[: protocol.replicate_seeds])
     for r in range(protocol.replicates):
-        model = JobModel(replicate_job(job, protocol.split, protocol.fold, r), protocol.eta)
+        model = JobModel(replicate_job(job, protocol.split, protocol.fold, r), Cost(protocol.eta))
         reps.append(seed_costs(model, policy_cls, few, n)[0].sum(axis=1))
         oracle.append(job_refs(model).oracle)
     width = len(few.seeds)
@@ -440,7 +440,7 @@ def job_parts(
     for aj in _arena_jobs(jobs):
         job, n = aj.job, aj.recurrences
         gpu, w = job.gpu, job.workload.id
-        model = JobModel(job, protocol.eta)
+        model = JobModel(job, Cost(protocol.eta))
         refs = job_refs(model)
         paired = {
             p: runs.get((gpu, w, p))

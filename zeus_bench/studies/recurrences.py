@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from zeus_bench.core.cost import epoch_cost
 from zeus_bench.sim.metrics import charged
 from zeus_bench.sim.policies.builtin import max_limit_w, oracle_configuration
 from zeus_bench.sim.replay import replay
@@ -42,7 +41,7 @@ def references(model: JobModel) -> Refs:
     def at(b: int, p: float) -> float:
         return model.expected_cost[model.bs_index[b]][model.limit_index[p]]
 
-    ob, op = oracle_configuration(job, model.eta)
+    ob, op = oracle_configuration(job, model.cost)
     mb = job.max_batch()
     return Refs(at(job.b0, max_limit_w(job, job.b0)), at(mb, max_limit_w(job, mb)), at(ob, op))
 
@@ -72,9 +71,9 @@ def recurrence_costs(
 
 
 def _epoch_costs(model: JobModel) -> np.ndarray:
-    """Cost of one epoch per (batch size, limit) at the model's eta (NaN where not measured)."""
+    """Cost of one epoch per (batch size, limit) at the model's cost (NaN where not measured)."""
     job = model.job
-    return epoch_cost(job.time_per_epoch_s, job.avg_power_w, model.eta, job.max_power_w)
+    return model.cost.epoch_cost(job.time_per_epoch_s, job.avg_power_w, job.max_power_w)
 
 
 def probe_floor(model: JobModel, baseline_totals: np.ndarray) -> np.ndarray:

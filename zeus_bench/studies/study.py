@@ -45,8 +45,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_COST, Cost
 from zeus_bench.core.errors import ConfigError
+from zeus_bench.core.progress import Progress
 from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences
@@ -69,15 +70,15 @@ MORPH_RAMP = 20
 
 
 #: What :func:`recurrence_costs` returned for one run without drift or window, by (gpu, workload,
-#: policy, seeds, eta, beta, recurrences): :func:`compare` records its runs, :func:`warmstart_study`
+#: policy, seeds, cost, beta, recurrences): :func:`compare` records its runs, :func:`warmstart_study`
 #: reuses the cold ones (the same replays) instead of replaying them again.
-Runs = dict[tuple[str, str, str, tuple[int, ...], float, float, int], tuple[np.ndarray, np.ndarray]]
+Runs = dict[tuple[str, str, str, tuple[int, ...], Cost, float, int], tuple[np.ndarray, np.ndarray]]
 
 
 def compare(
     jobs: Mapping[str, Sequence[JobTrace | ArenaJob]],
     seeds: Sequence[int],
-    eta: float = DEFAULT_ETA,
+    cost: Cost = DEFAULT_COST,
     beta: float = DEFAULT_BETA,
     runs: Runs | None = None,
     protocol: Protocol | None = None,
@@ -86,12 +87,13 @@ def compare(
 
     ``jobs`` are whole jobs or the arena's (:class:`~zeus_bench.studies.arena.ArenaJob`: one half of
     the paths, recurring as often as the whole job); every run is the arena's
-    :func:`~zeus_bench.studies.arena.seed_costs` under ``protocol`` (default: ``seeds``, ``eta``,
+    :func:`~zeus_bench.studies.arena.seed_costs` under ``protocol`` (default: ``seeds``, ``cost``'s eta,
     ``beta``, horizon known). Runs of whole jobs are also kept in ``runs`` (the warm start reuses them).
     """
-    protocol = Protocol(tuple(seeds), eta, beta) if protocol is None else protocol
-    seeds, eta, beta = protocol.seeds, protocol.eta, protocol.beta
+    protocol = Protocol(tuple(seeds), cost.eta, beta) if protocol is None else protocol
+    seeds, cost, beta = protocol.seeds, Cost(protocol.eta), protocol.beta
     rows, curves = [], []
+    progress = Progress("study: jobs compared", sum(len(js) for js in jobs.values()), logger=log)
     for gpu, js in jobs.items():
         for item in js:
             job, n = (
@@ -99,13 +101,13 @@ def compare(
                 if isinstance(item, ArenaJob)
                 else (item, default_recurrences(item))
             )
-            model = JobModel(job, eta)
+            model = JobModel(job, cost)
             refs = references(model)
             paired = {c: replayed_total(model, p, protocol, n) for c, p in PAIRED.items()}
             for name in POLICIES:
                 costs, failed = seed_costs(model, protocol.policy(name), protocol, n)
                 if runs is not None and not isinstance(item, ArenaJob):
-                    runs[(gpu, job.workload.id, name, tuple(seeds), eta, beta, n)] = (costs, failed)
+                    runs[(gpu, job.workload.id, name, tuple(seeds), cost, beta, n)] = (costs, failed)
                 total = costs.sum(axis=1)
                 row = {
                     "gpu": gpu,
@@ -138,6 +140,7 @@ def compare(
                         }
                     )
                 )
+            progress.done(1, f"{gpu} {job.workload.id}")
     return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
 
 
@@ -190,7 +193,7 @@ def recovery(mean_cost: np.ndarray, oracle: np.ndarray, at: int) -> float:
 
 
 def drift_study(
-    jobs: dict[str, list[JobTrace]], seeds: Sequence[int], eta: float, beta: float
+    jobs: dict[str, list[JobTrace]], seeds: Sequence[int], cost: Cost, beta: float
 ) -> pd.DataFrame:
     """Recovery after every drift scenario (:data:`~zeus_bench.sim.scenarios.drift.SCENARIOS`) of every multi-limit job."""
     runs = (
@@ -202,12 +205,12 @@ def drift_study(
     rows, curves = [], []
     for gpu, js in jobs.items():
         for job in js:
-            model = JobModel(job, eta)
+            model = JobModel(job, cost)
             n = default_recurrences(job)
             at = n // 2
             for kind, factor in itertools.product(SCENARIOS, DRIFT_FACTORS):
-                drift = Drift(scenario(job, eta, kind, at, factor, MORPH_RAMP), job)
-                oracle = oracle_cost_by_recurrence(job, eta, drift, n)
+                drift = Drift(scenario(job, cost, kind, at, factor, MORPH_RAMP), job)
+                oracle = oracle_cost_by_recurrence(job, cost, drift, n)
                 for label, name, window in runs:
                     costs, _ = recurrence_costs(model, get_policy(name), seeds, beta, n, window, drift)
                     mean = costs.mean(axis=0)
@@ -247,7 +250,7 @@ def warmstart_study(
     sets: dict[str, TraceSet],
     pairs: Sequence[tuple[str, str]],
     seeds: Sequence[int],
-    eta: float,
+    cost: Cost,
     beta: float,
     workloads: set[str] | None = None,
     runs: Runs | None = None,
@@ -266,9 +269,9 @@ def warmstart_study(
             if w not in sets[src].workload_ids(src) or (workloads is not None and w not in workloads):
                 continue
             job = sets[dst].job(dst, w)
-            model = JobModel(job, eta)
+            model = JobModel(job, cost)
             n = default_recurrences(job)
-            key = (dst, w, "zeus-plus", tuple(seeds), eta, beta, n)
+            key = (dst, w, "zeus-plus", tuple(seeds), cost, beta, n)
             cold = runs[key][0] if runs is not None and key in runs else None
             c = warm_job_costs(model, sets[src], src, seeds, beta, cold)
             if warm_runs is not None:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ZeusBenchError
 from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
@@ -80,7 +81,7 @@ def _score(args: tuple[ArenaJob, str, dict[str, Any] | None, Protocol]) -> tuple
     aj, policy, setting, protocol = args
     cls = get_policy(policy) if setting is None else variant(policy, setting)
     job, n = aj.job, aj.recurrences
-    model = JobModel(job, protocol.eta)
+    model = JobModel(job, Cost(protocol.eta))
     total = seed_costs(model, cls, protocol, n)[0].sum(axis=1)
     return regret_pct(total, n * job_refs(model).oracle), total
 

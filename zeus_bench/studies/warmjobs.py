@@ -65,7 +65,7 @@ def warm_job_costs(
     """Cold and warm zeus-plus on one target job, one prior replay per seed.
 
     Args:
-        model: The target job's model (its eta is the prior replay's).
+        model: The target job's model (its cost is the prior replay's).
         prior_traces: Trace folder of the prior GPU.
         prior_gpu: The prior GPU kind.
         seeds: Seeds of the target replays (the prior replay of ``s`` uses ``s + PRIOR_SEED_OFFSET``).
@@ -85,7 +85,7 @@ def warm_job_costs(
     missing = 0
     for i, s in enumerate(seeds):
         try:
-            prior = prior_for(job, prior_traces, prior_gpu, model.eta, beta, int(s) + PRIOR_SEED_OFFSET)
+            prior = prior_for(job, prior_traces, prior_gpu, model.cost, beta, int(s) + PRIOR_SEED_OFFSET)
         except NoSharedBatchSize as exc:
             log.info("%s on %s, seed %d: %s; runs cold", job.workload.id, job.gpu, s, exc)
             warm[i] = cold[i]

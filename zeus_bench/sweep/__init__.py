@@ -21,3 +21,5 @@
 * :mod:`~zeus_bench.sweep.projection` -- ``zeus-bench project``: a train trace joined with a power
   trace measured on another GPU.
 """
+
+import zeus_bench.traces  # noqa: F401  (registers the train and power kinds this package writes and reads)

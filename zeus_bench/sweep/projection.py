@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from zeus_bench.core.cost import DEFAULT_ETA
+from zeus_bench.core.cost import DEFAULT_COST, Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.store import read_table
 from zeus_bench.traces.jobs import JobTrace, build_job
@@ -102,7 +102,7 @@ def project(
     train_path: str | Path,
     power_path: str | Path,
     gpu: str | None = None,
-    eta: float = DEFAULT_ETA,
+    cost: Cost = DEFAULT_COST,
     workloads_file: str | Path | None = None,
 ) -> pd.DataFrame:
     """Per workload: projected ETA/TTA of b0, least-energy and least-cost batch sizes, maxbatch.
@@ -112,10 +112,10 @@ def project(
     ``df.attrs["power_limit_note"]`` says whether the power-limit dimension is present.
     """
     jobs = projected_jobs(train_path, power_path, gpu, workloads_file)
-    rows = [potential_row(j, eta) for j in jobs]
+    rows = [potential_row(j, cost) for j in jobs]
     df = pd.DataFrame(rows)[list(SUMMARY_COLUMNS)].rename(columns=SUMMARY_COLUMNS)
     df.insert(2, "power_limit_w", [float(j.power_limits.max()) for j in jobs])
-    df.insert(3, "eta", eta)
+    df.insert(3, "eta", cost.eta)
     df.attrs["power_limit_note"] = _limits_note(jobs)
     return df
 
@@ -124,14 +124,14 @@ def project_per_batch_size(
     train_path: str | Path,
     power_path: str | Path,
     gpu: str | None = None,
-    eta: float = DEFAULT_ETA,
+    cost: Cost = DEFAULT_COST,
     workloads_file: str | Path | None = None,
 ) -> pd.DataFrame:
     """One row per (workload, batch size, limit): projected mean epochs, TTA, ETA and cost."""
     jobs = projected_jobs(train_path, power_path, gpu, workloads_file)
     parts = []
     for j in jobs:
-        c = j.configurations(eta)
+        c = j.configurations(cost)
         c.insert(0, "workload", j.workload.id)
         c.insert(0, "gpu", j.gpu)
         c["is_b0"] = c["batch_size"] == j.b0

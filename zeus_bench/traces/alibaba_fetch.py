@@ -170,17 +170,3 @@ def _download(url: str, fetch: Fetch) -> bytes | None:
     if len(data) > MAX_BYTES:
         raise TraceFormatError(f"{url}: {ALIBABA_FILE} is {len(data)} bytes, over the bound of {MAX_BYTES}")
     return data
-
-
-def read_alibaba_manifest(folder: str | Path) -> dict[str, Any]:
-    """The manifest :func:`obtain_alibaba` wrote in ``folder``."""
-    path = Path(folder) / MANIFEST
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise TraceFormatError(f"{path}: no such file (run 'zeus-bench traces fetch-alibaba')") from None
-    except json.JSONDecodeError:
-        raise TraceFormatError(f"{path}: corrupt manifest") from None
-    if not isinstance(data, dict) or data.get("status") not in ("ok", "absent"):
-        raise TraceFormatError(f"{path}: corrupt manifest")
-    return data

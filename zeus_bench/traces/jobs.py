@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from zeus_bench.core.cost import DEFAULT_ETA, epoch_cost
+from zeus_bench.core.cost import DEFAULT_COST, Cost, max_power_w
 from zeus_bench.core.errors import ConfigError, TraceFormatError, UnknownWorkloadError
 from zeus_bench.store import read_columns, read_table
 from zeus_bench.traces._columns import Columns, floats, group_first, group_mean, inner_join, series_mean
@@ -139,7 +139,7 @@ class JobTrace:
             raise ConfigError(f"{self.workload.id} on {self.gpu}: no batch size converges")
         return int(conv[-1])
 
-    def configuration_arrays(self, eta: float = DEFAULT_ETA) -> dict[str, np.ndarray]:
+    def configuration_arrays(self, cost: Cost = DEFAULT_COST) -> dict[str, np.ndarray]:
         """The columns of :meth:`configurations` as NumPy arrays (no pandas: the simulator's oracle)."""
         epochs = self.mean_target_epochs()
         reach = self.reach_fraction()
@@ -159,10 +159,10 @@ class JobTrace:
             "feasible": reach[b_idx] == 1.0,
             "eta_j": eta_j,
             "tta_s": tta,
-            "cost": epochs[b_idx] * epoch_cost(tpe, pw, eta, self.max_power_w),
+            "cost": epochs[b_idx] * cost.epoch_cost(tpe, pw, self.max_power_w),
         }
 
-    def least_cost_configuration(self, eta: float = DEFAULT_ETA) -> tuple[int, float]:
+    def least_cost_configuration(self, cost: Cost = DEFAULT_COST) -> tuple[int, float]:
         """(batch size, limit) of least expected cost among those every path of which converges.
 
         Ties go to the smaller batch size, then the lower limit. The oracle policy runs it, and the
@@ -171,17 +171,17 @@ class JobTrace:
         Raises:
             ConfigError: no configuration reaches the target in every run.
         """
-        cfg = self.configuration_arrays(eta)
+        cfg = self.configuration_arrays(cost)
         ok = cfg["feasible"]
         if not ok.any():
             raise ConfigError(
                 f"{self.workload.id} on {self.gpu}: no configuration reaches the target in every run"
             )
-        bs, pl, cost = cfg["batch_size"][ok], cfg["power_limit_w"][ok], cfg["cost"][ok]
-        best = int(np.lexsort((pl, bs, cost))[0])  # the last key sorts first; NaN costs last
+        bs, pl, costs = cfg["batch_size"][ok], cfg["power_limit_w"][ok], cfg["cost"][ok]
+        best = int(np.lexsort((pl, bs, costs))[0])  # the last key sorts first; NaN costs last
         return int(bs[best]), float(pl[best])
 
-    def configurations(self, eta: float = DEFAULT_ETA) -> pd.DataFrame:
+    def configurations(self, cost: Cost = DEFAULT_COST) -> pd.DataFrame:
         """Expected ETA, TTA and cost of every measured (batch size, power limit).
 
         Expected values are means over the training paths that reach the target within max
@@ -191,7 +191,7 @@ class JobTrace:
         """
         import pandas as pd
 
-        return pd.DataFrame(self.configuration_arrays(eta))
+        return pd.DataFrame(self.configuration_arrays(cost))
 
 
 class TraceSet:
@@ -370,8 +370,8 @@ def build_job(joined: Columns, power: Columns, spec: WorkloadSpec, gpu: str) -> 
             f"(batch sizes: {batch_sizes.tolist()})"
         )
     tpe_bp, pw_bp = tpe.reshape(n_b, n_p), pw.reshape(n_b, n_p)
-    max_power = float(np.max(limit_all)) * num_gpus
-    max_by_bs = np.nanmax(np.where(np.isnan(tpe_bp), np.nan, limits[None, :]), axis=1) * num_gpus
+    max_power = max_power_w(float(np.max(limit_all)), num_gpus)
+    max_by_bs = max_power_w(np.nanmax(np.where(np.isnan(tpe_bp), np.nan, limits[None, :]), axis=1), num_gpus)
     return JobTrace(
         workload=spec,
         gpu=gpu,

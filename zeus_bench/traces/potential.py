@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.traces.jobs import JobTrace
 
@@ -74,21 +75,21 @@ def at_max_power(job: JobTrace, configs: pd.DataFrame, batch_size: int) -> Refer
     return Reference(batch_size, float(row["power_limit_w"]), float(row["eta_j"]), float(row["tta_s"]))
 
 
-def potential_row(job: JobTrace, eta: float) -> dict[str, object]:
+def potential_row(job: JobTrace, cost: Cost) -> dict[str, object]:
     """One row of the potential-savings table for one job."""
-    configs = job.configurations(eta)
+    configs = job.configurations(cost)
     feasible = configs[configs["feasible"]]
     if feasible.empty:
         raise ConfigError(f"{job.workload.id} on {job.gpu}: no configuration reaches the target in every run")
     base = at_max_power(job, configs, job.b0)
     maxb = at_max_power(job, configs, job.max_batch())
     e = feasible.loc[feasible["eta_j"].idxmin()]
-    bs, pl = job.least_cost_configuration(eta)
+    bs, pl = job.least_cost_configuration(cost)
     c = feasible[(feasible["batch_size"] == bs) & (feasible["power_limit_w"] == pl)].iloc[0]
     return {
         "gpu": job.gpu,
         "workload": job.workload.id,
-        "eta": eta,
+        "eta": cost.eta,
         "b0": job.b0,
         "max_power_w": job.max_power_w,
         "baseline_eta_j": base.eta_j,
@@ -115,9 +116,9 @@ def potential_row(job: JobTrace, eta: float) -> dict[str, object]:
     }
 
 
-def potential_table(jobs: list[JobTrace], eta: float) -> pd.DataFrame:
+def potential_table(jobs: list[JobTrace], cost: Cost) -> pd.DataFrame:
     """Potential-savings table, one row per job, columns :data:`POTENTIAL_COLUMNS`."""
-    rows = [potential_row(j, eta) for j in jobs]
+    rows = [potential_row(j, cost) for j in jobs]
     df = pd.DataFrame(rows, columns=POTENTIAL_COLUMNS)
     return df.astype(
         {"b0": np.int64, "min_energy_bs": np.int64, "min_cost_bs": np.int64, "maxbatch_bs": np.int64}

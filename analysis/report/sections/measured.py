@@ -31,20 +31,22 @@ class MeasuredSections(Page):
 
     def own(self) -> None:
         """The project's own measurements."""
-        self.add("## 9. H200 measurements (this project)", "")
+        self.add("## 9. Measured GPUs (this project)", "")
         if not self.args.own:
             self.skipped.append(
-                "H200 figure: no committed sweep traces under `results/traces/h200/` (run the sweep workflow, "
+                "Measured-GPU figure: no committed sweep traces under `results/traces/<gpu>/` (run the sweep workflow, "
                 "`workflows/rules/sweep.smk`, on a GPU)."
             )
-            self.add("Skipped: no H200 sweep traces are committed yet.", "")
+            self.add("Skipped: no sweep traces of a measured GPU are committed yet.", "")
             return
         power = load_all(self.args.own)
         per = metrics.per_sample(power)
         if per.empty:
-            self.skipped.append("H200 figure: the committed power traces have no throughput (samples_per_s).")
+            self.skipped.append(
+                "Measured-GPU figure: the committed power traces have no throughput (samples_per_s)."
+            )
             return
-        self.add(figure_link("h200", self.figures, "H200"), "")
+        self.add(figure_link("measured-gpus", self.figures, "Measured GPUs"), "")
         self.say(gpu_caveats({str(g): list(d["power_limit_w"]) for g, d in per.groupby("gpu")}))
         self.say(
             own_batch_finding(per, self.potential_rows),

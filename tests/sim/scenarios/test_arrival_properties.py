@@ -6,19 +6,15 @@ group), and groups are independent (a group's rows do not depend on the other gr
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.sim_toy import toy_job
+from zeus_bench.core.cost import Cost
 from zeus_bench.sim.grid import Task, run_task
 from zeus_bench.sim.scenarios.arrivals import ARRIVAL_COLUMNS, validate_arrivals
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from sim_toy import toy_job
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -37,7 +33,7 @@ def arrival_tables(draw: st.DrawFn) -> pd.DataFrame:
 
 
 def _runs(table: pd.DataFrame, policy: str = "zeus-plus", seed: int = 1) -> pd.DataFrame:
-    task = Task(toy_job(), 1.0, policy, (2.0,), (seed,), 1, 0, validate_arrivals(table))
+    task = Task(toy_job(), Cost(1.0), policy, (2.0,), (seed,), 1, 0, validate_arrivals(table))
     out = run_task(task)
     return out.sort_values(["group", "recurrence", "attempt"]).reset_index(drop=True)
 

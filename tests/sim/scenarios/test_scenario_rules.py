@@ -7,13 +7,14 @@ oracle counting a configuration feasible when only some of its paths reach the t
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from tests.helpers.sim_toy import toy_job
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError, TraceFormatError
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import PolicyContext
@@ -27,9 +28,6 @@ from zeus_bench.sim.scenarios.warmstart import (
     prior_from_tries,
 )
 from zeus_bench.traces.jobs import TraceSet
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from sim_toy import toy_job
 
 
 def test_prior_relative_cost_is_each_size_over_the_best() -> None:
@@ -50,8 +48,8 @@ def test_prior_relative_cost_is_each_size_over_the_best() -> None:
 def test_prior_from_a_real_replay_is_its_tries_mean_cost_over_the_best(zeus_traces: Path) -> None:
     ts = TraceSet(zeus_traces)
     job = ts.job("a40", "cifar100")
-    prior = prior_for(job, ts, "v100", 0.5, seed=11)
-    tries = observed_tries(ts.job("v100", "cifar100"), 0.5, 2.0, 11)
+    prior = prior_for(job, ts, "v100", Cost(0.5), seed=11)
+    tries = observed_tries(ts.job("v100", "cifar100"), Cost(0.5), 2.0, 11)
     means = {
         b: float(np.mean([t.cost for t in tries if t.batch_size == b and t.reached]))
         for b in {t.batch_size for t in tries if t.reached} & set(job.batch_sizes.tolist())
@@ -71,10 +69,10 @@ def test_far_from_best_prunes_only_what_costs_more_than_the_factor() -> None:
 def test_warm_started_zeus_plus_never_probes_far_from_best(zeus_traces: Path) -> None:
     ts = TraceSet(zeus_traces)
     job = ts.job("a40", "cifar100")
-    prior = prior_for(job, ts, "v100", 0.5)
+    prior = prior_for(job, ts, "v100", Cost(0.5))
     cls = bind_prior(get_policy("zeus-plus"), prior)
     assert bind_prior(get_policy("zeus"), prior) is get_policy("zeus")  # takes no prior
-    policy = cls(PolicyContext(job, 0.5, 2.0, 0, np.random.default_rng(1), 50))
+    policy = cls(PolicyContext(job, Cost(0.5), 2.0, 0, np.random.default_rng(1), 50))
     pruned = set(policy.climber.ruled_out)
     assert set(prior.far_from_best(1.0 + policy.margin)) - {job.b0} <= pruned
     assert set(prior.ruled_out) <= pruned
@@ -99,12 +97,12 @@ def test_drifted_oracle_needs_every_path_to_reach_the_target() -> None:
     # mean, 6.1 epochs, would still be the cheapest) and the oracle is 16's.
     job = toy_job({8: [np.nan], 16: [7.0], 32: [8.0], 64: [2.0, 9.5]}, max_epochs=10)
     drift = Drift(_drift_rows("toy", 64, 1.06), job)
-    oracle = oracle_cost_by_recurrence(job, 1.0, drift, 6)
+    oracle = oracle_cost_by_recurrence(job, Cost(1.0), drift, 6)
     np.testing.assert_allclose(oracle, [862.5] * 4 + [1050.0] * 2)
     # a drift that keeps every path within max_epochs keeps 64, at its new mean
-    small = oracle_cost_by_recurrence(job, 1.0, Drift(_drift_rows("toy", 64, 1.04), job), 6)
+    small = oracle_cost_by_recurrence(job, Cost(1.0), Drift(_drift_rows("toy", 64, 1.04), job), 6)
     np.testing.assert_allclose(small, [862.5] * 4 + [862.5 * 1.04] * 2)
-    assert np.all(oracle_cost_by_recurrence(job, 1.0, None, 3) == 862.5)
+    assert np.all(oracle_cost_by_recurrence(job, Cost(1.0), None, 3) == 862.5)
 
 
 @pytest.mark.parametrize("workload", ["movielens-1m", "imagenet", "cifar100"])
@@ -113,8 +111,8 @@ def test_prior_rules_out_what_the_prior_replay_tried_and_never_saw_reach(
 ) -> None:
     ts = TraceSet(zeus_traces)
     job = ts.job("a40", workload)
-    prior = prior_for(job, ts, "v100", 0.5, seed=5)
-    tries = observed_tries(ts.job("v100", workload), 0.5, 2.0, 5)
+    prior = prior_for(job, ts, "v100", Cost(0.5), seed=5)
+    tries = observed_tries(ts.job("v100", workload), Cost(0.5), 2.0, 5)
     reached = {t.batch_size for t in tries if t.reached}
     expected = {
         t.batch_size
@@ -174,9 +172,9 @@ def test_observed_tries_are_every_try_that_ran(zeus_traces: Path) -> None:
     n = default_recurrences(job)
     rows = [
         dict(zip(RUN_FIELDS, r, strict=True))
-        for r in replay(JobModel(job, 0.5), get_policy("zeus-plus"), 3, 2.0, n)
+        for r in replay(JobModel(job, Cost(0.5)), get_policy("zeus-plus"), 3, 2.0, n)
     ]
     ran = [r for r in rows if r["ran"]]
     assert any(not r["profiled"] for r in ran)  # tries after a size's first: the filter is "ran"
     expected = [Try(r["batch_size"], r["epochs"], r["cost"], r["reached"]) for r in ran]
-    assert observed_tries(job, 0.5, 2.0, 3) == expected
+    assert observed_tries(job, Cost(0.5), 2.0, 3) == expected

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.policies.seeds import Decision, Outcome, ScalarPolicies, SeedArrays, SeedPolicies
 from zeus_bench.traces.jobs import JobTrace
@@ -50,7 +51,7 @@ class PolicyContext:
     Attributes:
         job: The job's joined trace (batch sizes, limits, b0; reference policies may also use
             its measurements, learning policies should not).
-        eta: Energy weight of the cost.
+        cost: The cost tries are charged (:class:`~zeus_bench.core.cost.Cost`).
         beta: Early-stopping threshold (multiple of the best cost so far).
         window: Observation window for drift handling (0 = unbounded).
         rng: The policy's own random generator.
@@ -65,7 +66,7 @@ class PolicyContext:
     """
 
     job: JobTrace
-    eta: float
+    cost: Cost
     beta: float
     window: int
     rng: np.random.Generator

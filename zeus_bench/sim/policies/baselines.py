@@ -30,16 +30,30 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
+from zeus_bench.sim.policies.base import (
+    Decision,
+    Outcome,
+    Policy,
+    PolicyContext,
+    register_policy,
+    scalar_face,
+)
 from zeus_bench.sim.policies.builtin import JitMixin
+from zeus_bench.sim.policies.seeds import BatchedPolicies
 from zeus_bench.sim.policies.zeus_plus import (
     DEFAULT_SAFETY,
     baseline_ratio,
     profiling_overhead,
 )
+
+if TYPE_CHECKING:
+    from zeus_bench.sim.model import JobModel
+    from zeus_bench.sim.policies.seeds import SeedArrays, SeedPolicies
 
 #: Recurrences the baselines assume when their number is not known (sw-ts's window, conservative-ucb's funds).
 UNKNOWN_RECURRENCES = 50
@@ -47,6 +61,27 @@ CAP_WITHOUT_EARLY_STOP = 4.0  # cap of an observation (units of the first cost) 
 EPS_C = 1.0  # eps-greedy: eps_t = min(1, EPS_C * K / t) (Auer et al. 2002, c / d^2 = 1)
 SIGMA_MIN = 0.02  # least noise std of a normalized cost (pooled estimates of one-path arms are 0)
 TS_PRIOR_STD = 0.25  # sw-ts: std of an arm's prior (around its all-time mean, or 1 if never run)
+MIN_SEEDS = 5  # fewer seeds replay one object per seed (the default face): at 4 seeds the two break even
+
+#: The methods whose rules a class's ``choose_many`` replays on arrays over seeds: a subclass
+#: overriding one of them below the class that defines its ``choose_many`` gets the default face.
+ARM_RULES = (
+    "__init__", "predict", "predict_many", "choose", "choose_many", "observe", "record", "means", "best",
+    "pooled_std", "pooled_stds", "first_unplayed", "ordered_unplayed", "posteriors", "posterior", "bounds", "stop_cost", "started",
+    "_decide", "_learn_limit",
+)  # fmt: skip
+
+
+def stacked(objs: Sequence[ArmBandit], attr: str) -> np.ndarray:
+    """The per-arm array ``attr`` of every object, one row each."""
+    return np.array([getattr(o, attr) for o in objs])
+
+
+def least_mean(means: np.ndarray, b0: int) -> np.ndarray:
+    """Per row, the column of least mean, b0's column among ties, else the first (``min`` over the arms)."""
+    least = means.min(axis=1)
+    ties = means == least[:, None]
+    return np.where(ties[:, b0], b0, np.argmax(ties, axis=1))
 
 
 class ArmBandit(JitMixin, Policy):
@@ -89,6 +124,34 @@ class ArmBandit(JitMixin, Policy):
         """Batch size of the next try (after the first success)."""
         raise NotImplementedError
 
+    @classmethod
+    def predict_many(cls, objs: Sequence[ArmBandit]) -> list[Decision]:
+        """:meth:`predict` of each of ``objs`` (this class's), the choices made by :meth:`choose_many`."""
+        pending = [o for o in objs if o.successes > 0]
+        chosen = iter(cls.choose_many(pending) if pending else ())
+        return [o._decide(next(chosen) if o.successes > 0 else o.b0) for o in objs]
+
+    @classmethod
+    def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
+        """:meth:`choose` of each of ``objs`` (this class's, after a success); subclasses do it on arrays."""
+        return [o.choose() for o in objs]
+
+    @classmethod
+    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
+        """The face that decides for every seed at once (:class:`~zeus_bench.sim.policies.seeds.BatchedPolicies`).
+
+        Unless a subclass changes a rule of :data:`ARM_RULES` below the class whose
+        :meth:`choose_many` it would use (it gets the default face, one object asked per seed), or
+        there are fewer than :data:`MIN_SEEDS` seeds.
+        """
+        mro = cls.__mro__
+        owner = next(k for k in mro if "choose_many" in vars(k))
+        below = mro[: mro.index(owner)]
+        if len(policies) < MIN_SEEDS or any(name in vars(k) for k in below for name in ARM_RULES):
+            return scalar_face(model, policies)
+        face = scalar_face(model, policies)
+        return BatchedPolicies(model, policies, face._stops, cls.predict_many)
+
     def observe(self, outcome: Outcome) -> None:
         """Record the try's normalized cost, its success and the money spent."""
         self._learn_limit(outcome)
@@ -98,7 +161,7 @@ class ArmBandit(JitMixin, Policy):
             self.spent += outcome.cost
             self.current += outcome.cost
         if outcome.reached:
-            extra = profiling_overhead(self.ctx.job, self.ctx.eta, outcome) if outcome.profiled else 0.0
+            extra = profiling_overhead(self.ctx.job, self.ctx.cost, outcome) if outcome.profiled else 0.0
             cost = outcome.cost - min(extra, outcome.cost)
             if self.successes == 0:
                 self.scale = cost if cost > 0.0 else 1.0
@@ -141,11 +204,46 @@ class ArmBandit(JitMixin, Policy):
         ss = float((s2[many] - s1[many] ** 2 / n[many]).sum())
         return max(math.sqrt(max(ss, 0.0) / dof), SIGMA_MIN)
 
+    @staticmethod
+    def pooled_stds(n: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
+        """:meth:`pooled_std` of every row of the per-arm sums (the same sums, row by row)."""
+        many = n > 1
+        dof = np.where(many, n - 1.0, 0.0).sum(axis=1)  # whole numbers: exact in any order
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = s2 - s1**2 / n
+        ss = np.zeros(len(n))
+        counts = many.sum(axis=1)
+        for c in np.unique(counts).tolist():
+            if c == 0:
+                continue
+            rows = np.flatnonzero(counts == c)
+            cols = np.nonzero(many[rows])[1].reshape(len(rows), c)
+            ss[rows] = terms[rows[:, None], cols].sum(
+                axis=1
+            )  # each row's terms alone, as pooled_std sums them
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sigma = np.maximum(np.sqrt(np.maximum(ss, 0.0) / dof), SIGMA_MIN)
+        return np.where(dof > 0.0, sigma, SIGMA_MIN)
+
     def ordered_unplayed(self) -> list[int]:
         """Batch sizes never tried, nearest b0 first in doublings (the larger of two equals first)."""
         lb0 = math.log2(self.b0)
         rest = [b for b in self.arms if self.n[self.index[b]] == 0]
         return sorted(rest, key=lambda b: (abs(math.log2(b) - lb0), -b))
+
+    @staticmethod
+    def first_unplayed(objs: Sequence[ArmBandit], n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per object (rows of ``n``, the counts): whether an arm is untried, and the index of the first.
+
+        The first in :meth:`ordered_unplayed`'s order (the objects share their arms and b0).
+        """
+        o = objs[0]
+        lb0 = math.log2(o.b0)
+        order = np.array(
+            sorted(range(len(o.arms)), key=lambda i: (abs(math.log2(o.arms[i]) - lb0), -o.arms[i]))
+        )
+        untried = (n == 0)[:, order]
+        return untried.any(axis=1), order[np.argmax(untried, axis=1)]
 
 
 @register_policy
@@ -165,6 +263,23 @@ class EpsilonGreedy(ArmBandit):
         means = self.means()
         return min(self.arms, key=lambda b: (means[self.index[b]], b != self.b0))
 
+    @classmethod
+    def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
+        """:meth:`choose` of each: each seed's own draws, the greedy arms on arrays."""
+        o = objs[0]
+        k = len(o.arms)
+        n, s1 = stacked(objs, "n"), stacked(objs, "s1")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            greedy = least_mean(np.where(n > 0, s1 / np.maximum(n, 1.0), np.inf), o.index[o.b0]).tolist()
+        out = []
+        for x, g in zip(objs, greedy, strict=True):
+            rng = x.ctx.rng
+            if rng.random() < min(1.0, EPS_C * k / (x.tries + 1)):
+                out.append(x.arms[int(rng.integers(k))])
+            else:
+                out.append(x.arms[g])
+        return out
+
 
 @register_policy
 class UCB1(ArmBandit):
@@ -180,6 +295,20 @@ class UCB1(ArmBandit):
             return unplayed[0]
         index = 1.0 - self.means() / self.cap + np.sqrt(2.0 * math.log(self.tries) / self.n)
         return self.arms[int(np.argmax(index))]
+
+    @classmethod
+    def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
+        """:meth:`choose` of each, on arrays over the objects."""
+        n, s1 = stacked(objs, "n"), stacked(objs, "s1")
+        untried, first = cls.first_unplayed(objs, n)
+        log_t = np.array([math.log(o.tries) if o.tries > 0 else 0.0 for o in objs])
+        cap = np.array([o.cap for o in objs])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(n > 0, s1 / np.maximum(n, 1.0), np.inf)
+            index = 1.0 - means / cap[:, None] + np.sqrt((2.0 * log_t)[:, None] / n)
+        pick = np.where(untried, first, np.argmax(index, axis=1)).tolist()
+        arms = objs[0].arms
+        return [arms[i] for i in pick]
 
 
 def sliding_window(horizon: int) -> int:
@@ -239,6 +368,21 @@ class SlidingWindowTS(ArmBandit):
         z = self.ctx.rng.standard_normal(len(self.arms))
         return self.arms[int(np.argmin(means + stds * z))]
 
+    @classmethod
+    def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
+        """:meth:`choose` of each: the posteriors on arrays, each seed's own draws."""
+        wins = cast("Sequence[SlidingWindowTS]", objs)
+        n, s1, w1, wn = stacked(wins, "n"), stacked(wins, "s1"), stacked(wins, "w1"), stacked(wins, "wn")
+        sigma2 = (cls.pooled_stds(wn, w1, stacked(wins, "w2")) ** 2)[:, None]
+        prior_prec = 1.0 / TS_PRIOR_STD**2
+        prior_mean = np.where(n > 0, s1 / np.maximum(n, 1.0), 1.0)
+        prec = prior_prec + wn / sigma2
+        means, stds = (prior_prec * prior_mean + w1 / sigma2) / prec, np.sqrt(1.0 / prec)
+        k = len(objs[0].arms)
+        z = np.array([o.ctx.rng.standard_normal(k) for o in objs])
+        arms = objs[0].arms
+        return [arms[i] for i in np.argmin(means + stds * z, axis=1).tolist()]
+
 
 @register_policy
 class ConservativeUCB(ArmBandit):
@@ -286,7 +430,7 @@ class ConservativeUCB(ArmBandit):
     def observe(self, outcome: Outcome) -> None:
         """Also learn what b0's JIT profile measured at its maximum limit."""
         if outcome.profiled and outcome.batch_size == self.b0:
-            self.ratio = baseline_ratio(self.ctx.job, self.ctx.eta, outcome.power_limit_w)
+            self.ratio = baseline_ratio(self.ctx.job, self.ctx.cost, outcome.power_limit_w)
         super().observe(outcome)
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -297,9 +441,37 @@ class ConservativeUCB(ArmBandit):
             means = self.means()
             return np.where(self.n > 0, means - width, -np.inf), np.where(self.n > 0, means + width, np.inf)
 
-    def choose(self) -> int:
-        """The optimistic arm when the budget pays its pessimistic cost, else the safest paid one, else b0."""
-        lo, hi = self.bounds()
+    @classmethod
+    def predict_many(cls, objs: Sequence[ArmBandit]) -> list[Decision]:
+        """:meth:`predict` of each (remembering each one's batch size)."""
+        decisions = super().predict_many(objs)
+        for o, d in zip(cast("Sequence[ConservativeUCB]", objs), decisions, strict=True):
+            o.last = d.batch_size
+        return decisions
+
+    @classmethod
+    def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
+        """:meth:`choose` of each, the confidence bounds on arrays over the objects."""
+        n, s1 = stacked(objs, "n"), stacked(objs, "s1")
+        sigma = cls.pooled_stds(n, s1, stacked(objs, "s2"))[:, None]
+        log_t = np.array([2.0 * math.log(max(o.tries, 2)) for o in objs])[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            width = sigma * np.sqrt(log_t / n)
+            means = np.where(n > 0, s1 / np.maximum(n, 1.0), np.inf)
+            lo, hi = np.where(n > 0, means - width, -np.inf), np.where(n > 0, means + width, np.inf)
+        return [
+            o.choose(bounds)
+            for o, bounds in zip(
+                cast("Sequence[ConservativeUCB]", objs), zip(lo, hi, strict=True), strict=True
+            )
+        ]
+
+    def choose(self, bounds: tuple[np.ndarray, np.ndarray] | None = None) -> int:
+        """The optimistic arm when the budget pays its pessimistic cost, else the safest paid one, else b0.
+
+        ``bounds``: :meth:`bounds`, when already computed.
+        """
+        lo, hi = self.bounds() if bounds is None else bounds
         i0 = self.index[self.b0]
         budget = (1.0 + self.alpha) * (self.successes + 1) * max(lo[i0], 0.0) * self.ratio * self.scale
         budget -= self.spent

@@ -21,11 +21,13 @@ first success, costs in units of the first successful try's, capped at ``beta``)
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
 from zeus_bench.sim.policies.base import PolicyContext, register_policy
-from zeus_bench.sim.policies.baselines import ArmBandit
+from zeus_bench.sim.policies.baselines import ArmBandit, least_mean, stacked
 
 SIGNAL_STD = 0.5  # prior std of a batch size's normalized cost around the constant mean
 LENGTH_SCALES = (0.5, 1.0, 2.0, 4.0)  # candidate length scales, in doublings of batch size
@@ -67,12 +69,53 @@ def gp_posterior(
     return mean, np.sqrt(var), loglik
 
 
-def expected_improvement(mean: np.ndarray, std: np.ndarray, best: float, xi: float = XI) -> np.ndarray:
-    """Expected improvement of a cost below ``best - xi`` under Gaussian beliefs (minimisation)."""
+def gp_posteriors(
+    x: np.ndarray, y: np.ndarray, noise: np.ndarray, grid: np.ndarray, length: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`gp_posterior` of many GPs at once (rows of ``x``, ``y``, ``noise``; ``length`` one each).
+
+    Every row's figures are those :func:`gp_posterior` gives it alone (the same LAPACK and BLAS
+    calls, matrix by matrix). Returns the posterior means and stds at ``grid`` (a row each), and
+    what the row's log marginal likelihood needs: the centred values and the weights
+    (:func:`log_likelihood`).
+    """
+    m = y.mean(axis=1)
+    ln = length[:, None, None]
+    d = x[:, :, None] - x[:, None, :]
+    k = SIGNAL_STD**2 * np.exp(-0.5 * (d / ln) ** 2)
+    r = np.arange(x.shape[1])
+    k[:, r, r] += noise
+    chol = np.linalg.cholesky(k)
+    yc = y - m[:, None]
+    inner = np.linalg.solve(chol, yc[:, :, None])
+    alpha = np.linalg.solve(chol.transpose(0, 2, 1), inner)
+    ds = grid[None, :, None] - x[:, None, :]
+    ks = SIGNAL_STD**2 * np.exp(-0.5 * (ds / ln) ** 2)
+    mean = m[:, None] + np.matmul(ks, alpha)[:, :, 0]
+    v = np.linalg.solve(chol, ks.transpose(0, 2, 1))
+    var = np.maximum(SIGNAL_STD**2 - (v * v).sum(axis=1), 1e-12)
+    return mean, np.sqrt(var), yc, np.concatenate([alpha[:, :, 0], chol.diagonal(axis1=1, axis2=2)], axis=1)
+
+
+def log_likelihood(yc: np.ndarray, weights: np.ndarray) -> float:
+    """The log marginal likelihood of one row of :func:`gp_posteriors` (``yc``, ``weights`` its row)."""
+    t = len(yc)
+    alpha, diag = weights[:t], weights[t:]
+    return -0.5 * float(yc @ alpha) - float(np.log(diag).sum()) - 0.5 * t * math.log(2 * math.pi)
+
+
+def expected_improvement(
+    mean: np.ndarray, std: np.ndarray, best: float | np.ndarray, xi: float = XI
+) -> np.ndarray:
+    """Expected improvement of a cost below ``best - xi`` under Gaussian beliefs (minimisation).
+
+    Element by element: ``best`` may be an array that broadcasts against ``mean`` (one per row).
+    """
     imp = best - xi - mean
     safe = np.where(std > 0.0, std, 1.0)
     z = imp / safe
-    cdf = 0.5 * (1.0 + np.array([math.erf(v) for v in (z / math.sqrt(2.0)).tolist()]))
+    erf = [math.erf(v) for v in (z / math.sqrt(2.0)).ravel().tolist()]
+    cdf = 0.5 * (1.0 + np.array(erf).reshape(z.shape))
     pdf = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
     ei = np.where(std > 0.0, imp * cdf + std * pdf, imp)  # no uncertainty: the improvement itself
     return np.maximum(ei, 0.0)
@@ -119,3 +162,53 @@ class BayesOptEI(ArmBandit):
             return self.arms[int(np.argmax(ei))]
         done = [b for b in self.arms if self.reached[b]]
         return min(done, key=lambda b: (float(mean[self.index[b]]), b != self.b0))
+
+    @classmethod
+    def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
+        """:meth:`choose` of each: the GPs of as many objects as have tried as many batch sizes at once."""
+        bos = cast("Sequence[BayesOptEI]", objs)
+        o = bos[0]
+        n, s1 = stacked(objs, "n"), stacked(objs, "s1")
+        tried = n > 0
+        counts = tried.sum(axis=1)
+        sigma2 = cls.pooled_stds(n, s1, stacked(objs, "s2")) ** 2
+        k = len(o.arms)
+        mean, std = np.empty((len(objs), k)), np.empty((len(objs), k))
+        for t in np.unique(counts).tolist():
+            rows = np.flatnonzero(counts == t)
+            cols = np.nonzero(tried[rows])[1].reshape(len(rows), t)
+            nn = n[rows[:, None], cols]
+            x, y, noise = o.log_bs[cols], s1[rows[:, None], cols] / nn, sigma2[rows, None] / nn
+            if t < 3:
+                mean[rows], std[rows], _, _ = gp_posteriors(x, y, noise, o.log_bs, np.ones(len(rows)))
+                continue
+            keys = [(t, bos[i].tries // REFIT_EVERY) for i in rows.tolist()]
+            refit = np.array([key != bos[i]._fit_key for i, key in zip(rows.tolist(), keys, strict=True)])
+            keep = rows[~refit]
+            if len(keep):
+                lengths = np.array([bos[i]._length for i in keep.tolist()])
+                mean[keep], std[keep], _, _ = gp_posteriors(
+                    x[~refit], y[~refit], noise[~refit], o.log_bs, lengths
+                )
+            if refit.any():
+                fits = [
+                    gp_posteriors(
+                        x[refit], y[refit], noise[refit], o.log_bs, np.full(int(refit.sum()), length)
+                    )
+                    for length in LENGTH_SCALES
+                ]
+                again = rows[refit].tolist()
+                keys_again = [key for key, r in zip(keys, refit.tolist(), strict=True) if r]
+                for j, (i, key) in enumerate(zip(again, keys_again, strict=True)):
+                    logliks = [log_likelihood(f[2][j], f[3][j]) for f in fits]
+                    best = max(range(len(fits)), key=lambda q: logliks[q])
+                    bos[i]._length, bos[i]._fit_key = LENGTH_SCALES[best], key
+                    mean[i], std[i] = fits[best][0][j], fits[best][1][j]
+        with np.errstate(invalid="ignore"):
+            best_mean = np.where(tried, mean, np.inf).min(axis=1)
+        ei = expected_improvement(mean, std, best_mean[:, None])
+        explore = ei.max(axis=1) >= EI_MIN
+        reached = np.array([[x.reached[b] > 0 for b in x.arms] for x in bos])
+        exploit = least_mean(np.where(reached, mean, np.inf), o.index[o.b0])
+        pick = np.where(explore, np.argmax(ei, axis=1), exploit).tolist()
+        return [o.arms[i] for i in pick]

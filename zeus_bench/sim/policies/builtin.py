@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
+from zeus_bench.core.cost import Cost
 from zeus_bench.optimizers.bandit import PruningThompsonSampling
 from zeus_bench.sim.policies.base import (
     Decision,
@@ -16,6 +17,7 @@ from zeus_bench.sim.policies.base import (
     register_policy,
     scalar_face,
 )
+from zeus_bench.sim.policies.seed_simple import FixedArrays, GridArrays, JitB0Arrays, changes_rules
 from zeus_bench.sim.policies.seed_zeus import SeedZeus
 from zeus_bench.traces.jobs import JobTrace
 
@@ -30,9 +32,9 @@ def max_limit_w(job: JobTrace, batch_size: int) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def oracle_configuration(job: JobTrace, eta: float) -> tuple[int, float]:
+def oracle_configuration(job: JobTrace, cost: Cost) -> tuple[int, float]:
     """Least expected-cost (batch size, limit) among those every path of which converges (cached)."""
-    return job.least_cost_configuration(eta)
+    return job.least_cost_configuration(cost)
 
 
 class JitMixin:
@@ -99,12 +101,19 @@ class Zeus(JitMixin, Policy):
         per seed), or the face does not apply (:meth:`SeedZeus.applies
         <zeus_bench.sim.policies.seed_zeus.SeedZeus.applies>`).
         """
-        below = cls.__mro__[: cls.__mro__.index(Zeus)]  # the classes between cls and Zeus
+        return cls._seed_face(model, policies, Zeus, None)
+
+    @classmethod
+    def _seed_face(
+        cls, model: JobModel, policies: Sequence[Policy], owner: type[Zeus], limits: list[float] | None
+    ) -> SeedPolicies | SeedArrays:
+        """:class:`SeedZeus` at ``limits`` (None: JIT) unless a class between ``cls`` and ``owner`` changes a rule."""
+        below = cls.__mro__[: cls.__mro__.index(owner)]  # the classes between cls and owner
         if any(name in vars(k) for k in below for name in (*SEED_FACE_RULES, "early_stopping")):
             return scalar_face(model, policies)
-        if not SeedZeus.applies(model, policies):
+        if not SeedZeus.applies(model, policies, jit=limits is None):
             return scalar_face(model, policies)
-        return SeedZeus(model, policies)
+        return SeedZeus(model, policies, limits)
 
 
 #: The methods of :class:`Zeus` whose rules its face over seeds replays (a subclass overriding one
@@ -112,6 +121,7 @@ class Zeus(JitMixin, Policy):
 SEED_FACE_RULES = (
     "__init__",
     "batched",
+    "_seed_face",
     "predict",
     "observe",
     "best",
@@ -131,6 +141,14 @@ class BatchSizeOnly(Zeus):
 
     def _decide(self, batch_size: int) -> Decision:
         return Decision(batch_size, max_limit_w(self.ctx.job, batch_size))
+
+    @classmethod
+    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
+        """Zeus's face over seeds on arrays, every try at its batch size's maximum limit (never profiled)."""
+        job = model.job
+        return cls._seed_face(
+            model, policies, BatchSizeOnly, [max_limit_w(job, int(b)) for b in job.batch_sizes]
+        )
 
 
 @register_policy
@@ -153,6 +171,29 @@ class PowerLimitOnly(JitMixin, Policy):
         """Remember the profiled limit."""
         self._learn_limit(outcome)
 
+    @classmethod
+    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
+        """Its face over seeds on arrays (:class:`~zeus_bench.sim.policies.seed_simple.JitB0Arrays`).
+
+        Unless a subclass changes a rule, or b0's JIT limit is not a measured configuration (the
+        default face, one object per seed, then says so on the second try).
+        """
+        rules = (
+            "__init__",
+            "predict",
+            "observe",
+            "stop_cost",
+            "started",
+            "_decide",
+            "_learn_limit",
+            "early_stopping",
+        )
+        b0 = int(model.job.b0)
+        limit = model.jit_limit_w[model.bs_index[b0]]
+        if changes_rules(cls, PowerLimitOnly, rules) or limit not in model.job.limits_of(b0):
+            return scalar_face(model, policies)
+        return JitB0Arrays(model, policies, cls.early_stopping)
+
 
 class _Fixed(Policy):
     """A reference policy that always runs one configuration, without early stopping."""
@@ -171,6 +212,18 @@ class _Fixed(Policy):
     def predict(self) -> Decision:
         """The fixed configuration."""
         return self.decision
+
+    @classmethod
+    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
+        """Its face over seeds on arrays (:class:`~zeus_bench.sim.policies.seed_simple.FixedArrays`).
+
+        Unless a subclass changes how it decides or learns, or the seeds' configurations differ.
+        """
+        rules = ("predict", "observe", "stop_cost", "started")
+        decisions = {cast("_Fixed", p).decision for p in policies}
+        if changes_rules(cls, _Fixed, rules) or len(decisions) != 1 or not policies:
+            return scalar_face(model, policies)
+        return FixedArrays(model, policies, decisions.pop(), cls.early_stopping)
 
 
 @register_policy
@@ -206,8 +259,8 @@ class Oracle(_Fixed):
     description = "least expected-cost configuration that always converges"
 
     def configuration(self, ctx: PolicyContext) -> tuple[int, float]:
-        """The oracle configuration for the context's eta."""
-        return oracle_configuration(ctx.job, ctx.eta)
+        """The oracle configuration for the context's cost."""
+        return oracle_configuration(ctx.job, ctx.cost)
 
 
 @register_policy
@@ -253,3 +306,15 @@ class GridSearch(Policy):
     def best(self) -> Decision:
         """Cheapest configuration so far."""
         return Decision(*self.best_config)
+
+    @classmethod
+    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
+        """Its face over seeds on arrays (:class:`~zeus_bench.sim.policies.seed_simple.GridArrays`).
+
+        Unless a subclass changes how it decides or learns, or the seeds' grids differ.
+        """
+        rules = ("__init__", "predict", "observe", "stop_cost", "started")
+        grids = {tuple(cast("GridSearch", p).grid) for p in policies}
+        if changes_rules(cls, GridSearch, rules) or len(grids) != 1:
+            return scalar_face(model, policies)
+        return GridArrays(model, policies, grids.pop(), cls.early_stopping)

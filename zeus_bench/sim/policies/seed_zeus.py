@@ -66,13 +66,21 @@ class SeedZeus:
     #: about as much as 12-16 scalar tries; the measurements are in docs/policies.md).
     MIN_SEEDS = 16
 
-    def __init__(self, model: JobModel, policies: Sequence[Policy]) -> None:
-        """The seeds of ``policies`` (of a class with Zeus's rules) on ``model`` (:meth:`applies`)."""
+    def __init__(
+        self, model: JobModel, policies: Sequence[Policy], limits: Sequence[float] | None = None
+    ) -> None:
+        """The seeds of ``policies`` (of a class with Zeus's rules) on ``model`` (:meth:`applies`).
+
+        ``limits``: per batch size, the power limit every try of it runs at, never profiled
+        (``bs-only``'s maximum limits); None: Zeus's JIT limits (a batch size's first try profiles it).
+        """
         self.model = model
         self.policies = list(policies)
         self.starts = [p.ctx.rng.bit_generator.state for p in self.policies]
         a, n_b = len(self.policies), len(model.job.batch_sizes)
-        self.jit = np.array([model.limit_index[x] for x in model.jit_limit_w], dtype=np.intp)
+        self.profiles = limits is None
+        chosen = model.jit_limit_w if limits is None else limits
+        self.jit = np.array([model.limit_index[x] for x in chosen], dtype=np.intp)
         self.pruning = np.arange(a)  # the seeds pruning, one row each of prune and seen
         self.prune = SeedPruning(a, n_b, model.bs_index[int(model.job.b0)], PRUNE_ROUNDS)
         self.seen = np.zeros((a, n_b), dtype=bool)  # the batch sizes each has tried (profiled)
@@ -85,14 +93,18 @@ class SeedZeus:
         self._tried: np.ndarray | None = None  # the Thompson rows that try (None: all)
 
     @staticmethod
-    def applies(model: JobModel, policies: Sequence[Policy]) -> bool:
+    def applies(model: JobModel, policies: Sequence[Policy], jit: bool = True) -> bool:
         """Whether this face replays ``policies`` exactly, and pays.
 
         Exactly: the paper's knobs (no window, no prior, its pruning rounds, no concurrency),
-        every JIT limit measured, NumPy's normal draws the ones measured. Pays: at least
-        :attr:`MIN_SEEDS` seeds.
+        every JIT limit measured (``jit``: the tries run at them), NumPy's normal draws the ones
+        measured. Pays: at least :attr:`MIN_SEEDS` seeds.
         """
-        if len(policies) < SeedZeus.MIN_SEEDS or model.at_jit_limits() is None or normal_tables() is None:
+        if (
+            len(policies) < SeedZeus.MIN_SEEDS
+            or (jit and model.at_jit_limits() is None)
+            or normal_tables() is None
+        ):
             return False
         for p in policies:
             c = p.ctx
@@ -118,7 +130,7 @@ class SeedZeus:
                 empty = np.zeros(0, dtype=np.intp)
                 return Decided(empty, empty, np.zeros(0, dtype=bool), empty, gone)
             bi = self.prune.decide()
-            profiled = ~self.seen[np.arange(len(bi)), bi]
+            profiled = ~self.seen[np.arange(len(bi)), bi] if self.profiles else np.zeros(len(bi), dtype=bool)
             step = None if len(self.pruning) == len(ids) else np.searchsorted(ids, self.pruning)
             return Decided(bi, self.jit[bi], profiled, step, gone)
         th = self.thompson

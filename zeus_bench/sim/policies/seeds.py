@@ -12,8 +12,8 @@ executor to replay from scratch with its scalar :meth:`~SeedArrays.fallback`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from zeus_bench.sim.model import JobModel
 
 __all__ = [
-    "Decided", "Decision", "Outcome", "ScalarPolicies", "ScalarPolicy", "SeedArrays", "SeedPolicies", "Tried",
-    "decision_indices",
+    "BatchedPolicies", "Decided", "Decision", "Outcome", "ScalarPolicies", "ScalarPolicy", "SeedArrays",
+    "SeedPolicies", "Tried", "decision_indices", "outcomes",
 ]  # fmt: skip
 
 
@@ -204,6 +204,78 @@ class ScalarPolicies:
         """Each policy's :meth:`~zeus_bench.sim.policies.Policy.observe`."""
         for i, out in zip(ids, outcomes, strict=True):
             self.policies[i].observe(out)
+
+
+#: Decides for many seeds' objects at once: their decisions, in order (a class's ``predict_many``).
+PredictMany = Callable[[Sequence[Any]], list[Decision]]
+
+
+class BatchedPolicies(ScalarPolicies):
+    """A face of one scalar policy object per seed that decides for every seed at once (the array protocol).
+
+    The objects keep each seed's state and learn from each outcome one by one
+    (:meth:`~zeus_bench.sim.policies.Policy.observe`), as in :class:`ScalarPolicies`; the
+    decisions of a step are made by the class's ``predict_many`` over the seeds' objects, whose
+    rules are their ``predict``'s on arrays over seeds (the array work that dominates a try is
+    done once per step, not once per seed). No seed is ever reported gone.
+    """
+
+    def __init__(
+        self, model: JobModel, policies: Sequence[ScalarPolicy], stops: bool, predict_many: PredictMany
+    ) -> None:
+        """Face ``policies`` on ``model``; ``predict_many`` gives the decisions of a list of them."""
+        super().__init__(model, policies, stops)
+        self.predict_many = predict_many
+        self.limits = np.asarray(model.job.power_limits, dtype=float)
+        self._ids: np.ndarray | None = None
+        self._list: list[int] = []
+        self._decisions: list[Decision] = []
+
+    def _seeds(self, ids: np.ndarray) -> list[int]:
+        if ids is not self._ids:  # the same array for every call of a step
+            self._ids, self._list = ids, ids.tolist()
+        return self._list
+
+    def decide_arrays(self, ids: np.ndarray, left: np.ndarray) -> Decided:
+        """Every seed's decision from ``predict_many``, as configuration indices."""
+        m = self.model
+        self._decisions = decisions = self.predict_many([self.policies[i] for i in self._seeds(ids)])
+        idx = [decision_indices(m, d) for d in decisions]
+        bi, pj, jit = zip(*idx, strict=True) if idx else ((), (), ())
+        return Decided(np.array(bi, dtype=np.intp), np.array(pj, dtype=np.intp), np.array(jit, dtype=bool))
+
+    def early_stopping(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Each policy's ``early_stopping``."""
+        return super().early_stopping(self._seeds(ids) if isinstance(ids, np.ndarray) else ids)
+
+    def stop_cost(
+        self, ids: Sequence[int] | np.ndarray, bound: np.ndarray, epoch_cost: np.ndarray
+    ) -> np.ndarray:
+        """Each policy's ``stop_cost`` (the bound where not overridden)."""
+        return super().stop_cost(self._seeds(ids) if isinstance(ids, np.ndarray) else ids, bound, epoch_cost)
+
+    def observe_arrays(self, ids: np.ndarray, tried: Tried) -> None:
+        """Each policy's :meth:`~zeus_bench.sim.policies.Policy.observe` of its outcome."""
+        self.observe(self._seeds(ids), outcomes(self._decisions, self.limits, tried))
+
+    def fallback(self, ids: Sequence[int]) -> SeedPolicies:
+        """Never asked (no seed goes); the objects' scalar face."""
+        return ScalarPolicies(self.model, [self.policies[i] for i in ids], self._stops)
+
+
+def outcomes(decisions: Sequence[Decision], limits: np.ndarray, tried: Tried) -> list[Outcome]:
+    """The outcomes of ``decisions``' tries (Python numbers, as a scalar policy expects them).
+
+    ``limits``: the trace's power limits (W), which ``tried.pj`` indexes.
+    """
+    return [
+        Outcome(d.batch_size, lim, c, r, e, en, ti, p)
+        for d, lim, c, r, e, en, ti, p in zip(
+            decisions, limits[tried.pj].tolist(), tried.cost.tolist(), tried.reached.tolist(),
+            tried.epochs.tolist(), tried.energy_j.tolist(), tried.time_s.tolist(), tried.profiled.tolist(),
+            strict=True,
+        )
+    ]  # fmt: skip
 
 
 def decision_indices(m: JobModel, decision: Decision) -> tuple[int, int, bool]:

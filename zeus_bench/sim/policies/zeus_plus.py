@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from zeus_bench.core.cost import epoch_cost, zeus_cost
+from zeus_bench.core.cost import Cost
 from zeus_bench.optimizers.hill_climb import (
     ANYTIME_LOAN,
     ANYTIME_LOOKAHEAD,
@@ -58,17 +58,17 @@ __all__ = [
 ]
 
 
-def baseline_ratio(job: JobTrace, eta: float, limit_w: float) -> float:
+def baseline_ratio(job: JobTrace, cost: Cost, limit_w: float) -> float:
     """Epoch cost of b0 at its maximum limit over that at ``limit_w``: what its JIT profile measured."""
     i = job.bs_index(job.b0)
     tpe, pw = job.time_per_epoch_s[i], job.avg_power_w[i]
-    costs = epoch_cost(tpe, pw, eta, job.max_power_w)
+    costs = cost.epoch_cost(tpe, pw, job.max_power_w)
     at = costs[int(np.flatnonzero(job.power_limits == limit_w)[0])]
     top = costs[int(np.flatnonzero(~np.isnan(tpe))[-1])]
     return float(top / at)
 
 
-def profiling_overhead(job: JobTrace, eta: float, outcome: Outcome) -> float:
+def profiling_overhead(job: JobTrace, cost: Cost, outcome: Outcome) -> float:
     """What a profiled run's first epoch cost more than an epoch at the limit it chose (J).
 
     The profiler measured both (it runs the epoch over every limit); 0 for a run not profiled.
@@ -80,7 +80,7 @@ def profiling_overhead(job: JobTrace, eta: float, outcome: Outcome) -> float:
     j = int(np.flatnonzero(job.power_limits == outcome.power_limit_w)[0])
     prof_e = float(np.nanmean(tpe * pw)) if job.profile_energy_j is None else float(job.profile_energy_j[i])
     prof_t = float(np.nanmean(tpe)) if job.profile_time_s is None else float(job.profile_time_s[i])
-    extra = zeus_cost(prof_e - tpe[j] * pw[j], prof_t - tpe[j], eta, job.max_power_w)
+    extra = cost.zeus_cost(prof_e - tpe[j] * pw[j], prof_t - tpe[j], job.max_power_w)
     return max(0.0, float(extra))
 
 
@@ -156,9 +156,9 @@ class ZeusPlus(JitMixin, Policy):
         """
         self._learn_limit(outcome)
         if outcome.profiled and outcome.batch_size == self.ctx.job.b0:
-            self.climber.baseline_ratio = baseline_ratio(self.ctx.job, self.ctx.eta, outcome.power_limit_w)
+            self.climber.baseline_ratio = baseline_ratio(self.ctx.job, self.ctx.cost, outcome.power_limit_w)
         cost = outcome.cost if outcome.epochs > 0.0 else 0.0
-        extra = profiling_overhead(self.ctx.job, self.ctx.eta, outcome) if cost > 0.0 else 0.0
+        extra = profiling_overhead(self.ctx.job, self.ctx.cost, outcome) if cost > 0.0 else 0.0
         self.climber.observe(outcome.batch_size, cost, outcome.reached, outcome.epochs, min(extra, cost))
 
     def best(self) -> Decision:

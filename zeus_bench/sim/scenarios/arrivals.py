@@ -36,7 +36,7 @@ in all; a submission in which no try ran then gets one row (``ran`` False, as
 :func:`~zeus_bench.sim.executor.missed_row`). Energy, time and cost in the ``runs`` rows are
 scaled by ``runtime_ratio``; the policy and the early-stop threshold see unscaled costs, as in
 the paper. The ``zeus`` policy with the paper's knobs and no window replays through a fused loop
-(:func:`replay_group_zeus`), equal row for row to the generic one.
+(:mod:`zeus_bench.sim.scenarios.fastarrivals`), equal row for row to the generic one.
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ def _replay_generic(
 ) -> list[Row]:
     """:func:`replay_group` through the policy's own methods and the executor's tries (:class:`~zeus_bench.sim.executor.OneTry`)."""
     env_rng, pol_rng = seed_generators(seed)
-    ctx = PolicyContext(model.job, model.eta, beta, window, pol_rng, None, *knobs, concurrent=True)
+    ctx = PolicyContext(model.job, model.cost, beta, window, pol_rng, None, *knobs, concurrent=True)
     policy = policy_cls(ctx)
     runner = OneTry(model, policy, beta, env_rng, zero_budget_penalty=0.0)
     running: list[_Running] = []

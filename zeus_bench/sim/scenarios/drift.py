@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from zeus_bench.core.cost import epoch_cost
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError, TraceFormatError, UnknownWorkloadError
-from zeus_bench.sim.scenarios.drift_schema import DRIFT
+from zeus_bench.sim.scenarios import drift_schema  # noqa: F401  (registers the drift kind validated below)
 from zeus_bench.store import validate
 from zeus_bench.store.frames import read_user_file
 from zeus_bench.traces.jobs import JobTrace
@@ -50,7 +50,6 @@ from zeus_bench.traces.workloads import load_workloads
 if TYPE_CHECKING:  # pandas is imported where tables are read or built
     import pandas as pd
 
-DRIFT_COLUMNS = tuple(DRIFT.names)  # the drift kind's columns, in order
 SCENARIOS = ("step", "morph", "tilt")
 MAX_ROWS = 1_000_000
 
@@ -133,13 +132,13 @@ class Drift:
 
 
 def optimum_shift(
-    job: JobTrace, eta: float, kind: str, at: int, factor: float, ramp: int = 20
+    job: JobTrace, cost: Cost, kind: str, at: int, factor: float, ramp: int = 20
 ) -> pd.DataFrame:
     """A drift scenario built from the job's trace: the oracle batch size's epochs grow by ``factor``.
 
     Args:
         job: The job.
-        eta: Energy weight (which batch size is the oracle's).
+        cost: The cost (which batch size is the oracle's).
         kind: ``step`` (at recurrence ``at``) or ``morph`` (linearly from ``at`` to ``at + ramp``).
         at: First recurrence of the change (>= 2).
         factor: Epoch multiplier of the oracle batch size after the change (> 1 moves the optimum).
@@ -153,7 +152,7 @@ def optimum_shift(
         raise ConfigError(f"drift kind must be 'step' or 'morph', got {kind!r}")
     if at < 2 or ramp < 1 or not factor > 0:
         raise ConfigError(f"drift needs at >= 2, ramp >= 1 and factor > 0 (got {at}, {ramp}, {factor})")
-    b, _ = oracle_configuration(job, eta)
+    b, _ = oracle_configuration(job, cost)
     end = at if kind == "step" else at + ramp
     return pd.DataFrame(
         {
@@ -165,7 +164,7 @@ def optimum_shift(
     )
 
 
-def curve_tilt(job: JobTrace, eta: float, at: int, factor: float, ramp: int = 20) -> pd.DataFrame:
+def curve_tilt(job: JobTrace, cost: Cost, at: int, factor: float, ramp: int = 20) -> pd.DataFrame:
     """The neutral gradual drift: every batch size's epochs tilt over ``ramp`` recurrences from ``at``.
 
     Batch size ``b`` ends with epoch factor ``factor ** clip(1/2 - u_b, -1, 1)``, ``u_b`` its
@@ -178,7 +177,7 @@ def curve_tilt(job: JobTrace, eta: float, at: int, factor: float, ramp: int = 20
 
     if at < 2 or ramp < 1 or not factor > 0:
         raise ConfigError(f"drift needs at >= 2, ramp >= 1 and factor > 0 (got {at}, {ramp}, {factor})")
-    best, _ = oracle_configuration(job, eta)
+    best, _ = oracle_configuration(job, cost)
     bs = job.batch_sizes.astype(float)
     direction = 1.0 if best < bs.max() else -1.0
     u = direction * np.log2(bs / best)
@@ -194,20 +193,20 @@ def curve_tilt(job: JobTrace, eta: float, at: int, factor: float, ramp: int = 20
     )
 
 
-def scenario(job: JobTrace, eta: float, kind: str, at: int, factor: float, ramp: int = 20) -> pd.DataFrame:
+def scenario(job: JobTrace, cost: Cost, kind: str, at: int, factor: float, ramp: int = 20) -> pd.DataFrame:
     """The drift table of one of :data:`SCENARIOS` for ``job`` (unknown kind: ConfigError)."""
     if kind == "tilt":
-        return curve_tilt(job, eta, at, factor, ramp)
+        return curve_tilt(job, cost, at, factor, ramp)
     if kind in ("step", "morph"):
-        return optimum_shift(job, eta, kind, at, factor, ramp)
+        return optimum_shift(job, cost, kind, at, factor, ramp)
     raise ConfigError(f"drift scenario must be one of {', '.join(SCENARIOS)}, got {kind!r}")
 
 
 def oracle_cost_by_recurrence(
-    job: JobTrace, eta: float, drift: EpochFactor | None, recurrences: int
+    job: JobTrace, cost: Cost, drift: EpochFactor | None, recurrences: int
 ) -> np.ndarray:
     """Least expected cost over feasible configurations in each recurrence under a drift (J)."""
-    costs = epoch_cost(job.time_per_epoch_s, job.avg_power_w, eta, job.max_power_w)
+    costs = cost.epoch_cost(job.time_per_epoch_s, job.avg_power_w, job.max_power_w)
     best_epoch_cost = np.nanmin(np.where(np.isnan(costs), np.inf, costs), axis=1)
     out = np.empty(recurrences)
     for r in range(1, recurrences + 1):
@@ -230,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import pandas as pd
 
-    from zeus_bench.core.cost import DEFAULT_ETA, check_eta
+    from zeus_bench.core.cost import DEFAULT_ETA
     from zeus_bench.core.entry import check_out
     from zeus_bench.core.errors import ZeusBenchError
     from zeus_bench.core.fsutil import atomic_path
@@ -256,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         check_out(args.out, (".csv", ".parquet"))
-        eta = check_eta(args.eta)
+        cost = Cost(args.eta)
         if not (args.factor > 0 and np.isfinite(args.factor)) or args.factor > 100:
             raise ConfigError(f"--factor must lie in (0, 100], got {args.factor}")
         traces = TraceSet(args.traces)
@@ -273,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         for w in wanted:
             job = traces.job(args.gpu, w)
             at = args.at if args.at else default_recurrences(job) // 2
-            tables.append(scenario(job, eta, args.scenario, at, args.factor, args.ramp))
+            tables.append(scenario(job, cost, args.scenario, at, args.factor, args.ramp))
         table = validate_drift(pd.concat(tables, ignore_index=True), str(args.out))
     except ZeusBenchError as exc:
         print(f"drift: error: {exc}", file=sys.stderr)

@@ -140,7 +140,7 @@ class SharedTries:
         epochs, reached = try_epochs(paths[index], budget)
         energy, time = try_energy_time(epochs, e_ep, t_ep, profiled, prof_e, prof_t)
         penalty = zero_budget_cost(min_cost, self.beta, ZERO_BUDGET_PENALTY)
-        cost = try_cost(energy, time, model.eta, model.max_power_w, budget, penalty)
+        cost = try_cost(energy, time, model.cost, model.max_power_w, budget, penalty)
         cost, reached, epochs = float(cost), bool(reached), float(epochs)
         ran = epochs > 0.0
         base = self._entry(
@@ -233,18 +233,6 @@ def shared_tries(model: JobModel, seed: int, beta: float) -> SharedTries | None:
             None if configs is None or not emulated(env_rng) else SharedTries(model, configs, env_rng, beta)
         )
     return memo[key]
-
-
-def replay_group_zeus(
-    model: JobModel, seed: int, beta: float, starts: np.ndarray, ends: np.ndarray, ratios: np.ndarray
-) -> list[Row] | None:
-    """Rows of ``replay_group(model, Zeus, seed, beta, starts, ends, ratios)``.
-
-    None when this path does not apply (see :func:`shared_tries`): the caller runs the generic
-    loop.
-    """
-    shared = shared_tries(model, seed, beta)
-    return None if shared is None else shared.replay(seed, starts, ends, ratios)
 
 
 def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray) -> list[int]:

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from zeus_bench.core.cost import DEFAULT_BETA
+from zeus_bench.core.cost import DEFAULT_BETA, Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.policies.base import Policy
 from zeus_bench.traces.jobs import JobTrace, TraceSet
@@ -87,7 +87,7 @@ class Try(NamedTuple):
 
 def observed_tries(
     prior_job: JobTrace,
-    eta: float,
+    cost: Cost,
     beta: float,
     seed: int,
     recurrences: int | None = None,
@@ -98,7 +98,7 @@ def observed_tries(
     from zeus_bench.sim.replay import JobModel, default_recurrences, replay
 
     n = default_recurrences(prior_job) if recurrences is None else int(recurrences)
-    rows = replay(JobModel(prior_job, eta), get_policy(policy), seed, beta, n)
+    rows = replay(JobModel(prior_job, cost), get_policy(policy), seed, beta, n)
     return [Try(int(r[2]), float(r[4]), float(r[7]), bool(r[8])) for r in rows if r[10]]
 
 
@@ -131,7 +131,7 @@ def prior_for(
     job: JobTrace,
     prior_traces: TraceSet,
     prior_gpu: str,
-    eta: float,
+    cost: Cost,
     beta: float = DEFAULT_BETA,
     seed: int = PRIOR_SEED,
 ) -> Prior:
@@ -141,7 +141,7 @@ def prior_for(
         job: The target job.
         prior_traces: Trace folder of the prior GPU.
         prior_gpu: The prior GPU kind.
-        eta: Energy weight of the cost.
+        cost: The cost of the prior replay.
         beta: Early-stopping threshold of the prior replay.
         seed: Seed of the prior replay.
 
@@ -154,7 +154,7 @@ def prior_for(
     if w not in prior_traces.workload_ids(prior_gpu):
         raise ConfigError(f"prior trace {prior_traces.directory} has no runs of {w!r} on {prior_gpu!r}")
     try:
-        tries = observed_tries(prior_traces.job(prior_gpu, w), eta, beta, seed)
+        tries = observed_tries(prior_traces.job(prior_gpu, w), cost, beta, seed)
     except ConfigError as exc:  # e.g. its b0 never converges there: the replay observes nothing
         raise NoSharedBatchSize(
             f"prior {prior_gpu!r} and target {job.gpu!r} share no converging batch size for {w!r}: "

@@ -13,9 +13,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from tests.sim.sim_toy import toy_job
-from tests.tiny_traces import write_tiny_traces
+from tests.helpers.sim_toy import toy_job
+from tests.helpers.tiny_traces import write_tiny_traces
 from zeus_bench.cli.main import main
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import bootstrap_ci, ratio_ci
 from zeus_bench.sim.policies import Decision, Policy, PolicyContext, get_policy
@@ -67,7 +68,7 @@ def _totals(jobs, values):  # type: ignore[no-untyped-def]
 def test_job_and_summary_tables_on_known_totals() -> None:
     """Totals set by hand: regret, the paired verdicts, the unsafe share, p95 and the rank follow."""
     job = toy_job(targets={8: [np.nan], 16: [4.0], 32: [5.0], 64: [3.0]})
-    model = JobModel(job, 0.5)
+    model = JobModel(job, Cost(0.5))
     refs = arena_mod.job_refs(model)
     n = 16
     seeds = tuple(range(1, 21))
@@ -107,7 +108,7 @@ def test_the_cost_ratios_are_paired_with_the_baseline_on_the_same_seed() -> None
     """
     job = toy_job(targets={8: [5.0, 6.0], 16: [2.0, 6.0, 3.0, 9.0], 32: [5.0, 7.0, 6.0, 8.0]}, b0=16)
     protocol = Protocol(tuple(range(1, 31)))
-    model = JobModel(job, protocol.eta)
+    model = JobModel(job, Cost(protocol.eta))
     n = 12
     base = arena_mod.replayed_total(model, "baseline", protocol, n)
     mb = arena_mod.replayed_total(model, "max-batch", protocol, n)
@@ -218,7 +219,7 @@ class _Told(Policy):
 
 
 def test_horizon_known_unknown_n() -> None:
-    model = JobModel(toy_job(), 0.5)
+    model = JobModel(toy_job(), Cost(0.5))
     _Told.seen.clear()
     for h in ("known", "unknown", 7):
         replay(model, _Told, 1, 2.0, 12, horizon=h)
@@ -231,7 +232,7 @@ def test_horizon_known_unknown_n() -> None:
 
 def test_noise_keeps_the_paths_and_is_seeded() -> None:
     job = toy_job(targets={8: [np.nan], 16: [4.0, 6.0], 32: [5.0, 7.0, 8.0], 64: [3.0]})
-    model = JobModel(job, 0.5)
+    model = JobModel(job, Cost(0.5))
     cls = get_policy("baseline")
     plain = replay(model, cls, 3, 2.0, 30)
     noisy = replay(model, cls, 3, 2.0, 30, noise=0.05)
@@ -405,7 +406,7 @@ def test_fold_constants_are_the_picks_of_the_committed_tuning_tables() -> None:
             for key in keys:
                 assert getattr(cls, key) == pick[key], (fold, name, key)
         assert (cls.horizon, cls.safety, cls.loan, cls.lookahead) == (0, 0.02, None, None), fold
-        climber = cls(PolicyContext(toy_job(), 0.5, 2.0, 0, np.random.default_rng(1), None)).climber
+        climber = cls(PolicyContext(toy_job(), Cost(0.5), 2.0, 0, np.random.default_rng(1), None)).climber
         assert (climber.horizon, climber.loan, climber.lookahead) == (0, ANYTIME_LOAN, ANYTIME_LOOKAHEAD)
     assert (ANYTIME_LOAN, ANYTIME_LOOKAHEAD) == (0.0, 0.0)
     assert FOLD_CONSTANTS[1] == {}
@@ -432,7 +433,7 @@ def test_fold_two_replays_the_tune_half_with_its_overrides(monkeypatch: pytest.M
     assert seen == tune_paths
     df, _ = job_table([aj], totals, p2)
     assert set(df["fold"]) == {2} and set(df["half"]) == {"tune"}
-    model = JobModel(aj.job, p2.eta)
+    model = JobModel(aj.job, Cost(p2.eta))
     direct = arena_mod.seed_costs(
         model, variant("zeus-plus", FOLD_CONSTANTS[2]["zeus-plus"]), p2, aj.recurrences
     )
@@ -496,7 +497,7 @@ def test_tuning_grid_unknown_horizon(tiny: Path, tmp_path: Path, capsys: pytest.
 def test_the_probe_floor_is_b0_plus_one_epoch_of_another_batch_size() -> None:
     """probe_floor_p95 = 1 + one epoch over the seed's baseline cost: above 1.02 on few recurrences, below on many."""
     job = toy_job(targets={8: [5.0, 6.0], 16: [4.0, 4.0, 4.0, 4.0], 32: [5.0, 7.0, 6.0, 8.0]}, b0=16)
-    model = JobModel(job, 0.5)
+    model = JobModel(job, Cost(0.5))
     base = arena_mod.job_refs(model).baseline  # 4 epochs of 200 J at the maximum limit (its cheapest)
     for n, floor in ((10, 1.025), (20, 1.0125)):  # one epoch = 1/4 of a recurrence, over n of them
         got = probe_floor(model, np.full(3, n * base))
@@ -506,10 +507,10 @@ def test_the_probe_floor_is_b0_plus_one_epoch_of_another_batch_size() -> None:
     assert probe_floor(model, np.array([10 * base, 20 * base])) == pytest.approx([1.025, 1.0125])
     # Another batch size's epoch 10 x cheaper: the floor falls under 1.02 on 10 recurrences too.
     cheap = dataclasses.replace(job, time_per_epoch_s=job.time_per_epoch_s * np.array([[0.1], [1.0], [1.0]]))
-    assert probe_floor(JobModel(cheap, 0.5), np.array([10 * base]))[0] < 1.02
+    assert probe_floor(JobModel(cheap, Cost(0.5)), np.array([10 * base]))[0] < 1.02
     # b0 alone: its own floor.
     alone = toy_job(targets={16: [4.0, 4.0]}, b0=16)
-    assert probe_floor(JobModel(alone, 0.5), np.array([10 * base]))[0] == pytest.approx(1.0)
+    assert probe_floor(JobModel(alone, Cost(0.5)), np.array([10 * base]))[0] == pytest.approx(1.0)
     # In the arena tables: one number per job, the summary counts the jobs above 1.02.
     protocol = Protocol(tuple(range(1, 11)))
     judged = [arena_mod.ArenaJob(split_job(job, "judge"), 10)]
@@ -530,7 +531,7 @@ def test_the_anytime_floor_is_the_wait_for_a_try_the_guarantee_funds() -> None:
     job = _floor_job()
     # eta 0.5: 200 J an epoch at 200 W (the cheapest limit, so c0 = B = 1600), 225 at 100 W.
     # x_min = 3 epochs of 32 = 600; t* = ceil(600 / 32) = 19: 18 recurrences at 1600 against 800.
-    half = JobModel(job, 0.5)
+    half = JobModel(job, Cost(0.5))
     assert anytime_floor(half, 40, 0.02) == pytest.approx(100 * 18 * 800 / (40 * 800))  # 45 %
     assert anytime_floor(half, 10, 0.02) == pytest.approx(100.0)  # the job ends before t*: b0 throughout
     assert anytime_floor(half, 40, 0.0) == pytest.approx(100.0)  # no allowance, no JIT saving: never
@@ -538,10 +539,10 @@ def test_the_anytime_floor_is_the_wait_for_a_try_the_guarantee_funds() -> None:
     assert anytime_floor(half, 40, 0.1) == pytest.approx(100 * 3 / 40)
     # eta 1 (energy): 150 J an epoch at 100 W. c0 = 1200 < B = 1600, x_min = 450, X = 600:
     # the JIT saving funds the try in recurrence ceil(450 / (1632 - 1200)) = 2.
-    assert anytime_floor(JobModel(job, 1.0), 40, 0.02) == pytest.approx(100 * 1 * 600 / (40 * 600))
+    assert anytime_floor(JobModel(job, Cost(1.0)), 40, 0.02) == pytest.approx(100 * 1 * 600 / (40 * 600))
     # b0 is the oracle's batch size: no floor.
     assert (
-        anytime_floor(JobModel(toy_job(targets={16: [4.0, 4.0], 32: [5.0, 7.0]}, b0=16), 0.5), 40, 0.02)
+        anytime_floor(JobModel(toy_job(targets={16: [4.0, 4.0], 32: [5.0, 7.0]}, b0=16), Cost(0.5)), 40, 0.02)
         == 0.0
     )
 
@@ -556,7 +557,7 @@ def test_the_anytime_floor_bounds_the_anytime_budget_not_a_known_horizon() -> No
         target_epochs=(job.target_epochs[0], job.target_epochs[1], np.array([8.0, 8.0])),
         time_per_epoch_s=job.time_per_epoch_s * np.array([[1.0], [1.0], [0.5]]),
     )
-    assert anytime_floor(JobModel(job, 0.5), n, 0.02) == pytest.approx(60.0)
+    assert anytime_floor(JobModel(job, Cost(0.5)), n, 0.02) == pytest.approx(60.0)
     jobs = [arena_mod.ArenaJob(job, n)]
     regret = {}
     for horizon in ("unknown", "known"):

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import zeus_bench.traces  # noqa: F401  (registers the train and power kinds)
 from zeus_bench.store import write_table
 
 IDENT = {

@@ -12,10 +12,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from tests.sim.sim_toy import toy_job
-from tests.sim.test_arena import two_gpu_traces, write_as_version
+from tests.helpers.sim_toy import toy_job
+from tests.studies.test_arena import two_gpu_traces, write_as_version
 from zeus_bench.cli.arena import ANSWER, answer
 from zeus_bench.cli.main import main
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import bootstrap_ci, percentile_ci, two_stage_resamples
 from zeus_bench.sim.replay import JobModel
@@ -57,7 +58,7 @@ def test_paired_quantities_share_the_replicate_and_the_seeds() -> None:
 
 def test_job_rows_carry_the_path_level_and_the_probability_of_beating_zeus() -> None:
     job = toy_job(targets={8: [np.nan], 16: [4.0], 32: [5.0], 64: [3.0]})
-    refs = arena_mod.job_refs(JobModel(job, 0.5))
+    refs = arena_mod.job_refs(JobModel(job, Cost(0.5)))
     n, seeds = 16, tuple(range(1, 5))
     base = n * refs.baseline
     zeus = Draws(np.full(4, 1.1 * base), np.zeros(4), np.full((3, 1), 1.1 * base), np.full(3, refs.oracle))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pandas as pd
@@ -56,7 +57,8 @@ def test_simulate_then_summarize(
     capsys.readouterr()
     assert main(["summarize", str(out), "--out", str(csv)]) == 0
     printed = capsys.readouterr().out
-    assert "E-save vs baseline cum %" in printed and "E-save vs max-batch cum %" in printed
+    assert "E% all" in printed and "E% vs mb" in printed and "regret %" in printed
+    assert max(len(line) for line in printed.splitlines()) <= 100
     summary = pd.read_csv(csv)
     assert len(summary) == 2 * 14  # two workloads x every registered policy
     zeus = summary[(summary.policy == "zeus") & (summary.workload == "sentiment140")].iloc[0]
@@ -302,8 +304,8 @@ def test_summarize_prints_the_settings_of_each_row(
     capsys.readouterr()
     assert main(["summarize", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    header = next(line for line in lines if "E-save vs baseline cum %" in line)
-    assert "eta" in header.split() and "beta" in header.split() and "failed recurrences" in header
+    header = next(line for line in lines if "E% all" in line)
+    assert "eta" in header.split() and "beta" in header.split() and "failed" in header.split()
     zeus = [line.split() for line in lines if " zeus " in f" {line} "]
     settings = {(cells[3], cells[4]) for cells in zeus}
     assert settings == {("0.25", "2"), ("0.25", "inf"), ("1", "2"), ("1", "inf")}
@@ -325,3 +327,25 @@ def test_bandit_knobs_reach_the_replay_and_the_provenance(zeus_traces: Path, tmp
     assert read_metadata(tmp_path / "b.parquet")["bandit_knobs"] == {
         "prior_mean": -2e5, "prior_precision": 1e-9, "prune_rounds": 3,
     }  # fmt: skip
+
+
+def test_summarize_shows_regret_in_percent_with_the_oracle_at_zero(
+    zeus_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "runs.parquet"
+    args = sim_args(zeus_traces, "--workload", "squad", "--policies", "zeus,oracle", "--seeds", "1-3")
+    assert main([*args, "--out", str(out)]) == 0  # --workload: an alias of --workloads
+    capsys.readouterr()
+    assert main(["summarize", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any("regret %" in line for line in lines)
+    rows = {line.split()[2]: line.split() for line in lines if line.startswith("v100")}
+    # Percent of the oracle's expected cost, the oracle's own 0 (not a negative number of joules).
+    assert next(cell for cell in rows["oracle"] if "±" in cell).startswith("0.0±")
+    summary = main(["summarize", str(out), "--format", "csv"])
+    assert summary == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    zeus = table[table.policy == "zeus"].iloc[0]
+    regret = f"{zeus['regret_vs_oracle_cum_pct_mean']:.1f}±"
+    assert zeus["regret_vs_oracle_cum_pct_mean"] > 0
+    assert next(cell for cell in rows["zeus"] if "±" in cell).startswith(regret)
