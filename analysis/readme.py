@@ -61,8 +61,9 @@ SECTIONS: tuple[tuple[str, str, dict[str, str]], ...] = (
             "policy_warmstart": "`results/policy/warmstart.csv` (committed)",
             "warmstart_jobs": "`results/policy/warmstart_jobs.csv` (committed; `zeus-bench study`, `zeus_bench.studies.warmjobs`)",
             "policy_tuning": "`results/policy/tuning-*.csv` (committed)",
-            "arena_jobs": "`results/policy/arena/{known,unknown}/arena_jobs.parquet` (committed; `zeus-bench arena --horizon known|unknown --fold both --out DIR`)",
-            "arena_summary": "`results/policy/arena/{known,unknown}/arena_summary.parquet` (committed)",
+            "arena_jobs": "`results/policy/arena/{known,unknown,0.5x,2x}/arena_jobs.parquet` and `recurrences/<horizon>-n<N>/` (committed; `zeus-bench arena --horizon known|unknown|0.5x|2x --out DIR`)",
+            "arena_summary": "`results/policy/arena/*/arena_summary.parquet` (committed)",
+            "arena_profile": "`results/policy/arena/*/arena_profile.parquet` (committed)",
         },
     ),
 )
@@ -80,6 +81,7 @@ COMMITTED: dict[str, str] = {
     "results/policy/tuning-*.csv": "policy_tuning",
     "results/policy/arena/*/arena_jobs.parquet": "arena_jobs",
     "results/policy/arena/*/arena_summary.parquet": "arena_summary",
+    "results/policy/arena/*/arena_profile.parquet": "arena_profile",
 }
 
 

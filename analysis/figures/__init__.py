@@ -32,7 +32,9 @@ INPUTS: dict[str, str] = {
     "sims": "the runs tables of one sweep (eta or beta), results/sim/<gpu>/<knob>-<value>.parquet",
     "power": "the project's own measured power traces, results/traces/<gpu>/power-<gpu>.parquet",
     "zeus": "the Zeus power traces, data/traces/zeus/power-<gpu>.parquet",
-    "arena": "the arena's tables, horizon known: results/policy/arena/known/arena_{jobs,summary}.parquet",
+    "arena": "the arena's tables, horizon known: results/policy/arena/known/arena_{jobs,summary,profile}.parquet",
+    "arena_unknown": "the arena's tables, horizon unknown: results/policy/arena/unknown/arena_*.parquet",
+    "recurrences": "the arena's --recurrences N runs: results/policy/arena/recurrences/<horizon>-n<N>/arena_*.parquet",
     "study": "the zeus-plus study's tables, results/policy/<table>.csv (zeus-bench study)",
     "cluster": "the cluster replay's summaries, results/alibaba/<gpu>.csv (Alibaba job groups)",
 }
@@ -147,6 +149,15 @@ FIGURES: dict[str, FigureSpec] = _register(
         caption="policy",
     ),
     FigureSpec("policy-arena", "analysis.figures.studies:arena", ("arena",), category="Policies"),
+    FigureSpec(
+        "policy-profile", "analysis.figures.studies:arena_profile", ("arena_unknown",), category="Policies"
+    ),
+    FigureSpec(
+        "policy-recurrences",
+        "analysis.figures.studies:arena_recurrences",
+        ("recurrences",),
+        category="Policies",
+    ),
     FigureSpec("alibaba", "analysis.figures.studies:cluster", ("cluster",), category="Cluster"),
 )
 

@@ -11,10 +11,12 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis.figures.inputs import load, load_all
 from analysis.plots.arena import plot_arena
+from analysis.plots.arena_answers import plot_profile, plot_recurrences
 from analysis.plots.cluster import plot_cluster
 from analysis.plots.study import plot_study_cost, plot_study_drift, plot_study_regret
 
@@ -37,6 +39,33 @@ def arena(args: argparse.Namespace) -> Figure:
         load(named(args.arena, "arena_summary.parquet", "arena")),
         load(named(args.arena, "arena_jobs.parquet", "arena")),
     )
+
+
+def arena_profile(args: argparse.Namespace) -> Figure:
+    """The arena's performance profile with the horizon unknown (``arena_profile``)."""
+    path = named(args.arena_unknown, "arena_profile.parquet", "arena_unknown")
+    return plot_profile(load(path), _labels(path))
+
+
+def arena_recurrences(args: argparse.Namespace) -> Figure:
+    """Regret against the number of recurrences (the ``--recurrences N`` runs' ``arena_summary``)."""
+    from zeus_bench.store import read_metadata
+
+    frames = []
+    for path in args.recurrences:
+        if Path(path).name == "arena_summary.parquet":
+            n = int(read_metadata(path)["recurrences"])
+            frames.append(load(path).assign(n=n))
+    if not frames:
+        raise ValueError("--recurrences: no arena_summary.parquet among the files given")
+    return plot_recurrences(pd.concat(frames, ignore_index=True))
+
+
+def _labels(path: Path) -> dict[str, str]:
+    """Each GPU's label (simulated, projected) from an arena table's provenance."""
+    from zeus_bench.store import read_metadata
+
+    return dict(read_metadata(path).get("labels", {}))
 
 
 def study_regret(args: argparse.Namespace) -> Figure:

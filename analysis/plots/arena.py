@@ -45,12 +45,21 @@ def plot_arena(summary: pd.DataFrame, jobs: pd.DataFrame) -> Figure:
                     ax, fs[fs["gpu"] == gpu].set_index("policy").reindex(order), fj[fj["gpu"] == gpu], order
                 )
                 s = fs[fs["gpu"] == gpu]
-                ax.set_title(f"{gpu}, fold {fold} ({int(s['seeds'].max())} seeds, {s['half'].iloc[0]} half)")
+                ax.set_title(f"{gpu}, {scope_title(s, fold)}")
         axes = grid.ravel()
         axes[0].scatter([], [], s=14, color=UNSAFE, label="job with a seed > 1.02 x baseline")
         axes[0].scatter([], [], s=8, color="black", label="job (mean over seeds)")
         fig.legend(loc="outside lower center", ncols=2)
     return fig
+
+
+def scope_title(rows: pd.DataFrame, fold: int) -> str:
+    """``fold 1 (6 seeds, judge half)``, or for fold 0 ``5 splits pooled (6 seeds each, both halves)``."""
+    seeds = int(rows["seeds"].max())
+    if fold == 0:
+        splits = int(rows["splits"].max()) if "splits" in rows.columns else 1
+        return f"{splits} split(s) x 2 folds pooled ({seeds} seeds each)"
+    return f"fold {fold} ({seeds} seeds, {rows['half'].iloc[0]} half)"
 
 
 def _panel(ax: Any, s: pd.DataFrame, j: pd.DataFrame, order: list[str]) -> None:

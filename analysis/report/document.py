@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from analysis.report.sections import MeasuredSections, PolicySections, TraceSections, evaluation
+from analysis.report.sections.paper_map import paper_map
+from analysis.report.text import wrap_long_lines
 
 
 class Report(TraceSections, PolicySections, MeasuredSections):
@@ -13,6 +15,7 @@ class Report(TraceSections, PolicySections, MeasuredSections):
         self.header()
         for section in (
             lambda: evaluation.headline(self),
+            lambda: paper_map(self),
             self.potential,
             self.pareto,
             self.policies,
@@ -29,4 +32,4 @@ class Report(TraceSections, PolicySections, MeasuredSections):
         ):
             section()
         self.skipped_section()
-        return "\n".join(self.parts).rstrip() + "\n"
+        return wrap_long_lines("\n".join(self.parts).rstrip()) + "\n"

@@ -62,3 +62,54 @@ def portable(text: str) -> str:
         return m.group(0) if m.group(0).startswith("/path/to/") else f"…/{m.group(1)}"
 
     return re.sub(r"(?<![\w:/.])/(?:[^\s'\"`/,;)]+/)*([^\s'\"`/,;)]+)", short, text)
+
+
+#: The longest line the report writes (a longer paragraph is broken between sentences).
+MAX_LINE = 400
+
+
+def _pieces(sentence: str, limit: int) -> list[str]:
+    """A sentence longer than ``limit`` cut after its semicolons, then its commas (each piece kept whole)."""
+    if len(sentence) <= limit:
+        return [sentence]
+    for sep in ("; ", ", "):
+        parts = sentence.split(sep)
+        if len(parts) > 1:
+            out: list[str] = []
+            for k, part in enumerate(parts):
+                text = part + (sep.rstrip() if k < len(parts) - 1 else "")
+                if out and len(out[-1]) + 1 + len(text) <= limit:
+                    out[-1] += " " + text
+                else:
+                    out.append(text)
+            return [q for p in out for q in (_pieces(p, limit) if sep == "; " else [p])]
+    return [sentence]
+
+
+def wrap_long_lines(text: str, limit: int = MAX_LINE) -> str:
+    """Break every prose line longer than ``limit`` between sentences (Markdown: the same paragraph).
+
+    A bullet's continuation lines are indented by two spaces (the same bullet). Table rows,
+    headings and figure links are left as they are; a single sentence longer than ``limit`` stays
+    whole on its own line.
+    """
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= limit or line.startswith(("|", "#", "![")):
+            out.append(line)
+            continue
+        indent = "  " if line.startswith("- ") else ""
+        sentences = [
+            piece
+            for sentence in re.split(r"(?<=[.;:])\s+(?=[A-Z(*`\[])", line)
+            for piece in _pieces(sentence, limit - len(indent))
+        ]
+        current = ""
+        for sentence in sentences:
+            if current and len(current) + 1 + len(sentence) > limit:
+                out.append(current)
+                current = indent + sentence
+            else:
+                current = f"{current} {sentence}" if current else sentence
+        out.append(current)
+    return "\n".join(out)

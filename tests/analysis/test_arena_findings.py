@@ -69,7 +69,7 @@ def test_rank_sentence_flips() -> None:
     jobs, summary = _tables(8.0)  # zeus-plus's regret now ~88 %: Zeus (~11 %) wins, ucb1 (50 %) too
     r = af.rank(summary, jobs)
     for x, g in zip(r, ("ga", "gb"), strict=True):
-        assert x.sentence.startswith(f"On {g}, zeus has less mean regret than zeus-plus")
+        assert x.sentence.startswith(f"On {g} (horizon known), zeus has less mean regret than zeus-plus")
         assert x.numbers["rank"] == 3
 
 
@@ -130,7 +130,7 @@ def test_section_and_figure_from_written_tables(tmp_path: Path) -> None:
         write_table(jobs, tmp_path / folder / "arena_jobs.parquet", "arena_jobs")
         write_table(summary, tmp_path / folder / "arena_summary.parquet", "arena_summary")
     text = arena_section.render_section(tmp_path / "known", tmp_path / "unknown")
-    assert "| ga | 1 | zeus-plus | 1 |" in text and "horizon unknown" in text.lower()
+    assert "| ga (simulated) | 1 | zeus-plus | 1 |" in text and "horizon unknown" in text.lower()
     fig = plot_arena(summary, jobs)
     assert len([a for a in fig.axes if a.get_visible()]) == 2
 

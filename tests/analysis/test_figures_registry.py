@@ -43,6 +43,8 @@ def test_per_gpu_lists_follow_the_registry():
         "policy-cost",
         "policy-drift",
         "policy-arena",
+        "policy-profile",
+        "policy-recurrences",
         "alibaba",
     ]
 

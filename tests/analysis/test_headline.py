@@ -37,7 +37,8 @@ def test_the_paper_csv_has_every_stated_number_with_its_source():
         "time_savings_max": 60.6,
     }
     assert {23.8, 74.7, 15.3, 75.8, 60.6} <= set(paper["value_pct"])
-    assert paper["statement"].str.contains("abstract|introduction").all()
+    assert paper["statement"].str.contains("abstract|introduction|motivation section").all()
+    assert {3.0, 31.5} <= set(paper.loc[paper["metric"].str.startswith("power_limit_only"), "value_pct"])
 
 
 def test_a_definition_that_gives_the_numbers_is_named():

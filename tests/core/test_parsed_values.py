@@ -70,7 +70,7 @@ def test_every_integer_option_refuses_what_only_looks_like_an_integer(text: str)
 
 def test_every_seed_option_refuses_a_negative_seed() -> None:
     seeds = [(w, a) for w, a in _typed_actions() if "seed" in a.dest and _yields_ints(a)]
-    assert {w.split()[-1] for w, _ in seeds} == {"--seed", "--seeds"}
+    assert {w.split()[-1] for w, _ in seeds} == {"--seed", "--seeds", "--replicate-seeds"}
     for where, action in seeds:
         with pytest.raises((argparse.ArgumentTypeError, ValueError)):
             action.type("-1")  # type: ignore[misc]

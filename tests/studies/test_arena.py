@@ -116,7 +116,10 @@ def test_the_cost_ratios_are_paired_with_the_baseline_on_the_same_seed() -> None
     expected = n * arena_mod.job_refs(model).baseline
     totals = _totals([job], {"zeus": 1.01 * base, "unsafe": 1.03 * base, "baseline": base.copy()})
     totals[(job.gpu, job.workload.id, "mb")] = (mb.copy(), np.zeros_like(mb))
-    df = job_table([arena_mod.ArenaJob(job, n)], totals, protocol)[0].set_index("policy")
+    df, parts = job_table(
+        [arena_mod.ArenaJob(job, n)], totals, protocol, ["zeus", "unsafe", "baseline", "mb"]
+    )
+    df = df.set_index("policy")
     for p, factor in (("zeus", 1.01), ("unsafe", 1.03), ("baseline", 1.0)):
         for col in ("mean", "ci_lo", "ci_hi", "p95", "p95_ci_lo", "p95_ci_hi"):
             assert df.loc[p, f"cost_ratio_vs_baseline_{col}"] == pytest.approx(factor)
@@ -128,7 +131,7 @@ def test_the_cost_ratios_are_paired_with_the_baseline_on_the_same_seed() -> None
     floor = float(np.percentile(base / expected, 95))
     assert floor > 1.02 and df["baseline_p95"].tolist() == pytest.approx([floor] * len(df))
     assert df.loc["baseline", "cost_ratio_vs_expected_baseline_p95"] == pytest.approx(floor)
-    summary = summary_table(df.reset_index(), {k: np.zeros(30) for k in totals}).set_index("policy")
+    summary = summary_table(df.reset_index(), parts).set_index("policy")
     assert summary["jobs_p95_over_safe"].to_dict() == {
         "zeus": 0,
         "unsafe": 1,
@@ -266,9 +269,10 @@ def test_arena_command_end_to_end(tiny: Path, tmp_path: Path) -> None:
     assert main([*argv, "--seeds", "1-5", "--fold", "both", "--out", str(out)]) == 0
     jobs = read_table(out / "arena_jobs.parquet", "arena_jobs")
     summary = read_table(out / "arena_summary.parquet", "arena_summary")
-    assert len(jobs) == 2 * 2 * 3 * 3 and set(jobs["seeds"]) == {5}  # both folds
-    assert dict(jobs.groupby("fold")["half"].unique().map(tuple)) == {1: ("judge",), 2: ("tune",)}
-    assert sorted(summary["fold"]) == sorted([1, 2] * 2 * 3)
+    assert len(jobs) == 3 * 2 * 3 * 3 and set(jobs["seeds"]) == {5}  # both folds, and the two pooled (fold 0)
+    halves = {0: ("both",), 1: ("judge",), 2: ("tune",)}
+    assert dict(jobs.groupby("fold")["half"].unique().map(tuple)) == halves
+    assert sorted(summary["fold"]) == sorted([0, 1, 2] * 2 * 3)
     assert (jobs["regret_pct_ci_lo"] <= jobs["regret_pct_mean"] + 1e-12).all()
     assert (jobs["regret_pct_mean"] <= jobs["regret_pct_ci_hi"] + 1e-12).all()
     z = jobs[jobs["policy"] == "zeus"]
@@ -435,7 +439,7 @@ def test_fold_two_replays_the_tune_half_with_its_overrides(monkeypatch: pytest.M
     direct = arena_mod.seed_costs(
         model, variant("zeus-plus", FOLD_CONSTANTS[2]["zeus-plus"]), p2, aj.recurrences
     )
-    got = totals[(job.gpu, job.workload.id, "zeus-plus")][0]
+    got = totals[(job.gpu, job.workload.id, "zeus-plus")].recorded
     assert got.tolist() == direct[0].sum(axis=1).tolist()
 
 
@@ -590,15 +594,19 @@ def test_version_4_tables_read_with_the_anytime_floor_missing(tiny: Path, tmp_pa
     for kind, columns in floor_columns.items():
         path = out / f"{kind}.parquet"
         assert read_table(path, kind)[columns].notna().all().all()
-        pa_table = pq.read_table(path)
-        meta = json.loads(pa_table.schema.metadata[METADATA_KEY])
-        meta["schema_version"] = 4
-        old = pa_table.drop_columns(columns).replace_schema_metadata(
-            {METADATA_KEY: json.dumps(meta).encode()}
-        )
-        pq.write_table(old, path)
+        rows = write_as_version(path, 4, columns)
         df = read_table(path, kind)
-        assert df[columns].isna().all().all() and len(df) == old.num_rows
+        assert df[columns].isna().all().all() and len(df) == rows
+
+
+def write_as_version(path: Path, version: int, dropped: list[str]) -> int:
+    """Rewrite a table as an older schema version without ``dropped`` columns; its rows."""
+    pa_table = pq.read_table(path)
+    meta = json.loads(pa_table.schema.metadata[METADATA_KEY])
+    meta["schema_version"] = version
+    old = pa_table.drop_columns(dropped).replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()})
+    pq.write_table(old, path)
+    return int(old.num_rows)
 
 
 def test_tables_before_the_paired_ratios_are_refused(

@@ -16,6 +16,7 @@ CLUSTER_JOBS = {
     "simulate_beta",
     "policy_study",
     "policy_arena",
+    "arena_recurrences",
     "simulate_alibaba",
 }
 

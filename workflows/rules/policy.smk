@@ -28,7 +28,9 @@ rule policy_study:
 
 
 # The policy arena (docs/policies.md, "The arena protocol"): every registered policy on every GPU,
-# both cross-fitting folds (column fold), config arena.seeds; once with the true horizon, once unknown.
+# config arena.seeds. Horizon known and unknown: arena.splits splits, both folds (split 1's folds and
+# every split pooled, column fold), arena.replicates replicate traces on split 1 (two-stage intervals:
+# paths, then seeds); misspecified horizons (0.5x, 2x: half and twice the truth): split 1, fold 1.
 rule policy_arena:
     priority: PRIORITY["policy_study"]
     input:
@@ -37,21 +39,58 @@ rule policy_arena:
     output:
         jobs=f"{ARENA_DIR}/{{run}}/arena_jobs.parquet",
         summary=f"{ARENA_DIR}/{{run}}/arena_summary.parquet",
+        profile=f"{ARENA_DIR}/{{run}}/arena_profile.parquet",
     wildcard_constraints:
-        run="known|unknown",
+        run="known|unknown|0.5x|2x",
     threads: config["arena"]["jobs"]
     params:
         traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
         gpus=lambda wc: ",".join(policy_study_gpus()),
         seeds=config["arena"]["seeds"],
+        scope=lambda wc: (
+            f"--fold both --splits {config['arena']['splits']} --replicates {config['arena']['replicates']}"
+            if wc.run in ("known", "unknown")
+            else "--fold 1"
+        ),
         out_dir=lambda wc, output: os.path.dirname(output.jobs),
-        horizon=lambda wc: "unknown" if wc.run == "unknown" else "known",
     conda:
         ENV
     log:
         "logs/policy/arena-{run}.log",
     shell:
         # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns);
-        # tee: the progress lines (a few seconds apart, with the time left) also on the console
-        "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} --horizon {params.horizon} "
-        "--fold both --jobs {threads} --out {params.out_dir} --force 2>&1 | tee {log}"
+        # tee: the progress lines (a few seconds apart, with the time left) and the answer also on the console
+        "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} "
+        "--horizon {wildcards.run} {params.scope} --jobs {threads} --out {params.out_dir} --force 2>&1 | tee {log}"
+
+
+# Regret against the number of recurrences (the same traces replayed 10 ... 200 times): zeus,
+# zeus-plus, bo-ei and pl-only, split 1, fold 1, horizon known and unknown.
+rule arena_recurrences:
+    priority: PRIORITY["policy_study"]
+    input:
+        traces=lambda wc: sorted({traces_of(g) for g in policy_study_gpus()}),
+        code=POLICY_CODE,
+    output:
+        jobs=f"{ARENA_DIR}/recurrences/{{horizon}}-n{{n}}/arena_jobs.parquet",
+        summary=f"{ARENA_DIR}/recurrences/{{horizon}}-n{{n}}/arena_summary.parquet",
+        profile=f"{ARENA_DIR}/recurrences/{{horizon}}-n{{n}}/arena_profile.parquet",
+    wildcard_constraints:
+        horizon="known|unknown",
+        n=r"\d+",
+    threads: config["arena"]["jobs"]
+    params:
+        traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
+        gpus=lambda wc: ",".join(policy_study_gpus()),
+        seeds=config["arena"]["seeds"],
+        policies=",".join(config["arena"]["recurrence_policies"]),
+        out_dir=lambda wc, output: os.path.dirname(output.summary),
+    conda:
+        ENV
+    log:
+        "logs/policy/arena-recurrences-{horizon}-n{n}.log",
+    shell:
+        "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} "
+        "--horizon {wildcards.horizon} --recurrences {wildcards.n} "
+        "--policies {params.policies} --fold 1 --jobs {threads} --out {params.out_dir} --force 2>&1 | tee {log}"
+

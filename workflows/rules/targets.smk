@@ -26,6 +26,8 @@ SINGLE_FIGURE_INPUTS = {
     "power": own_power_files,
     "zeus": lambda: [f"{ZEUS_DIR}/power-{g}.parquet" for g in zeus_gpus()],
     "arena": lambda: arena_files("known"),
+    "arena_unknown": lambda: arena_files("unknown"),
+    "recurrences": lambda: arena_recurrence_files(),
     "study": lambda: policy_study_files(),
     "cluster": lambda: alibaba_summaries(),  # workflows/rules/alibaba_common.smk
 }
@@ -81,12 +83,28 @@ def policy_study_gpus():
 
 
 
+ARENA_RUNS = ("known", "unknown", "0.5x", "2x")
+ARENA_TABLES = ("arena_jobs", "arena_summary", "arena_profile")
+
+
 def arena_files(horizon=None):
-    """The arena's tables (horizon known and unknown, or one run); none without the study's GPUs."""
+    """The arena's tables (every horizon's run, or one); none without the study's GPUs."""
     if not policy_study_gpus():
         return []
-    horizons = ("known", "unknown") if horizon is None else (horizon,)
-    return [f"{ARENA_DIR}/{h}/{t}.parquet" for h in horizons for t in ("arena_jobs", "arena_summary")]
+    horizons = ARENA_RUNS if horizon is None else (horizon,)
+    return [f"{ARENA_DIR}/{h}/{t}.parquet" for h in horizons for t in ARENA_TABLES]
+
+
+def arena_recurrence_files():
+    """The regret-against-recurrences runs' summaries (horizon known and unknown)."""
+    if not policy_study_gpus():
+        return []
+    return [
+        f"{ARENA_DIR}/recurrences/{h}-n{n}/{t}.parquet"
+        for h in ("known", "unknown")
+        for n in config["arena"]["recurrences"]
+        for t in ARENA_TABLES
+    ]
 
 
 def policy_study_files():
@@ -116,6 +134,7 @@ def report_inputs(wildcards):
         "reference": reference_files(),
         "policy": policy_study_files(),
         "arena": arena_files(),
+        "arena_recurrences": arena_recurrence_files(),
         "alibaba": alibaba_summaries(),  # workflows/rules/alibaba.smk
         "alibaba_dir": alibaba_dirs(),
         "capriccio": capriccio_traces(),  # workflows/capriccio.smk writes it

@@ -5,13 +5,26 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from zeus_bench.cli.common import add_workloads_arg, beta_arg, bounded_int_arg, eta_arg, int_range_arg
+from zeus_bench.cli.common import (
+    MAX_RECURRENCES,
+    MAX_SEEDS,
+    add_format_arg,
+    add_workloads_arg,
+    beta_arg,
+    bounded_int_arg,
+    eta_arg,
+    int_range_arg,
+)
 from zeus_bench.core.entry import add_output_dir_arg
 
 #: Bound of --jobs (worker processes).
 MAX_JOBS = 1024
-#: The two tables the arena writes into --out.
-TABLES = ("arena_jobs", "arena_summary")
+#: Bound of --splits and --replicates.
+MAX_SPLITS = 100
+#: The three tables the arena writes into --out.
+TABLES = ("arena_jobs", "arena_summary", "arena_profile")
+#: Columns of the ranked answer the command prints.
+ANSWER = ("gpu", "rank", "policy", "regret_pct", "x_zeus", "p_better", "unsafe", "horizon", "label")
 
 
 def register(sub: Any) -> None:
@@ -22,7 +35,10 @@ def register(sub: Any) -> None:
         "arena",
         help="compare policies under one protocol: bootstrap intervals, paired differences vs Zeus",
         description="Replay policies on the judged half of the training paths (docs/policies.md, "
-        "'The arena protocol') and write DIR/arena_jobs.parquet and DIR/arena_summary.parquet.",
+        "'The arena protocol'), write DIR/arena_jobs.parquet, DIR/arena_summary.parquet and "
+        "DIR/arena_profile.parquet, and print the ranked answer per GPU (every split pooled when there are "
+        "several: regret against the oracle [95 % interval], its ratio to Zeus's [interval], the mean "
+        "probability of a cheaper replay than Zeus's, jobs over the safety goal, the horizon told).",
     )
     p.add_argument(
         "--traces",
@@ -63,11 +79,42 @@ def register(sub: Any) -> None:
         help="override a policy's constant (class attribute) in every fold, e.g. zeus-plus.horizon=20; "
         "repeatable (a what-if: constants chosen on the judged half are not cross-fitted)",
     )
+    p.add_argument(
+        "--splits",
+        type=bounded_int_arg(1, MAX_SPLITS, "--splits"),
+        default=1,
+        metavar="K",
+        help="splits of the paths (default 1: the even/odd split; 2..K shuffle each batch size's paths, "
+        "seeded); K > 1 adds rows of every split's folds pooled (fold 0)",
+    )
+    p.add_argument(
+        "--replicates",
+        type=bounded_int_arg(0, MAX_SPLITS, "--replicates"),
+        default=0,
+        metavar="R",
+        help="replicate traces per split and fold (paths redrawn with replacement): the path level of the "
+        "intervals (default 0: seeds alone)",
+    )
+    p.add_argument(
+        "--replicate-seeds",
+        type=bounded_int_arg(1, MAX_SEEDS, "--replicate-seeds"),
+        default=1,
+        metavar="S",
+        help="seeds replayed on each replicate trace: the first S of --seeds (default 1)",
+    )
+    p.add_argument(
+        "--recurrences",
+        type=bounded_int_arg(1, MAX_RECURRENCES, "--recurrences"),
+        default=None,
+        metavar="N",
+        help="recurrences of every job (default: 2 x |B| x |P| of the whole job)",
+    )
     add_protocol_args(p)
+    add_format_arg(p, out=False)
     p.add_argument(
         "--jobs", type=bounded_int_arg(1, MAX_JOBS, "--jobs"), default=1, metavar="N", help="worker processes"
     )
-    add_output_dir_arg(p, "--out", "folder of the two tables (absent or empty, unless --force)")
+    add_output_dir_arg(p, "--out", "folder of the three tables (absent or empty, unless --force)")
     p.set_defaults(func=_arena)
 
 
@@ -141,13 +188,24 @@ def _arena(args: argparse.Namespace) -> int:
     import sys
     import time
 
+    from zeus_bench.cli.common import emit, render
     from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+    from zeus_bench.core.errors import ConfigError
     from zeus_bench.core.fsutil import check_output_dir, output_dir
+    from zeus_bench.sim.metrics import TWO_STAGE
     from zeus_bench.sim.noise import resolve_noise
     from zeus_bench.sim.policies.base import get_policy, load_policy_module
     from zeus_bench.sim.rules import check_horizon
     from zeus_bench.store import write_table
-    from zeus_bench.studies.arena import COMPARATOR, Protocol, arena_folds, default_policies, frozen_constants
+    from zeus_bench.studies.arena import (
+        COMPARATOR,
+        PAIRED,
+        Protocol,
+        arena_folds,
+        default_policies,
+        fold_agreement,
+        frozen_constants,
+    )
 
     log = logging.getLogger("zeus_bench.cli.arena")
     out = check_output_dir(args.out, args.force, "--out")
@@ -164,6 +222,10 @@ def _arena(args: argparse.Namespace) -> int:
     workloads = (
         None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
     )
+    if args.replicate_seeds > len(args.seeds):
+        raise ConfigError(
+            f"--replicate-seeds {args.replicate_seeds} exceeds the {len(args.seeds)} seeds given"
+        )
     protocol = Protocol(
         tuple(args.seeds),
         DEFAULT_ETA if args.eta is None else args.eta,
@@ -171,6 +233,9 @@ def _arena(args: argparse.Namespace) -> int:
         check_horizon(args.horizon),
         resolve_noise(args.noise, [traces[g].power(g) for g in args.gpu] if args.noise == "trace" else []),
         constants=frozen_constants(_overrides(args.set, args.horizon)),
+        replicates=args.replicates,
+        replicate_seeds=args.replicate_seeds,
+        recurrences=args.recurrences,
     )
     folds = [1, 2] if args.fold == "both" else [int(args.fold)]
     start = time.perf_counter()
@@ -186,13 +251,14 @@ def _arena(args: argparse.Namespace) -> int:
 
             per_fold = sum(
                 len(traces[g].workload_ids(g) if workloads is None else workloads) for g in args.gpu
-            ) * len({COMPARATOR, *policies})
-            progress = Progress(
-                "arena (GPU, workload, policy) replays", len(folds) * per_fold, logger=log
-            ).done
-        jobs_df, summary = arena_folds(
-            traces, args.gpu, policies, protocol, folds, workloads, args.jobs, args.policy_module, progress
-        )
+            ) * len({COMPARATOR, *policies, *PAIRED})
+            runs = len(folds) * args.splits
+            progress = Progress("arena (GPU, workload, policy) replays", runs * per_fold, logger=log).done
+        tables = arena_folds(
+            traces, args.gpu, policies, protocol, folds, workloads, args.jobs, args.policy_module, progress,
+            args.splits,
+        )  # fmt: skip
+    jobs_df, summary = tables.jobs, tables.summary
     provenance = {
         "command": "arena",
         "traces": args.traces,
@@ -204,15 +270,87 @@ def _arena(args: argparse.Namespace) -> int:
         "horizon": str(protocol.horizon),
         "noise": protocol.noise,
         "folds": folds,
+        "splits": args.splits,
+        "replicates": protocol.replicates,
+        "replicate_seeds": list(protocol.seeds[: protocol.replicate_seeds]),
+        "recurrences": args.recurrences,
+        "interval_method": TWO_STAGE if protocol.replicates >= 2 else "percentile bootstrap over seeds",
+        "labels": {g: _label(traces[g], g) for g in args.gpu},
         "set": args.set,
         "fold_constants": {f: protocol.for_fold(f).constants for f in folds},
     }
     with output_dir(out, args.force, {f"{t}.parquet" for t in TABLES}.__contains__, "--out") as tmp:
         write_table(jobs_df, tmp / "arena_jobs.parquet", "arena_jobs", provenance)
         write_table(summary, tmp / "arena_summary.parquet", "arena_summary", provenance)
+        write_table(tables.profile, tmp / "arena_profile.parquet", "arena_profile", provenance)
     log.info(
-        "arena: %d policies x %d jobs x %d seeds x %d fold(s) in %.2f s -> %s",
-        summary["policy"].nunique(), len(jobs_df) // max(1, summary["policy"].nunique() * len(folds)),
-        len(protocol.seeds), len(folds), time.perf_counter() - start, out,
+        "arena: %d policies x %d jobs x %d seeds (+ %d replicate traces) x %d fold(s) x %d split(s) in %.2f s -> %s",
+        summary["policy"].nunique(), len(jobs_df[["gpu", "workload"]].drop_duplicates()), len(protocol.seeds),
+        protocol.replicates, len(folds), args.splits, time.perf_counter() - start, out,
     )  # fmt: skip
+    if {1, 2} <= set(folds):
+        for column in ("regret_ratio_vs_zeus", "regret_pct"):
+            agree = fold_agreement(summary, column)
+            log.info(
+                "folds 1 and 2: 95 %% intervals of %s disjoint on %d of %d (gpu, policy) pairs without fold "
+                "constants", column, len(agree.disjoint), len(agree.pairs),
+            )  # fmt: skip
+    emit(render(answer(summary, provenance["labels"]), args.format), None)
     return 0
+
+
+def _label(ts: Any, gpu: str) -> str:
+    """``projected`` for a GPU whose power trace the project measured, else ``simulated``.
+
+    A power trace written by ``zeus-bench sweep`` pairs the Zeus training paths with the project's
+    own epoch times (a projection); any other is a replay of the published traces.
+    """
+    from zeus_bench.store import read_metadata
+
+    try:
+        source = str(read_metadata(ts._power_path(gpu)).get("source", ""))
+    except Exception:
+        return "simulated"
+    return "projected" if source.startswith("zeus-bench sweep") else "simulated"
+
+
+def answer(summary: Any, labels: dict[str, str] | None = None) -> Any:
+    """The ranked answer per GPU: every split pooled when present (fold 0), else each fold's rows.
+
+    Columns :data:`ANSWER`: regret against the oracle and its ratio to Zeus's, each ``mean [lo, hi]``,
+    the mean probability of a replay cheaper than Zeus's, the jobs whose p95 cost ratio exceeds 1.02 (unsafe),
+    the horizon told, and the label (simulated; projected for a GPU measured by the project).
+    """
+    import pandas as pd
+
+    pooled = summary[summary["fold"] == 0]
+    rows = pooled if len(pooled) else summary
+    rows = rows.sort_values(["gpu", "fold", "rank", "policy"], kind="stable")
+    labels = labels or {}
+
+    def interval(r: Any, name: str, lo: str, hi: str, big: float) -> str:
+        """``mean [lo, hi]``, one decimal fewer from ``big`` on (the table stays within 100 columns)."""
+        digits = 1 if abs(r[name]) < big else 0
+        if big < 100:  # the ratio: two decimals below 10
+            digits += 1
+        fmt = f"{{:.{digits}f}}"
+        if pd.isna(r[lo]):
+            return fmt.format(r[name])
+        return f"{fmt.format(r[name])} [{fmt.format(r[lo])}, {fmt.format(r[hi])}]"
+
+    out = pd.DataFrame(
+        {
+            "gpu": rows["gpu"] + rows["fold"].map(lambda f: "" if f == 0 else f" f{f}"),
+            "rank": rows["rank"],
+            "policy": rows["policy"],
+            "regret_pct": [interval(r, "regret_pct_mean", "regret_pct_ci_lo", "regret_pct_ci_hi", 100.0)
+                           for _, r in rows.iterrows()],
+            "x_zeus": [interval(r, "regret_ratio_vs_zeus", "regret_ratio_vs_zeus_ci_lo", "regret_ratio_vs_zeus_ci_hi",
+                                10.0) for _, r in rows.iterrows()],
+            "p_better": rows["prob_better_than_zeus_mean"].round(2),
+            "unsafe": rows["jobs_p95_over_safe"],
+            "horizon": rows["horizon"],
+            "label": rows["gpu"].map(lambda g: labels.get(g, "simulated")),
+        }
+    )  # fmt: skip
+    return out[list(ANSWER)].reset_index(drop=True)

@@ -62,14 +62,16 @@ def add_workloads_arg(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_format_arg(parser: argparse.ArgumentParser, default: str = "table") -> None:
-    """Add ``--format table|csv|json`` and ``--out FILE``."""
+def add_format_arg(parser: argparse.ArgumentParser, default: str = "table", out: bool = True) -> None:
+    """Add ``--format table|csv|json`` and ``--out FILE`` (``out`` False: a command whose --out is its own)."""
     parser.add_argument(
         "--format",
         choices=("table", "csv", "json"),
         default=default,
         help="output format (default: %(default)s)",
     )
+    if not out:
+        return
     parser.add_argument(
         "--out", type=Path, default=None, help="write to this file instead of stdout (atomically)"
     )

@@ -64,9 +64,9 @@ def add_protocol_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--horizon",
         default="known",
-        metavar="known|unknown|N",
+        metavar="known|unknown|N|Fx",
         help="recurrences the policy is told: known (default: the replay's true number), unknown "
-        "(the policy's own online default) or N",
+        "(the policy's own online default), N, or a misspecified Fx (0.5x: half the true number, 2x: twice it)",
     )
     p.add_argument(
         "--noise",

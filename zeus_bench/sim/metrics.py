@@ -276,3 +276,47 @@ def ratio_ci(
         return point, float("nan"), float("nan")
     lo, hi = percentile_ci(rs, level)
     return point, lo, hi
+
+
+TWO_STAGE = (
+    "two-stage percentile bootstrap (2,000 draws, fixed generators): level 1, the training paths: "
+    "replicate traces, each batch size's judged paths redrawn with replacement, replayed on the first "
+    "seed(s), a draw adds the deviation of one replicate picked at random from the replicates' mean; "
+    "deviations scaled by sqrt(n / (n - 1)), n the job's median paths per batch size (a rescaled bootstrap); "
+    "level 2, the seeds of the replay on the recorded paths resampled with replacement"
+)
+"""How every interval of the arena's tables is computed (:func:`two_stage_resamples`; their metadata)."""
+
+
+def two_stage_resamples(
+    recorded: np.ndarray,
+    replicates: np.ndarray | None,
+    reps: int = BOOTSTRAP_REPS,
+    seed: int = BOOTSTRAP_SEED,
+) -> np.ndarray:
+    """Two-stage bootstrap resamples of per-replay quantities: training paths, then seeds.
+
+    Args:
+        recorded: Shape ``(m, N)``: ``m`` per-replay quantities (e.g. a policy's regret and
+            Zeus's) on each of ``N`` seeds replayed on the recorded paths.
+        replicates: Shape ``(m, R, S)``: the same quantities replayed on ``R`` replicate traces
+            (each batch size's paths redrawn with replacement) with ``S`` seeds each; None or
+            ``R < 2``: the seed level alone.
+        reps: Draws.
+        seed: Seed of the draws' generators (seeds: ``seed``; replicates: ``seed + 1``).
+
+    Returns:
+        Shape ``(m, reps, N)``: per draw, the recorded seeds resampled with replacement (the same
+        indices for every quantity: paired), each shifted by the deviation of one replicate picked
+        at random (the same replicate for every quantity) from the replicates' mean: the path
+        level. A statistic of the draws (a mean, a ratio of means, a percentile over the last
+        axis) gives its percentile interval with :func:`percentile_ci`.
+    """
+    rec = np.asarray(recorded, dtype=float)
+    out = rec[:, bootstrap_indices(rec.shape[1], reps, seed)]
+    if replicates is not None and replicates.shape[1] >= 2:
+        means = np.asarray(replicates, dtype=float).mean(axis=2)
+        dev = means - means.mean(axis=1, keepdims=True)
+        pick = np.random.default_rng(seed + 1).integers(0, means.shape[1], size=reps)
+        out = out + dev[:, pick, None]
+    return out

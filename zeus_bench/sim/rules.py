@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 MAX_TRIES = 20  # tries per recurrence
@@ -29,6 +31,7 @@ def seed_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator
 #: ``--horizon``: what a policy is told about the number of recurrences (docs/policies.md).
 KNOWN = "known"  # the replay's true number
 UNKNOWN = "unknown"  # nothing: the policy's own online default
+RELATIVE = "x"  # suffix of a misspecified horizon: "0.5x" tells half the replay's number, "2x" twice it
 Horizon = int | str
 #: Largest ``--noise``: relative standard deviation of the per-try factors on time and power.
 MAX_NOISE = 0.1
@@ -40,12 +43,15 @@ def horizon_recurrences(horizon: Horizon, recurrences: int) -> int | None:
     """What :class:`~zeus_bench.sim.policies.PolicyContext` carries as ``recurrences``.
 
     ``known``: the replay's ``recurrences``; ``unknown``: None (the policy's own default); a
-    positive integer: that number.
+    positive integer: that number; ``<f>x`` (a misspecified horizon, e.g. ``0.5x`` or ``2x``):
+    ``f`` times the replay's number, rounded half up, at least 1.
     """
     if horizon == KNOWN:
         return recurrences
     if horizon == UNKNOWN:
         return None
+    if isinstance(horizon, str) and horizon.endswith(RELATIVE):
+        return max(1, int(float(horizon[: -len(RELATIVE)]) * recurrences + 0.5))
     return int(horizon)
 
 
@@ -59,7 +65,9 @@ def noise_generator(seed: int) -> np.random.Generator:
 
 
 def check_horizon(horizon: Horizon) -> Horizon:
-    """``known``, ``unknown`` or a positive integer (as given, or parsed from its text).
+    """``known``, ``unknown``, a positive integer (as given, or parsed from its text) or ``<f>x``.
+
+    ``<f>x``: a positive factor of the true number of recurrences (``0.5x``, ``2x``), kept as text.
 
     Raises:
         ConfigError: anything else.
@@ -69,8 +77,19 @@ def check_horizon(horizon: Horizon) -> Horizon:
     if horizon in (KNOWN, UNKNOWN):
         return horizon
     text = str(horizon).strip()
+    if isinstance(horizon, str) and text.endswith(RELATIVE):
+        factor = text[: -len(RELATIVE)]
+        try:
+            f = float(factor)
+        except ValueError:
+            f = math.nan
+        if not (math.isfinite(f) and f > 0.0) or factor.strip() != factor or not factor:
+            raise ConfigError(f"--horizon <f>x needs a positive factor f (e.g. 0.5x, 2x), got {horizon!r}")
+        return f"{f:g}{RELATIVE}"
     if isinstance(horizon, bool) or not text.isdigit() or int(text) < 1:
-        raise ConfigError(f"--horizon must be known, unknown or a positive integer, got {horizon!r}")
+        raise ConfigError(
+            f"--horizon must be known, unknown, a positive integer or a factor such as 0.5x, got {horizon!r}"
+        )
     n = int(text)
     return n
 

@@ -16,12 +16,23 @@ its own tuning half (``results/policy/tuning-known.csv``, ``tuning-known-evidenc
 ``tuning-unknown-safety.csv`` for fold 1, whose picks are the registered defaults; their ``-fold2``
 tables for fold 2), applied as class-attribute overrides
 (:func:`variant`): the arena replays fold 2 with them, never with a constant the judged half chose.
+
+**Repeated splits.** Split 1 is the even/odd split above. Split ``k >= 2`` (``zeus-bench arena
+--splits K``) shuffles each batch size's paths with a generator seeded by ``(k, gpu, workload,
+batch size)`` and gives the even positions of the shuffle to ``tune``, the odd ones to ``judge``
+(the same sizes as split 1). Its folds use split 1's fold constants: those were chosen on split
+1's halves, which a random split's judged half overlaps, so only split 1's folds are judged on
+paths no constant saw (docs/policies.md, "Design log").
+
+**Replicate traces.** :func:`replicate_job` redraws each batch size's paths of a half with
+replacement (the path level of the arena's two-stage intervals).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -111,10 +122,52 @@ def check_constant(policy: str, base: type[Policy], key: str, value: Any) -> Non
 _MISSING = object()
 
 
-def path_halves(n_paths: int) -> dict[str, np.ndarray]:
-    """Indices (trace order) of the paths of each half among ``n_paths``: even -> tune, odd -> judge."""
+SPLIT_STREAM = 0x73706C6974
+"""Entropy of the random splits' generators besides (split, job, batch size): "split"."""
+REPLICATE_STREAM = 0x7265706C
+"""Entropy of the replicate traces' generators besides (split, fold, replicate, job): "repl"."""
+
+
+def job_key(job: JobTrace) -> int:
+    """A stable number naming the job (CRC-32 of ``gpu/workload``) for its generators."""
+    return zlib.crc32(f"{job.gpu}/{job.workload.id}".encode())
+
+
+def path_halves(n_paths: int, split: int = 1, key: tuple[int, ...] = ()) -> dict[str, np.ndarray]:
+    """Indices (trace order) of the paths of each half among ``n_paths``.
+
+    Split 1: even -> tune, odd -> judge. Split ``k >= 2``: the paths shuffled by a generator of
+    ``(k, *key)`` first (``key`` names the job and batch size), then even positions -> tune, odd ->
+    judge; each half sorted.
+
+    Raises:
+        ConfigError: a split below 1.
+    """
+    if split < 1:
+        raise ConfigError(f"split must be a positive integer, got {split!r}")
     idx = np.arange(n_paths)
-    return {"tune": idx[0::2], "judge": idx[1::2]}
+    if split > 1:
+        idx = np.random.default_rng([SPLIT_STREAM, split, *key]).permutation(n_paths)
+    return {"tune": np.sort(idx[0::2]), "judge": np.sort(idx[1::2])}
+
+
+def replicate_job(job: JobTrace, split: int, fold: int, replicate: int) -> JobTrace:
+    """The job with each batch size's paths redrawn with replacement (as many as it has).
+
+    The generator is seeded by ``(split, fold, replicate, job)``: the same replicate for every
+    policy (paired). A draw that leaves b0 no path reaching the target is drawn again (a replay
+    needs b0 to converge), at most 100 times.
+    """
+    rng = np.random.default_rng([REPLICATE_STREAM, split, fold, replicate, job_key(job)])
+    i0 = job.bs_index(job.b0)
+    paths = []
+    for i, t in enumerate(job.target_epochs):
+        for _ in range(100):
+            drawn = t[rng.integers(0, len(t), size=len(t))]
+            if i != i0 or (~np.isnan(drawn) & (drawn <= job.max_epochs)).any():
+                break
+        paths.append(drawn)
+    return dataclasses.replace(job, target_epochs=tuple(paths))
 
 
 def splittable(job: JobTrace) -> np.ndarray:
@@ -122,8 +175,10 @@ def splittable(job: JobTrace) -> np.ndarray:
     return np.array([len(t) >= 2 for t in job.target_epochs], dtype=bool)
 
 
-def split_job(job: JobTrace, half: str) -> JobTrace:
+def split_job(job: JobTrace, half: str, split: int = 1) -> JobTrace:
     """The job with only ``half``'s training paths of each batch size (single-path ones dropped).
+
+    ``split``: which split of the paths (:func:`path_halves`; 1: even/odd in trace order).
 
     Raises:
         ConfigError: ``half`` is not ``tune`` or ``judge``; the default batch size has fewer than
@@ -141,7 +196,12 @@ def split_job(job: JobTrace, half: str) -> JobTrace:
     dropped = job.batch_sizes[~keep].tolist()
     if dropped:
         log.info("%s: batch size(s) %s have a single training path: left out of both halves", where, dropped)
-    paths = tuple(t[path_halves(len(t))[half]] for t, k in zip(job.target_epochs, keep, strict=True) if k)
+    key = job_key(job)
+    paths = tuple(
+        t[path_halves(len(t), split, (key, i))[half]]
+        for i, (t, k) in enumerate(zip(job.target_epochs, keep, strict=True))
+        if k
+    )
 
     def rows(a: np.ndarray | None) -> np.ndarray | None:
         return None if a is None else a[keep]

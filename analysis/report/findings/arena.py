@@ -32,7 +32,8 @@ def _jobs(names: Sequence[str]) -> str:
     return ", ".join(names) if names else "none"
 
 
-FOLD_LABEL = {1: "fold 1: the judge half, constants chosen on the tune half",
+FOLD_LABEL = {0: "every split's two folds pooled: the spread across splits inside the intervals",
+              1: "fold 1: the judge half, constants chosen on the tune half",
               2: "fold 2: the tune half, constants chosen on the judge half"}  # fmt: skip
 
 
@@ -42,7 +43,8 @@ def by_fold(df: pd.DataFrame) -> list[tuple[int, str, str, pd.DataFrame]]:
     out = []
     for f in folds:
         rows = df[df["fold"] == f] if "fold" in df.columns else df
-        out.append((int(f), "" if f == 1 else f".fold{f}", FOLD_LABEL.get(int(f), f"fold {f}"), rows))
+        suffix = "" if f == 1 else ".pooled" if f == 0 else f".fold{f}"
+        out.append((int(f), suffix, FOLD_LABEL.get(int(f), f"fold {f}"), rows))
     return out
 
 
@@ -55,28 +57,48 @@ def _per_fold(
     out = []
     for fold, suffix, label, fold_rows in by_fold(summary):
         fold_jobs = jobs[jobs["fold"] == fold] if "fold" in jobs.columns else jobs
-        out += finding(fold_rows, fold_jobs, suffix, "" if fold == 1 else f" ({label})")
+        horizon = f"horizon {fold_rows['horizon'].iloc[0]}" if "horizon" in fold_rows.columns else ""
+        parts = [p for p in (horizon, "" if fold == 1 else label) if p]
+        out += finding(fold_rows, fold_jobs, suffix, f" ({'; '.join(parts)})" if parts else "")
     return out
 
 
 def setup(summary: pd.DataFrame) -> Finding:
-    """What the arena ran (one sentence)."""
+    """What the arena ran (one sentence): splits, folds, seeds, replicate traces, how intervals are made."""
+    folds = summary[summary["fold"] > 0]
+    splits = int(summary["splits"].max()) if "splits" in summary.columns else 1
+    replicates = int(summary["replicates"].max()) if "replicates" in summary.columns else 0
     nums = {
         "seeds": float(summary["seeds"].max()),
         "policies": float(summary["policy"].nunique()),
         "gpus": float(summary["gpu"].nunique()),
-        "jobs": float(summary[summary["fold"] == summary["fold"].min()].groupby("gpu")["jobs"].first().sum()),
-        "folds": float(summary["fold"].nunique()),
+        "jobs": float(folds[folds["fold"] == folds["fold"].min()].groupby("gpu")["jobs"].first().sum()),
+        "folds": float(folds["fold"].nunique()),
+        "splits": float(splits),
+        "replicates": float(replicates),
+        "level_pct": 95.0,
     }
     halves = " and ".join(
-        f"the {h} half (fold {f})" for f, h in summary.groupby("fold")["half"].first().items()
+        f"the {h} half (fold {f})" for f, h in folds.groupby("fold")["half"].first().items()
+    )
+    pooled = (
+        f"; rows of fold 0 pool both folds of {splits} random split(s) of the paths, the spread across splits "
+        "inside their intervals"
+        if (summary["fold"] == 0).any()
+        else ""
+    )
+    level = (
+        f"two-stage 95 % bootstrap intervals (the training paths by {replicates} replicate traces per fold of the "
+        "first split, then the seeds)"
+        if replicates >= 2
+        else "95 % bootstrap intervals over seeds"
     )
     sentence = (
         f"The arena (docs/policies.md, 'The arena protocol') replays {int(nums['policies'])} policies on "
         f"{int(nums['jobs'])} jobs of {int(nums['gpus'])} GPUs, {int(nums['seeds'])} seeds each, on {halves} "
-        "of the training paths (each judged half with the constants chosen on the other half, never on itself); "
-        "intervals are 95 % bootstrap intervals over seeds, differences against Zeus are paired (same seeds, "
-        "same paths)."
+        f"of the training paths (each judged half with the constants chosen on the other half, never on itself){pooled}; "
+        f"intervals are {level}, differences against Zeus are paired (same seeds, same paths); every number is "
+        "simulated, the H200's projected."
     )
     return Finding("arena.setup", sentence, nums)
 

@@ -36,7 +36,19 @@ def read(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     )
 
 
-def summary_table(summary: pd.DataFrame) -> str:
+def gpu_cell(gpu: str, labels: dict[str, str] | None) -> str:
+    """The GPU as a table shows it: ``h200 (projected)`` for a GPU the project measured, else ``v100 (simulated)``."""
+    return f"{gpu} ({(labels or {}).get(gpu, 'simulated')})"
+
+
+def labels_of(folder: Path) -> dict[str, str]:
+    """Each GPU's label from an arena folder's provenance (``zeus-bench arena`` writes it)."""
+    from zeus_bench.store import read_metadata
+
+    return dict(read_metadata(folder / "arena_summary.parquet").get("labels", {}))
+
+
+def summary_table(summary: pd.DataFrame, labels: dict[str, str] | None = None) -> str:
     """Markdown: per GPU and policy, regret with interval, ratio to Zeus, verdict counts, safety, rank."""
     head = (
         "| GPU | fold | policy | rank | regret % [95 % CI] | / Zeus [95 % CI] | better / worse than Zeus (jobs) | "
@@ -45,7 +57,7 @@ def summary_table(summary: pd.DataFrame) -> str:
     lines = [head, "|" + "---|" * 9]
     for r in summary.sort_values(["gpu", "fold", "rank"], kind="stable").itertuples():
         lines.append(
-            f"| {r.gpu} | {r.fold} | {r.policy} | {r.rank} | {ci_text(r.regret_pct_mean, r.regret_pct_ci_lo, r.regret_pct_ci_hi)} | "
+            f"| {gpu_cell(r.gpu, labels)} | {r.fold} | {r.policy} | {r.rank} | {ci_text(r.regret_pct_mean, r.regret_pct_ci_lo, r.regret_pct_ci_hi)} | "
             f"{ci_text(r.regret_ratio_vs_zeus, r.regret_ratio_vs_zeus_ci_lo, r.regret_ratio_vs_zeus_ci_hi)} | "
             f"{r.jobs_better_than_zeus} / {r.jobs_worse_than_zeus} | {r.worst_workload} ({r.worst_regret_pct_mean:.1f}) | "
             f"{r.cost_ratio_vs_baseline_p95_max:.3f} |"
@@ -53,7 +65,9 @@ def summary_table(summary: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def plus_job_table(jobs: pd.DataFrame, jobs_unknown: pd.DataFrame | None) -> str:
+def plus_job_table(
+    jobs: pd.DataFrame, jobs_unknown: pd.DataFrame | None, labels: dict[str, str] | None = None
+) -> str:
     """Markdown: zeus-plus per job, with intervals; the 95th percentile also with the horizon unknown."""
     head = (
         "| GPU | fold | job | cost / baseline [95 % CI] | p95 | p95, horizon unknown | regret % [95 % CI] | "
@@ -69,7 +83,7 @@ def plus_job_table(jobs: pd.DataFrame, jobs_unknown: pd.DataFrame | None) -> str
             "" if unk is None or key not in unk.index else f"{unk.loc[key, 'cost_ratio_vs_baseline_p95']:.3f}"
         )
         lines.append(
-            f"| {r.gpu} | {r.fold} | {r.workload} | "
+            f"| {gpu_cell(r.gpu, labels)} | {r.fold} | {r.workload} | "
             f"{ci_text(r.cost_ratio_vs_baseline_mean, r.cost_ratio_vs_baseline_ci_lo, r.cost_ratio_vs_baseline_ci_hi, '{:.3f}')} | "
             f"{r.cost_ratio_vs_baseline_p95:.3f} | {p95u} | {ci_text(r.regret_pct_mean, r.regret_pct_ci_lo, r.regret_pct_ci_hi)} | "
             f"{ci_text(r.regret_diff_vs_zeus_pct_mean, r.regret_diff_vs_zeus_pct_ci_lo, r.regret_diff_vs_zeus_pct_ci_hi)} | {r.vs_zeus} |"
@@ -82,6 +96,7 @@ def section_items(
 ) -> list[str | list[Finding]]:
     """The section in order: fixed lines (headings, table, figure) and paragraphs of findings."""
     jobs, summary = read(arena)
+    labels = labels_of(arena)
     items: list[str | list[Finding]] = [
         "## The policy arena: is a policy better than Zeus, by how much, how sure?",
         [setup(summary)],
@@ -103,10 +118,10 @@ def section_items(
         items.append(safety(unknown))
         items.append(unknown_regret(unknown_summary, summary))
     items += [
-        summary_table(summary),
+        summary_table(summary, labels),
         "zeus-plus per job (cost / baseline: its cumulative cost over the baseline's on the same seed; p95: the "
         "95th percentile of that over seeds):",
-        plus_job_table(jobs, unknown),
+        plus_job_table(jobs, unknown, labels),
         "![arena](figures/policy-arena.png)",
     ]
     return items
