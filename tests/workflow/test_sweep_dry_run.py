@@ -53,9 +53,9 @@ def test_sweep_workflow_dry_run_prints_the_cli_estimate(tmp_path: Path, capsys) 
     argv += [f"--{k.replace('_', '-')}={v}" for k, v in m.items()]
     assert main(argv) == 0
     assert "fake: " + "\n".join(capsys.readouterr().out.splitlines()) == "\n".join(cifar)
-    # 2 points of (0.5 s warm-up + max(2, 3 x 0.5) s) at least, at 700 W and 400 W
-    low_s, low_kj = (float(x) for x in re.findall(r"([0-9.]+)-", cifar[2])[:2])
-    assert (low_s, low_kj) == (5.0, round(2.5 * (700 + 400) / 1e3, 1))
+    # 2 points of (0.5 s warm-up + max(2, 3 x 0.5) s) at least; the power of a tiny model no trace knows
+    assert float(re.findall(r"([0-9.]+)-", cifar[2])[0]) == 5.0
+    assert cifar[2].endswith("unknown  unknown (no trace of this batch size)")
     assert not (tmp_path / "out").exists()  # a dry run measures nothing
 
 
