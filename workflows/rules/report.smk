@@ -45,7 +45,7 @@ rule report_html:
     input:
         md=lambda wc: report_target(),
         figures=lambda wc: [f for f in figure_files() if f.endswith(".png")],
-        code="analysis/report_html.py",
+        code=str(Path(workflow.basedir, "analysis", "report_html.py")),
     output:
         report(
             FINDINGS_HTML,
