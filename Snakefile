@@ -11,7 +11,8 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
-# `snakemake --report report.html`: every figure with its caption, and the findings (results/report.md).
+# `snakemake --report report.html`: every figure with its caption, and the findings (results/report.md
+# as a page with its figures, results/findings.html).
 report: "workflows/report/workflow.rst"
 
 
@@ -49,6 +50,7 @@ localrules:
     figures_per_gpu,
     figures_per_gpu_profiles,
     report,
+    report_html,
     results_readme,
     alibaba_trace,
 

@@ -38,6 +38,7 @@ from zeus_bench.device.errors import GPUBusyError
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.device.gpud_client import GPUDClient, GPUDError
 from zeus_bench.store import read_table
+from zeus_bench.traces import schema as _power_kind  # noqa: F401  (registers the power kind read here)
 
 ROOT = os.geteuid() == 0
 SWEEP = [
@@ -374,3 +375,69 @@ def test_unprivileged_sweep_through_daemon_and_outsider_refused(
         f"refused this process: uid {pwd.getpwnam(OUTSIDER).pw_uid} is not in group zbgpud, which may set power limits through this daemon"
     )
     assert setter_calls(state)[0] == before[0] + 3 and not (home / "out.parquet").exists()
+
+
+@pytest.mark.skipif(not ROOT, reason="runs a client as an unprivileged user (useradd, runuser)")
+def test_rehearsal_for_a_non_root_user_as_documented(world: Path) -> None:
+    """docs/power-limits.md's rehearsal: the user's own folder holds the fake state, the daemon
+    (root) creates it and its lock there (mode 0644, owned by root), the user's sweep reads,
+    loads and replaces it; its clean exit puts the limit back itself, which is no WARNING."""
+    folder = world / "rehearsal"
+    folder.mkdir()
+    os.chown(folder, pwd.getpwnam(MEMBER).pw_uid, -1)
+    folder.chmod(0o755)
+    state = folder / "fake.json"
+    env = {**os.environ, "ZEUS_BENCH_FAKE_STATE": str(state)}
+    env.pop("ZEUS_BENCH_GPUD", None)
+    d = Daemon(user_dir(world, "rehearsal-daemon"), group_name(), env).start()
+    try:
+        lock = state.with_name(state.name + ".lock")
+        assert lock.stat().st_uid == 0 and lock.stat().st_mode & 0o777 == 0o644
+        home = user_dir(world, "rehearsal-home")
+        user_env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(home),
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # this checkout's code, as the test's
+            "ZEUS_BENCH_FAKE_STATE": str(state),
+            "ZEUS_BENCH_GPUD": str(d.socket),
+        }
+        sweep = [*SWEEP[len(ZB) :], "--power-limits", "300", "--measure-s", "0.2", "--window-s", "0.05"]
+        run = as_user(MEMBER, [*sweep, "--max-measure-s", "0.4", "--out", str(home / "s.parquet")], user_env)
+        assert run.returncode == 0, run.stderr
+        assert read_table(home / "s.parquet", "power")["power_limit_w"].tolist() == [300.0]
+        assert fake_limits(state)[0] == 700.0
+        deadline = time.monotonic() + 5
+        while "limit(s) restored" not in d.log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        log = d.log.read_text()
+        assert "GPU 0: power limit already 700 W (lease of pid" in log
+        assert "WARNING" not in log, log
+    finally:
+        d.stop()
+
+
+def test_fake_state_folder_not_writable_is_one_line(world: Path) -> None:
+    """A process that may not write the fake state's folder gets one line naming it and the docs."""
+    if not ROOT:
+        pytest.skip("needs a folder this process cannot write: run as root (a client as another user)")
+    folder = world / "closed"
+    folder.mkdir()
+    folder.chmod(0o755)  # root's: the member may read it, not write it
+    FakeBackend(folder / "fake.json").gpu(0).total_energy_j()
+    home = user_dir(world, "closed-home")
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        "ZEUS_BENCH_FAKE_STATE": str(folder / "fake.json"),
+    }
+    argv = [*SWEEP[len(ZB) :], "--observe", "--measure-s", "0.2", "--out", str(home / "s.parquet")]
+    run = as_user(MEMBER, argv, env)  # reads the state (allowed), then loads the GPU: a write
+    assert run.returncode == 2, run.stdout
+    assert "Traceback" not in run.stderr
+    error = run.stderr.strip().splitlines()[-1]  # after the observe mode's INFO line
+    assert error.startswith(f"zeus-bench: error: {folder}/fake.json: permission denied to uid"), run.stderr
+    assert error.endswith(
+        f"needs to read and write its folder {folder} (docs/power-limits.md, 'Rehearse the daemon on the fake GPU')"
+    )
+    assert not (home / "s.parquet").exists()

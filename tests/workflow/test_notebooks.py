@@ -1,10 +1,15 @@
 """The analysis notebooks run on the results of the reduced real run: from their own folder and
 from the repository root (they locate the checkout themselves), with and without ipywidgets
-pickers; figures are drawn inline (PNG outputs); an unknown name is an error naming the choices."""
+pickers; figures are drawn inline (PNG outputs); an unknown name is an error naming the choices.
+In a fresh clone (the committed results only: no ``results/configs/`` nor ``results/sim/``) they
+show the committed tables and figures, and one line says what is missing and what writes it."""
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -99,3 +104,38 @@ def test_outside_a_checkout_says_where_to_open_it(tmp_path, reduced_run, monkeyp
         _run(NOTEBOOKS[0], tmp_path, reduced_run.path / "results", monkeypatch)
     assert "is not inside a zeus-bench checkout" in str(err.value)
     assert os.environ.get("ZEUS_BENCH_ROOT") is None
+
+
+@pytest.fixture(scope="module")
+def committed_results(tmp_path_factory) -> Path:
+    """The results folder of a fresh clone: the files of ``results/`` that git tracks, nothing else."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "results"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    out = tmp_path_factory.mktemp("fresh")
+    for name in tracked:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO / name, out / name)
+    assert not (out / "results" / "configs").exists() and not (out / "results" / "sim").exists()
+    return out / "results"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_fresh_clone_shows_the_committed_results(path, committed_results, monkeypatch):
+    text, images = _run(path, path.parent, committed_results, monkeypatch)
+    assert "Error" not in text and "Traceback" not in text
+    assert "derived from the Zeus traces, never committed; `make reproduce` writes it" in text
+    if path.stem == "pareto_analysis":
+        assert "available: {'a40': [" in text and "showing cifar100 on v100" in text
+        assert "configs/v100/cifar100.parquet is not in this checkout" in text
+        # The committed minimum-cost configuration of cifar100 on the V100: bs 128 at 100 W.
+        assert re.search(r"min-cost +128 +100\.0 +28477\.9 +339\.2 +74\.7", text)
+        assert images == 1  # figures/pareto-v100.png
+    else:
+        assert "GPUs: ['a40', 'h200', 'v100']" in text
+        assert "sim/v100/main.parquet is not in this checkout" in text
+        assert (
+            "policies: ['baseline', 'bs-only', 'grid-search', 'max-batch', 'oracle', 'pl-only', 'zeus']"
+            in text
+        )
+        assert images == 2  # figures/policies-v100.png and convergence-v100.png

@@ -53,9 +53,9 @@ def test_sweep_workflow_dry_run_prints_the_cli_estimate(tmp_path: Path, capsys) 
     argv += [f"--{k.replace('_', '-')}={v}" for k, v in m.items()]
     assert main(argv) == 0
     assert "fake: " + "\n".join(capsys.readouterr().out.splitlines()) == "\n".join(cifar)
-    # 2 points of (0.5 s warm-up + max(2, 3 x 0.5) s) at least, at 700 W and 400 W
-    low_s, low_kj = (float(x) for x in re.findall(r"([0-9.]+)-", cifar[2])[:2])
-    assert (low_s, low_kj) == (5.0, round(2.5 * (700 + 400) / 1e3, 1))
+    # 2 points of (0.5 s warm-up + max(2, 3 x 0.5) s) at least; the power of a tiny model no trace knows
+    assert float(re.findall(r"([0-9.]+)-", cifar[2])[0]) == 5.0
+    assert cifar[2].endswith("unknown  unknown (no trace of this batch size)")
     assert not (tmp_path / "out").exists()  # a dry run measures nothing
 
 
@@ -86,7 +86,10 @@ def test_dry_run_takes_power_from_the_gpu_kinds_merged_trace(tmp_path: Path) -> 
     traced = _table(
         _dry_run(tmp_path, sweep), "fake: dry run: cifar100, 1 point(s) in 1 cell(s); nothing measured"
     )
-    assert at_limit[2].split()[-1] == "limit" and traced[2].split()[-1] == "trace"
+    # without it the tiny model's power is unknown; with it, the trace's draw at bs 1024
+    assert at_limit[2].endswith("unknown  unknown (no trace of this batch size)")
+    assert traced[2].split()[-1] == "power-fake.parquet"
     assert at_limit[2].split()[2] == traced[2].split()[2]  # same GPU-time
-    kj = [float(t[2].split()[3].split("-")[0]) for t in (at_limit, traced)]
-    assert 0 < kj[1] < kj[0]  # the measured draw is below the limit
+    low_s = float(traced[2].split()[2].split("-")[0])
+    low_kj = float(traced[2].split()[3].split("-")[0])
+    assert 0 < low_kj * 1e3 < 700 * low_s  # the measured draw is below the limit

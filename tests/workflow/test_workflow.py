@@ -202,6 +202,9 @@ def test_reduced_run_outputs(reduced_run):
         "trace.*" in report
     )
     assert str(root) not in report and str(REPO) not in report  # byte-identical wherever it runs
+    # The findings page of `snakemake --report`: the report with every figure it shows embedded.
+    findings = (root / "results" / "findings.html").read_text()
+    assert findings.count('src="data:image/png;base64,') == report.count("![") >= len(figures)
     assert "| H200 | cifar100 |" in report and "| H200 | sentiment140 |" in report
     summary = (root / "results" / "summary" / "v100.csv").read_text().splitlines()
     assert summary[0].startswith("gpu,workload,policy")

@@ -10,11 +10,7 @@ rule report:
     output:
         # report.md with the Zeus traces; without them report-partial.md (git-ignored), so that a
         # run offline never replaces the committed report with a partial one.
-        report(
-            "results/{report}.md",
-            caption=str(Path(workflow.basedir, "workflows", "report", "findings.rst")),
-            category="Findings",
-        ),
+        "results/{report}.md",
     wildcard_constraints:
         report="report|report-partial",
     params:
@@ -40,6 +36,28 @@ rule report:
         "--configured-gpus {params.gpus} --potential {input.potential} --summary {input.summary} "
         "--configs {params.configs} --sim {input.sim} --eta-sim {input.eta} --beta-sim {input.beta} --own {input.own} "
         "--reference {input.reference} --figures {params.figures} {params.policy} {params.arena} {params.alibaba} --capriccio {input.capriccio} > {log} 2>&1"
+
+
+# The findings as one HTML page with its figures embedded (git-ignored): `snakemake --report`
+# shows an HTML result as a page, a Markdown one only as a download whose figure links break.
+rule report_html:
+    priority: PRIORITY["report"]
+    input:
+        md=lambda wc: report_target(),
+        figures=lambda wc: [f for f in figure_files() if f.endswith(".png")],
+        code=str(Path(workflow.basedir, "analysis", "report_html.py")),
+    output:
+        report(
+            FINDINGS_HTML,
+            caption=str(Path(workflow.basedir, "workflows", "report", "findings.rst")),
+            category="Findings",
+        ),
+    conda:
+        ENV
+    log:
+        "logs/report_html.log",
+    shell:
+        "python -m analysis.report_html --report {input.md} --out {output} > {log} 2>&1"
 
 
 rule results_readme:

@@ -108,8 +108,9 @@ def sweep_cell_args(wildcards):
 
 def sweep_estimate():
     """The dry run's estimate: `zeus-bench sweep --dry-run`'s table (GPU-time and energy per cell,
-    from the measuring settings; each point's power from the GPU kind's merged trace when an
-    earlier run left one, else its limit) for every cell whose shard is still missing."""
+    from the measuring settings; each point's power and step time from the GPU kind's merged trace
+    when an earlier run left one, else from the checkout's committed trace of that GPU kind, else
+    `unknown`) for every cell whose shard is still missing."""
     from types import SimpleNamespace
 
     from zeus_bench.cli.main import build_parser

@@ -142,6 +142,10 @@ def report_inputs(wildcards):
 
 
 
+#: The findings page of `snakemake --report` (rule report_html; git-ignored).
+FINDINGS_HTML = "results/findings.html"
+
+
 def report_target():
     """results/report.md with the Zeus traces; without them a partial report beside it (never the
     committed one)."""
@@ -161,6 +165,7 @@ def all_targets(wildcards):
     gpus = all_gpus()
     return [
         report_target(),
+        FINDINGS_HTML,
         "results/README.md",
         *figure_files(),
         *[f"results/potential/{g}.csv" for g in gpus],

@@ -96,14 +96,16 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="print the cells with an estimate of GPU-time and energy from the measuring settings; measure nothing",
+        help="print the cells with an estimate of GPU-time and energy from the measuring settings and "
+        "a power trace of the workload (see --estimate-trace); measure nothing",
     )
     p.add_argument(
         "--estimate-trace",
         type=Path,
         default=None,
         metavar="POWER.parquet",
-        help="with --dry-run: take each point's power from this power trace instead of its limit",
+        help="with --dry-run: look each batch size's power and step time up in this power trace first "
+        "(then in --out of an earlier run and the checkout's results/traces/); 'unknown' energy otherwise",
     )
     add_backend_arg(p)
     p.add_argument(
@@ -323,9 +325,31 @@ def estimate_text(args: argparse.Namespace) -> str:
     if spec is None:
         raise ConfigError(f"unknown workload {args.workload!r}")
     cells = estimate_cells(
-        plan.batch_sizes, limits, plan.settings, len(plan.gpu_indices), args.estimate_trace, spec.dataset
+        plan.batch_sizes, limits, plan.settings, len(plan.gpu_indices), known_traces(args), spec.dataset
     )
     return render_estimate(args.workload, cells)
+
+
+#: The power traces this checkout commits: ``results/traces/<gpu>/power-<gpu>.parquet``.
+COMMITTED_TRACES = Path(__file__).resolve().parents[2] / "results" / "traces"
+
+
+def known_traces(args: argparse.Namespace) -> list[Path]:
+    """The power traces a dry run looks batch sizes up in, first match first.
+
+    ``--estimate-trace``; ``--out`` if an earlier run wrote it; then, unless ``--tiny`` (a tiny
+    model is not the workload a trace measured), the checkout's committed traces, the one of
+    ``--gpu-kind`` alone when given.
+    """
+    from zeus_bench.cli.configcheck import own_power_traces
+
+    traces = [args.estimate_trace] if args.estimate_trace is not None else []
+    if args.out is not None and Path(args.out).is_file():
+        traces.append(Path(args.out))
+    if not args.tiny and COMMITTED_TRACES.is_dir():
+        committed = own_power_traces(COMMITTED_TRACES)
+        traces += [path for gpu, path in committed.items() if args.gpu_kind in (None, gpu)]
+    return traces
 
 
 def _sweep(args: argparse.Namespace) -> int:

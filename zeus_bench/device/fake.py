@@ -43,6 +43,7 @@ from zeus_bench.core.errors import ConfigError
 from zeus_bench.core.fsutil import atomic_write_text, missing_parents, remove_created_folders
 from zeus_bench.device.base import GPU, GPUBackend
 from zeus_bench.device.errors import (
+    DeviceError,
     EnergyCounterUnsupportedError,
     NoSuchGPUError,
     PermissionDeniedError,
@@ -307,28 +308,62 @@ class FakeBackend(GPUBackend):
                 yield self._memory
                 return
             created = missing_parents(self.state_path.absolute())
-            self.state_path.parent.mkdir(parents=True, exist_ok=True)
             lock = self.state_path.with_name(self.state_path.name + ".lock")
             lock_existed = lock.exists()
-            with open(lock, "a+") as fh:
-                fcntl.flock(fh, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
+            with self._locked(fcntl.LOCK_EX if write else fcntl.LOCK_SH):
                 try:
                     text = self.state_path.read_text() if self.state_path.exists() else ""
+                except PermissionError as exc:
+                    raise self._access_error(exc) from None
+                try:
+                    state = _parse_state(self.state_path, text) if text.strip() else None
+                except BaseException:  # a corrupt state file: leave nothing of this call behind
+                    if not lock_existed:
+                        lock.unlink(missing_ok=True)
+                    remove_created_folders(created)
+                    raise
+                fresh = state is None
+                if state is None:
+                    state = self._new_state()
+                yield state
+                if write or fresh:
                     try:
-                        state = _parse_state(self.state_path, text) if text.strip() else None
-                    except BaseException:  # a corrupt state file: leave nothing of this call behind
-                        if not lock_existed:
-                            lock.unlink(missing_ok=True)
-                        remove_created_folders(created)
-                        raise
-                    fresh = state is None
-                    if state is None:
-                        state = self._new_state()
-                    yield state
-                    if write or fresh:
                         atomic_write_text(self.state_path, json.dumps(state, indent=1))
-                finally:
-                    fcntl.flock(fh, fcntl.LOCK_UN)
+                    except PermissionError as exc:
+                        raise self._access_error(exc) from None
+
+    @contextlib.contextmanager
+    def _locked(self, how: int) -> Iterator[None]:
+        """Hold the state file's ``flock`` (``<state>.lock``, created if missing).
+
+        A lock file another user created (the daemon, as root) may be read-only to this process:
+        ``flock`` works on a read-only descriptor, so it is opened read-only then.
+        """
+        assert self.state_path is not None
+        lock = self.state_path.with_name(self.state_path.name + ".lock")
+        try:
+            self.state_path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+            except PermissionError:
+                fd = os.open(lock, os.O_RDONLY)
+        except PermissionError as exc:
+            raise self._access_error(exc) from None
+        try:
+            fcntl.flock(fd, how)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def _access_error(self, exc: PermissionError) -> DeviceError:
+        """One line: this process may not use the shared state file, and what to do."""
+        folder = self.state_path.parent if self.state_path is not None else Path.cwd()
+        return DeviceError(
+            f"{self.state_path}: permission denied to uid {os.getuid()} ({exc.filename}); every process that shares a fake "
+            f"GPU (the daemon and its clients) needs to read and write its folder {folder} "
+            "(docs/power-limits.md, 'Rehearse the daemon on the fake GPU')"
+        )
 
     def configure(self, index: int | None = None, **fields: Any) -> None:
         """Change model parameters of one GPU (or all), or ``allow_set`` (tests and demos).

@@ -423,8 +423,10 @@ class GPUDaemon:
     def _restore_gpu(self, index: int, watts: float, why: str) -> None:
         gpu = self.backend.gpu(index)
         current = gpu.power_limit_w()
-        if abs(current - watts) > SAME_LIMIT_TOLERANCE_W:
-            gpu.set_power_limit_w(watts)
+        if abs(current - watts) <= SAME_LIMIT_TOLERANCE_W:  # the client put it back itself
+            log.info("GPU %d: power limit already %g W (%s)", index, watts, why)
+            return
+        gpu.set_power_limit_w(watts)
         log.warning("GPU %d: restored power limit %g W -> %g W (%s)", index, current, watts, why)
 
     def _end_lease(self, conn: Connection, reason: str) -> None:
