@@ -65,14 +65,14 @@ def _units(seconds: float, calib: float | None) -> str:
 def _per_policy(traces: Path) -> list[tuple[str, int, int, float]]:
     """(policy, jobs, tries, seconds) of the in-process replay per policy."""
     from zeus_bench.core.cost import Cost
-    from zeus_bench.sim.grid import plan, simulate
+    from zeus_bench.sim.grid import Grid, plan, simulate
     from zeus_bench.sim.policies import POLICIES
     from zeus_bench.traces.jobs import TraceSet
 
     ts = TraceSet(traces)
     results = []
     for policy in POLICIES:
-        tasks = plan(ts, GRID_GPU, None, [policy], POLICY_SEEDS, [Cost(0.5)], [2.0])
+        tasks = plan(ts, GRID_GPU, Grid(None, [policy], POLICY_SEEDS, [Cost(0.5)], [2.0]))
         start = time.perf_counter()
         runs = simulate(tasks)
         seconds = time.perf_counter() - start
@@ -108,11 +108,11 @@ start = time.process_time()
 from zeus_bench.cli.main import build_parser
 from zeus_bench.core.cost import Cost
 from zeus_bench.traces.jobs import TraceSet
-from zeus_bench.sim.grid import iter_simulate_tables, plan
+from zeus_bench.sim.grid import Grid, iter_simulate_tables, plan
 from zeus_bench.store import TableWriter
 build_parser()
 imported = time.process_time()
-tasks = plan(TraceSet(sys.argv[1]), sys.argv[2], None, ["zeus"], range(1, int(sys.argv[3]) + 1), [Cost(0.5)], [2.0])
+tasks = plan(TraceSet(sys.argv[1]), sys.argv[2], Grid(None, ["zeus"], range(1, int(sys.argv[3]) + 1), [Cost(0.5)], [2.0]))
 planned = time.process_time()
 tables = list(iter_simulate_tables(tasks))
 replayed = time.process_time()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -86,22 +87,25 @@ def workload_order(df: pd.DataFrame) -> list[str]:
     return ordered(df["workload"].unique(), WORKLOAD_ORDER)
 
 
+@dataclass(frozen=True)
+class BarSeries:
+    """The series of :func:`grouped_bars`: the column that tells them apart, its values, their colours and labels."""
+
+    column: str
+    names: Sequence[str]
+    colors: Sequence[str] | None = None  # None: series_color by position
+    labels: Sequence[str] | None = None  # None: the names
+
+
 def grouped_bars(
-    ax: Axes,
-    df: pd.DataFrame,
-    groups: Sequence[str],
-    series: Sequence[str],
-    series_col: str,
-    value: str,
-    err: str | None = None,
-    colors: Sequence[str] | None = None,
-    labels: Sequence[str] | None = None,
+    ax: Axes, df: pd.DataFrame, groups: Sequence[str], bars: BarSeries, value: str, err: str | None = None
 ) -> None:
     """Bars of ``value`` for each group (x, workloads) and series (colours)."""
+    series, colors, labels = bars.names, bars.colors, bars.labels
     width = 0.8 / max(1, len(series))
     x = np.arange(len(groups))
     for i, s in enumerate(series):
-        sub = df[df[series_col] == s].set_index("workload")
+        sub = df[df[bars.column] == s].set_index("workload")
         vals = [float(sub.at[g, value]) if g in sub.index else np.nan for g in groups]
         errs = [float(sub.at[g, err]) if err and g in sub.index else 0.0 for g in groups] if err else None
         ax.bar(

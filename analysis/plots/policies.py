@@ -15,6 +15,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import EngFormatter
 
 from analysis.plots.common import (
+    BarSeries,
     gpu_names,
     grouped_bars,
     log_scale,
@@ -38,17 +39,8 @@ from analysis.style import (
 def _policy_bars(ax: Axes, norm: pd.DataFrame, policies: Sequence[str], metric: str) -> None:
     groups = workload_order(norm)
     pols = [p for p in policies if p in set(norm["policy"])]
-    grouped_bars(
-        ax,
-        norm,
-        groups,
-        pols,
-        "policy",
-        f"{metric}_ratio_mean",
-        f"{metric}_ratio_std",
-        colors=[policy_color(p) for p in pols],
-        labels=[policy_label(p) for p in pols],
-    )
+    bars = BarSeries("policy", pols, [policy_color(p) for p in pols], [policy_label(p) for p in pols])
+    grouped_bars(ax, norm, groups, bars, f"{metric}_ratio_mean", f"{metric}_ratio_std")
     ax.axhline(1.0, color="black", linewidth=0.6)
 
 

@@ -11,6 +11,7 @@ from matplotlib.ticker import PercentFormatter
 
 from analysis.plots.common import (
     MARKER_STYLE,
+    BarSeries,
     gpu_names,
     grouped_bars,
     log_scale,
@@ -42,19 +43,9 @@ def plot_potential(potential: pd.DataFrame) -> Figure:
         gpus = sorted(potential["gpu"].unique())
         colors = [series_color(i) for i in range(len(gpus))]
         labels = [g.upper() for g in gpus]
-        grouped_bars(
-            left, potential, workloads, gpus, "gpu", "min_energy_saving_pct", colors=colors, labels=labels
-        )
-        grouped_bars(
-            right,
-            potential,
-            workloads,
-            gpus,
-            "gpu",
-            "min_energy_saving_vs_maxbatch_pct",
-            colors=colors,
-            labels=labels,
-        )
+        bars = BarSeries("gpu", gpus, colors, labels)
+        grouped_bars(left, potential, workloads, bars, "min_energy_saving_pct")
+        grouped_bars(right, potential, workloads, bars, "min_energy_saving_vs_maxbatch_pct")
         left.set_title("vs. default batch size b0 at max. power limit")
         right.set_title("vs. largest converging batch size at max. power limit")
         for ax in (left, right):

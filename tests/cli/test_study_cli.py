@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.studies.test_arena import two_gpu_traces
+from tests.helpers.tiny_traces import two_gpu_traces
 from zeus_bench.cli.main import main
 from zeus_bench.store import read_metadata, read_table, write_table
 

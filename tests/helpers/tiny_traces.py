@@ -58,3 +58,11 @@ def write_tiny_traces(folder: Path) -> Path:
     write_table(pd.DataFrame(train), folder / "train.parquet", "train")
     write_table(pd.DataFrame(power), folder / "power-v100.parquet", "power")
     return folder
+
+
+def two_gpu_traces(folder: Path) -> Path:
+    """Tiny traces in ``folder`` with a copy of the V100 power trace as an A40's."""
+    write_tiny_traces(folder)
+    power = pd.read_parquet(folder / "power-v100.parquet").assign(gpu="a40")
+    write_table(power, folder / "power-a40.parquet", "power")
+    return folder

@@ -9,6 +9,7 @@ from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.online.callback import ZeusCallback
+from zeus_bench.online.callback_settings import DeviceSettings, JobSettings, OptimizerSettings
 from zeus_bench.online.profiler import ProfilerConfig
 
 FAST = ProfilerConfig(
@@ -109,6 +110,34 @@ def test_callback_misuse(tmp_path):
             cost=Cost(0.3),
             profiler=ProfilerConfig(cost=Cost(0.5)),
         )
+
+
+def test_settings_objects_and_keywords_make_the_same_callback(tmp_path):
+    """Settings objects, flat keywords and positional job fields agree; a keyword overrides its object."""
+    backend = FakeBackend(state_path=None)
+    spec = JobSettings("toy", [16, 32, 64], 32, 0.9, 3, tmp_path / "job", higher_is_better=False)
+    opt = OptimizerSettings(cost=Cost(0.3), beta=3.0, seed=7, window=4)
+    dev = DeviceSettings(backend=backend, observe=True, profiler=ProfilerConfig(cost=Cost(0.3)))
+    by_objects = ZeusCallback(spec, optimizer=opt, device=dev)
+    by_keywords = ZeusCallback(
+        job="toy", batch_sizes=[16, 32, 64], default_batch_size=32, target_metric=0.9, max_epochs=3,
+        state_dir=tmp_path / "job", higher_is_better=False, cost=Cost(0.3), beta=3.0, seed=7, window=4,
+        backend=backend, observe=True, profiler=ProfilerConfig(cost=Cost(0.3)),
+    )  # fmt: skip
+    for z in (by_objects, by_keywords):
+        assert (z.job, z.max_epochs, z.target_metric, z.higher_is_better) == ("toy", 3, 0.9, False)
+        assert z.observe and z.profiler_config.cost == Cost(0.3) and z.optimizer.cost == Cost(0.3)
+        assert z.optimizer.beta == 3.0 and z.batch_size == by_objects.batch_size
+    # A keyword overrides the same field of its settings object.
+    assert not ZeusCallback(spec, optimizer=opt, device=dev, observe=False).observe
+    positional = ZeusCallback("toy", [16], 16, 0.9, 2, tmp_path / "p", backend=backend)
+    assert positional.settings == JobSettings("toy", [16], 16, 0.9, 2, tmp_path / "p")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'betta'"):
+        ZeusCallback(spec, device=dev, betta=2.0)
+    with pytest.raises(TypeError, match="multiple values for argument 'job'"):
+        ZeusCallback("toy", [16], 16, 0.9, 2, tmp_path, job="other", backend=backend)
+    with pytest.raises(TypeError, match="at most 7 positional"):
+        ZeusCallback("toy", [16], 16, 0.9, 2, tmp_path, True, 1, backend=backend)
 
 
 def test_each_recurrence_logs_one_summary_line_at_info(tmp_path, caplog):

@@ -9,7 +9,7 @@ import pytest
 
 from analysis.report import summary_column
 from zeus_bench.core.cost import Cost
-from zeus_bench.sim.grid import plan, simulate
+from zeus_bench.sim.grid import Grid, plan, simulate
 from zeus_bench.sim.summarize import summarize
 from zeus_bench.traces.jobs import TraceSet
 
@@ -26,7 +26,7 @@ TOLERANCE_PP = 1e-6
 
 def _summary(traces: Path, gpu: str, policies: list[str]) -> pd.DataFrame:
     ts = TraceSet(traces)
-    runs = simulate(plan(ts, gpu, None, policies, range(1, 11), [Cost(0.5)], [2.0]))
+    runs = simulate(plan(ts, gpu, Grid(None, policies, range(1, 11), [Cost(0.5)], [2.0])))
     return summarize(runs).set_index(["workload", "policy"])
 
 

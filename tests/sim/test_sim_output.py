@@ -11,14 +11,17 @@ import pytest
 from zeus_bench.cli.main import main
 from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim.grid import Task, iter_simulate, plan, simulate
+from zeus_bench.sim.grid import Grid, ReplayOptions, Task, iter_simulate, plan, simulate
 from zeus_bench.store import TableWriter, read_table
 from zeus_bench.traces.jobs import TraceSet
 
 
 def _tasks(traces: Path) -> list[Task]:
     return plan(
-        TraceSet(traces), "v100", None, ["zeus", "baseline"], range(1, 4), [Cost(0.5)], [2.0], recurrences=6
+        TraceSet(traces),
+        "v100",
+        Grid(None, ["zeus", "baseline"], range(1, 4), [Cost(0.5)], [2.0]),
+        ReplayOptions(6),
     )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from zeus_bench.core.cost import Cost
-from zeus_bench.sim.grid import plan, simulate
+from zeus_bench.sim.grid import Grid, ReplayOptions, plan, simulate
 from zeus_bench.store import METADATA_KEY, read_table, write_table
 from zeus_bench.traces.jobs import TraceSet
 
@@ -17,7 +17,9 @@ def test_a_recurrence_in_which_no_try_ran_is_one_row(zeus_traces: Path) -> None:
     # Grid search on V100 movielens-1m: in recurrence 2 the smallest batch size at the highest
     # limit cannot afford one epoch within 2 x the first recurrence's cost, 20 times.
     runs = simulate(
-        plan(TraceSet(zeus_traces), "v100", ["movielens-1m"], ["grid-search"], [1, 2], [Cost(0.5)], [2.0])
+        plan(
+            TraceSet(zeus_traces), "v100", Grid(["movielens-1m"], ["grid-search"], [1, 2], [Cost(0.5)], [2.0])
+        )
     )
     assert (runs.groupby("seed")["recurrence"].nunique() == 182).all()
     missed = runs[~runs["ran"]]
@@ -33,7 +35,12 @@ def test_a_recurrence_in_which_no_try_ran_is_one_row(zeus_traces: Path) -> None:
 
 def test_runs_tables_of_version_1_read_with_ran_true(zeus_traces: Path, tmp_path: Path) -> None:
     runs = simulate(
-        plan(TraceSet(zeus_traces), "v100", ["squad"], ["zeus"], [1], [Cost(0.5)], [2.0], recurrences=5)
+        plan(
+            TraceSet(zeus_traces),
+            "v100",
+            Grid(["squad"], ["zeus"], [1], [Cost(0.5)], [2.0]),
+            ReplayOptions(5),
+        )
     )
     path = write_table(runs, tmp_path / "runs.parquet", "runs")
     table = pq.read_table(path)

@@ -182,20 +182,15 @@ def test_less_regret_than_zeus_where_b0_is_far(zeus_traces: Path) -> None:
 
 def test_study_agrees_with_the_summary(zeus_traces: Path) -> None:
     """The study's ratios and regret are the summary table's (one definition, zeus_bench.sim.metrics)."""
-    from zeus_bench.sim.grid import plan, simulate
+    from zeus_bench.sim.grid import Grid, plan, simulate
     from zeus_bench.sim.summarize import summarize
     from zeus_bench.studies.study import compare
 
     ts = TraceSet(zeus_traces)
-    tasks = plan(
-        ts,
-        "a40",
-        ["sentiment140"],
-        ["zeus", "zeus-plus", "baseline", "max-batch", "oracle"],
-        [1, 2],
-        [Cost(0.5)],
-        [2.0],
+    grid = Grid(
+        ["sentiment140"], ["zeus", "zeus-plus", "baseline", "max-batch", "oracle"], [1, 2], [Cost(0.5)], [2.0]
     )
+    tasks = plan(ts, "a40", grid)
     summary = summarize(simulate(tasks)).set_index("policy")
     study, _ = compare({"a40": [ts.job("a40", "sentiment140")]}, [1, 2], Cost(0.5), 2.0)
     for row in study.itertuples():

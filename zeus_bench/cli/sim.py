@@ -65,7 +65,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
     from zeus_bench.core.cost import Cost
     from zeus_bench.core.errors import ConfigError
-    from zeus_bench.sim.grid import iter_simulate_tables, plan
+    from zeus_bench.sim.grid import Grid, ReplayOptions, Scenario, iter_simulate_tables, plan
     from zeus_bench.sim.policies import POLICIES
     from zeus_bench.sim.policies.base import load_policy_module
     from zeus_bench.sim.replay import BanditKnobs
@@ -107,22 +107,9 @@ def _simulate(args: argparse.Namespace) -> int:
         tasks += plan(
             traces,
             gpu,
-            workloads,
-            policies,
-            args.seeds,
-            costs,
-            args.beta,
-            args.recurrences,
-            args.window,
-            arrivals,
-            args.policy_module,
-            drift,
-            prior,
-            args.horizon,
-            args.noise,
-            knobs,
-            carbon,
-            period_s,
+            Grid(workloads, policies, args.seeds, costs, args.beta),
+            ReplayOptions(args.recurrences, args.window, args.horizon, args.noise, knobs, args.policy_module),
+            Scenario(arrivals, drift, prior, carbon, period_s),
         )
     provenance = {
         "command": "simulate",

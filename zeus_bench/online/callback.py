@@ -24,16 +24,21 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_COST, Cost, max_power_w
+from zeus_bench.core.cost import max_power_w
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.device import get_backend
 from zeus_bench.device.base import GPUBackend
 from zeus_bench.device.control import PowerLimitSession
 from zeus_bench.device.monitor import EnergyMonitor, Measurement
+from zeus_bench.online.callback_settings import (
+    DeviceSettings,
+    OptimizerSettings,
+    callback_settings,
+)
 from zeus_bench.online.optimizer import BatchSizeOptimizer, RunRecord
 from zeus_bench.online.profiler import JITPowerLimitProfiler, ProfileCache, ProfilerConfig
 
@@ -44,6 +49,11 @@ _RUN_WINDOW = "zeus_bench.run"
 
 class ZeusCallback:
     """Batch-size optimizer + JIT power-limit profiler + energy accounting for one training run.
+
+    The settings come in three groups (:class:`JobSettings`, :class:`OptimizerSettings`,
+    :class:`DeviceSettings`), or by name as keywords, the job's first six also in order:
+    ``ZeusCallback(JobSettings("toy", [16, 32], 32, 0.9, 10, "state"), device=DeviceSettings(observe=True))``
+    is ``ZeusCallback("toy", [16, 32], 32, 0.9, 10, "state", observe=True)``.
 
     Args:
         job: Job name (state file names and the profile cache key).
@@ -70,56 +80,44 @@ class ZeusCallback:
 
     def __init__(
         self,
-        job: str,
-        batch_sizes: Sequence[int],
-        default_batch_size: int,
-        target_metric: float,
-        max_epochs: int,
-        state_dir: str | Path,
-        cost: Cost = DEFAULT_COST,
-        beta: float = DEFAULT_BETA,
-        higher_is_better: bool = True,
-        gpu_indices: Sequence[int] = (0,),
-        backend: GPUBackend | str | None = None,
-        observe: bool = False,
-        profiler: ProfilerConfig | None = None,
-        seed: int = 0,
-        journal_dir: str | Path | None = None,
-        sample_interval_s: float | None = None,
-        policy: str = "zeus",
-        window: int = 0,
-        recurrences: int = 0,
+        *job: Any,
+        optimizer: OptimizerSettings | None = None,
+        device: DeviceSettings | None = None,
+        **keywords: Any,
     ) -> None:
-        if max_epochs < 1:
-            raise ConfigError(f"max_epochs must be >= 1, got {max_epochs}")
-        self.job = job
-        self.state_dir = Path(state_dir).expanduser()
+        """Load (or create) the job's optimizer and choose this run's batch size.
+
+        ``job``: a :class:`JobSettings`, or its fields in order; any setting of the three groups
+        may also be passed by name (see the class's Args).
+        """
+        spec, opt, dev = callback_settings(job, {**keywords, "optimizer": optimizer, "device": device})
+        self.settings = spec
+        self.job = spec.job
+        self.state_dir = Path(spec.state_dir).expanduser()
         self.optimizer = BatchSizeOptimizer(
-            self.state_dir / f"{job}.optimizer.json",
-            batch_sizes,
-            default_batch_size,
-            cost=cost,
-            beta=beta,
-            seed=seed,
-            policy=policy,
-            window=window,
-            recurrences=recurrences,
+            self.state_dir / f"{spec.job}.optimizer.json",
+            spec.batch_sizes,
+            spec.default_batch_size,
+            **opt.keywords(),
         )
         self.batch_size = self.optimizer.next_batch_size()
         #: Why the optimizer chose :attr:`batch_size` (its phase when it chose), for the summary.
         self.choice_reason = self.optimizer.choice_reason()
         self.choice_phase = self.optimizer.phase()
-        self.target_metric = float(target_metric)
-        self.max_epochs = int(max_epochs)
-        self.higher_is_better = higher_is_better
+        self.target_metric = float(spec.target_metric)
+        self.max_epochs = int(spec.max_epochs)
+        self.higher_is_better = spec.higher_is_better
+        backend = dev.backend
         self.backend = backend if isinstance(backend, GPUBackend) else get_backend(backend)
-        self.gpus = self.backend.gpus(list(gpu_indices))
-        self.observe = observe
-        self.profiler_config = profiler or ProfilerConfig(cost=cost)
-        if self.profiler_config.cost != cost:
-            raise ConfigError(f"profiler cost {self.profiler_config.cost} differs from the job's cost {cost}")
-        self.journal_dir = journal_dir
-        self.sample_interval_s = sample_interval_s
+        self.gpus = self.backend.gpus(list(dev.gpu_indices))
+        self.observe = dev.observe
+        self.profiler_config = dev.profiler or ProfilerConfig(cost=opt.cost)
+        if self.profiler_config.cost != opt.cost:
+            raise ConfigError(
+                f"profiler cost {self.profiler_config.cost} differs from the job's cost {opt.cost}"
+            )
+        self.journal_dir = dev.journal_dir
+        self.sample_interval_s = dev.sample_interval_s
         self.max_power_w = max_power_w(max(g.power_limit_range_w()[1] for g in self.gpus), len(self.gpus))
         self.session: PowerLimitSession | None = None
         self.monitor: EnergyMonitor | None = None
@@ -133,7 +131,7 @@ class ZeusCallback:
         self.record: RunRecord | None = None
         self.epoch_measurements: list[Measurement] = []
         self._stop = False
-        log.info("job %s: batch size %d this run", job, self.batch_size)
+        log.info("job %s: batch size %d this run", spec.job, self.batch_size)
 
     # Context --------------------------------------------------------------------------------
     def __enter__(self) -> ZeusCallback:

@@ -48,6 +48,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from zeus_bench.core.errors import ConfigError
+from zeus_bench.optimizers.hill_climb_estimates import ClimbEstimates, mean_of
 from zeus_bench.optimizers.hill_climb_state import from_state, to_state
 
 DEFAULT_MARGIN = 0.2  # cross-fitted: chosen on the tune half (zeus_bench.studies.tuning; docs/policies.md)
@@ -58,18 +59,11 @@ DEFAULT_LOAN = 1.0  # with a horizon: baseline recurrences lent per unit of meas
 ANYTIME_LOAN = ANYTIME_LOOKAHEAD = 0.0
 #: zeus-plus-safe's own margin, loan and lookahead (leave-one-GPU-out, benchmarks/zeus_plus_tuning.py).
 ANYTIME_MARGIN, SAFE_LOAN, SAFE_LOOKAHEAD = 0.2, 1.0, 4.0
-DRIFT_RISE = 0.4  # least relative rise of a batch size's latest runs that counts as drift
-DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
-DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
 NOISE_Z = 3.0  # standard deviations of the incumbent's runs a cost must pass to count as dearer
 DEFAULT_EPOCH_EVIDENCE = True  # dearer only by its epochs bounds no search (_refuted): both tune halves' pick
 
 
-def _mean(xs: Sequence[float]) -> float:
-    return math.fsum(xs) / len(xs)
-
-
-class SafeHillClimb:
+class SafeHillClimb(ClimbEstimates):
     """Batch-size optimizer of ``zeus-plus``: budgeted neighbour probes with early cut-off.
 
     Args:
@@ -182,53 +176,6 @@ class SafeHillClimb:
     ) -> SafeHillClimb:
         """The optimizer before any run, with its defaults; ``recurrences`` (if > 0) its ``horizon``."""
         return cls(batch_sizes, default_batch_size, window=window, horizon=recurrences or DEFAULT_HORIZON)
-
-    # ------------------------------------------------------------------------------- estimates
-    @property
-    def costs(self) -> dict[int, list[float]]:
-        """Costs of each batch size's runs, oldest first.
-
-        Read-only in place: a change goes through :meth:`_add_cost` or a new dict assigned here, so
-        that the estimates derived from it (kept between calls: a replay asks for them millions
-        of times) are recomputed.
-        """
-        return self._costs
-
-    @costs.setter
-    def costs(self, value: dict[int, list[float]]) -> None:
-        self._costs = value
-        self._means.clear()
-        self._spreads.clear()
-        self._incumbent = None
-
-    def _add_cost(self, b: int, cost: float) -> None:
-        self._costs.setdefault(b, []).append(cost)
-        self._means.pop(b, None)
-        self._spreads.pop(b, None)
-        self._incumbent = None
-
-    def _recent(self, b: int) -> list[float]:
-        c = self._costs.get(b, [])
-        return c[-self.window :] if self.window else c
-
-    def mean_cost(self, b: int) -> float:
-        """Mean cost of a batch size's runs that reached the target (inf: none)."""
-        m = self._means.get(b)
-        if m is None:
-            c = self._recent(b)
-            m = self._means[b] = _mean(c) if c else math.inf
-        return m
-
-    def incumbent(self) -> int:
-        """Batch size of least mean cost (b0 before any run reached the target)."""
-        if self._incumbent is None:
-            best, best_cost = self.default_batch_size, math.inf
-            for b in self.batch_sizes:
-                m = self.mean_cost(b)
-                if m < best_cost:
-                    best, best_cost = b, m
-            self._incumbent = best
-        return self._incumbent
 
     def _neighbours(self, b: int) -> list[int]:
         """Neighbours of ``b``: coarse (nearest half and twice it, log scale), then adjacent.
@@ -349,19 +296,6 @@ class SafeHillClimb:
             return self._dearer(b, inc)
         return self.mean_cost(b) > (1.0 + self.margin) * self.mean_cost(inc)
 
-    def _spread(self, b: int) -> float:
-        """Standard deviation of a batch size's costs (0 with fewer than two runs)."""
-        sd = self._spreads.get(b)
-        if sd is None:
-            c = self._recent(b)
-            if len(c) < 2:
-                sd = 0.0
-            else:
-                m = self.mean_cost(b)
-                sd = math.sqrt(math.fsum([(x - m) ** 2 for x in c]) / (len(c) - 1))
-            self._spreads[b] = sd
-        return sd
-
     # --------------------------------------------------------------------------- the interface
     def predict(self) -> int:
         """Batch size of the next run: a probe when one is due and affordable, else the incumbent."""
@@ -390,34 +324,6 @@ class SafeHillClimb:
                 return b
         return inc
 
-    def _base(self) -> float:
-        """Cost of the baseline's recurrence (b0 at its maximum limit), estimated from b0's runs.
-
-        Their mean less one standard error: a lower bound, so that noise does not fund probes.
-        """
-        m, se = self._summary("base", self.base_costs, True)
-        return (m - se) * self.baseline_ratio
-
-    def _summary(self, key: str, c: list[float], se: bool = False) -> tuple[float, float]:
-        """Mean of the runs ``c`` and (``se``) its standard error, kept while ``c`` is the same list, as long.
-
-        The lists only grow in place or are replaced (:meth:`observe`, drift), so the same list
-        object of the same length holds the same values (the entry keeps the list: its id is not reused).
-        """
-        hit = self._sums.get(key)
-        if hit is not None and hit[0] is c and hit[1] == len(c) and (not se or not math.isnan(hit[3])):
-            return hit[2], hit[3]
-        m = _mean(c)
-        err = math.nan
-        if se:
-            err = math.sqrt(math.fsum((x - m) ** 2 for x in c) / (len(c) - 1) / len(c)) if len(c) > 1 else 0.0
-        self._sums[key] = (c, len(c), m, err)
-        return m, err
-
-    def _mean_epochs(self, b: int) -> float:
-        e = self.epochs.get(b)
-        return self._summary(f"epochs {b}", e)[0] if e else math.nan
-
     def budget(self, inc_cost: float) -> float:
         """Safety budget: what a probe may spend now, the incumbent's runs kept in reserve.
 
@@ -441,16 +347,6 @@ class SafeHillClimb:
             return (1.0 + self.safety) * n * base - self.spent - (n - t + 1) * inc_cost
         credit = self.lookahead * t * max(0.0, base - inc_cost)
         return (1.0 + self.safety) * t * base + credit - self.spent - inc_cost
-
-    def _expected(self, b: int, inc: int) -> float:
-        """Expected cost of a run of ``b``: its measured epoch cost x the incumbent's mean epochs.
-
-        -inf while unmeasured (measuring comes first).
-        """
-        e_inc = self._mean_epochs(inc)
-        if b in self.epoch_costs and math.isfinite(e_inc):
-            return self.epoch_costs[b] * e_inc
-        return -math.inf
 
     def promise(self, b: int, inc: int) -> float:
         """Saving per recurrence that ``b``'s measured epoch cost promises, in baseline costs.
@@ -507,7 +403,9 @@ class SafeHillClimb:
         if self.probe is not None and self.probe > inc and math.isfinite(epoch_cost):
             epochs = self.epochs.get(inc)
             # Beyond the noise of the incumbent's runs: a cheaper path of it could still lose.
-            if epochs and epoch_cost * _mean(epochs) > self.mean_cost(inc) + self.noise_z * self._spread(inc):
+            if epochs and epoch_cost * mean_of(epochs) > self.mean_cost(inc) + self.noise_z * self._spread(
+                inc
+            ):
                 cap, self.one_epoch = epoch_cost, True
         if self.probe is None and math.isfinite(epoch_cost):
             self.epoch_costs[inc] = float(epoch_cost)
@@ -570,30 +468,6 @@ class SafeHillClimb:
         if math.isfinite(epochs):
             self.epochs.setdefault(b, []).append(float(epochs))
         self._check_drift(b)
-
-    def _check_drift(self, b: int) -> None:
-        """Restart the search when a batch size's latest runs are clearly dearer than before.
-
-        Clearly: the mean of its last :data:`DRIFT_RUNS` runs exceeds the mean of the earlier
-        ones by more than :data:`DRIFT_RISE` of it and by more than :data:`DRIFT_Z` standard errors
-        (the earlier runs' spread), so that the paths' own noise does not restart the search.
-        """
-        c = self.costs[b]
-        if len(c) <= DRIFT_RUNS + 1:
-            return
-        before = c[:-DRIFT_RUNS][-self.window :] if self.window else c[:-DRIFT_RUNS]
-        m0, m1 = _mean(before), _mean(c[-DRIFT_RUNS:])
-        if m1 <= (1.0 + DRIFT_RISE) * m0:
-            return  # (the spread is only needed past the rise: not computed on every run)
-        sd = math.sqrt(_mean([(x - m0) ** 2 for x in before])) if len(before) > 1 else 0.0
-        if m1 - m0 <= DRIFT_Z * sd / math.sqrt(DRIFT_RUNS):
-            return
-        self.resets += 1
-        self.costs = {x: v[-1:] for x, v in self.costs.items() if x != b} | {b: c[-DRIFT_RUNS:]}
-        self.epochs = {x: v[-1:] for x, v in self.epochs.items() if x != b} | {
-            b: self.epochs.get(b, [])[-DRIFT_RUNS:]
-        }
-        self.tried, self.ruled_out, self.capped = {b}, set(), set()
 
     def best_batch_size(self) -> int:
         """Best batch size known so far (the incumbent)."""

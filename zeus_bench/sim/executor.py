@@ -30,6 +30,7 @@ tries with the same rules (the arrival replay's generic path, whose tries overla
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -221,6 +222,28 @@ def _columns(t: _Tables, seeds: int, log: list[_Step], dropped: Sequence[int]) -
     return SeedTries(seeds, seed[order], dict(zip(RUN_FIELDS, values, strict=True)))
 
 
+@dataclasses.dataclass(frozen=True)
+class _SeedState:
+    """Per seed still replaying: its recurrence, attempt, cost so far, whether a try ran, least cost."""
+
+    rec: np.ndarray
+    att: np.ndarray
+    total: np.ndarray
+    ran: np.ndarray
+    least: np.ndarray
+
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        return (self.rec, self.att, self.total, self.ran, self.least)
+
+    def rows(self, idx: np.ndarray) -> _SeedState:
+        """The seeds at positions ``idx`` (copies: fancy indexing)."""
+        return _SeedState(*(v[idx] for v in self._arrays()))
+
+    def put(self, idx: np.ndarray, new: _SeedState) -> _SeedState:
+        """A copy with ``new`` at positions ``idx`` (the old arrays may be in a step's record)."""
+        return _SeedState(*(_put(v, idx, x) for v, x in zip(self._arrays(), new._arrays(), strict=True)))
+
+
 def _outputs(recurrences: int, rec: np.ndarray) -> int:
     """Environment outputs to fetch per seed at a refill: about the draws left, at most ~16 MiB in all."""
     left = max(1, recurrences - int(rec.min()) + 1)
@@ -270,26 +293,22 @@ def execute(
     gone: list[int] = []
     ids = np.arange(a if first <= recurrences else 0)
     n = len(ids)
-    # Per seed: recurrence, attempt, its cost so far, whether a try of it ran, least cost.
-    state = [
-        np.full(n, first, dtype=np.int64),
-        np.ones(n, dtype=np.int64),
-        np.zeros(n),
-        np.zeros(n, dtype=bool),
-    ]
-    state.append(np.full(n, float(least)))
+    state = _SeedState(
+        np.full(n, first, dtype=np.int64), np.ones(n, dtype=np.int64), np.zeros(n), np.zeros(n, dtype=bool),
+        np.full(n, float(least)),
+    )  # fmt: skip
     final = np.full(a, float(least))  # each seed's, written when it ends
     with np.errstate(all="ignore"):  # inf and NaN as the rules have them
         while len(ids):
-            d = face.decide_arrays(ids, np.maximum(recurrences - state[0] + 1, 1))  # recurrences left
+            d = face.decide_arrays(ids, np.maximum(recurrences - state.rec + 1, 1))  # recurrences left
             step = d.step
             if step is None or len(step):
                 bi, pj, profiled = d.bi, d.pj, d.profiled
-                seeds, now = (ids, state) if step is None else (ids[step], [v[step] for v in state])
-                rec, att, total, ran, min_cost = now
+                seeds, now = (ids, state) if step is None else (ids[step], state.rows(step))
+                rec, att, total, ran, min_cost = now.rec, now.att, now.total, now.ran, now.least
                 # The path is drawn before the budget is known, as in the paper's simulator.
                 target = t.paths[
-                    bi, words.draw(step, t.n_paths[bi], functools.partial(_outputs, recurrences, state[0]))
+                    bi, words.draw(step, t.n_paths[bi], functools.partial(_outputs, recurrences, state.rec))
                 ]
                 if drift is not None:
                     factors = [drift(r, b) for r, b in zip(rec.tolist(), bi.tolist(), strict=True)]
@@ -313,15 +332,15 @@ def execute(
                 log.append(
                     (seeds, rec, att, bi, pj, profiled, epochs, energy, time, cost, reached, ran_try, emit)
                 )
-                state = new if step is None else [_put(v, step, x) for v, x in zip(state, new, strict=True)]
-            going = state[0] <= recurrences
+                state = _SeedState(*new) if step is None else state.put(step, _SeedState(*new))
+            going = state.rec <= recurrences
             if d.gone is not None and len(d.gone):
                 going[d.gone] = False
                 gone.extend(ids[d.gone].tolist())
             if not going.all():
-                final[ids] = state[4]
+                final[ids] = state.least
                 keep = np.flatnonzero(going)
-                ids, state = ids[keep], [v[keep] for v in state]
+                ids, state = ids[keep], state.rows(keep)
                 words.keep(keep)
     tries = _columns(t, a, log, gone)
     if gone:  # replayed from scratch: their generators back at their start, the scalar face

@@ -255,25 +255,100 @@ def check_window(window: int) -> int:
     return window
 
 
+@dataclass(frozen=True)
+class Grid:
+    """What :func:`plan` crosses: workloads (None: all of the GPU's, or the arrival table's), policies, seeds, costs, betas."""
+
+    workloads: Sequence[str] | None
+    policies: Sequence[str]
+    seeds: Sequence[int]
+    costs: Sequence[Cost]
+    betas: Sequence[float]
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    """How each replay runs (the defaults: the paper's recurring jobs)."""
+
+    recurrences: int | None = None  # None: each job's default (zeus_bench.sim.replay.default_recurrences)
+    window: int = 0  # the bandit's window (0: unbounded)
+    horizon: Horizon = KNOWN  # what the policy is told of the recurrences (zeus_bench.sim.rules)
+    noise: float = 0.0  # per-try noise on time and power (relative std; 0: none)
+    knobs: BanditKnobs | None = None  # the batch-size optimizer's prior and pruning rounds (None: defaults)
+    policy_modules: Sequence[str] = ()  # modules that register more policies
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What the jobs live through besides recurring (none by default)."""
+
+    arrivals: pd.DataFrame | None = None  # arrival table (zeus_bench.sim.scenarios.arrivals)
+    drift: pd.DataFrame | None = None  # drift table (zeus_bench.sim.scenarios.drift)
+    prior: tuple[TraceSet, str] | None = (
+        None  # warm start from (traces, GPU) (zeus_bench.sim.scenarios.warmstart)
+    )
+    carbon: CarbonSeries | None = None  # emissions per try (zeus_bench.sim.scenarios.carbon)
+    period_s: float = DEFAULT_PERIOD_S  # time between recurrences, in the carbon series
+
+
+def _check_options(grid: Grid, options: ReplayOptions) -> ReplayOptions:
+    """``options`` checked (horizon and noise normalized), the grid's policies and betas known."""
+    if not grid.seeds:
+        raise ConfigError("no seeds given")
+    if not grid.policies:
+        raise ConfigError("no policies given")
+    for module in options.policy_modules:
+        load_policy_module(module)
+    for p in grid.policies:
+        get_policy(p)
+    check_window(options.window)
+    if options.knobs is not None:
+        options.knobs.check()
+    if options.recurrences is not None and not 1 <= options.recurrences <= MAX_RECURRENCES:
+        raise ConfigError(f"recurrences must be in [1, {MAX_RECURRENCES}], got {options.recurrences}")
+    return replace(options, horizon=check_horizon(options.horizon), noise=check_noise(options.noise))
+
+
+def _check_scenario(grid: Grid, options: ReplayOptions, scenario: Scenario) -> Scenario:
+    """``scenario`` checked against the options (a carbon series placed at the first arrival)."""
+    arrivals, carbon = scenario.arrivals, scenario.carbon
+    period_s = check_period(scenario.period_s)
+    if carbon is not None and arrivals is not None:
+        if any(c.weighs_co2 for c in grid.costs):
+            raise ConfigError(
+                "--carbon-price applies to plain recurring jobs: the arrival replays price no emissions"
+            )
+        carbon = replace(carbon, origin_s=float(arrivals["start_time"].min()))
+    if scenario.drift is not None and arrivals is not None:
+        raise ConfigError("--drift and --arrivals cannot be combined")
+    if arrivals is not None and (options.horizon != KNOWN or options.noise > 0.0):
+        raise ConfigError("--horizon and --noise apply to plain recurring jobs, not to --arrivals")
+    if scenario.prior is not None:
+        check_prior_gpu(*scenario.prior)
+    return replace(scenario, carbon=carbon, period_s=period_s)
+
+
+def _workloads(traces: TraceSet, gpu: str, grid: Grid, arrivals: pd.DataFrame | None) -> list[str]:
+    """The workloads to simulate: the grid's (in the arrival table's order with one), else the GPU's."""
+    workloads = grid.workloads
+    if arrivals is not None:
+        in_table = list(arrivals["workload"].unique())  # in order of appearance
+        if workloads is not None:
+            in_table = [w for w in in_table if w in set(workloads)]
+        workloads = in_table
+    elif workloads is None:
+        workloads = traces.workload_ids(gpu)
+    if not workloads:
+        raise ConfigError(f"no workloads to simulate on GPU {gpu!r}")
+    return list(workloads)
+
+
 def plan(
     traces: TraceSet,
     gpu: str,
-    workloads: Sequence[str] | None,
-    policies: Sequence[str],
-    seeds: Sequence[int],
-    costs: Sequence[Cost],
-    betas: Sequence[float],
-    recurrences: int | None = None,
-    window: int = 0,
-    arrivals: pd.DataFrame | None = None,
-    policy_modules: Sequence[str] = (),
-    drift: pd.DataFrame | None = None,
-    prior: tuple[TraceSet, str] | None = None,
-    horizon: Horizon = KNOWN,
-    noise: float = 0.0,
-    knobs: BanditKnobs | None = None,
-    carbon: CarbonSeries | None = None,
-    period_s: float = DEFAULT_PERIOD_S,
+    grid: Grid,
+    options: ReplayOptions = ReplayOptions(),
+    scenario: Scenario = Scenario(),
 ) -> list[Task]:
     """Check the inputs and lay out the tasks (no replay yet).
 
@@ -286,85 +361,52 @@ def plan(
     """
     if gpu not in traces.gpus:
         raise traces.unknown_gpu(gpu)
-    if not seeds:
-        raise ConfigError("no seeds given")
-    if not policies:
-        raise ConfigError("no policies given")
-    for module in policy_modules:
-        load_policy_module(module)
-    for p in policies:
-        get_policy(p)
-    check_window(window)
-    if knobs is not None:
-        knobs.check()
-    if recurrences is not None and not 1 <= recurrences <= MAX_RECURRENCES:
-        raise ConfigError(f"recurrences must be in [1, {MAX_RECURRENCES}], got {recurrences}")
+    options = _check_options(grid, options)
     from zeus_bench.core.cost import check_beta
 
-    betas = [check_beta(b) for b in betas]
-    period_s = check_period(period_s)
-    if carbon is not None and arrivals is not None:
-        if any(c.weighs_co2 for c in costs):
-            raise ConfigError(
-                "--carbon-price applies to plain recurring jobs: the arrival replays price no emissions"
-            )
-        carbon = replace(carbon, origin_s=float(arrivals["start_time"].min()))
-    if drift is not None and arrivals is not None:
-        raise ConfigError("--drift and --arrivals cannot be combined")
-    horizon, noise = check_horizon(horizon), check_noise(noise)
-    if arrivals is not None and (horizon != KNOWN or noise > 0.0):
-        raise ConfigError("--horizon and --noise apply to plain recurring jobs, not to --arrivals")
-    if prior is not None:
-        check_prior_gpu(*prior)
-    if arrivals is not None:
-        in_table = list(arrivals["workload"].unique())  # in order of appearance
-        if workloads is not None:
-            in_table = [w for w in in_table if w in set(workloads)]
-        workloads = in_table
-    elif workloads is None:
-        workloads = traces.workload_ids(gpu)
-    if not workloads:
-        raise ConfigError(f"no workloads to simulate on GPU {gpu!r}")
+    betas = tuple(check_beta(b) for b in grid.betas)
+    sc = _check_scenario(grid, options, scenario)
     tasks = []
-    for w in workloads:
+    for w in _workloads(traces, gpu, grid, sc.arrivals):
         job = traces.job(gpu, w)
         check_job(job)
-        n_rec = recurrences if recurrences is not None else default_recurrences(job)
-        sub = None if arrivals is None else arrivals[arrivals["workload"] == w]
-        job_drift = None if drift is None else drift_of(drift, job)
-        if carbon is not None:  # a series too short fails here, before any replay
+        n_rec = options.recurrences if options.recurrences is not None else default_recurrences(job)
+        sub = None if sc.arrivals is None else sc.arrivals[sc.arrivals["workload"] == w]
+        job_drift = None if sc.drift is None else drift_of(sc.drift, job)
+        if sc.carbon is not None:  # a series too short fails here, before any replay
             if sub is None:
-                carbon.by_recurrence(n_rec, period_s)
+                sc.carbon.by_recurrence(n_rec, sc.period_s)
             else:
-                carbon.by_submission([sub["start_time"].to_numpy(dtype=float)])
-        for cost in costs:
-            job_prior = None if prior is None else prior_for(job, prior[0], prior[1], cost)
-            for p in policies:
-                tasks.append(
-                    Task(
-                        job,
-                        cost,
-                        p,
-                        tuple(betas),
-                        tuple(seeds),
-                        n_rec,
-                        window,
-                        sub,
-                        tuple(policy_modules),
-                        job_drift,
-                        job_prior,
-                        horizon,
-                        noise,
-                        knobs or BanditKnobs(),
-                        carbon,
-                        period_s,
-                    )
+                sc.carbon.by_submission([sub["start_time"].to_numpy(dtype=float)])
+        for cost in grid.costs:
+            job_prior = None if sc.prior is None else prior_for(job, sc.prior[0], sc.prior[1], cost)
+            tasks += [
+                Task(
+                    job,
+                    cost,
+                    p,
+                    betas,
+                    tuple(grid.seeds),
+                    n_rec,
+                    options.window,
+                    sub,
+                    tuple(options.policy_modules),
+                    job_drift,
+                    job_prior,
+                    options.horizon,
+                    options.noise,
+                    options.knobs or BanditKnobs(),
+                    sc.carbon,
+                    sc.period_s,
                 )
-    tries = sum(t.units * (len(t.arrivals) if t.arrivals is not None else t.recurrences) for t in tasks)
+                for p in grid.policies
+            ]
+    n_policies = len(grid.policies)
     check_tries(
-        tries,
-        f"{len(seeds)} seed(s) x {len(betas)} beta(s) x {len(costs)} cost(s) x {len(policies)} "
-        f"polic{'y' if len(policies) == 1 else 'ies'} x {len(workloads)} job(s) of GPU {gpu} x their recurrences",
+        sum(t.units * (len(t.arrivals) if t.arrivals is not None else t.recurrences) for t in tasks),
+        f"{len(grid.seeds)} seed(s) x {len(betas)} beta(s) x {len(grid.costs)} cost(s) x {n_policies} "
+        f"polic{'y' if n_policies == 1 else 'ies'} x {len(tasks) // max(1, n_policies * len(grid.costs))} "
+        f"job(s) of GPU {gpu} x their recurrences",
     )
     return tasks
 

@@ -23,14 +23,12 @@ from zeus_bench.optimizers.hill_climb import (
     DEFAULT_LOAN,
     DEFAULT_MARGIN,
     DEFAULT_SAFETY,
-    DRIFT_RISE,
-    DRIFT_RUNS,
-    DRIFT_Z,
     NOISE_Z,
     SAFE_LOAN,
     SAFE_LOOKAHEAD,
     SafeHillClimb,
 )
+from zeus_bench.optimizers.hill_climb_estimates import DRIFT_RISE, DRIFT_RUNS, DRIFT_Z
 from zeus_bench.optimizers.hill_climb_state import STATE_VERSION
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
 from zeus_bench.sim.policies.builtin import JitMixin

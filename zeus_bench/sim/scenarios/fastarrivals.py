@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 Outcome = tuple[float, bool, bool, int, bool]
 #: An unscaled row (:attr:`SharedTries.entries`).
 Entry = tuple[int, float, float, float, float, float, bool, bool, bool, float, float, float]
+#: A try's own fields of an entry: epochs, energy, time, cost, reached, profiled, ran.
+TryFields = tuple[float, float, float, float, bool, bool, bool]
+_MISSED: TryFields = (0.0, 0.0, 0.0, 0.0, False, False, False)  # a missed submission's
 # A row's code: entry << _ENTRY_SHIFT | attempt << _ATTEMPT_SHIFT | submission (attempts are at
 # most MAX_SUBMISSION_TRIES < 1024, submissions fewer than 2**32).
 _ATTEMPT_SHIFT = 32
@@ -98,18 +101,13 @@ class SharedTries:
         #: Unscaled rows: (batch size, limit, epochs, energy, time, cost, reached, profiled, ran,
         #: expected energy, time, cost); a row's code names one (see :func:`_code`).
         self.entries: list[Entry] = []
-        self.missed = [self._entry(self.batch_sizes[bi], c, 0.0, 0.0, 0.0, 0.0, False, False, False)
+        self.missed = [self._entry(self.batch_sizes[bi], c, _MISSED)
                        for bi, c in enumerate(configs)]  # fmt: skip
 
-    def _entry(
-        self, b: int, config: Any, epochs: float, energy: float, time: float, cost: float,
-        reached: bool, profiled: bool, ran: bool,
-    ) -> int:  # fmt: skip
+    def _entry(self, b: int, config: Any, tried: TryFields) -> int:
         """A new entry's code base (its number, shifted above attempt and submission)."""
         limit, exp_e, exp_t, exp_c = config[7:]
-        self.entries.append(
-            (b, limit, epochs, energy, time, cost, reached, profiled, ran, exp_e, exp_t, exp_c)
-        )
+        self.entries.append((b, limit, *tried, exp_e, exp_t, exp_c))
         eid = len(self.entries) - 1
         if eid >= 1 << (63 - _ENTRY_SHIFT):
             raise RuntimeError("too many distinct tries for the arrival replay's row codes")
@@ -144,7 +142,7 @@ class SharedTries:
         cost, reached, epochs = float(cost), bool(reached), float(epochs)
         ran = epochs > 0.0
         base = self._entry(
-            self.batch_sizes[bi], config, epochs, float(energy), float(time), cost, reached, profiled, True
+            self.batch_sizes[bi], config, (epochs, float(energy), float(time), cost, reached, profiled, True)
         )
         done = (cost, reached, ran, base, bool(budget == 0.0))
         n = len(self.configs)

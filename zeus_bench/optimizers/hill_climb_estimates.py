@@ -1,0 +1,164 @@
+"""What :class:`~zeus_bench.optimizers.hill_climb.SafeHillClimb` knows from its runs: costs, estimates, drift.
+
+The base class of the optimizer: the record of each batch size's runs (costs, epochs), the
+estimates derived from them (mean cost, spread, incumbent, the baseline's cost, a run's expected
+cost; kept between calls, since a replay asks for them millions of times) and the drift rule
+that forgets them when the job changes. The search, the funds and the interface stay in
+:mod:`~zeus_bench.optimizers.hill_climb`, which sets every attribute declared here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+DRIFT_RISE = 0.4  # least relative rise of a batch size's latest runs that counts as drift
+DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
+DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
+
+
+def mean_of(xs: Sequence[float]) -> float:
+    """Mean of ``xs`` by :func:`math.fsum` (exact sum: the replay's goldens depend on it)."""
+    return math.fsum(xs) / len(xs)
+
+
+class ClimbEstimates:
+    """Runs and estimates of the batch-size optimizer (its subclass's ``__init__`` sets the attributes)."""
+
+    batch_sizes: list[int]
+    default_batch_size: int
+    window: int
+    baseline_ratio: float
+    base_costs: list[float]
+    epochs: dict[int, list[float]]
+    epoch_costs: dict[int, float]
+    tried: set[int]
+    ruled_out: set[int]
+    capped: set[int]
+    resets: int
+    _costs: dict[int, list[float]]
+    _means: dict[int, float]
+    _spreads: dict[int, float]
+    _incumbent: int | None
+    _sums: dict[str, tuple[list[float], int, float, float]]
+
+    @property
+    def costs(self) -> dict[int, list[float]]:
+        """Costs of each batch size's runs, oldest first.
+
+        Read-only in place: a change goes through :meth:`_add_cost` or a new dict assigned here, so
+        that the estimates derived from it (kept between calls: a replay asks for them millions
+        of times) are recomputed.
+        """
+        return self._costs
+
+    @costs.setter
+    def costs(self, value: dict[int, list[float]]) -> None:
+        self._costs = value
+        self._means.clear()
+        self._spreads.clear()
+        self._incumbent = None
+
+    def _add_cost(self, b: int, cost: float) -> None:
+        self._costs.setdefault(b, []).append(cost)
+        self._means.pop(b, None)
+        self._spreads.pop(b, None)
+        self._incumbent = None
+
+    def _recent(self, b: int) -> list[float]:
+        c = self._costs.get(b, [])
+        return c[-self.window :] if self.window else c
+
+    def mean_cost(self, b: int) -> float:
+        """Mean cost of a batch size's runs that reached the target (inf: none)."""
+        m = self._means.get(b)
+        if m is None:
+            c = self._recent(b)
+            m = self._means[b] = mean_of(c) if c else math.inf
+        return m
+
+    def incumbent(self) -> int:
+        """Batch size of least mean cost (b0 before any run reached the target)."""
+        if self._incumbent is None:
+            best, best_cost = self.default_batch_size, math.inf
+            for b in self.batch_sizes:
+                m = self.mean_cost(b)
+                if m < best_cost:
+                    best, best_cost = b, m
+            self._incumbent = best
+        return self._incumbent
+
+    def _spread(self, b: int) -> float:
+        """Standard deviation of a batch size's costs (0 with fewer than two runs)."""
+        sd = self._spreads.get(b)
+        if sd is None:
+            c = self._recent(b)
+            if len(c) < 2:
+                sd = 0.0
+            else:
+                m = self.mean_cost(b)
+                sd = math.sqrt(math.fsum([(x - m) ** 2 for x in c]) / (len(c) - 1))
+            self._spreads[b] = sd
+        return sd
+
+    def _base(self) -> float:
+        """Cost of the baseline's recurrence (b0 at its maximum limit), estimated from b0's runs.
+
+        Their mean less one standard error: a lower bound, so that noise does not fund probes.
+        """
+        m, se = self._summary("base", self.base_costs, True)
+        return (m - se) * self.baseline_ratio
+
+    def _summary(self, key: str, c: list[float], se: bool = False) -> tuple[float, float]:
+        """Mean of the runs ``c`` and (``se``) its standard error, kept while ``c`` is the same list, as long.
+
+        The lists only grow in place or are replaced (:meth:`observe`, drift), so the same list
+        object of the same length holds the same values (the entry keeps the list: its id is not reused).
+        """
+        hit = self._sums.get(key)
+        if hit is not None and hit[0] is c and hit[1] == len(c) and (not se or not math.isnan(hit[3])):
+            return hit[2], hit[3]
+        m = mean_of(c)
+        err = math.nan
+        if se:
+            err = math.sqrt(math.fsum((x - m) ** 2 for x in c) / (len(c) - 1) / len(c)) if len(c) > 1 else 0.0
+        self._sums[key] = (c, len(c), m, err)
+        return m, err
+
+    def _mean_epochs(self, b: int) -> float:
+        e = self.epochs.get(b)
+        return self._summary(f"epochs {b}", e)[0] if e else math.nan
+
+    def _expected(self, b: int, inc: int) -> float:
+        """Expected cost of a run of ``b``: its measured epoch cost x the incumbent's mean epochs.
+
+        -inf while unmeasured (measuring comes first).
+        """
+        e_inc = self._mean_epochs(inc)
+        if b in self.epoch_costs and math.isfinite(e_inc):
+            return self.epoch_costs[b] * e_inc
+        return -math.inf
+
+    def _check_drift(self, b: int) -> None:
+        """Restart the search when a batch size's latest runs are clearly dearer than before.
+
+        Clearly: the mean of its last :data:`DRIFT_RUNS` runs exceeds the mean of the earlier
+        ones by more than :data:`DRIFT_RISE` of it and by more than :data:`DRIFT_Z` standard errors
+        (the earlier runs' spread), so that the paths' own noise does not restart the search.
+        """
+        c = self.costs[b]
+        if len(c) <= DRIFT_RUNS + 1:
+            return
+        before = c[:-DRIFT_RUNS][-self.window :] if self.window else c[:-DRIFT_RUNS]
+        m0, m1 = mean_of(before), mean_of(c[-DRIFT_RUNS:])
+        if m1 <= (1.0 + DRIFT_RISE) * m0:
+            return  # (the spread is only needed past the rise: not computed on every run)
+        sd = math.sqrt(mean_of([(x - m0) ** 2 for x in before])) if len(before) > 1 else 0.0
+        if m1 - m0 <= DRIFT_Z * sd / math.sqrt(DRIFT_RUNS):
+            return
+        self.resets += 1
+        self.costs = {x: v[-1:] for x, v in self.costs.items() if x != b} | {b: c[-DRIFT_RUNS:]}
+        self.epochs = {x: v[-1:] for x, v in self.epochs.items() if x != b} | {
+            b: self.epochs.get(b, [])[-DRIFT_RUNS:]
+        }
+        self.tried, self.ruled_out, self.capped = {b}, set(), set()
