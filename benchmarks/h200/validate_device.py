@@ -8,7 +8,7 @@ setter trapped) with ``--observe``; it reads the same config file as the workflo
 workflow continues from them on a CPU (simulate, compare, figure). ``nvidia-smi`` reads the
 GPU's limit, clocks and modes before and after (``env-before.txt``, ``env-after.txt``).
 
-Stages (``--stages``, in this order): ``curves`` (validation metric per epoch at a few batch
+Stages (``--stages``, in this order): ``curves`` (validation metric per epoch at each batch
 sizes, to choose the target: several processes at once, no energy measured), ``power``,
 ``noise``, ``train`` (train-trace cells, several processes at once: epochs to target do not
 depend on timing) and ``online``. A stage is skipped once ``--deadline-s`` has passed; a running
@@ -128,6 +128,35 @@ def sweep_cmd(cfg: dict[str, Any], bs: int, out: Path) -> list[str]:
     ]  # fmt: skip
 
 
+def choose_target(curves_dir: Path, largest: int, epochs: int, out: Path, workload: str) -> list[str]:
+    """Write a registry override whose target the largest batch size reaches in about 3/4 of the epochs.
+
+    The target is the least, over the seeds, of the best metric the largest batch size reached
+    in the first 3/4 of ``epochs`` (rounded down to 0.005); the epoch budget is ``epochs``. Smaller
+    batch sizes reach it in fewer epochs. Returns ``--workloads-file`` arguments (none when the
+    curves are missing: the registry's target stays).
+    """
+    import json
+
+    from zeus_bench.traces.workloads import load_workloads
+
+    path = curves_dir / f"bs{largest}.jsonl"
+    if not path.exists():
+        log.warning("no learning curves at batch size %d: the registry's target stays", largest)
+        return []
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    head = max(1, (3 * epochs) // 4)
+    best = min(max(r["metric"][:head]) for r in rows)
+    target = int(best * 200) / 200
+    spec = load_workloads()[workload]
+    keys = ("dataset", "network", "optimizer", "metric", "metric_direction", "default_batch_size")
+    entry = {k: getattr(spec, k) for k in keys}
+    entry.update(target_metric=target, max_epochs=int(epochs))
+    out.write_text(yaml.safe_dump({"workloads": {workload: entry}}, sort_keys=False))
+    log.info("target %.3f, max epochs %d (curves at batch size %d) -> %s", target, epochs, largest, out)
+    return ["--workloads-file", str(out)]
+
+
 def tiny(cfg: dict[str, Any]) -> list[str]:
     """``--tiny`` when the config asks for the tiny model (fake-backend rehearsals)."""
     return ["--tiny"] if cfg.get("tiny") else []
@@ -193,17 +222,9 @@ def main() -> int:
                 for bs in bss
             ]
         )
-    if "power" in stages:
-        for bs in bss:
-            out = res / "power" / f"bs{bs}.parquet"
-            if not out.exists():
-                r.run(f"power-bs{bs}", sweep_cmd(cfg, bs, out))
-    if "noise" in stages:
-        for k in range(1, int(cfg["noise"]["repeats"]) + 1):
-            for bs in cfg["noise"]["batch_sizes"]:
-                out = res / "noise" / f"bs{bs}-r{k}.parquet"
-                if not out.exists():
-                    r.run(f"noise-bs{bs}-r{k}", sweep_cmd(cfg, int(bs), out))
+    override = choose_target(
+        work / "curves", max(bss), int(cfg["curves"]["epochs"]), work / "workloads.yaml", cfg["workload"]
+    )
     if "train" in stages:
         r.parallel(
             [
@@ -231,11 +252,23 @@ def main() -> int:
                         *tiny(cfg),
                         "--out",
                         str(res / "train" / f"bs{bs}.parquet"),
+                        *override,
                     ],
                 )
                 for bs in bss
             ]
         )
+    if "power" in stages:
+        for bs in bss:
+            out = res / "power" / f"bs{bs}.parquet"
+            if not out.exists():
+                r.run(f"power-bs{bs}", sweep_cmd(cfg, bs, out))
+    if "noise" in stages:
+        for k in range(1, int(cfg["noise"]["repeats"]) + 1):
+            for bs in cfg["noise"]["batch_sizes"]:
+                out = res / "noise" / f"bs{bs}-r{k}.parquet"
+                if not out.exists():
+                    r.run(f"noise-bs{bs}-r{k}", sweep_cmd(cfg, int(bs), out))
     if "online" in stages:
         o = cfg["online"]
         r.run(
@@ -245,7 +278,7 @@ def main() -> int:
              "--gpu-kind", cfg["gpu"], "--recurrences", str(o["recurrences"]),
              "--batch-sizes", ",".join(map(str, bss)), "--eta", str(cfg["eta"]), "--beta", str(cfg["beta"]),
              "--backend", cfg["backend"], "--observe", "--profile-s", str(o["profile_s"]),
-             "--device", cfg["torch_device"], *tiny(cfg),
+             "--device", cfg["torch_device"], *tiny(cfg), *override,
              "--deadline-s", str(max(0.0, r.left_s() - o["reserve_s"]))],
         )  # fmt: skip
     nvidia_smi(work / "env-after.txt")

@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--profile-s", type=float, default=0.5, help="seconds the JIT profiler measures")
     p.add_argument("--deadline-s", type=float, default=math.inf, help="start no recurrence after this")
+    p.add_argument(
+        "--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads"
+    )
     return p
 
 
@@ -79,7 +82,8 @@ def train_once(
     zeus = ZeusCallback(
         job=args.workload,
         batch_sizes=batch_sizes,
-        default_batch_size=args.default_batch_size or spec.default_batch_size,
+        # b0 capped at the largest batch size, as the simulator caps it at the power trace's largest
+        default_batch_size=args.default_batch_size or min(spec.default_batch_size, max(batch_sizes)),
         target_metric=spec.target_metric,
         max_epochs=args.max_epochs or spec.max_epochs,
         state_dir=args.state_dir,
@@ -167,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--recurrences and --max-tries must be >= 1")
     if args.out.suffix != ".parquet":
         raise ConfigError(f"--out {args.out}: expected a .parquet file")
-    spec = get_workload(args.workload)
+    spec = get_workload(args.workload, args.workloads_file)
     workload = load_workload(args.workload, tiny=args.tiny)
     batch_sizes = sorted({int(b) for b in args.batch_sizes.split(",") if b.strip()})
     backend = get_backend(args.backend)

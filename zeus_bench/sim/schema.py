@@ -393,4 +393,11 @@ WARMSTART_JOBS = register_schema(
     )
 )
 # Imported for their registrations (E402: after this module's kinds, F401: unused names).
-from zeus_bench.sim import arena_schema, arrivals_schema, schema_analysis, schema_drift, schema_study  # noqa: E402, F401
+from zeus_bench.sim import (  # noqa: E402, F401
+    arena_schema,
+    arrivals_schema,
+    schema_analysis,
+    schema_drift,
+    schema_study,
+    schema_validation,
+)
