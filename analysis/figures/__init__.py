@@ -32,6 +32,7 @@ INPUTS: dict[str, str] = {
     "sims": "the runs tables of one sweep (eta or beta), results/sim/<gpu>/<knob>-<value>.parquet",
     "power": "the project's own measured power traces, results/traces/<gpu>/power-<gpu>.parquet",
     "zeus": "the Zeus power traces, data/traces/zeus/power-<gpu>.parquet",
+    "validation": "the validation's per-recurrence comparison, results/validation/<gpu>/recurrences.parquet",
 }
 
 
@@ -131,6 +132,7 @@ FIGURES: dict[str, FigureSpec] = _register(
     FigureSpec(
         "generations", "analysis.figures.sweeps:generations", ("zeus", "power"), category="Measured GPUs"
     ),
+    FigureSpec("validation", "analysis.figures.sweeps:validation", ("validation",), category="Measured GPUs"),
 )
 
 

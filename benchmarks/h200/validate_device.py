@@ -165,7 +165,7 @@ def tiny(cfg: dict[str, Any]) -> list[str]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", type=Path, required=True)
-    p.add_argument("--stages", default="power,noise,train,online")
+    p.add_argument("--stages", default="curves,train,power,noise,online")
     p.add_argument("--deadline-s", type=float, default=540.0)
     p.add_argument("--work", type=Path, default=Path("/tmp/zbv"))
     p.add_argument("--out", type=Path, required=True, help="tar.gz of everything measured, with logs")
@@ -219,7 +219,7 @@ def main() -> int:
                         *tiny(cfg),
                     ],
                 )
-                for bs in bss
+                for bs in cfg["curves"]["batch_sizes"]
             ]
         )
     override = choose_target(

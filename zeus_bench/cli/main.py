@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "zeus_bench.cli.arena",
     "zeus_bench.cli.study",
     "zeus_bench.cli.capriccio",
+    "zeus_bench.cli.validate",
 )
 
 log = logging.getLogger("zeus_bench")
