@@ -32,7 +32,11 @@ OUT = V.get("out_dir") or (f"data/validation/{GPU}" if V["backend"] == "fake" el
 MEASURED = f"{OUT}/measured"  # the GPU's raw measurements (shards, online run): protected
 SIM = f"data/validation/{GPU}/sim"  # simulated runs: regenerated from the committed traces
 CMD = shutil.which("zeus-bench") or f"'{sys.executable}' -m zeus_bench.cli.main"
-PY = shlex.quote(sys.executable)
+REPO = Path(workflow.basedir).resolve().parent
+# Python with the checkout importable (workloads/, analysis/ and the scripts), from any --directory.
+PY = f"PYTHONPATH={shlex.quote(str(REPO))}:\"$PYTHONPATH\" {shlex.quote(sys.executable)}"
+ONLINE = shlex.quote(str(REPO / "workflows" / "scripts" / "validate_online.py"))
+BATCH_SIZES_CSV = ",".join(map(str, BATCH_SIZES))
 TINY = "--tiny" if V.get("tiny") else ""
 WORKLOADS_FILE = f"--workloads-file {shlex.quote(V['workloads_file'])}" if V.get("workloads_file") else ""
 N = int(V["online"]["recurrences"])
@@ -185,7 +189,7 @@ rule validate_online:
     log:
         f"logs/validate/{GPU}/online.log",
     shell:
-        "{PY} workflows/scripts/validate_online.py --workload {W} --data-root $(dirname {input}) "
+        "{PY} {ONLINE} --workload {W} --data-root $(dirname {input}) "
         "--state-dir {params.state} --out {output} --gpu-kind {GPU} --recurrences {N} "
         "--batch-sizes {BATCH_SIZES_CSV} --eta {V[eta]} --beta {V[beta]} --observe --device {V[torch_device]} "
         "--profile-s {V[online][profile_s]} {COMMON} > {log} 2>&1"

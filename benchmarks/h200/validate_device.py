@@ -38,6 +38,7 @@ import yaml
 
 log = logging.getLogger("validate_device")
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))  # zeus_bench from this checkout (nothing is installed on the device)
 GUARD = [sys.executable, str(REPO / "benchmarks/h200/observe_only.py")]
 
 
