@@ -264,12 +264,6 @@ def main() -> int:
             out = res / "power" / f"bs{bs}.parquet"
             if not out.exists():
                 r.run(f"power-bs{bs}", sweep_cmd(cfg, bs, out))
-    if "noise" in stages:
-        for k in range(1, int(cfg["noise"]["repeats"]) + 1):
-            for bs in cfg["noise"]["batch_sizes"]:
-                out = res / "noise" / f"bs{bs}-r{k}.parquet"
-                if not out.exists():
-                    r.run(f"noise-bs{bs}-r{k}", sweep_cmd(cfg, int(bs), out))
     if "online" in stages:
         o = cfg["online"]
         r.run(
@@ -282,6 +276,12 @@ def main() -> int:
              "--device", cfg["torch_device"], *tiny(cfg), *override,
              "--deadline-s", str(max(0.0, r.left_s() - o["reserve_s"]))],
         )  # fmt: skip
+    if "noise" in stages:
+        for k in range(1, int(cfg["noise"]["repeats"]) + 1):
+            for bs in cfg["noise"]["batch_sizes"]:
+                out = res / "noise" / f"bs{bs}-r{k}.parquet"
+                if not out.exists():
+                    r.run(f"noise-bs{bs}-r{k}", sweep_cmd(cfg, int(bs), out))
     nvidia_smi(work / "env-after.txt")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(args.out, "w:gz") as tar:
