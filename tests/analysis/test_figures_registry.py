@@ -34,7 +34,7 @@ def test_per_gpu_lists_follow_the_registry():
         "beta",
     ]
     assert [s.name for s in per_gpu_figures(True)][-1] == "power-profiles"
-    assert [s.name for s in single_figures()] == ["potential", "sweeps", "generations"]
+    assert [s.name for s in single_figures()] == ["potential", "sweeps", "generations", "validation"]
 
 
 def test_the_sweeps_figure_keeps_its_file_and_old_name():

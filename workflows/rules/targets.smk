@@ -25,8 +25,10 @@ SINGLE_FIGURE_INPUTS = {
     "potential": lambda: [f"results/potential/{g}.csv" for g in all_gpus()],
     "power": own_power_files,
     "zeus": lambda: [f"{ZEUS_DIR}/power-{g}.parquet" for g in zeus_gpus()],
+    # The committed comparisons of workflows/validate.smk (issue 35), one per measured GPU.
+    "validation": lambda: sorted(str(p) for p in Path("results/validation").glob("*/recurrences.parquet")),
 }
-STATIC_INPUTS = ("power",)
+STATIC_INPUTS = ("power", "validation")
 for _spec in single_figures():
     if set(_spec.input_names) - set(SINGLE_FIGURE_INPUTS):
         raise WorkflowError(
