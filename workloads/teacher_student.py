@@ -28,6 +28,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -100,7 +101,10 @@ class DataSpec:
                 f"{WORKLOAD_ID}: {path} must hold exactly the keys {sorted(fields)}, got {got}"
             )
         try:
-            spec = cls(**{k: (float(v) if k in _FLOAT_KEYS else _whole(k, v)) for k, v in raw.items()})
+            values: dict[str, Any] = {
+                k: (float(v) if k in _FLOAT_KEYS else _whole(k, v)) for k, v in raw.items()
+            }
+            spec = cls(**values)
         except (TypeError, ValueError) as exc:
             raise DatasetError(f"{WORKLOAD_ID}: {path}: {exc}") from None
         if min(spec.dim, spec.classes - 1, spec.teacher_width, spec.train_samples, spec.val_samples) < 1:
