@@ -102,6 +102,7 @@ COMMITTED: dict[str, str] = {
     "results/validation/*/measured/train/*.parquet": "train",
     "results/validation/*/measured/power/*.parquet": "power",
     "results/validation/*/measured/noise/*.parquet": "power",
+    "results/validation/*/logs/*/train-target-*/*.parquet": "train",
 }
 
 

@@ -1,6 +1,7 @@
 # Does the simulator predict a measured run? (issue 35) One recurring job, measured and replayed:
-#   snakemake -s workflows/validate.smk --configfile config/validate-h200.yaml --cores 1   # a GPU
-#   snakemake -s workflows/validate.smk --configfile config/validate-fake.yaml --cores 2   # rehearsal
+#   snakemake -s workflows/validate.smk --configfile config/validate-h200.yaml --cores 2 --resources gpu=1
+#   snakemake -s workflows/validate.smk --configfile config/validate-fake.yaml --cores 2 --resources gpu=1
+# (--resources gpu=1: one GPU job at a time; the sweep locks the GPU against a second run).
 # Stages: sweep (train trace per batch size and seed, power trace at the current limit, repeats of
 # a few power points) -> traces -> simulate (policy zeus, many seeds, without and with --noise at
 # the measured run-to-run level) -> online run (zeus_bench.online, N recurrences) -> compare

@@ -138,9 +138,10 @@ def _whole(key: str, value: object) -> int:
 def teacher(spec: DataSpec) -> nn.Module:
     """The fixed teacher: ``dim -> teacher_width (tanh) -> classes``, weights from ``teacher_seed``."""
     gen = torch.Generator().manual_seed(spec.teacher_seed)
-    net = nn.Sequential(
-        nn.Linear(spec.dim, spec.teacher_width), nn.Tanh(), nn.Linear(spec.teacher_width, spec.classes)
-    )
+    with torch.random.fork_rng(devices=[]):  # the layers' default init must not move the global generator
+        net = nn.Sequential(
+            nn.Linear(spec.dim, spec.teacher_width), nn.Tanh(), nn.Linear(spec.teacher_width, spec.classes)
+        )
     with torch.no_grad():
         for layer in (net[0], net[2]):
             assert isinstance(layer, nn.Linear)

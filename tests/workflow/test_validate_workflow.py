@@ -56,7 +56,7 @@ def test_validate_workflow_on_fake_gpu(tmp_path: Path) -> None:
     }
     cmd = [
         sys.executable, "-m", "snakemake", "-s", str(REPO / "workflows/validate.smk"), "--directory",
-        str(tmp_path), "--configfile", str(config), "--cores", "2",
+        str(tmp_path), "--configfile", str(config), "--cores", "2", "--resources", "gpu=1",
     ]  # fmt: skip
     run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, check=False)
     assert run.returncode == 0, run.stderr[-4000:]
