@@ -100,8 +100,8 @@ COMMITTED: dict[str, str] = {
     "results/validation/*/traces/train.parquet": "train",
     "results/validation/*/traces/power-*.parquet": "power",
     "results/validation/*/measured/train/*.parquet": "train",
-    "results/validation/*/measured/power/*.parquet": "power",
-    "results/validation/*/measured/noise/*.parquet": "power",
+    "results/validation/*/measured/power.parquet": "power",
+    "results/validation/*/measured/noise-r*.parquet": "power",
     "results/validation/*/logs/*/train-target-*/*.parquet": "train",
 }
 

@@ -38,6 +38,7 @@ REPO = Path(workflow.basedir).resolve().parent
 PY = f"PYTHONPATH={shlex.quote(str(REPO))}:\"$PYTHONPATH\" {shlex.quote(sys.executable)}"
 ONLINE = shlex.quote(str(REPO / "workflows" / "scripts" / "validate_online.py"))
 BATCH_SIZES_CSV = ",".join(map(str, BATCH_SIZES))
+NOISE_BS_CSV = ",".join(map(str, NOISE_BS))
 TINY = "--tiny" if V.get("tiny") else ""
 WORKLOADS_FILE = f"--workloads-file {shlex.quote(V['workloads_file'])}" if V.get("workloads_file") else ""
 N = int(V["online"]["recurrences"])
@@ -91,40 +92,38 @@ rule validate_train_cell:
         "--runs {V[runs]} --observe --torch-device {V[torch_device]} {COMMON} --out {output} > {log} 2>&1"
 
 
-rule validate_power_cell:
-    # Time per epoch and average power of one batch size at the current limit (observe mode).
+rule validate_power:
+    # Time per epoch and average power of every batch size at the current limit (observe mode), one
+    # sweep process (one GPU: nothing to gain from a process per cell).
     output:
-        protected(f"{MEASURED}/power/bs{{bs}}.parquet"),
-    wildcard_constraints:
-        bs=r"[0-9]+",
+        protected(f"{MEASURED}/power.parquet"),
     resources:
         gpu=1,
     log:
-        f"logs/validate/{GPU}/power-bs{{bs}}.log",
+        f"logs/validate/{GPU}/power.log",
     shell:
-        "{CMD} sweep --workload {W} --batch-sizes {wildcards.bs} {SWEEP_ARGS} --out {output} > {log} 2>&1"
+        "{CMD} sweep --workload {W} --batch-sizes {BATCH_SIZES_CSV} {SWEEP_ARGS} --out {output} > {log} 2>&1"
 
 
-rule validate_noise_cell:
-    # The same point measured again by a fresh process: the run-to-run noise.
+rule validate_noise_repeat:
+    # A few of the points measured again by a fresh process: the run-to-run noise.
     output:
-        protected(f"{MEASURED}/noise/bs{{bs}}-r{{k}}.parquet"),
+        protected(f"{MEASURED}/noise-r{{k}}.parquet"),
     wildcard_constraints:
-        bs=r"[0-9]+",
         k=r"[0-9]+",
     resources:
         gpu=1,
     log:
-        f"logs/validate/{GPU}/noise-bs{{bs}}-r{{k}}.log",
+        f"logs/validate/{GPU}/noise-r{{k}}.log",
     shell:
-        "{CMD} sweep --workload {W} --batch-sizes {wildcards.bs} {SWEEP_ARGS} --out {output} > {log} 2>&1"
+        "{CMD} sweep --workload {W} --batch-sizes {NOISE_BS_CSV} {SWEEP_ARGS} --out {output} > {log} 2>&1"
 
 
 rule validate_traces:
     # The measured traces as `zeus-bench simulate` reads them: train.parquet, power-<gpu>.parquet.
     input:
         train=expand(f"{MEASURED}/train/bs{{bs}}.parquet", bs=BATCH_SIZES),
-        power=expand(f"{MEASURED}/power/bs{{bs}}.parquet", bs=BATCH_SIZES),
+        power=f"{MEASURED}/power.parquet",
     output:
         train=f"{OUT}/traces/train.parquet",
         power=f"{OUT}/traces/power-{GPU}.parquet",
@@ -138,8 +137,8 @@ rule validate_traces:
 
 rule validate_noise:
     input:
-        power=expand(f"{MEASURED}/power/bs{{bs}}.parquet", bs=NOISE_BS),
-        repeats=expand(f"{MEASURED}/noise/bs{{bs}}-r{{k}}.parquet", bs=NOISE_BS, k=REPEATS),
+        power=f"{MEASURED}/power.parquet",
+        repeats=expand(f"{MEASURED}/noise-r{{k}}.parquet", k=REPEATS),
     output:
         f"{OUT}/noise.parquet",
     localrule: True

@@ -116,8 +116,8 @@ class Runner:
         self.wait([(n, *self.start(n, c)) for n, c in jobs])
 
 
-def sweep_cmd(cfg: dict[str, Any], bs: int, out: Path) -> list[str]:
-    """The workflow's power-sweep cell command (rule ``validate_power_cell``)."""
+def sweep_cmd(cfg: dict[str, Any], bs: str, out: Path) -> list[str]:
+    """The workflow's power-sweep command (rules ``validate_power``, ``validate_noise_repeat``)."""
     m = cfg["measure"]
     return [
         *GUARD, "zeus-bench", "sweep", "--workload", cfg["workload"], "--batch-sizes", str(bs),
@@ -259,11 +259,8 @@ def main() -> int:
                 for bs in bss
             ]
         )
-    if "power" in stages:
-        for bs in bss:
-            out = res / "power" / f"bs{bs}.parquet"
-            if not out.exists():
-                r.run(f"power-bs{bs}", sweep_cmd(cfg, bs, out))
+    if "power" in stages and not (res / "power.parquet").exists():
+        r.run("power", sweep_cmd(cfg, ",".join(map(str, bss)), res / "power.parquet"))
     if "online" in stages:
         o = cfg["online"]
         r.run(
@@ -278,10 +275,9 @@ def main() -> int:
         )  # fmt: skip
     if "noise" in stages:
         for k in range(1, int(cfg["noise"]["repeats"]) + 1):
-            for bs in cfg["noise"]["batch_sizes"]:
-                out = res / "noise" / f"bs{bs}-r{k}.parquet"
-                if not out.exists():
-                    r.run(f"noise-bs{bs}-r{k}", sweep_cmd(cfg, int(bs), out))
+            out = res / f"noise-r{k}.parquet"
+            if not out.exists():
+                r.run(f"noise-r{k}", sweep_cmd(cfg, ",".join(map(str, cfg["noise"]["batch_sizes"])), out))
     nvidia_smi(work / "env-after.txt")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(args.out, "w:gz") as tar:
