@@ -31,7 +31,9 @@ def register(sub: Any) -> None:
     )
     n.add_argument("shards", type=Path, nargs="+", metavar="POWER.parquet", help="power traces or shards")
     n.add_argument("--workload", required=True, help="workload id (the table's workload column)")
-    n.add_argument("--out", type=Path, required=True, metavar="FILE.parquet")
+    n.add_argument(
+        "--out", type=Path, required=True, metavar="FILE.parquet", help="validation_noise table to write"
+    )
     n.set_defaults(func=_noise)
     c = vsub.add_parser(
         "compare",
@@ -44,7 +46,7 @@ def register(sub: Any) -> None:
     )
     c.add_argument("--sim-noise", type=Path, required=True, help="the same simulation with --noise")
     c.add_argument("--noise", type=Path, required=True, help="validation_noise table")
-    c.add_argument("--out-dir", type=Path, required=True)
+    c.add_argument("--out-dir", type=Path, required=True, help="folder of the comparison's tables and report")
     c.set_defaults(func=_compare)
 
 

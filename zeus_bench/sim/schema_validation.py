@@ -74,7 +74,12 @@ VALIDATION_ONLINE = register_schema(
             ),
             _nonneg("energy_j", "Measured GPU energy of the try (profiling included)", "J", "1520.3"),
             _pos("time_s", "Measured wall time of the try (profiling included)", "s", "8.41"),
-            _nonneg("cost", "Zeus cost of the try, eta x energy + (1 - eta) x MAXPOWER x time", "J", "3704"),
+            _nonneg(
+                "cost",
+                "Zeus cost of the try, zeus_bench.core.cost.zeus_cost of its energy and time",
+                "J",
+                "3704",
+            ),
             _pos("max_power_w", "MAXPOWER of the cost: the GPU's maximum power limit", "W", "700"),
             Column("seed", "int", "Seed of the try's initial weights and data order", example="1017"),
         ),
