@@ -46,7 +46,7 @@ def test_bad_spec_is_one_dataset_error(tmp_path, edit, message):
 
 def test_missing_root_and_mismatched_dims_are_dataset_errors(tmp_path):
     w = TeacherStudent(tiny=True)
-    with pytest.raises(DatasetError, match="no teacher-student.json"):
+    with pytest.raises(DatasetError, match=r"no teacher-student\.json"):
         w.real_loader(tmp_path, "train", 32)
     DataSpec(dim=4, train_samples=64, val_samples=16).write(tmp_path)
     with pytest.raises(DatasetError, match="has dim 4"):

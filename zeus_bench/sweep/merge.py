@@ -54,7 +54,9 @@ def merge_shards(shards: Sequence[str | Path], out: str | Path) -> pd.DataFrame:
         rows = merged[dup].sort_values(key)
         first = rows.iloc[0]
         where = sorted(set(rows.loc[(rows[key] == first[key]).all(axis=1), "_shard"]))
-        at = f"run {first['run']}" if kind == "train" else f"at {first['power_limit_w']:g} W on {first['gpu']}"
+        at = (
+            f"run {first['run']}" if kind == "train" else f"at {first['power_limit_w']:g} W on {first['gpu']}"
+        )
         raise TraceFormatError(
             f"sweep-merge: {first['dataset']}/{first['network']} batch size {first['batch_size']} "
             f"{at} is in several shards: {', '.join(where)}"
