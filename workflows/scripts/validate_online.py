@@ -130,7 +130,10 @@ def train_once(
         finally:
             if fake is not None:
                 fake.__exit__(None, None, None)
-    return {**zeus.summary(), "max_power_w": zeus.max_power_w}
+    summary = zeus.summary()
+    if summary["power_limit_w"] is None:  # the profiler measured nothing (a run shorter than its window)
+        summary["power_limit_w"] = zeus.gpus[0].power_limit_w()  # the limit in force (observe mode)
+    return {**summary, "max_power_w": zeus.max_power_w}
 
 
 def row_of(
