@@ -66,6 +66,21 @@ SECTIONS: tuple[tuple[str, str, dict[str, str]], ...] = (
             "arena_profile": "`results/policy/arena/*/arena_profile.parquet` (committed)",
         },
     ),
+    (
+        "Validation against a measured run: `results/validation/<gpu>/`",
+        "Written by `workflows/validate.smk` (issue 35): one recurring job (`teacher-student`) measured on a GPU "
+        "through the sweep (`traces/train.parquet`, `traces/power-<gpu>.parquet`, kinds `train` and `power`; the "
+        "raw shards under `measured/`), replayed by `zeus-bench simulate` (policy zeus, without and with `--noise`), "
+        "and compared with the online optimizer's run of the same job on the same GPU (`zeus-bench validate "
+        "compare`, `report.md`, figure `results/figures/validation.png`). Batch-size side only, at the GPU's "
+        "current power limit (observe mode).",
+        {
+            "validation_online": "`results/validation/<gpu>/measured/online.parquet` (committed)",
+            "validation_noise": "`results/validation/<gpu>/noise.parquet` (committed)",
+            "validation_recurrences": "`results/validation/<gpu>/recurrences.parquet` (committed)",
+            "validation_findings": "`results/validation/<gpu>/findings.parquet` (committed)",
+        },
+    ),
 )
 
 #: The committed tables of ``results/``: a glob (from the repository root) -> its kind.
@@ -82,6 +97,16 @@ COMMITTED: dict[str, str] = {
     "results/policy/arena/*/arena_jobs.parquet": "arena_jobs",
     "results/policy/arena/*/arena_summary.parquet": "arena_summary",
     "results/policy/arena/*/arena_profile.parquet": "arena_profile",
+    "results/validation/*/measured/online.parquet": "validation_online",
+    "results/validation/*/noise.parquet": "validation_noise",
+    "results/validation/*/recurrences.parquet": "validation_recurrences",
+    "results/validation/*/findings.parquet": "validation_findings",
+    "results/validation/*/traces/train.parquet": "train",
+    "results/validation/*/traces/power-*.parquet": "power",
+    "results/validation/*/measured/train/*.parquet": "train",
+    "results/validation/*/measured/power.parquet": "power",
+    "results/validation/*/measured/noise-r*.parquet": "power",
+    "results/validation/*/logs/*/train-target-*/*.parquet": "train",
 }
 
 

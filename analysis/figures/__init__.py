@@ -37,6 +37,7 @@ INPUTS: dict[str, str] = {
     "recurrences": "the arena's --recurrences N runs: results/policy/arena/recurrences/<horizon>-n<N>/arena_*.parquet",
     "study": "the zeus-plus study's tables, results/policy/<table>.csv (zeus-bench study)",
     "cluster": "the cluster replay's summaries, results/alibaba/<gpu>.csv (Alibaba job groups)",
+    "validation": "the validation's per-recurrence comparison, results/validation/<gpu>/recurrences.parquet",
 }
 
 
@@ -159,6 +160,7 @@ FIGURES: dict[str, FigureSpec] = _register(
         category="Policies",
     ),
     FigureSpec("alibaba", "analysis.figures.studies:cluster", ("cluster",), category="Cluster"),
+    FigureSpec("validation", "analysis.figures.sweeps:validation", ("validation",), category="Measured GPUs"),
 )
 
 

@@ -1,4 +1,4 @@
-"""Draw functions of the measured GPUs' figures (the own sweeps, drawn as measured-gpus, and generations)."""
+"""Draw functions of the measured GPUs' figures (the own sweeps, drawn as measured-gpus; generations; validation)."""
 
 from __future__ import annotations
 
@@ -24,3 +24,15 @@ def sweeps(args: argparse.Namespace) -> Figure:
 def generations(args: argparse.Namespace) -> Figure:
     """The Zeus GPUs at their maximum limit beside the own sweeps, per workload."""
     return plots.plot_generations(plots.generation_table(load_all(args.zeus), load_all(args.power)))
+
+
+def validation(args: argparse.Namespace) -> Figure:
+    """The measured online run's cumulative cost against the simulated band (issue 35)."""
+    from zeus_bench.studies.validation_schema import SCOPE
+
+    rec = load_all(args.validation)
+    gpus = ", ".join(str(g).upper() for g in sorted(rec["gpu"].unique()))
+    jobs = ", ".join(sorted(rec["workload"].unique()))
+    return plots.plot_validation(
+        rec, title=f"{jobs} on {gpus}: measured online run vs simulated replay; {SCOPE}"
+    )

@@ -7,6 +7,7 @@ are those a two-column paper prints (:data:`analysis.style.FULL_W` wide).
 * :mod:`analysis.plots.traces` -- potential savings, the Pareto front, power-limit profiles.
 * :mod:`analysis.plots.policies` -- policy savings, ablation, convergence, regret, eta and beta.
 * :mod:`analysis.plots.sweeps` -- the project's own measured sweeps, and across GPU generations.
+* :mod:`analysis.plots.validation` -- a measured run against the simulated band (issue 35).
 * :mod:`analysis.plots.files` -- :func:`save` (every format, reproducible bytes, lean PDF fonts).
 * :mod:`analysis.plots.common` -- what they share (grids, log axes, titles, grouped bars).
 """
@@ -23,6 +24,7 @@ from analysis.plots.policies import (
 )
 from analysis.plots.sweeps import generation_table, markdown_table, plot_generations, plot_sweep
 from analysis.plots.traces import plot_pareto, plot_potential, plot_power_profiles
+from analysis.plots.validation import plot_validation
 
 __all__ = [
     "MARKER_STYLE",
@@ -41,5 +43,6 @@ __all__ = [
     "plot_power_profiles",
     "plot_regret",
     "plot_sweep",
+    "plot_validation",
     "save",
 ]

@@ -46,6 +46,7 @@ def test_per_gpu_lists_follow_the_registry():
         "policy-profile",
         "policy-recurrences",
         "alibaba",
+        "validation",
     ]
 
 

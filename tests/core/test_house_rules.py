@@ -319,6 +319,7 @@ PENDING_LONG: dict[str, str] = {
     "analysis/plots/traces.py:plot_pareto": "85 lines",
     "zeus_bench/cli/arena.py:_arena": "90 lines",
     "zeus_bench/cli/sim.py:_simulate": "91 lines",
+    "zeus_bench/studies/validation.py:findings": "85 lines",
     "zeus_bench/online/optimizer.py:__init__": "10 parameters",
     "zeus_bench/optimizers/hill_climb.py:__init__": "14 parameters",
     "zeus_bench/sim/env.py:recurrence_step": "9 parameters",

@@ -19,7 +19,7 @@ def _git(*args: str, cwd: Path) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1800)
+@pytest.mark.timeout(3000)
 def test_workflow_in_a_fresh_clone_leaves_git_status_clean(tmp_path, zeus_csv_dir):
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.fail("needs git and this checkout's history (CI runs on a clone)", pytrace=False)
@@ -27,7 +27,7 @@ def test_workflow_in_a_fresh_clone_leaves_git_status_clean(tmp_path, zeus_csv_di
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(clone)], check=True)
     env = {**os.environ, "ZEUS_TRACE_DIR": str(zeus_csv_dir)}
     out = subprocess.run(
-        [str(SNAKEMAKE), "--cores", "2"], cwd=clone, env=env, capture_output=True, text=True, timeout=1500
+        [str(SNAKEMAKE), "--cores", "2"], cwd=clone, env=env, capture_output=True, text=True, timeout=2700
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert _git("status", "--porcelain", cwd=clone) == "", _git("status", "--short", cwd=clone)

@@ -30,8 +30,10 @@ SINGLE_FIGURE_INPUTS = {
     "recurrences": lambda: arena_recurrence_files(),
     "study": lambda: policy_study_files(),
     "cluster": lambda: alibaba_summaries(),  # workflows/rules/alibaba_common.smk
+    # The committed comparisons of workflows/validate.smk (issue 35), one per measured GPU.
+    "validation": lambda: sorted(str(p) for p in Path("results/validation").glob("*/recurrences.parquet")),
 }
-STATIC_INPUTS = ("power",)
+STATIC_INPUTS = ("power", "validation")
 for _spec in single_figures():
     if set(_spec.input_names) - set(SINGLE_FIGURE_INPUTS):
         raise WorkflowError(

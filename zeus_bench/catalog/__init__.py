@@ -12,7 +12,7 @@ from zeus_bench.device import schema as device_schema
 from zeus_bench.sim import schema as sim_schema
 from zeus_bench.sim.scenarios import arrivals_schema, carbon_schema, drift_schema
 from zeus_bench.store import TableSchema, schemas
-from zeus_bench.studies import arena_schema, study_schema, warmjobs_schema
+from zeus_bench.studies import arena_schema, study_schema, validation_schema, warmjobs_schema
 from zeus_bench.traces import analysis_schema
 from zeus_bench.traces import schema as trace_schema
 
@@ -27,6 +27,7 @@ SCHEMA_MODULES = (
     drift_schema,
     arena_schema,
     study_schema,
+    validation_schema,
     warmjobs_schema,
 )
 

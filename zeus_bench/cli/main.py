@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "zeus_bench.cli.arena",
     "zeus_bench.cli.study",
     "zeus_bench.cli.capriccio",
+    "zeus_bench.cli.validate",
 )
 
 #: The module of each subcommand: a command line naming one imports that module alone (start-up:
@@ -52,6 +53,7 @@ COMMANDS: dict[str, str] = {
     "study": "zeus_bench.cli.study",
     "capriccio": "zeus_bench.cli.capriccio",
     "measure": "zeus_bench.cli.measure",
+    "validate": "zeus_bench.cli.validate",
 }
 
 log = logging.getLogger("zeus_bench")

@@ -1,0 +1,96 @@
+"""``zeus-bench validate``: the simulator against a run measured on a GPU (``workflows/validate.smk``).
+
+* ``validate noise`` turns repeated power points into the run-to-run noise table and level;
+* ``validate compare`` places the measured online run in the simulated distribution and writes
+  the per-recurrence table, the findings and a short report (``results/validation/<gpu>/``).
+
+Batch-size side only, at the GPU's current power limit (observe mode).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    """Add ``validate noise`` and ``validate compare``."""
+    p = sub.add_parser(
+        "validate",
+        help="compare the simulator with a run measured on a GPU (workflows/validate.smk)",
+        description="Validation of the simulator against a measured online run: batch-size side only, at "
+        "the GPU's current power limit (observe mode).",
+    )
+    vsub = p.add_subparsers(dest="validate_command", required=True, metavar="{noise,compare}")
+    n = vsub.add_parser(
+        "noise",
+        help="run-to-run noise of time per epoch and power from repeated power points",
+        description="Read power-trace shards that measure some batch sizes several times (the sweep's "
+        "points and their repeats) and write the validation_noise table; print the pooled level.",
+    )
+    n.add_argument("shards", type=Path, nargs="+", metavar="POWER.parquet", help="power traces or shards")
+    n.add_argument("--workload", required=True, help="workload id (the table's workload column)")
+    n.add_argument(
+        "--out", type=Path, required=True, metavar="FILE.parquet", help="validation_noise table to write"
+    )
+    n.set_defaults(func=_noise)
+    c = vsub.add_parser(
+        "compare",
+        help="place the measured online run in the simulated distribution; findings and report",
+        description="Write recurrences.parquet, findings.parquet and report.md into --out-dir.",
+    )
+    c.add_argument("--measured", type=Path, required=True, help="validation_online table of the online run")
+    c.add_argument(
+        "--sim", type=Path, required=True, help="runs table of `zeus-bench simulate` (policy zeus)"
+    )
+    c.add_argument("--sim-noise", type=Path, required=True, help="the same simulation with --noise")
+    c.add_argument("--noise", type=Path, required=True, help="validation_noise table")
+    c.add_argument("--out-dir", type=Path, required=True, help="folder of the comparison's tables and report")
+    c.set_defaults(func=_compare)
+
+
+def _noise(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from zeus_bench.cli.common import check_out
+    from zeus_bench.core.errors import ConfigError
+    from zeus_bench.store import read_table, write_table
+    from zeus_bench.studies.validation import noise_table
+
+    check_out(args.out, (".parquet",))
+    frames = [read_table(s, "power") for s in args.shards]
+    power = pd.concat(frames, ignore_index=True)
+    gpus = sorted(power["gpu"].unique())
+    if len(gpus) != 1:
+        raise ConfigError(f"validate noise: the shards hold several GPU kinds: {', '.join(gpus)}")
+    table = noise_table(power, gpus[0], args.workload)
+    write_table(table, args.out, "validation_noise", provenance={"shards": [str(s) for s in args.shards]})
+    print(f"{float(table['noise_level'].iloc[0]):.6g}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from zeus_bench.core.errors import ConfigError
+    from zeus_bench.core.fsutil import atomic_write_text
+    from zeus_bench.sim.summarize import read_runs
+    from zeus_bench.store import read_table, write_table
+    from zeus_bench.studies.validation import findings, findings_table, recurrence_table, render_report
+
+    measured = read_table(args.measured, "validation_online")
+    noise = read_table(args.noise, "validation_noise")
+    if measured.empty:
+        raise ConfigError(f"{args.measured}: no measured tries")
+    gpu, workload = str(measured["gpu"].iloc[0]), str(measured["workload"].iloc[0])
+    sim, sim_noise = read_runs(args.sim), read_runs(args.sim_noise)
+    rec = recurrence_table(measured, sim, sim_noise, gpu, workload)
+    level = float(noise["noise_level"].iloc[0])
+    found = findings(rec, level)
+    prov = {"measured": str(args.measured), "sim": str(args.sim), "sim_noise": str(args.sim_noise)}
+    out = args.out_dir
+    write_table(rec, out / "recurrences.parquet", "validation_recurrences", provenance=prov)
+    write_table(findings_table(found, gpu, workload), out / "findings.parquet", "validation_findings", prov)
+    atomic_write_text(out / "report.md", render_report(found, rec, noise, measured))
+    for f in found:
+        print(f.text)
+    return 0

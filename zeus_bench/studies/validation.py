@@ -1,0 +1,315 @@
+"""Does the simulator predict a measured run? The comparison of ``workflows/validate.smk`` (issue 35).
+
+Inputs: the measured online run (``validation_online``), the simulator's replay of the measured
+traces (``runs``, policy ``zeus``, many seeds), the same replay with ``--noise`` at the measured
+run-to-run level, and the repeated power points (``power`` shards). Outputs: the run-to-run noise
+(``validation_noise``), the per-recurrence comparison (``validation_recurrences``) and the
+findings (``validation_findings``), each a pure function of frames here; the CLI
+(``zeus-bench validate``) only reads and writes. Everything here is the batch-size side only, at
+the GPU's current power limit (observe mode): :data:`~zeus_bench.studies.validation_schema.SCOPE`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from zeus_bench.core.errors import ConfigError
+from zeus_bench.studies.validation_schema import SCOPE
+
+#: The simulator's bound on ``--noise`` (relative standard deviation).
+MAX_NOISE = 0.1
+#: The recurrences at which the percentile is reported (and N, the last).
+CHECKPOINTS = (10, 20)
+#: The band the measurement is checked against: the central 95 % of the simulated seeds.
+BAND = (2.5, 97.5)
+
+
+def noise_table(repeats: pd.DataFrame, gpu: str, workload: str) -> pd.DataFrame:
+    """Run-to-run spread per batch size of a power trace's repeated points (``validation_noise`` rows).
+
+    Args:
+        repeats: Power-trace rows, several per batch size (the sweep's point and its repeats).
+        gpu: The ``gpu`` column of the result.
+        workload: Its ``workload`` column.
+
+    Raises:
+        ConfigError: no batch size measured at least twice.
+    """
+    rows = []
+    for bs, g in repeats.groupby("batch_size", sort=True):
+        if len(g) < 2:
+            continue
+        t, p = g["time_per_epoch_s"].to_numpy(float), g["avg_power_w"].to_numpy(float)
+        rows.append(
+            {
+                "gpu": gpu,
+                "workload": workload,
+                "batch_size": int(bs),  # type: ignore[call-overload]
+                "repeats": len(g),
+                "time_per_epoch_mean_s": float(t.mean()),
+                "time_per_epoch_rel_std": float(t.std(ddof=1) / t.mean()),
+                "avg_power_mean_w": float(p.mean()),
+                "avg_power_rel_std": float(p.std(ddof=1) / p.mean()),
+            }
+        )
+    if not rows:
+        raise ConfigError("validate noise: no batch size was measured twice (repeat some power points)")
+    out = pd.DataFrame(rows)
+    out["noise_level"] = noise_level(out)
+    return out
+
+
+def noise_level(noise: pd.DataFrame) -> float:
+    """The pooled run-to-run level: root mean square of both relative spreads over batch sizes, at most 0.1."""
+    spreads = np.concatenate([noise["time_per_epoch_rel_std"], noise["avg_power_rel_std"]]).astype(float)
+    return float(min(MAX_NOISE, np.sqrt(np.mean(spreads**2))))
+
+
+def measured_by_recurrence(measured: pd.DataFrame) -> pd.DataFrame:
+    """Per recurrence: the first try's batch size and the summed energy, time and cost of all tries."""
+    m = measured.sort_values(["recurrence", "attempt"])
+    per = m.groupby("recurrence", sort=True).agg(
+        batch_size=("batch_size", "first"),
+        energy_j=("energy_j", "sum"),
+        time_s=("time_s", "sum"),
+        cost=("cost", "sum"),
+    )
+    expected = np.arange(1, len(per) + 1)
+    if not np.array_equal(per.index.to_numpy(), expected):
+        raise ConfigError("validate compare: the measured run's recurrences are not 1..N without gaps")
+    return per
+
+
+def simulated_by_recurrence(
+    runs: pd.DataFrame, recurrences: int
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Per (recurrence, seed) of a ``runs`` table: cumulative cost, energy and time, and the first choice.
+
+    Returns:
+        Three frames indexed by recurrence 1..``recurrences``, one column per seed: cumulative
+        cost, cumulative energy and cumulative time; and a fourth with the first try's batch size
+        (as the second item, a frame of choices). Precisely: ``(cum_cost, cum_energy_time, choices)``
+        where ``cum_energy_time`` has a two-level column index (``energy_j``/``time_s``, seed).
+
+    Raises:
+        ConfigError: the table holds more than one policy, eta or beta, or fewer recurrences.
+    """
+    for col in ("policy", "eta", "beta", "workload", "gpu"):
+        if runs[col].nunique() != 1:
+            raise ConfigError(f"validate compare: the simulated runs hold several values of {col!r}")
+    r = runs[runs["recurrence"] <= recurrences]
+    if r["recurrence"].max() < recurrences:
+        raise ConfigError(
+            f"validate compare: the simulation has {int(r['recurrence'].max())} recurrences, the measurement {recurrences}"
+        )
+    ran = r[r["ran"]]
+    sums = ran.groupby(["recurrence", "seed"])[["cost", "energy_j", "time_s"]].sum()
+    full = pd.MultiIndex.from_product(
+        [range(1, recurrences + 1), sorted(r["seed"].unique())], names=["recurrence", "seed"]
+    )
+    sums = sums.reindex(full, fill_value=0.0)
+    cum = sums.groupby(level="seed").cumsum()
+    cost = cum["cost"].unstack("seed")
+    energy_time = cum[["energy_j", "time_s"]].unstack("seed")
+    first = (
+        ran.sort_values(["seed", "recurrence", "attempt"])
+        .groupby(["recurrence", "seed"])["batch_size"]
+        .first()
+    )
+    choices = first.unstack("seed").reindex(range(1, recurrences + 1))
+    return cost, energy_time, choices
+
+
+def mid_rank_percentile(sample: np.ndarray, value: float) -> float:
+    """Percentile (0-100) of ``value`` among ``sample``: ties count half (mid-rank)."""
+    sample = np.asarray(sample, dtype=float)
+    below = np.count_nonzero(sample < value)
+    ties = np.count_nonzero(sample == value)
+    return float(100.0 * (below + 0.5 * ties) / len(sample))
+
+
+def recurrence_table(
+    measured: pd.DataFrame, sim: pd.DataFrame, sim_noise: pd.DataFrame, gpu: str, workload: str
+) -> pd.DataFrame:
+    """The ``validation_recurrences`` rows: the measured run against the simulated distribution."""
+    per = measured_by_recurrence(measured)
+    n = len(per)
+    cost, et, choices = simulated_by_recurrence(sim, n)
+    noise_cost, _, _ = simulated_by_recurrence(sim_noise, n)
+    m_cost = per["cost"].cumsum()
+    lo, hi = BAND
+    rows = []
+    for r in range(1, n + 1):
+        c, nc = cost.loc[r].to_numpy(float), noise_cost.loc[r].to_numpy(float)
+        picks = choices.loc[r].dropna().to_numpy(float)
+        bs = int(per.loc[r, "batch_size"])
+        rows.append(
+            {
+                "gpu": gpu,
+                "workload": workload,
+                "recurrence": r,
+                "measured_batch_size": bs,
+                "measured_cum_energy_j": float(per["energy_j"].iloc[:r].sum()),
+                "measured_cum_time_s": float(per["time_s"].iloc[:r].sum()),
+                "measured_cum_cost": float(m_cost.loc[r]),
+                "sim_cum_cost_p2_5": float(np.percentile(c, lo)),
+                "sim_cum_cost_p50": float(np.percentile(c, 50)),
+                "sim_cum_cost_p97_5": float(np.percentile(c, hi)),
+                "sim_cum_energy_p50": float(np.percentile(et["energy_j"].loc[r].to_numpy(float), 50)),
+                "sim_cum_time_p50": float(np.percentile(et["time_s"].loc[r].to_numpy(float), 50)),
+                "noise_cum_cost_p2_5": float(np.percentile(nc, lo)),
+                "noise_cum_cost_p97_5": float(np.percentile(nc, hi)),
+                "percentile": mid_rank_percentile(c, float(m_cost.loc[r])),
+                "choice_share": float(np.mean(picks == bs)) if len(picks) else 0.0,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One computed finding: an id, its value and the sentence the report prints."""
+
+    finding: str
+    value: float
+    text: str
+
+
+def findings(
+    recurrences: pd.DataFrame, level: float, checkpoints: Sequence[int] = CHECKPOINTS
+) -> list[Finding]:
+    """The validation's findings from the ``validation_recurrences`` rows and the noise level used.
+
+    - ``percentile_at_<r>`` for each checkpoint within N and ``percentile_at_N``;
+    - ``choice_among_share``: share of recurrences whose measured choice some simulated seed made;
+    - ``in_band_at_N`` (1/0): the measured cumulative cost at N inside the simulated 95 % band;
+    - ``diff_from_median_pct``: the measured cumulative cost at N against the simulated median, %;
+    - ``noise_covers_at_N`` (1/0): inside the band of the replay with ``--noise`` at ``level``;
+    - ``noise_widens_to_cover`` (1/0): outside without noise, inside with it;
+    - ``noise_level``: the ``--noise`` used.
+    """
+    rec = recurrences.sort_values("recurrence").set_index("recurrence")
+    n = int(rec.index.max())
+    out: list[Finding] = []
+    for r in [*(c for c in checkpoints if c < n), n]:
+        p = float(rec.loc[r, "percentile"])
+        name = "N" if r == n else str(r)
+        out.append(
+            Finding(
+                f"percentile_at_{name}",
+                p,
+                f"At recurrence {r}{' (N)' if r == n else ''}, the measured cumulative cost lies at the "
+                f"{p:.1f}th percentile of the simulated seeds ({SCOPE}).",
+            )
+        )
+    share = float(np.mean(rec["choice_share"] > 0))
+    out.append(
+        Finding(
+            "choice_among_share",
+            share,
+            f"In {100 * share:.0f} % of the {n} recurrences the measured batch size was among the simulated "
+            f"seeds' choices at that recurrence ({SCOPE}).",
+        )
+    )
+    last = rec.loc[n]
+    m = float(last["measured_cum_cost"])
+    inside = bool(last["sim_cum_cost_p2_5"] <= m <= last["sim_cum_cost_p97_5"])
+    diff = 100.0 * (m / float(last["sim_cum_cost_p50"]) - 1.0)
+    out.append(
+        Finding(
+            "in_band_at_N",
+            float(inside),
+            f"At recurrence N = {n} the measured cumulative cost ({m:.4g} J) lies "
+            f"{'inside' if inside else 'outside'} the simulated 95 % band "
+            f"[{last['sim_cum_cost_p2_5']:.4g}, {last['sim_cum_cost_p97_5']:.4g}] J ({SCOPE}).",
+        )
+    )
+    out.append(
+        Finding(
+            "diff_from_median_pct",
+            diff,
+            f"It is {abs(diff):.1f} % {'above' if diff >= 0 else 'below'} the simulated median "
+            f"({last['sim_cum_cost_p50']:.4g} J).",
+        )
+    )
+    covers = bool(last["noise_cum_cost_p2_5"] <= m <= last["noise_cum_cost_p97_5"])
+    out.append(
+        Finding(
+            "noise_covers_at_N",
+            float(covers),
+            f"With `--noise {level:.3g}` (the measured run-to-run level) the simulated 95 % band at N is "
+            f"[{last['noise_cum_cost_p2_5']:.4g}, {last['noise_cum_cost_p97_5']:.4g}] J: it "
+            f"{'covers' if covers else 'does not cover'} the measurement.",
+        )
+    )
+    widens = (not inside) and covers
+    out.append(
+        Finding(
+            "noise_widens_to_cover",
+            float(widens),
+            "The noise widens the band enough to cover a measurement the noiseless band missed."
+            if widens
+            else (
+                "The noiseless band already covers the measurement."
+                if inside
+                else "Even with the noise, the band misses the measurement: the difference is not run-to-run noise."
+            ),
+        )
+    )
+    out.append(
+        Finding("noise_level", level, f"Run-to-run noise used: {level:.3g} (relative standard deviation).")
+    )
+    return out
+
+
+def findings_table(found: Sequence[Finding], gpu: str, workload: str) -> pd.DataFrame:
+    """The ``validation_findings`` rows of ``found``."""
+    return pd.DataFrame(
+        [
+            {"gpu": gpu, "workload": workload, "finding": f.finding, "value": f.value, "text": f.text}
+            for f in found
+        ]
+    )
+
+
+def render_report(
+    found: Sequence[Finding], recurrences: pd.DataFrame, noise: pd.DataFrame, measured: pd.DataFrame
+) -> str:
+    """The validation's Markdown section: the scope, the findings, the noise and the figure."""
+    gpu, workload = str(measured["gpu"].iloc[0]), str(measured["workload"].iloc[0])
+    n = int(recurrences["recurrence"].max())
+    tries = len(measured)
+    lines = [
+        f"# Does the simulator predict a measured run? ({workload} on {gpu})",
+        "",
+        f"**Scope: {SCOPE}.** The job's traces were measured on the GPU through the sweep (train trace: "
+        "epochs to the target per batch size and seed; power trace: time per epoch and average power per "
+        "batch size at the current limit), replayed by `zeus-bench simulate` (policy zeus, many seeds), "
+        f"and compared with the online optimizer (`zeus_bench.online`) running the job for N = {n} "
+        f"recurrences ({tries} tries) on the same GPU. Labels: *measured* (the online run), *simulated* "
+        "(the replay of the measured traces).",
+        "",
+        "## Findings (computed)",
+        "",
+        *(f"- {f.text}" for f in found if f.finding != "noise_level"),
+        "",
+        "## Run-to-run noise (measured)",
+        "",
+        "| batch size | repeats | time per epoch (s) | rel. std | average power (W) | rel. std |",
+        "|---:|---:|---:|---:|---:|---:|",
+        *(
+            f"| {r.batch_size} | {r.repeats} | {r.time_per_epoch_mean_s:.4g} | {r.time_per_epoch_rel_std:.3%} "
+            f"| {r.avg_power_mean_w:.4g} | {r.avg_power_rel_std:.3%} |"
+            for r in noise.itertuples()
+        ),
+        "",
+        next(f.text for f in found if f.finding == "noise_level"),
+        "",
+        f"![measured cumulative cost against the simulated band](validation.png) (`validation.png`: {SCOPE})",
+        "",
+    ]
+    return "\n".join(lines)
