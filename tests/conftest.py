@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import zeus_bench.catalog  # noqa: F401  (every built-in table kind, for tests that write tables through the store)
 from tests.helpers.optional import in_ci
 
 REPO = Path(__file__).resolve().parents[1]

@@ -210,7 +210,7 @@ rule validate_compare:
         f"logs/validate/{GPU}/compare.log",
     shell:
         "{CMD} validate compare --measured {input.measured} --sim {input.sim} --sim-noise {input.sim_noise} "
-        "--noise {input.noise} --out-dir {OUT} > {log} 2>&1"
+        "--noise {input.noise} --out-dir {OUT} --force > {log} 2>&1"
 
 
 rule validate_figure:

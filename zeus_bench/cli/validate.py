@@ -46,7 +46,11 @@ def register(sub: Any) -> None:
     )
     c.add_argument("--sim-noise", type=Path, required=True, help="the same simulation with --noise")
     c.add_argument("--noise", type=Path, required=True, help="validation_noise table")
-    c.add_argument("--out-dir", type=Path, required=True, help="folder of the comparison's tables and report")
+    from zeus_bench.core.entry import add_output_dir_arg
+
+    add_output_dir_arg(
+        c, "--out-dir", "folder of the comparison's tables and report (absent or empty, unless --force)"
+    )
     c.set_defaults(func=_compare)
 
 
@@ -72,7 +76,7 @@ def _noise(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from zeus_bench.core.errors import ConfigError
-    from zeus_bench.core.fsutil import atomic_write_text
+    from zeus_bench.core.fsutil import atomic_write_text, output_dir
     from zeus_bench.sim.summarize import read_runs
     from zeus_bench.store import read_table, write_table
     from zeus_bench.studies.validation import findings, findings_table, recurrence_table, render_report
@@ -87,10 +91,13 @@ def _compare(args: argparse.Namespace) -> int:
     level = float(noise["noise_level"].iloc[0])
     found = findings(rec, level)
     prov = {"measured": str(args.measured), "sim": str(args.sim), "sim_noise": str(args.sim_noise)}
-    out = args.out_dir
-    write_table(rec, out / "recurrences.parquet", "validation_recurrences", provenance=prov)
-    write_table(findings_table(found, gpu, workload), out / "findings.parquet", "validation_findings", prov)
-    atomic_write_text(out / "report.md", render_report(found, rec, noise, measured))
+    owned = {"recurrences.parquet", "findings.parquet", "report.md"}
+    with output_dir(args.out_dir, args.force, owned.__contains__, "--out-dir") as out:
+        write_table(rec, out / "recurrences.parquet", "validation_recurrences", provenance=prov)
+        write_table(
+            findings_table(found, gpu, workload), out / "findings.parquet", "validation_findings", prov
+        )
+        atomic_write_text(out / "report.md", render_report(found, rec, noise, measured))
     for f in found:
         print(f.text)
     return 0
