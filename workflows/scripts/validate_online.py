@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+import zeus_bench.studies  # noqa: F401  (registers validation_online)
+from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost
 
 log = logging.getLogger("validate_online")
 
@@ -87,7 +88,7 @@ def train_once(
         target_metric=spec.target_metric,
         max_epochs=args.max_epochs or spec.max_epochs,
         state_dir=args.state_dir,
-        eta=args.eta,
+        cost=Cost(args.eta),
         beta=args.beta,
         higher_is_better=spec.metric_direction == "max",
         backend=backend,
@@ -95,7 +96,7 @@ def train_once(
         seed=args.seed,
         recurrences=args.recurrences,
         profiler=ProfilerConfig(
-            eta=args.eta,
+            cost=Cost(args.eta),
             warmup_iters=3,
             warmup_min_s=args.profile_s / 4,
             profile_iters=10,

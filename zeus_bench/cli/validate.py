@@ -57,6 +57,7 @@ def register(sub: Any) -> None:
 def _noise(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    import zeus_bench.catalog  # noqa: F401  (the power, runs and validation kinds it reads)
     from zeus_bench.cli.common import check_out
     from zeus_bench.core.errors import ConfigError
     from zeus_bench.store import read_table, write_table
@@ -75,6 +76,7 @@ def _noise(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    import zeus_bench.catalog  # noqa: F401  (the power, runs and validation kinds it reads)
     from zeus_bench.core.errors import ConfigError
     from zeus_bench.core.fsutil import atomic_write_text, output_dir
     from zeus_bench.sim.summarize import read_runs
