@@ -55,7 +55,8 @@ class ZeusCallback:
     ``ZeusCallback(JobSettings("toy", [16, 32], 32, 0.9, 10, "state"), device=DeviceSettings(observe=True))``
     is ``ZeusCallback("toy", [16, 32], 32, 0.9, 10, "state", observe=True)``.
 
-    Args:
+    The settings, by name (each group's dataclass documents its own):
+
         job: Job name (state file names and the profile cache key).
         batch_sizes: Feasible batch sizes.
         default_batch_size: The job's default batch size.
