@@ -197,13 +197,13 @@ def _arena(args: argparse.Namespace) -> int:
     from zeus_bench.sim.policies.base import get_policy, load_policy_module
     from zeus_bench.sim.rules import check_horizon
     from zeus_bench.store import write_table
-    from zeus_bench.studies.arena import (
+    from zeus_bench.studies.arena import arena_folds
+    from zeus_bench.studies.arena_profile import fold_agreement
+    from zeus_bench.studies.arena_protocol import (
         COMPARATOR,
         PAIRED,
         Protocol,
-        arena_folds,
         default_policies,
-        fold_agreement,
         frozen_constants,
     )
 

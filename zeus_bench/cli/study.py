@@ -139,7 +139,7 @@ def _arena_protocol(folder: Path, eta: float | None, beta: float | None) -> Any:
     from zeus_bench.core.errors import ConfigError
     from zeus_bench.sim.rules import check_horizon
     from zeus_bench.store import read_metadata, read_table
-    from zeus_bench.studies.arena import Protocol
+    from zeus_bench.studies.arena_protocol import Protocol
 
     path = folder / "arena_jobs.parquet"
     if not path.is_file():
@@ -173,7 +173,7 @@ def _study(args: argparse.Namespace) -> int:
     from zeus_bench.sim.replay import default_recurrences
     from zeus_bench.store import validate
     from zeus_bench.studies import study
-    from zeus_bench.studies.arena import judged_jobs
+    from zeus_bench.studies.arena_protocol import judged_jobs
     from zeus_bench.studies.warmjobs import WarmCosts, jobs_table, write_jobs_table
 
     log = logging.getLogger("zeus_bench.cli.study")

@@ -32,8 +32,9 @@ from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences
 from zeus_bench.sim.rules import Horizon
-from zeus_bench.studies.arena import COMPARATOR, P_SAFE, SAFE, ArenaJob, Protocol, job_refs, seed_costs
+from zeus_bench.studies.arena_protocol import COMPARATOR, P_SAFE, SAFE, ArenaJob, Protocol, seed_costs
 from zeus_bench.studies.crossfit import FOLD_CONSTANTS, FOLDS, split_job, variant
+from zeus_bench.studies.recurrences import references as job_refs
 from zeus_bench.studies.study_schema import validate_tuning
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
