@@ -9,11 +9,12 @@ from zeus_bench.cli.common import (
     MAX_RECURRENCES,
     MAX_SEEDS,
     add_format_arg,
+    add_int_option,
+    add_policy_module_arg,
+    add_seeds_arg,
     add_workloads_arg,
     beta_arg,
-    bounded_int_arg,
     eta_arg,
-    int_range_arg,
 )
 from zeus_bench.core.entry import add_output_dir_arg
 
@@ -55,10 +56,8 @@ def register(sub: Any) -> None:
         help="'all' (default: every registered policy but baseline, max-batch and oracle) or a "
         "comma-separated list; zeus is always added (the pairing)",
     )
-    p.add_argument(
-        "--policy-module", action="append", default=[], metavar="MODULE", help="import a module of policies"
-    )
-    p.add_argument("--seeds", type=int_range_arg, default=list(range(1, 51)), help="seeds (default 1-50)")
+    add_policy_module_arg(p, "import a module of policies")
+    add_seeds_arg(p, 50, "seeds (default 1-50)")
     p.add_argument(
         "--eta", type=eta_arg, default=None, help="energy weight (default: zeus_bench.core.cost's, 0.5)"
     )
@@ -79,41 +78,43 @@ def register(sub: Any) -> None:
         help="override a policy's constant (class attribute) in every fold, e.g. zeus-plus.horizon=20; "
         "repeatable (a what-if: constants chosen on the judged half are not cross-fitted)",
     )
-    p.add_argument(
+    add_int_option(
+        p,
         "--splits",
-        type=bounded_int_arg(1, MAX_SPLITS, "--splits"),
-        default=1,
-        metavar="K",
-        help="splits of the paths (default 1: the even/odd split; 2..K shuffle each batch size's paths, "
+        (1, MAX_SPLITS),
+        1,
+        "splits of the paths (default 1: the even/odd split; 2..K shuffle each batch size's paths, "
         "seeded); K > 1 adds rows of every split's folds pooled (fold 0)",
+        metavar="K",
     )
-    p.add_argument(
+    add_int_option(
+        p,
         "--replicates",
-        type=bounded_int_arg(0, MAX_SPLITS, "--replicates"),
-        default=0,
-        metavar="R",
-        help="replicate traces per split and fold (paths redrawn with replacement): the path level of the "
+        (0, MAX_SPLITS),
+        0,
+        "replicate traces per split and fold (paths redrawn with replacement): the path level of the "
         "intervals (default 0: seeds alone)",
+        metavar="R",
     )
-    p.add_argument(
+    add_int_option(
+        p,
         "--replicate-seeds",
-        type=bounded_int_arg(1, MAX_SEEDS, "--replicate-seeds"),
-        default=1,
+        (1, MAX_SEEDS),
+        1,
+        "seeds replayed on each replicate trace: the first S of --seeds (default 1)",
         metavar="S",
-        help="seeds replayed on each replicate trace: the first S of --seeds (default 1)",
     )
-    p.add_argument(
+    add_int_option(
+        p,
         "--recurrences",
-        type=bounded_int_arg(1, MAX_RECURRENCES, "--recurrences"),
-        default=None,
+        (1, MAX_RECURRENCES),
+        None,
+        "recurrences of every job (default: 2 x |B| x |P| of the whole job)",
         metavar="N",
-        help="recurrences of every job (default: 2 x |B| x |P| of the whole job)",
     )
     add_protocol_args(p)
     add_format_arg(p, out=False)
-    p.add_argument(
-        "--jobs", type=bounded_int_arg(1, MAX_JOBS, "--jobs"), default=1, metavar="N", help="worker processes"
-    )
+    add_int_option(p, "--jobs", (1, MAX_JOBS), 1, "worker processes", metavar="N")
     add_output_dir_arg(p, "--out", "folder of the three tables (absent or empty, unless --force)")
     p.set_defaults(func=_arena)
 

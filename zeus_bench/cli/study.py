@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cli.common import add_workloads_arg, beta_arg, eta_arg, int_range_arg
+from zeus_bench.cli.common import add_seeds_arg, add_workloads_arg, beta_arg, eta_arg
 from zeus_bench.core.entry import add_output_dir_arg
 
 #: The tables ``zeus-bench study`` writes into ``--out-dir`` (CSV).
@@ -45,12 +45,7 @@ def register(sub: Any) -> None:
         metavar="DIR",
         help="arena folder (zeus-bench arena, horizon known): the comparison's protocol and its check",
     )
-    p.add_argument(
-        "--seeds",
-        type=int_range_arg,
-        default=list(range(1, 11)),
-        help="seeds (default 1-10; with --arena: the drift and warm-start seeds)",
-    )
+    add_seeds_arg(p, 10, "seeds (default 1-10; with --arena: the drift and warm-start seeds)")
     add_workloads_arg(p)
     p.add_argument("--eta", type=eta_arg, default=None, help="energy weight (default zeus_bench.core.cost's)")
     p.add_argument(

@@ -171,7 +171,7 @@ def choose(table: pd.DataFrame) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: tune zeus-plus on the tune half and write the settings' table."""
-    from zeus_bench.core.entry import bounded_int_arg, int_range_arg
+    from zeus_bench.core.entry import add_int_option, int_range_arg
     from zeus_bench.core.fsutil import atomic_path
 
     ap = argparse.ArgumentParser(
@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--traces", action="append", required=True, metavar="GPU=DIR")
     ap.add_argument("--seeds", type=int_range_arg, default=list(range(1, 21)))
     ap.add_argument("--horizon", default="unknown")
-    ap.add_argument("--jobs", type=bounded_int_arg(1, 1024, "--jobs"), default=1)
+    add_int_option(ap, "--jobs", (1, 1024), 1)
     ap.add_argument(
         "--half",
         choices=("tune", "judge"),
