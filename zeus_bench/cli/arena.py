@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from zeus_bench.cli.common import (
@@ -183,33 +184,11 @@ def _overrides(items: list[str], horizon: Any = "known") -> dict[str, dict[str, 
     return out
 
 
-def _arena(args: argparse.Namespace) -> int:
-    import contextlib
-    import logging
-    import sys
-    import time
-
-    from zeus_bench.cli.common import emit, render
-    from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
-    from zeus_bench.core.errors import ConfigError
-    from zeus_bench.core.fsutil import check_output_dir, output_dir
-    from zeus_bench.sim.metrics import TWO_STAGE
-    from zeus_bench.sim.noise import resolve_noise
+def _policies(args: argparse.Namespace) -> list[str]:
+    """The policies asked for (``--policy-module`` imported first), each checked to be registered."""
     from zeus_bench.sim.policies.base import get_policy, load_policy_module
-    from zeus_bench.sim.rules import check_horizon
-    from zeus_bench.store import write_table
-    from zeus_bench.studies.arena import arena_folds
-    from zeus_bench.studies.arena_profile import fold_agreement
-    from zeus_bench.studies.arena_protocol import (
-        COMPARATOR,
-        PAIRED,
-        Protocol,
-        default_policies,
-        frozen_constants,
-    )
+    from zeus_bench.studies.arena_protocol import default_policies
 
-    log = logging.getLogger("zeus_bench.cli.arena")
-    out = check_output_dir(args.out, args.force, "--out")
     for module in args.policy_module:
         load_policy_module(module)
     policies = (
@@ -219,15 +198,22 @@ def _arena(args: argparse.Namespace) -> int:
     )
     for name in policies:
         get_policy(name)
-    traces = _trace_sets(args.traces, args.gpu)
-    workloads = (
-        None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
-    )
+    return policies
+
+
+def _protocol(args: argparse.Namespace, traces: dict[str, Any]) -> Any:
+    """The arena's :class:`~zeus_bench.studies.arena_protocol.Protocol` from the options."""
+    from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+    from zeus_bench.core.errors import ConfigError
+    from zeus_bench.sim.noise import resolve_noise
+    from zeus_bench.sim.rules import check_horizon
+    from zeus_bench.studies.arena_protocol import Protocol, frozen_constants
+
     if args.replicate_seeds > len(args.seeds):
         raise ConfigError(
             f"--replicate-seeds {args.replicate_seeds} exceeds the {len(args.seeds)} seeds given"
         )
-    protocol = Protocol(
+    return Protocol(
         tuple(args.seeds),
         DEFAULT_ETA if args.eta is None else args.eta,
         DEFAULT_BETA if args.beta is None else args.beta,
@@ -238,33 +224,37 @@ def _arena(args: argparse.Namespace) -> int:
         replicate_seeds=args.replicate_seeds,
         recurrences=args.recurrences,
     )
-    folds = [1, 2] if args.fold == "both" else [int(args.fold)]
-    start = time.perf_counter()
-    with contextlib.ExitStack() as stack:
-        progress = None
-        if sys.stderr.isatty():
-            from tqdm import tqdm
 
-            bar = stack.enter_context(tqdm(unit="task", desc="arena", leave=False))
-            progress = bar.update
-        else:  # a log file or a pipe: a line now and then, with the time left
-            from zeus_bench.core.progress import Progress
 
-            per_fold = sum(
-                len(traces[g].workload_ids(g) if workloads is None else workloads) for g in args.gpu
-            ) * len({COMPARATOR, *policies, *PAIRED})
-            runs = len(folds) * args.splits
-            progress = Progress("arena (GPU, workload, policy) replays", runs * per_fold, logger=log).done
-        tables = arena_folds(
-            traces, args.gpu, policies, protocol, folds, workloads, args.jobs, args.policy_module, progress,
-            args.splits,
-        )  # fmt: skip
-    jobs_df, summary = tables.jobs, tables.summary
-    provenance = {
+def _progress(stack: Any, run: Any, folds: list[int], splits: int, log: Any) -> Any:
+    """A bar on a terminal, else a line now and then with the time left (a log file or a pipe)."""
+    import sys
+
+    from zeus_bench.studies.arena_protocol import COMPARATOR, PAIRED
+
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        return stack.enter_context(tqdm(unit="task", desc="arena", leave=False)).update
+    from zeus_bench.core.progress import Progress
+
+    per_fold = sum(
+        len(run.traces[g].workload_ids(g) if run.workloads is None else run.workloads) for g in run.gpus
+    ) * len({COMPARATOR, *run.policies, *PAIRED})
+    return Progress("arena (GPU, workload, policy) replays", len(folds) * splits * per_fold, logger=log).done
+
+
+def _provenance(
+    args: argparse.Namespace, protocol: Any, run: Any, tables: Any, folds: list[int]
+) -> dict[str, Any]:
+    """The provenance stored with the three tables."""
+    from zeus_bench.sim.metrics import TWO_STAGE
+
+    return {
         "command": "arena",
         "traces": args.traces,
         "gpus": args.gpu,
-        "policies": sorted(set(jobs_df["policy"])),
+        "policies": sorted(set(tables.jobs["policy"])),
         "seeds": list(protocol.seeds),
         "eta": protocol.eta,
         "beta": protocol.beta,
@@ -276,10 +266,39 @@ def _arena(args: argparse.Namespace) -> int:
         "replicate_seeds": list(protocol.seeds[: protocol.replicate_seeds]),
         "recurrences": args.recurrences,
         "interval_method": TWO_STAGE if protocol.replicates >= 2 else "percentile bootstrap over seeds",
-        "labels": {g: _label(traces[g], g) for g in args.gpu},
+        "labels": {g: _label(run.traces[g], g) for g in args.gpu},
         "set": args.set,
         "fold_constants": {f: protocol.for_fold(f).constants for f in folds},
     }
+
+
+def _arena(args: argparse.Namespace) -> int:
+    import contextlib
+    import logging
+    import time
+
+    from zeus_bench.cli.common import emit, render
+    from zeus_bench.core.fsutil import check_output_dir, output_dir
+    from zeus_bench.store import write_table
+    from zeus_bench.studies.arena import ArenaRun, arena_folds
+    from zeus_bench.studies.arena_profile import fold_agreement
+
+    log = logging.getLogger("zeus_bench.cli.arena")
+    out = check_output_dir(args.out, args.force, "--out")
+    policies = _policies(args)
+    traces = _trace_sets(args.traces, args.gpu)
+    workloads = (
+        None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
+    )
+    protocol = _protocol(args, traces)
+    folds = [1, 2] if args.fold == "both" else [int(args.fold)]
+    run = ArenaRun(traces, args.gpu, policies, workloads, args.jobs, args.policy_module)
+    start = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        run = replace(run, progress=_progress(stack, run, folds, args.splits, log))
+        tables = arena_folds(run, protocol, folds, args.splits)
+    jobs_df, summary = tables.jobs, tables.summary
+    provenance = _provenance(args, protocol, run, tables, folds)
     with output_dir(out, args.force, {f"{t}.parquet" for t in TABLES}.__contains__, "--out") as tmp:
         write_table(jobs_df, tmp / "arena_jobs.parquet", "arena_jobs", provenance)
         write_table(summary, tmp / "arena_summary.parquet", "arena_summary", provenance)

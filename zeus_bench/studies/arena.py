@@ -62,50 +62,34 @@ class ArenaTables:
     profile: pd.DataFrame
 
 
-def arena_parts(
-    traces: dict[str, TraceSet],
-    gpus: Sequence[str],
-    policies: Sequence[str],
-    protocol: Protocol,
-    workloads: Sequence[str] | None = None,
-    jobs_n: int = 1,
-    policy_modules: Sequence[str] = (),
-    progress: Callable[[int], None] | None = None,
-) -> dict[tuple[str, str], Part]:
+@dataclass(frozen=True)
+class ArenaRun:
+    """What an arena replays, and how the work is spread: everything but the protocol.
+
+    ``traces``: each GPU's trace set; ``workloads``: None for every workload of each GPU;
+    ``jobs_n`` worker processes, each importing ``policy_modules`` (policies registered outside the
+    package); ``progress`` is called with 1 after each (job, policy) replay.
+    """
+
+    traces: dict[str, TraceSet]
+    gpus: Sequence[str]
+    policies: Sequence[str]
+    workloads: Sequence[str] | None = None
+    jobs_n: int = 1
+    policy_modules: Sequence[str] = ()
+    progress: Callable[[int], None] | None = None
+
+
+def arena_parts(run: ArenaRun, protocol: Protocol) -> dict[tuple[str, str], Part]:
     """Run the arena on the protocol's (split, fold): each job's :class:`Part`."""
-    jobs = judged_jobs(traces, gpus, workloads, protocol.half, protocol.split, protocol.recurrences)
-    totals = run_arena(jobs, policies, protocol, jobs_n, policy_modules, progress)
+    jobs = judged_jobs(
+        run.traces, run.gpus, run.workloads, protocol.half, protocol.split, protocol.recurrences
+    )
+    totals = run_arena(jobs, run.policies, protocol, run.jobs_n, run.policy_modules, run.progress)
     return job_parts(jobs, totals, protocol)
 
 
-def arena(
-    traces: dict[str, TraceSet],
-    gpus: Sequence[str],
-    policies: Sequence[str],
-    protocol: Protocol,
-    workloads: Sequence[str] | None = None,
-    jobs_n: int = 1,
-    policy_modules: Sequence[str] = (),
-    progress: Callable[[int], None] | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run the arena on one fold and build its two tables (``arena_jobs``, ``arena_summary``)."""
-    parts = {(protocol.split, protocol.fold): arena_parts(traces, gpus, policies, protocol, workloads, jobs_n, policy_modules, progress)}  # fmt: skip
-    jobs_df = jobs_frame(parts, protocol)
-    return jobs_df, summary_table(jobs_df, parts)
-
-
-def arena_folds(
-    traces: dict[str, TraceSet],
-    gpus: Sequence[str],
-    policies: Sequence[str],
-    protocol: Protocol,
-    folds: Sequence[int],
-    workloads: Sequence[str] | None = None,
-    jobs_n: int = 1,
-    policy_modules: Sequence[str] = (),
-    progress: Callable[[int], None] | None = None,
-    splits: int = 1,
-) -> ArenaTables:
+def arena_folds(run: ArenaRun, protocol: Protocol, folds: Sequence[int], splits: int = 1) -> ArenaTables:
     """The arena on each of ``folds`` of each split 1..``splits`` (:meth:`Protocol.for_fold`).
 
     Rows: split 1's folds (column ``fold``), and, with more than one (split, fold), every split's
@@ -115,16 +99,7 @@ def arena_folds(
     if splits < 1:
         raise ConfigError(f"--splits must be at least 1, got {splits}")
     parts = {
-        (k, f): arena_parts(
-            traces,
-            gpus,
-            policies,
-            _split_protocol(protocol.for_fold(f), k),
-            workloads,
-            jobs_n,
-            policy_modules,
-            progress,
-        )
+        (k, f): arena_parts(run, _split_protocol(protocol.for_fold(f), k))
         for k in range(1, splits + 1)
         for f in folds
     }
