@@ -48,6 +48,18 @@ def _finite_arg(what: str, minimum: float | None = None) -> Any:
     return parse
 
 
+def _add_finite(
+    p: argparse.ArgumentParser,
+    flag: str,
+    default: float | None,
+    metavar: str,
+    help: str,
+    minimum: float | None = None,
+) -> None:
+    """Add ``flag``: a finite number (:func:`_finite_arg`, ``>= minimum`` when given)."""
+    p.add_argument(flag, type=_finite_arg(flag, minimum=minimum), default=default, metavar=metavar, help=help)
+
+
 def _list_of(item: Any) -> Any:
     """Argparse type: comma-separated values, each parsed by ``item``."""
 
@@ -140,19 +152,20 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
         metavar="N",
         what="window",
     )
-    p.add_argument(
+    _add_finite(
+        p,
         "--prior-mean",
-        type=_finite_arg("--prior-mean"),
-        default=0.0,
-        metavar="J",
-        help="mean of the batch-size optimizer's Gaussian prior per arm, as a reward (-cost, J; default 0)",
+        0.0,
+        "J",
+        "mean of the batch-size optimizer's Gaussian prior per arm, as a reward (-cost, J; default 0)",
     )
-    p.add_argument(
+    _add_finite(
+        p,
         "--prior-precision",
-        type=_finite_arg("--prior-precision", minimum=0.0),
-        default=0.0,
-        metavar="1/J^2",
-        help="precision of that prior (default 0: no prior, the paper's)",
+        0.0,
+        "1/J^2",
+        "precision of that prior (default 0: no prior, the paper's)",
+        minimum=0.0,
     )
     add_int_option(
         p,
@@ -185,20 +198,21 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
         help="carbon-intensity series (.csv/.parquet: time_s, intensity_g_per_kwh): writes each try's co2_g "
         "(zeus_bench.sim.scenarios.carbon)",
     )
-    p.add_argument(
+    _add_finite(
+        p,
         "--recurrence-period-s",
-        type=_finite_arg("--recurrence-period-s"),
-        default=None,
-        metavar="S",
-        help="seconds between recurrences in the carbon series (default 86400: daily; arrival tables: their start times)",
+        None,
+        "S",
+        "seconds between recurrences in the carbon series (default 86400: daily; arrival tables: their start times)",
     )
-    p.add_argument(
+    _add_finite(
+        p,
         "--carbon-price",
-        type=_finite_arg("--carbon-price", minimum=0.0),
-        default=0.0,
-        metavar="J_PER_G",
-        help="joules of cost per gram of CO2-eq emitted (default 0: co2_g recorded, not priced; needs "
+        0.0,
+        "J_PER_G",
+        "joules of cost per gram of CO2-eq emitted (default 0: co2_g recorded, not priced; needs "
         "--carbon-intensity)",
+        minimum=0.0,
     )
     p.add_argument(
         "--prior-traces",

@@ -42,21 +42,22 @@ class _Field:
     missing_ok: bool = False
 
 
-TRAIN_FIELDS: tuple[_Field, ...] = (
+#: The fields that name a job's configuration, first in both files.
+_CONFIG_FIELDS: tuple[_Field, ...] = (
     _Field("dataset", "dataset", "str"),
     _Field("network", "network", "str"),
     _Field("batch_size", "batch_size", "int", "positive"),
     _Field("optimizer", "optimizer", "str"),
+)
+TRAIN_FIELDS: tuple[_Field, ...] = (
+    *_CONFIG_FIELDS,
     _Field("learning_rate", "learning_rate", "float", "positive"),
     _Field("run", "run", "int", "nonnegative"),
     _Field("target_metric", "target_metric", "float"),
     _Field("target_epoch", "target_epoch", "int", "epoch", missing_ok=True),
 )
 POWER_FIELDS: tuple[_Field, ...] = (
-    _Field("dataset", "dataset", "str"),
-    _Field("network", "network", "str"),
-    _Field("batch_size", "batch_size", "int", "positive"),
-    _Field("optimizer", "optimizer", "str"),
+    *_CONFIG_FIELDS,
     _Field("power_limit", "power_limit_w", "float", "positive"),
     _Field("time_per_epoch", "time_per_epoch_s", "float", "positive"),
     _Field("average_power", "avg_power_w", "float", "positive"),
