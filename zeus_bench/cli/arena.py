@@ -31,7 +31,7 @@ ANSWER = ("gpu", "rank", "policy", "regret_pct", "x_zeus", "p_better", "unsafe",
 
 def register(sub: Any) -> None:
     """Add ``arena``."""
-    from zeus_bench.cli.sim import _list_of, add_protocol_args
+    from zeus_bench.cli.sim_args import add_protocol_args, list_of
 
     p = sub.add_parser(
         "arena",
@@ -49,7 +49,7 @@ def register(sub: Any) -> None:
         metavar="[GPU=]DIR",
         help="folder of imported traces; repeatable (GPU=DIR: that folder for that GPU only)",
     )
-    p.add_argument("--gpu", type=_list_of(str), required=True, metavar="GPU[,GPU...]", help="GPU kind(s)")
+    p.add_argument("--gpu", type=list_of(str), required=True, metavar="GPU[,GPU...]", help="GPU kind(s)")
     add_workloads_arg(p)
     p.add_argument(
         "--policies",

@@ -10,12 +10,10 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from zeus_bench.cli.common import check_out, emit, render
-from zeus_bench.cli.sim_args import (  # noqa: F401 - _list_of, add_protocol_args: cli/arena.py imports them here
+from zeus_bench.cli.sim_args import (
     MAX_SUBMISSIONS,
     TABLE_SUFFIXES,
-    _list_of,
-    _PolicyHelp,
-    add_protocol_args,
+    PolicyHelp,
     add_simulate_args,
     add_summarize_args,
     add_synth_args,
@@ -32,7 +30,7 @@ def register(sub: Any) -> None:
         help="replay recurring jobs on the traces under policies; one row per try",
         description="Replay recurring training jobs on recorded traces under energy-optimization "
         "policies (docs/policies.md). Writes a 'runs' Parquet table, one row per try.",
-        formatter_class=_PolicyHelp,
+        formatter_class=PolicyHelp,
     )
     add_simulate_args(p)
     p.set_defaults(func=_simulate)

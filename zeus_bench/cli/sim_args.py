@@ -60,7 +60,7 @@ def _add_finite(
     p.add_argument(flag, type=_finite_arg(flag, minimum=minimum), default=default, metavar=metavar, help=help)
 
 
-def _list_of(item: Any) -> Any:
+def list_of(item: Any) -> Any:
     """Argparse type: comma-separated values, each parsed by ``item``."""
 
     def parse(text: str) -> list[Any]:
@@ -89,7 +89,7 @@ def add_protocol_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-class _PolicyHelp(argparse.HelpFormatter):
+class PolicyHelp(argparse.HelpFormatter):
     """Help of ``simulate``: ``--policies`` lists the registered policies (imported only for --help)."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
@@ -106,7 +106,7 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--traces", type=Path, required=True, metavar="DIR", help="folder of imported traces")
     p.add_argument(
         "--gpu",
-        type=_list_of(str),
+        type=list_of(str),
         required=True,
         metavar="GPU[,GPU...]",
         help="GPU kind(s) (power-<gpu>.parquet in DIR)",
@@ -122,13 +122,13 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
     add_seeds_arg(p, 10, "seeds, e.g. 1-10 (default) or 1,4,7-9")
     p.add_argument(
         "--eta",
-        type=_list_of(eta_arg),
+        type=list_of(eta_arg),
         default=[DEFAULT_ETA],
         help=f"energy weight(s) in [0, 1], comma-separated (default {DEFAULT_ETA})",
     )
     p.add_argument(
         "--beta",
-        type=_list_of(beta_arg),
+        type=list_of(beta_arg),
         default=[DEFAULT_BETA],
         help=f"early-stop threshold(s) > 0, 'inf' = off (default {DEFAULT_BETA})",
     )
@@ -249,7 +249,7 @@ def add_synth_args(p: argparse.ArgumentParser) -> None:
         "--workloads",
         "--workload",
         dest="workloads",
-        type=_list_of(str),
+        type=list_of(str),
         required=True,
         help="comma-separated workload ids",
     )
