@@ -549,6 +549,15 @@ def max_batch(jobs: pd.DataFrame) -> list[Finding]:
     return out
 
 
+def _where(rows: pd.DataFrame) -> str:
+    """The horizon and the folds of a table's rows, as a finding names them (``horizon known, fold 1``)."""
+    horizon = (
+        f"horizon {rows['horizon'].iloc[0]}" if "horizon" in rows.columns and len(rows) else "horizon known"
+    )
+    folds = sorted(set(rows["fold"])) if "fold" in rows.columns else [1]
+    return ", ".join([horizon, *(scope(int(f)) for f in folds)])
+
+
 def pl_only(jobs: pd.DataFrame) -> Finding:
     """Jobs where power-limit-only costs less than zeus-plus (mean over seeds), among multi-batch jobs."""
     p = jobs.pivot_table(index=["gpu", "workload"], columns="policy", values="cost_ratio_vs_baseline_mean")
@@ -558,7 +567,7 @@ def pl_only(jobs: pd.DataFrame) -> Finding:
     names = [f"{w} ({g}: {p.loc[(g, w), 'pl-only']:.3f} vs {p.loc[(g, w), PLUS]:.3f})" for g, w in cheaper]
     nums = {"jobs_cheaper": float(len(cheaper)), "jobs": float(len(p))}
     sentence = (
-        f"Power-limit-only (JIT at b0) costs less than zeus-plus (mean over seeds) on {len(cheaper)} of {len(p)} jobs"
-        + (f": {_jobs(names)}." if names else ".")
+        f"Power-limit-only (JIT at b0) costs less than zeus-plus (mean over seeds; {_where(jobs)}; simulated, H200 "
+        f"projected) on {len(cheaper)} of {len(p)} jobs" + (f": {_jobs(names)}." if names else ".")
     )
     return Finding("arena.pl_only", sentence, nums)

@@ -43,7 +43,8 @@ def setup(comparison: pd.DataFrame, seeds: Sequence[int]) -> Finding:
     which = f"seeds {min(seeds)}-{max(seeds)}" if n == len(seeds) else f"{n} seeds (the arena's)"
     sentence = (
         f"zeus-plus (docs/policies.md) against Zeus on {int(nums['jobs'])} jobs, eta {nums['eta']:g}, "
-        f"beta {nums['beta']:g}, {which}, as many recurrences as the simulator's default; the workflow replays "
+        f"beta {nums['beta']:g}, {which}, as many recurrences as the simulator's default, horizon known (zeus-plus is "
+        "told that number; simulated, H200 projected); the workflow replays "
         "the arena's fold 1 (the judged half of the training paths, zeus-bench study --arena, every mean equal to "
         "the arena's table); costs are cumulative over the references' cumulative costs on the same seed and "
         "paths (baseline: b0 at the maximum limit; max-batch at the maximum limit, both replayed) and regret is "
