@@ -11,6 +11,12 @@ it a table where the direction flips and check that the sentence flips too.
 * :mod:`~analysis.report.findings.study` -- the zeus-plus study.
 * :mod:`~analysis.report.findings.arena` -- the arena (intervals, safety, rank, folds).
 * :mod:`~analysis.report.findings.cluster` -- the cluster replay (Alibaba job groups).
+* :mod:`~analysis.report.findings.claims` -- earlier claims restated as the data support them (the
+  same-seed pairing, the anytime floor, the horizon's price, the warm start's goal per job left out).
+
+Findings stated once per GPU, fold or job carry a :attr:`Finding.row`; the report shows them as a
+:class:`Table` (a caption naming the horizon and the labels, a row per finding), not as a run of
+sentences of one template.
 """
 
 from __future__ import annotations
