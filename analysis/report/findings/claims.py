@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from analysis.report.findings import Finding
-from analysis.report.findings.arena import NON_LEARNING, PLUS, SAFE, scope
+from analysis.report.findings.arena import NON_LEARNING, PLUS, SAFE, by_fold, scope
 from analysis.report.findings.study import WARM_CUT
 
 SAME = 1e-4
@@ -125,7 +125,12 @@ def horizon_price(summary_unknown: pd.DataFrame, summary_known: pd.DataFrame) ->
     the rest of the difference is its search's (``search``). Each finding carries a table row.
     """
     out = []
-    for (gpu, fold), g in summary_unknown.groupby(["gpu", "fold"], sort=False):
+    cells = [
+        (gpu, fold, g)
+        for fold, _, _, rows in by_fold(summary_unknown)
+        for gpu, g in rows.groupby("gpu", sort=False)
+    ]
+    for gpu, fold, g in cells:
         u = g.set_index("policy")
         k = summary_known[(summary_known["gpu"] == gpu) & (summary_known["fold"] == fold)].set_index("policy")
         if PLUS not in u.index or PLUS not in k.index:
