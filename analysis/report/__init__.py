@@ -11,7 +11,8 @@ and the tables. Savings, cost ratios and regret come from the ``sim_summary`` ta
 
 * :mod:`~analysis.report.inputs` -- the results files, read once; :func:`read_references`.
 * :mod:`~analysis.report.findings` -- :class:`~analysis.report.findings.Finding` and the finding
-  functions, one module per subject (traces, simulation, headline, study, arena, cluster).
+  functions, one module per subject (traces, simulation, headline, study, arena, cluster, claims);
+  :class:`~analysis.report.findings.Table` lays out findings of one template as a table.
 * :mod:`~analysis.report.text` -- how numbers, names and Markdown tables are written; the wording thresholds.
 * :mod:`~analysis.report.render` -- figure links, row order, :class:`~analysis.report.render.Page`.
 * :mod:`~analysis.report.sections` -- the sections (traces, policies, measured: one mixin each;

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.report.findings import Finding
+from analysis.report.findings import Finding, Table
 from analysis.report.findings.traces import gpu_caveats
 from analysis.report.inputs import Inputs
 from analysis.style import WORKLOAD_ORDER, ordered
@@ -37,7 +37,7 @@ def by_workload(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-#: A section as a list: fixed lines (str) and paragraphs of findings (lists).
+#: A section as a list: fixed lines (str), paragraphs of findings (lists) and tables of findings (:class:`Table`).
 Items = list[Any]
 
 
@@ -45,7 +45,10 @@ def items_markdown(items: Items) -> str:
     """A section's items as Markdown on their own: lines as they are, findings as bullet points."""
     out: list[str] = []
     for x in items:
-        out += [*(f"- {f.sentence}" for f in x), ""] if isinstance(x, list) else [x, ""]
+        if isinstance(x, Table):
+            out += [x.markdown(), ""] if x.markdown() else []
+        else:
+            out += [*(f"- {f.sentence}" for f in x), ""] if isinstance(x, list) else [x, ""]
     return "\n".join(out).strip() + "\n"
 
 
@@ -72,9 +75,13 @@ class Page(Inputs):
             self.add(text, "")
 
     def add_items(self, items: Items) -> None:
-        """Append a section's items: each line as a paragraph, each list of findings as one :meth:`say`."""
+        """Append a section's items: each line as a paragraph, each list of findings as one :meth:`say`, each table."""
         for item in items:
-            if isinstance(item, list):
+            if isinstance(item, Table):
+                self.findings.extend(item.findings)
+                if item.markdown():
+                    self.add(item.markdown(), "")
+            elif isinstance(item, list):
                 self.say(*item)
             else:
                 self.add(item, "")

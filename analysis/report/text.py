@@ -11,6 +11,11 @@ import pandas as pd
 
 ORIGINAL_LABEL = "original simulator (Zeus v0.3.0 code)"
 PAPER_LABEL = "paper"
+#: Said once in every section of policy results that do not come from the arena (sections 3-7).
+SIMULATED_NOTE = (
+    "Simulated: the traces replayed (H200 projected). Zeus, grid search and the baselines are told no horizon "
+    "(the number of recurrences): none of them uses it."
+)
 NEAR_PT = 1.0  # "within 1 point"
 MOVE_PT = 0.5  # a change smaller than this is "no change"
 LITTLE_PCT = 5.0  # "little to gain": the oracle saves less than this

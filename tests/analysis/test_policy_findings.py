@@ -128,8 +128,10 @@ def test_section_renders_from_the_study_tables(tmp_path: Path) -> None:
     ).to_csv(tmp_path / "warmstart.csv", index=False)
     text = study_section.render_section(tmp_path, [1, 2, 3])
     assert text.startswith("## zeus-plus")
-    assert "| v100 | imagenet | 1.010 | 1.000 |" in text
-    assert "seeds 1-3" in text and "a 40 % cut" in text
+    assert "| v100 (simulated) | imagenet | 1.010 | 1.000 |" in text
+    assert "seeds 1-3" in text and "| v100 -> a40 | 12.0 / 20.0 | 40 % (meets) | +0.0 % |" in text
+    assert "| v100 (simulated) | on all 2 jobs |" in text  # the per-GPU findings as a table, not sentences
+    assert "| step (epochs of the optimum x1.5) | 1 / 0 of 1 | 2 / 5 | 0 / 0 |" in text
 
 
 def test_warm_start_per_job_names_hurt_jobs_and_the_range_leaving_one_out() -> None:

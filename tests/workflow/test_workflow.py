@@ -136,6 +136,16 @@ def test_a_per_gpu_target_before_the_traces_are_fetched(tmp_path, zeus_csv_dir, 
     assert jobs["configurations"] == jobs["figures_per_gpu_profiles"] == jobs["simulate"] == 1
 
 
+def test_the_report_by_name_before_the_traces_are_fetched(tmp_path, zeus_csv_dir):
+    # Asked for by name, the report waits for the traces checkpoint: its named inputs are not known
+    # yet, and its parameters and command ask for them with a default instead of failing the DAG
+    # ("'InputFiles' object has no attribute 'policy'" before).
+    wd = make_workdir(tmp_path, {"traces": {"zeus": {"local_dir": str(zeus_csv_dir)}}})
+    out = wd.snakemake("-n", "--printshellcmds", "results/report.md")
+    jobs = _jobs(out.stdout)
+    assert jobs["zeus_traces"] == 1 and jobs["report"] == 1
+
+
 def test_workflow_env_file_follows_pyproject():
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     env = yaml.safe_load((REPO / "workflows" / "envs" / "zeus-bench.yaml").read_text())

@@ -46,7 +46,7 @@ def alibaba_report_args(wildcards, input):
     if not ALIBABA["enabled"]:
         return ""
     args = f"--alibaba-manifest {ALIBABA_DIR}/MANIFEST.json"
-    return args + (f" --alibaba {' '.join(input.alibaba)}" if input.alibaba else "")
+    return args + (f" --alibaba {' '.join(input.alibaba)}" if input.get("alibaba") else "")
 
 
 CAPRICCIO_TRACE = "results/capriccio/capriccio.parquet"

@@ -20,22 +20,25 @@ rule report:
         # The figures it links: their names only (it reads no figure), so it runs beside them;
         # the target `all` needs both.
         figures=lambda wc: figure_files(),
+        # A named input whose list is empty (no study without the Zeus traces) is not in `input`:
+        # ask for it by name, with a default, so that `snakemake results/report.md` builds its DAG.
         policy=lambda wc, input: (
-            f"--policy-study {POLICY_DIR} --policy-seeds {config['policy_study']['seeds']}" if input.policy else ""
+            f"--policy-study {POLICY_DIR} --policy-seeds {config['policy_study']['seeds']}"
+            if input.get("policy")
+            else ""
         ),
         arena=lambda wc, input: f"--arena {ARENA_DIR}/known --arena-unknown {ARENA_DIR}/unknown --arena-tuning {POLICY_DIR}/tuning-known.csv {POLICY_DIR}/tuning-known-fold2.csv"
-        if input.arena
+        if input.get("arena")
         else "",
         alibaba=alibaba_report_args,
+        tables=report_table_args,
     conda:
         ENV
     log:
         "logs/{report}.log",
     shell:
-        "python -m analysis.report --out {output} --manifest {input.manifest}/MANIFEST.json "
-        "--configured-gpus {params.gpus} --potential {input.potential} --summary {input.summary} "
-        "--configs {params.configs} --sim {input.sim} --eta-sim {input.eta} --beta-sim {input.beta} --own {input.own} "
-        "--reference {input.reference} --figures {params.figures} {params.policy} {params.arena} {params.alibaba} --capriccio {input.capriccio} > {log} 2>&1"
+        "python -m analysis.report --out {output} --configured-gpus {params.gpus} {params.tables} "
+        "--configs {params.configs} --figures {params.figures} {params.policy} {params.arena} {params.alibaba} > {log} 2>&1"
 
 
 # The findings as one HTML page with its figures embedded (git-ignored): `snakemake --report`

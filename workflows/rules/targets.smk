@@ -144,6 +144,33 @@ def report_inputs(wildcards):
 
 
 
+#: The report's options that take its named inputs (rule report), in the order it is given them.
+REPORT_TABLE_OPTIONS = (
+    ("--potential", "potential"),
+    ("--summary", "summary"),
+    ("--sim", "sim"),
+    ("--eta-sim", "eta"),
+    ("--beta-sim", "beta"),
+    ("--own", "own"),
+    ("--reference", "reference"),
+    ("--capriccio", "capriccio"),
+)
+
+
+def report_table_args(wildcards, input):
+    """The report's table options from its named inputs, each asked for by name with a default.
+
+    Before the Zeus traces checkpoint has run (`snakemake -n results/report.md`) the inputs are not
+    known yet and a name is missing from `input`: the command is then only printed, with none.
+    """
+    manifest = input.get("manifest")
+    args = [f"--manifest {manifest}/MANIFEST.json"] if manifest else []
+    for option, name in REPORT_TABLE_OPTIONS:
+        files = input.get(name, [])
+        args.append(" ".join([option, *([files] if isinstance(files, str) else files)]))
+    return " ".join(args)
+
+
 #: The findings page of `snakemake --report` (rule report_html; git-ignored).
 FINDINGS_HTML = "results/findings.html"
 

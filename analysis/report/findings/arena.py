@@ -37,6 +37,22 @@ FOLD_LABEL = {0: "every split's two folds pooled: the spread across splits insid
               2: "fold 2: the tune half, constants chosen on the judge half"}  # fmt: skip
 
 
+def scope(fold: int) -> str:
+    """A fold as a table cell: ``pooled`` (fold 0: every split), ``fold 1``, ``fold 2``."""
+    return "pooled" if fold == 0 else f"fold {fold}"
+
+
+def _scope_of(suffix: str) -> str:
+    """The scope cell of a finding from its id suffix (``""`` fold 1, ``.pooled``, ``.fold2``)."""
+    return (
+        "fold 1"
+        if not suffix
+        else "pooled"
+        if suffix == ".pooled"
+        else f"fold {suffix.removeprefix('.fold')}"
+    )
+
+
 def by_fold(df: pd.DataFrame) -> list[tuple[int, str, str, pd.DataFrame]]:
     """Each fold's rows: ``(fold, id suffix, label, rows)``; fold 1's findings keep their plain ids."""
     folds = sorted(set(df["fold"])) if "fold" in df.columns else [1]
@@ -150,9 +166,22 @@ def _safety(jobs_unknown: pd.DataFrame, suffix: str, label: str) -> list[Finding
         expected = (
             f" Against the baseline's expected cost instead (the reading before arena_jobs version 4), the largest "
             f"95th percentile is {nums['expected_p95_max']:.3f} ({int(nums['expected_jobs_over'])} jobs above 1.02), "
-            f"and the baseline itself reaches {nums['floor_max']:.3f} there: the luck of the sampled paths, which "
-            "the same-seed ratio cancels."
+            f"and the baseline itself reaches {nums['floor_max']:.3f} there: the luck of the sampled paths."
         )
+        row = {
+            "GPU": str(gpu),
+            "scope": _scope_of(suffix),
+            "zeus-plus": verdict,
+            "largest p95 [95 % CI] (job)": f"{ci_text(nums['p95_max'], nums['p95_max_ci_lo'], nums['p95_max_ci_hi'], '{:.3f}')} ({worst})",
+            "most seeds above 1.02 (a job)": f"{100 * nums['unsafe_seed_share_max']:.0f} %",
+            "jobs above 1.02: probe floor above / within": (
+                f"{int(nums['jobs_over_with_probe_floor_over'])} / {int(nums['jobs_over_within_probe_floor'])}"
+            ),
+            "largest p95 vs the baseline's expected cost (jobs above 1.02)": (
+                f"{nums['expected_p95_max']:.3f} ({int(nums['expected_jobs_over'])})"
+            ),
+            "the baseline's own p95 vs its expected cost": f"{nums['floor_max']:.3f}",
+        }
         out.append(
             Finding(
                 f"arena.safety.{gpu}{suffix}",
@@ -162,6 +191,7 @@ def _safety(jobs_unknown: pd.DataFrame, suffix: str, label: str) -> list[Finding
                 f"bootstrap interval), and at most {100 * nums['unsafe_seed_share_max']:.0f} % of a job's seeds "
                 f"exceed 1.02.{bound}{expected}",
                 nums,
+                row=row,
             )
         )
     return out
@@ -247,7 +277,19 @@ def _regret(summary: pd.DataFrame, jobs: pd.DataFrame, suffix: str, label: str) 
             f"significantly better than Zeus on {int(nums['jobs_better'])} and significantly worse on "
             f"{len(worse)} ({_jobs(worse)})."
         )
-        out.append(Finding(f"arena.regret.{gpu}{suffix}", sentence, nums))
+        row = {
+            "GPU": str(gpu),
+            "scope": _scope_of(suffix),
+            "zeus-plus regret % [95 % CI]": ci_text(
+                nums["regret"], float(r["regret_pct_ci_lo"]), float(r["regret_pct_ci_hi"])
+            ),
+            "Zeus regret %": f"{nums['zeus_regret']:.2f}",
+            "x Zeus [95 % CI]": ci_text(nums["ratio"], nums["ratio_lo"], nums["ratio_hi"]),
+            f"{BETTER} x goal": verdict,
+            f"jobs within {BETTER} x": f"{int(nums['jobs_ratio_met'])} of {len(plus)}",
+            "significantly better / worse than Zeus (jobs)": f"{int(nums['jobs_better'])} / {len(worse)} ({_jobs(worse)})",
+        }
+        out.append(Finding(f"arena.regret.{gpu}{suffix}", sentence, nums, row=row))
     return out
 
 
@@ -269,6 +311,7 @@ def _rank(summary: pd.DataFrame, jobs: pd.DataFrame, suffix: str, label: str) ->
             sentence = (
                 f"On {gpu}{label}, zeus-plus has the least mean regret of the {len(s)} learning policies."
             )
+            lead = ""
         else:
             j = jobs[jobs["gpu"] == gpu].pivot_table(
                 index="workload", columns="policy", values="regret_pct_mean"
@@ -284,7 +327,15 @@ def _rank(summary: pd.DataFrame, jobs: pd.DataFrame, suffix: str, label: str) ->
                 f"{nums['plus_regret']:.2f} %; zeus-plus ranks {int(nums['rank'])} of {len(s)}); its lead comes "
                 f"mostly from {gap.index[0]} ({nums['gap_max']:.2f} points of regret)."
             )
-        out.append(Finding(f"arena.rank.{gpu}{suffix}", sentence, nums))
+            lead = f"{gap.index[0]} ({nums['gap_max']:.2f} points)"
+        row = {
+            "GPU": str(gpu),
+            "scope": _scope_of(suffix),
+            "least mean regret (learning policies)": best,
+            "zeus-plus's rank": f"{int(nums['rank'])} of {len(s)}",
+            "the winner's lead mostly from": lead or "-",
+        }
+        out.append(Finding(f"arena.rank.{gpu}{suffix}", sentence, nums, row=row))
     return out
 
 
@@ -318,6 +369,16 @@ def unknown_regret(summary_unknown: pd.DataFrame, summary_known: pd.DataFrame) -
             safe_nums, safe_sentence = _safe_rank(s, best)
             nums.update(safe_nums)
             floor_nums, floor_sentence = _anytime_floor(r, nums["regret"])
+            floor_row = (
+                {
+                    "anytime floor % (x Zeus [95 % CI])": (
+                        f"{floor_nums['floor']:.2f} ({ci_text(floor_nums['floor_ratio'], floor_nums['floor_ratio_lo'], floor_nums['floor_ratio_hi'])})"
+                    ),
+                    f"{BETTER} x goal under the per-recurrence guarantee": floor_verdict(floor_nums),
+                }
+                if floor_nums
+                else {}
+            )
             nums.update(floor_nums)
             sentence = (
                 f"With the horizon unknown on {gpu}{lab}, zeus-plus's mean regret is "
@@ -327,14 +388,32 @@ def unknown_regret(summary_unknown: pd.DataFrame, summary_known: pd.DataFrame) -
                 f"policies ({lead}). "
                 + (
                     f"Not being told the number of recurrences costs it {nums['regret'] - nums['known_regret']:.2f} points "
-                    "of regret: the price of the budget it keeps to when the horizon is unknown."
+                    "of regret."
                     if dearer
                     else "Not being told the number of recurrences costs it no regret here."
                 )
                 + floor_sentence
                 + safe_sentence
             )
-            out.append(Finding(f"arena.unknown_regret.{gpu}{suffix}", sentence, nums))
+            row = {
+                "GPU": str(gpu),
+                "scope": _scope_of(suffix),
+                "zeus-plus regret % [95 % CI]": ci_text(
+                    nums["regret"], float(r["regret_pct_ci_lo"]), float(r["regret_pct_ci_hi"])
+                ),
+                "x Zeus [95 % CI]": ci_text(nums["ratio"], nums["ratio_lo"], nums["ratio_hi"]),
+                "x Zeus, horizon known": f"{nums['known_ratio']:.2f}",
+                "rank (learning policies)": f"{int(nums['rank'])} of {len(s)}",
+                "least regret": "zeus-plus" if best == PLUS else f"{best} ({nums['best_regret']:.2f} %)",
+                "the least's jobs above 1.02": f"{int(nums['best_unsafe_jobs'])}",
+                "zeus-plus's rank among policies within 1.02": (
+                    f"{int(nums['safe_rank'])} of {int(nums['safe_policies'])}"
+                    if math.isfinite(nums["safe_rank"])
+                    else f"not within 1.02 ({int(nums['safe_policies'])} are)"
+                ),
+                **floor_row,
+            }
+            out.append(Finding(f"arena.unknown_regret.{gpu}{suffix}", sentence, nums, row=row))
     return out
 
 
@@ -351,26 +430,32 @@ def _anytime_floor(r: pd.Series, regret: float) -> tuple[dict[str, float], str]:
         return {}, ""
     f, lo, hi = (float(r[f"anytime_floor_ratio_vs_zeus{x}"]) for x in ("", "_ci_lo", "_ci_hi"))
     nums = {"floor": floor, "floor_ratio": f, "floor_ratio_lo": lo, "floor_ratio_hi": hi}
-    verdict = (
-        f"the {BETTER} x goal is out of reach of every policy that keeps this guarantee"
-        if lo > BETTER
-        else f"the guarantee itself leaves room for the {BETTER} x goal"
-        if hi < BETTER
-        else f"the {BETTER} x goal is within the interval of the floor: the guarantee leaves it no room for a search"
-    )
+    verdict = {
+        "out of reach": f"the {BETTER} x goal is out of reach of every policy that keeps this guarantee",
+        "room left": f"the guarantee itself leaves room for the {BETTER} x goal",
+        "within the floor's interval": (
+            f"the {BETTER} x goal is within the interval of the floor: the guarantee leaves it no room for a search"
+        ),
+    }[floor_verdict(nums)]
     sentence = (
-        f" The guarantee it keeps then (within {SAFE} x the baseline after every recurrence, should a try fail) has a "
+        f" The per-recurrence guarantee it keeps then (within {SAFE} x the baseline after every recurrence, should a "
+        "try fail; zeus-plus's own, not the arena's safety goal on the final cost) has a "
         f"floor: knowing every expected cost, such a policy has at least {floor:.2f} % regret here "
         f"({ci_text(f, lo, hi)} x Zeus's), so {verdict}"
     )
     if floor > 0.0:
         nums["over_floor"] = regret / floor
-        sentence += (
-            f"; zeus-plus is at {nums['over_floor']:.1f} x the floor, the rest the price of its search."
-        )
+        sentence += f"; zeus-plus is at {nums['over_floor']:.1f} x the floor."
     else:
         sentence += "."
     return nums, sentence
+
+
+def floor_verdict(nums: dict[str, float]) -> str:
+    """The 0.6 x goal under zeus-plus's per-recurrence guarantee, from :func:`_anytime_floor`'s numbers (a table cell)."""
+    if nums["floor_ratio_lo"] > BETTER:
+        return "out of reach"
+    return "room left" if nums["floor_ratio_hi"] < BETTER else "within the floor's interval"
 
 
 def _safe_rank(s: pd.DataFrame, best: str) -> tuple[dict[str, float], str]:
@@ -454,9 +539,23 @@ def max_batch(jobs: pd.DataFrame) -> list[Finding]:
                 f"Against max-batch on {gpu}, zeus-plus costs significantly more on {len(above)} of {len(g)} jobs "
                 f"({_jobs(above)}; largest mean ratio {nums['max_ratio']:.3f}, {worst}).",
                 nums,
+                row={
+                    "GPU": str(gpu),
+                    "jobs where zeus-plus costs significantly more than max-batch": f"{len(above)} of {len(g)} ({_jobs(above)})",
+                    "largest mean cost / max-batch's (job)": f"{nums['max_ratio']:.3f} ({worst})",
+                },
             )
         )
     return out
+
+
+def _where(rows: pd.DataFrame) -> str:
+    """The horizon and the folds of a table's rows, as a finding names them (``horizon known, fold 1``)."""
+    horizon = (
+        f"horizon {rows['horizon'].iloc[0]}" if "horizon" in rows.columns and len(rows) else "horizon known"
+    )
+    folds = sorted(set(rows["fold"])) if "fold" in rows.columns else [1]
+    return ", ".join([horizon, *(scope(int(f)) for f in folds)])
 
 
 def pl_only(jobs: pd.DataFrame) -> Finding:
@@ -468,7 +567,7 @@ def pl_only(jobs: pd.DataFrame) -> Finding:
     names = [f"{w} ({g}: {p.loc[(g, w), 'pl-only']:.3f} vs {p.loc[(g, w), PLUS]:.3f})" for g, w in cheaper]
     nums = {"jobs_cheaper": float(len(cheaper)), "jobs": float(len(p))}
     sentence = (
-        f"Power-limit-only (JIT at b0) costs less than zeus-plus (mean over seeds) on {len(cheaper)} of {len(p)} jobs"
-        + (f": {_jobs(names)}." if names else ".")
+        f"Power-limit-only (JIT at b0) costs less than zeus-plus (mean over seeds; {_where(jobs)}; simulated, H200 "
+        f"projected) on {len(cheaper)} of {len(p)} jobs" + (f": {_jobs(names)}." if names else ".")
     )
     return Finding("arena.pl_only", sentence, nums)

@@ -43,7 +43,8 @@ def setup(comparison: pd.DataFrame, seeds: Sequence[int]) -> Finding:
     which = f"seeds {min(seeds)}-{max(seeds)}" if n == len(seeds) else f"{n} seeds (the arena's)"
     sentence = (
         f"zeus-plus (docs/policies.md) against Zeus on {int(nums['jobs'])} jobs, eta {nums['eta']:g}, "
-        f"beta {nums['beta']:g}, {which}, as many recurrences as the simulator's default; the workflow replays "
+        f"beta {nums['beta']:g}, {which}, as many recurrences as the simulator's default, horizon known (zeus-plus is "
+        "told that number; simulated, H200 projected); the workflow replays "
         "the arena's fold 1 (the judged half of the training paths, zeus-bench study --arena, every mean equal to "
         "the arena's table); costs are cumulative over the references' cumulative costs on the same seed and "
         "paths (baseline: b0 at the maximum limit; max-batch at the maximum limit, both replayed) and regret is "
@@ -87,7 +88,17 @@ def safety(comparison: pd.DataFrame) -> list[Finding]:
             f"the baseline's, {worst['zeus-plus']}; Zeus: {nums['zeus_max_ratio']:.3f}, "
             f"{worst['zeus']}, {_jobs(int(nums['zeus_jobs_over']))} above {SAFE})."
         )
-        out.append(Finding(f"policy.safety.{gpu}", sentence, nums))
+        row = {
+            "GPU": str(gpu),
+            "zeus-plus: cost <= 1.02 x the baseline's": f"on all {jobs} jobs"
+            if over == 0
+            else f"missed on {over} of {jobs}",
+            "zeus-plus's largest cost / baseline's (job)": f"{nums['zeus-plus_max_ratio']:.3f} ({worst['zeus-plus']})",
+            "Zeus's largest (job; jobs above 1.02)": (
+                f"{nums['zeus_max_ratio']:.3f} ({worst['zeus']}; {int(nums['zeus_jobs_over'])})"
+            ),
+        }
+        out.append(Finding(f"policy.safety.{gpu}", sentence, nums, row=row))
     return out
 
 
@@ -108,6 +119,12 @@ def regret(comparison: pd.DataFrame) -> list[Finding]:
                 f"policy.regret.{gpu}",
                 sentence,
                 {"zeus": zeus, "zeus-plus": plus, "ratio": ratio, "goal": BETTER},
+                row={
+                    "GPU": str(gpu),
+                    "regret %: zeus-plus / Zeus": f"{plus:.1f} / {zeus:.1f}",
+                    "x Zeus": f"{ratio:.2f}",
+                    f"{BETTER} x goal": f"{verdict}",
+                },
             )
         )
     return out
@@ -123,7 +140,14 @@ def max_batch(comparison: pd.DataFrame) -> list[Finding]:
             f"(largest ratio {nums['zeus-plus_max_ratio']:.3f}), Zeus on {_jobs(int(nums['zeus_jobs_over']))} "
             f"(largest ratio {nums['zeus_max_ratio']:.3f})."
         )
-        out.append(Finding(f"policy.max_batch.{gpu}", sentence, nums))
+        row = {
+            "GPU": str(gpu),
+            "jobs dearer than max-batch: zeus-plus / Zeus": (
+                f"{int(nums['zeus-plus_jobs_over'])} / {int(nums['zeus_jobs_over'])}"
+            ),
+            "largest cost / max-batch's: zeus-plus / Zeus": f"{nums['zeus-plus_max_ratio']:.3f} / {nums['zeus_max_ratio']:.3f}",
+        }
+        out.append(Finding(f"policy.max_batch.{gpu}", sentence, nums, row=row))
     return out
 
 
@@ -162,7 +186,15 @@ def drift(table: pd.DataFrame) -> list[Finding]:
             f"recurrences; never within the horizon: zeus-plus {int(nums['plus_never'])}, windowed Zeus "
             f"{int(nums['window_never'])})."
         )
-        out.append(Finding(f"policy.drift.{scenario}.{factor:g}", sentence, nums))
+        row = {
+            "change": f"{scenario} ({DRIFT_WHAT.get(scenario, 'epochs x{f:g}').format(f=factor)})",
+            "jobs: zeus-plus sooner / later": f"{int(nums['plus_sooner'])} / {int(nums['plus_later'])} of {n}",
+            "median recurrences: zeus-plus / windowed Zeus": f"{nums['plus_median']:g} / {nums['window_median']:g}",
+            "never back within the horizon: zeus-plus / windowed Zeus": (
+                f"{int(nums['plus_never'])} / {int(nums['window_never'])}"
+            ),
+        }
+        out.append(Finding(f"policy.drift.{scenario}.{factor:g}", sentence, nums, row=row))
     return out
 
 
@@ -194,6 +226,12 @@ def warm_start(table: pd.DataFrame) -> list[Finding]:
                     "goal": WARM_CUT,
                     "first": float(k),
                 },
+                row={
+                    "prior -> target": f"{src} -> {dst}",
+                    f"first-{k} regret %: warm / cold (mean over jobs)": f"{warm:.1f} / {cold:.1f}",
+                    f"cut ({WARM_CUT:.0f} % goal)": f"{cut:.0f} % ({verdict})",
+                    "steady-state cost": f"{steady:+.1f} %",
+                },
             )
         )
     return out
@@ -214,7 +252,11 @@ def warm_start_per_job(table: pd.DataFrame) -> list[Finding]:
                 f"and worse on {len(worse)}{hurt}; cold zeus-plus has no regret to cut on these jobs."
             )
             nums = {"jobs": float(len(g)), "better": float(len(better)), "worse": float(len(worse))}
-            out.append(Finding(f"policy.warm_jobs.{src}.{dst}", sentence, nums))
+            out.append(
+                Finding(
+                    f"policy.warm_jobs.{src}.{dst}", sentence, nums, row=_warm_row(src, dst, better, worse, g)
+                )
+            )
             continue
         low = cuts.loc[cuts["pair_cut_without_pct"].idxmin()]
         high = cuts.loc[cuts["pair_cut_without_pct"].idxmax()]
@@ -237,5 +279,20 @@ def warm_start_per_job(table: pd.DataFrame) -> list[Finding]:
             f"{nums['without_min_pct']:.1f} % (without {low['workload']}) to {nums['without_max_pct']:.1f} % "
             f"(without {high['workload']})."
         )
-        out.append(Finding(f"policy.warm_jobs.{src}.{dst}", sentence, nums))
+        out.append(
+            Finding(
+                f"policy.warm_jobs.{src}.{dst}", sentence, nums, row=_warm_row(src, dst, better, worse, g)
+            )
+        )
     return out
+
+
+def _warm_row(
+    src: str, dst: str, better: pd.DataFrame, worse: pd.DataFrame, g: pd.DataFrame
+) -> dict[str, str]:
+    """A pair's per-job verdicts as table cells (jobs significantly helped / hurt by the warm start)."""
+    hurt = f" ({', '.join(worse['workload'])})" if len(worse) else ""
+    return {
+        "prior -> target": f"{src} -> {dst}",
+        f"jobs better / worse (paired, 95 %, {int(g['seeds'].min())} seeds)": f"{len(better)} / {len(worse)}{hurt} of {len(g)}",
+    }

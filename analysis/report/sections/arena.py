@@ -11,9 +11,10 @@ from pathlib import Path
 import pandas as pd
 
 import zeus_bench.catalog  # noqa: F401  (registers the arena's kinds)
-from analysis.report.findings import Finding
+from analysis.report.findings import Finding, Table
 from analysis.report.findings.arena import (
     PLUS,
+    SAFE,
     ci_text,
     folds,
     max_batch,
@@ -24,6 +25,7 @@ from analysis.report.findings.arena import (
     setup,
     unknown_regret,
 )
+from analysis.report.findings.claims import anytime_floor, horizon_price, pairing
 from analysis.report.render import items_markdown
 from zeus_bench.store import read_table
 
@@ -93,34 +95,65 @@ def plus_job_table(
 
 def section_items(
     arena: Path, arena_unknown: Path | None, tuning: tuple[Path, Path] | None = None
-) -> list[str | list[Finding]]:
-    """The section in order: fixed lines (headings, table, figure) and paragraphs of findings."""
+) -> list[str | list[Finding] | Table]:
+    """The section in order: fixed lines (headings, tables, figure), paragraphs and tables of findings."""
     jobs, summary = read(arena)
     labels = labels_of(arena)
-    items: list[str | list[Finding]] = [
+    scopes = "scope: pooled = every split's two folds, fold 1 = the judge half, fold 2 = the tune half"
+    items: list[str | list[Finding] | Table] = [
         "## The policy arena: is a policy better than Zeus, by how much, how sure?",
         [setup(summary)],
         "The zeus-plus section above is this arena's fold 1 (the same replays of the judged half: zeus-bench "
         "study checks every mean); here with its intervals, the other policies and the second fold.",
-        regret(summary, jobs),
+        Table.joined(
+            f"zeus-plus against Zeus, **horizon known** (simulated; H200 rows projected; {scopes}):",
+            regret(summary, jobs),
+            rank(summary, jobs),
+            key=("GPU", "scope"),
+            labels=labels,
+        ),
     ]
     if summary["fold"].nunique() < 2 and tuning is not None and all(p.is_file() for p in tuning):
         items.append(folds(pd.read_csv(tuning[0]), pd.read_csv(tuning[1])))
-    items += [
-        rank(summary, jobs),
-        max_batch(jobs[jobs["fold"] == 1]),
-    ]
+    items.append(
+        Table(
+            "zeus-plus against max-batch, horizon known, fold 1 (simulated; H200 rows projected):",
+            max_batch(jobs[jobs["fold"] == 1]),
+            labels,
+        )
+    )
     pl = pl_only(jobs[jobs["fold"] == 1])
     if pl.sentence:
         items.append([pl])
     unknown, unknown_summary = (None, None) if arena_unknown is None else read(arena_unknown)
     if unknown is not None and unknown_summary is not None:
-        items.append(safety(unknown))
-        items.append(unknown_regret(unknown_summary, summary))
+        items += [
+            Table(
+                "The safety goal, **horizon unknown** (simulated; H200 rows projected): the 95th percentile over seeds of "
+                f"zeus-plus's cumulative cost over the baseline's on the same seed, <= {SAFE} on every job ({scopes}):",
+                safety(unknown),
+                labels,
+            ),
+            [pairing(unknown[unknown["fold"] == 1])],
+            Table(
+                f"zeus-plus, **horizon unknown** (simulated; H200 rows projected; {scopes}); the anytime floor is the "
+                f"least regret of a policy within {SAFE} x the baseline after every recurrence, knowing every expected cost:",
+                unknown_regret(unknown_summary, summary),
+                labels,
+            ),
+            [anytime_floor(unknown_summary)],
+            Table(
+                "What not being told the horizon costs zeus-plus (simulated; H200 rows projected): the guarantee "
+                "forces at most the floor less its regret with the horizon known; the rest is its search's:",
+                horizon_price(unknown_summary, summary),
+                labels,
+            ),
+        ]
     items += [
+        "Every policy, horizon known (simulated; H200 rows projected):",
         summary_table(summary, labels),
-        "zeus-plus per job (cost / baseline: its cumulative cost over the baseline's on the same seed; p95: the "
-        "95th percentile of that over seeds):",
+        "zeus-plus per job, horizon known (p95 also horizon unknown; simulated, H200 rows projected; cost / baseline: "
+        "its cumulative cost over the baseline's on the same seed; p95: the 95th percentile of that over seeds):",
         plus_job_table(jobs, unknown, labels),
         "![arena](figures/policy-arena.png)",
     ]

@@ -13,6 +13,7 @@ from analysis.report.findings.traces import (
     summary_column,
 )
 from analysis.report.render import Page, figure_link
+from analysis.report.sections.arena import labels_of
 from analysis.report.sections.arena import section_items as arena_items
 from analysis.report.sections.study import section_items as study_items
 from analysis.report.text import (
@@ -142,7 +143,8 @@ class MeasuredSections(Page):
     def policy_study(self) -> None:
         """The zeus-plus section (:mod:`analysis.report.sections.study`), when the study's tables are given."""
         if self.args.policy_study is not None:
-            self.add_items(study_items(self.args.policy_study, self.args.policy_seeds))
+            labels = labels_of(self.args.arena) if self.args.arena is not None else {}
+            self.add_items(study_items(self.args.policy_study, self.args.policy_seeds, labels))
 
     def arena(self) -> None:
         """The arena section (:mod:`analysis.report.sections.arena`), when the arena's tables are given."""

@@ -21,6 +21,7 @@ from analysis.report.findings.simulation import (
 from analysis.report.render import Page, by_workload, figure_link
 from analysis.report.text import (
     ORIGINAL_LABEL,
+    SIMULATED_NOTE,
     beta_text,
     gpu_name,
     md_table,
@@ -47,7 +48,8 @@ class PolicySections(Page):
             zeus_vs_baseline(summary),
             little_to_gain(summary),
             failed_recurrences(summary),
-            before="Cumulative energy and time over all recurrences, relative to the max-batch baseline (left) and to "
+            before=SIMULATED_NOTE + " "
+            "Cumulative energy and time over all recurrences, relative to the max-batch baseline (left) and to "
             "b0 at the maximum limit (right); bars are means over seeds, error bars one standard deviation.",
         )
         s = by_workload(summary).set_index(["gpu", "workload", "policy"])
@@ -96,7 +98,8 @@ class PolicySections(Page):
         one = self.one_limit()
         self.say(
             ablation_both(summary, one),
-            before="Energy and time of optimising the batch size only (at the maximum limit), the power limit only "
+            before=SIMULATED_NOTE + " "
+            "Energy and time of optimising the batch size only (at the maximum limit), the power limit only "
             "(at b0) and both (Zeus), relative to the baseline.",
         )
         col = "energy_savings_vs_baseline_cum_pct_mean"
@@ -120,7 +123,8 @@ class PolicySections(Page):
         self.say(
             regret_shape(metrics.convergence(sim)),
             grid_vs_zeus_regret(summary),
-            before="Cost of each recurrence relative to the oracle's expected cost (log scale; mean over seeds, band "
+            before=SIMULATED_NOTE + " "
+            "Cost of each recurrence relative to the oracle's expected cost (log scale; mean over seeds, band "
             "the range over seeds) for Zeus and grid search, the oracle as a dashed line at 1, and the cumulative "
             "regret (cost above the oracle's, summed over recurrences; a failed recurrence counts with its fallback "
             "to the baseline).",
@@ -183,6 +187,7 @@ class PolicySections(Page):
             "eta",
             "6. The energy/time trade-off as eta varies",
             "eta",
+            SIMULATED_NOTE + " "
             "Zeus's cumulative energy and time relative to the baseline for eta from 0 (optimise time only) to 1 "
             "(energy only).",
             eta_effect,
@@ -192,6 +197,7 @@ class PolicySections(Page):
             "beta",
             "7. Sensitivity to beta (early stopping)",
             "beta",
+            SIMULATED_NOTE + " "
             "Zeus's cumulative energy and time relative to the baseline for several early-stopping thresholds beta "
             "(a try stops once its cost exceeds beta times the best recurrence cost so far; off: never).",
             beta_effect,
