@@ -12,7 +12,17 @@ from zeus_bench.traces.workloads import get_workload, load_workloads
 
 def test_builtin_jobs_of_the_paper() -> None:
     reg = load_workloads()
-    assert list(reg) == ["cifar100", "imagenet", "squad", "librispeech", "movielens-1m", "sentiment140"]
+    # The paper's six jobs, in its order, then the download-free job of the validation (#35).
+    assert list(reg) == [
+        "cifar100",
+        "imagenet",
+        "squad",
+        "librispeech",
+        "movielens-1m",
+        "sentiment140",
+        "teacher-student",
+    ]
+    assert reg["teacher-student"].target_metric == 0.935 and reg["teacher-student"].max_epochs == 40
     lib = reg["librispeech"]
     assert (lib.network, lib.optimizer, lib.target_metric, lib.max_epochs, lib.default_batch_size) == (
         "deepspeech2",
