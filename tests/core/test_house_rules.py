@@ -331,9 +331,6 @@ PENDING_LONG: dict[str, str] = {
     "zeus_bench/sweep/measure.py:_windows": "83 lines",
     "zeus_bench/sweep/single.py:sweep_single_process": "92 lines",
     "zeus_bench/sweep/train.py:run_train_to_target": "95 lines",
-    "zeus_bench/traces/capriccio.py:build_slices": "9 parameters, 81 lines",
-    "zeus_bench/traces/fetch.py:obtain_zeus_traces": "9 parameters",
-    "zeus_bench/traces/jobs.py:build_job": "91 lines",
 }
 
 _REGISTRATION = {"add_argument", "add_parser", "add_argument_group"}
