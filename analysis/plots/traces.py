@@ -6,6 +6,7 @@ Each takes the DataFrame :mod:`analysis.metrics` builds and returns a Figure; no
 from __future__ import annotations
 
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
 
@@ -62,6 +63,74 @@ def plot_potential(potential: pd.DataFrame) -> Figure:
     return fig
 
 
+def _pareto_panel(ax: Axes, c: pd.DataFrame, marks: pd.DataFrame) -> None:
+    """One workload's panel: its configurations (converging or not), the frontier and the markers.
+
+    ``c``: the workload's ``pareto --all`` rows; ``marks``: its marker rows (baseline, oracle, zeus).
+    """
+    ok = c["feasible"].astype(bool)
+    ax.scatter(
+        c.loc[ok, "tta_s"] / 3600,
+        c.loc[ok, "eta_j"] / 1e6,
+        s=6,
+        color="#999999",
+        alpha=0.7,
+        linewidths=0,
+        label="Configuration (all runs converge)",
+    )
+    ax.scatter(
+        c.loc[~ok, "tta_s"] / 3600,
+        c.loc[~ok, "eta_j"] / 1e6,
+        s=6,
+        facecolors="none",
+        edgecolors="#BBBBBB",
+        linewidths=0.5,
+        label="Some runs miss the target",
+    )
+    front = c[c["on_frontier"].astype(bool)].sort_values("tta_s")
+    ax.plot(
+        front["tta_s"] / 3600,
+        front["eta_j"] / 1e6,
+        "-",
+        color="#4477AA",
+        linewidth=1.0,
+        label="Pareto frontier",
+    )
+    _draw_markers(ax, marks)
+
+
+def _draw_markers(ax: Axes, marks: pd.DataFrame) -> None:
+    """The baseline, oracle and zeus markers of one panel (zeus as a ring over what it hides)."""
+    for kind, style in MARKER_STYLE.items():
+        m = marks[marks["marker"] == kind]
+        if m.empty:
+            continue
+        if kind == "zeus":  # a ring, so that an optimum underneath stays visible
+            ax.scatter(
+                m["tta_s"] / 3600,
+                m["eta_j"] / 1e6,
+                marker="o",
+                s=70,
+                facecolors="none",
+                edgecolors=style["color"],
+                linewidths=1.4,
+                zorder=7,
+                label=style["label"],
+            )
+        else:
+            ax.scatter(
+                m["tta_s"] / 3600,
+                m["eta_j"] / 1e6,
+                marker=style["marker"],
+                color=style["color"],
+                s=60 if kind == "oracle" else 30,
+                edgecolors="white",
+                linewidths=0.5,
+                zorder=6,
+                label=style["label"],
+            )
+
+
 def plot_pareto(configs: pd.DataFrame, marks: pd.DataFrame, gpu: str) -> Figure:
     """ETA-vs-TTA scatter of every configuration with the Pareto frontier, one panel per workload.
 
@@ -78,63 +147,7 @@ def plot_pareto(configs: pd.DataFrame, marks: pd.DataFrame, gpu: str) -> Figure:
     with paper_style():
         fig, axes = panel_grid(len(workloads), height=2.1)
         for ax, w in zip(axes, workloads, strict=True):
-            c = configs[configs["workload"] == w]
-            ok = c["feasible"].astype(bool)
-            ax.scatter(
-                c.loc[ok, "tta_s"] / 3600,
-                c.loc[ok, "eta_j"] / 1e6,
-                s=6,
-                color="#999999",
-                alpha=0.7,
-                linewidths=0,
-                label="Configuration (all runs converge)",
-            )
-            ax.scatter(
-                c.loc[~ok, "tta_s"] / 3600,
-                c.loc[~ok, "eta_j"] / 1e6,
-                s=6,
-                facecolors="none",
-                edgecolors="#BBBBBB",
-                linewidths=0.5,
-                label="Some runs miss the target",
-            )
-            front = c[c["on_frontier"].astype(bool)].sort_values("tta_s")
-            ax.plot(
-                front["tta_s"] / 3600,
-                front["eta_j"] / 1e6,
-                "-",
-                color="#4477AA",
-                linewidth=1.0,
-                label="Pareto frontier",
-            )
-            for kind, style in MARKER_STYLE.items():
-                m = marks[(marks["workload"] == w) & (marks["marker"] == kind)]
-                if m.empty:
-                    continue
-                if kind == "zeus":  # a ring, so that an optimum underneath stays visible
-                    ax.scatter(
-                        m["tta_s"] / 3600,
-                        m["eta_j"] / 1e6,
-                        marker="o",
-                        s=70,
-                        facecolors="none",
-                        edgecolors=style["color"],
-                        linewidths=1.4,
-                        zorder=7,
-                        label=style["label"],
-                    )
-                else:
-                    ax.scatter(
-                        m["tta_s"] / 3600,
-                        m["eta_j"] / 1e6,
-                        marker=style["marker"],
-                        color=style["color"],
-                        s=60 if kind == "oracle" else 30,
-                        edgecolors="white",
-                        linewidths=0.5,
-                        zorder=6,
-                        label=style["label"],
-                    )
+            _pareto_panel(ax, configs[configs["workload"] == w], marks[marks["workload"] == w])
             log_scale(ax)
             ax.set_title(w)
             ax.set_xlabel("Time to accuracy (h, log)")

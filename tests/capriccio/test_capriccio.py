@@ -124,6 +124,13 @@ def test_ties_keep_file_order_and_days_without_tweets_are_skipped():
             "must be in (0, 1)",
         ),
         ('"0","1","Mon May 11 03:17:40 PDT 2009","q","u","t"\n', ["--start", "May"], "not a date"),
+        # SliceSettings' own checks (the CLI's parsers let these through).
+        ('"0","1","Mon May 11 03:17:40 PDT 2009","q","u","t"\n', ["--size", "1"], "must be >= 2 tweets"),
+        (
+            '"0","1","Mon May 11 03:17:40 PDT 2009","q","u","t"\n',
+            ["--size", "3", "--train-fraction", "0.2"],
+            "a slice of 3 tweets split at 0.2 leaves a side empty",
+        ),
         (
             '"0","1","Mon May 11 03:17:40 PDT 2009","q","u","t"\n',
             ["--vocab", "/nonexistent/vocab.txt"],

@@ -9,7 +9,8 @@ from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.online.callback import ZeusCallback
-from zeus_bench.online.callback_settings import DeviceSettings, JobSettings, OptimizerSettings
+from zeus_bench.online.callback_settings import DeviceSettings, JobSettings
+from zeus_bench.online.optimizer import OptimizerSettings
 from zeus_bench.online.profiler import ProfilerConfig
 
 FAST = ProfilerConfig(

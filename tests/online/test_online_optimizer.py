@@ -8,7 +8,7 @@ import pytest
 
 from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.online.optimizer import BatchSizeOptimizer
+from zeus_bench.online.optimizer import BatchSizeOptimizer, OptimizerSettings
 from zeus_bench.optimizers.bandit import PruningThompsonSampling
 
 BATCH_SIZES = [16, 32, 64, 128, 256]
@@ -43,6 +43,34 @@ def test_persisted_optimizer_resumes_exactly(tmp_path):
     # a crash between predict and report: the next recurrence is asked the same
     again = BatchSizeOptimizer(path, BATCH_SIZES, 128, seed=7)
     assert again.next_batch_size() == BatchSizeOptimizer(path, BATCH_SIZES, 128, seed=7).next_batch_size()
+
+
+def test_settings_object_and_keywords_are_one_job(tmp_path):
+    """``settings=`` and its fields by name write the same state; a keyword overrides the object's."""
+    settings = OptimizerSettings(cost=Cost(0.3), beta=3.0, seed=5, policy="zeus-plus", recurrences=20)
+    by_object = BatchSizeOptimizer(tmp_path / "a.json", BATCH_SIZES, 64, settings)
+    by_keywords = BatchSizeOptimizer(
+        tmp_path / "b.json",
+        BATCH_SIZES,
+        64,
+        cost=Cost(0.3),
+        beta=3.0,
+        seed=5,
+        policy="zeus-plus",
+        recurrences=20,
+    )
+    for opt in (by_object, by_keywords):
+        opt.report(opt.next_batch_size(), 400.0, True)
+    a, b = (json.loads((tmp_path / f"{x}.json").read_text()) for x in "ab")
+    assert (a["job"], a["policy"]) == (b["job"], b["policy"])  # the runs differ by their clock only
+    job = a["job"]
+    assert (job["eta"], job["beta"], job["policy"], job["recurrences"], job["prune_rounds"]) == (
+        0.3, 3.0, "zeus-plus", 20, 2
+    )  # fmt: skip
+    over = BatchSizeOptimizer(tmp_path / "c.json", BATCH_SIZES, 64, settings, seed=9, prune_rounds=3)
+    assert (over.job["seed"], over.job["prune_rounds"], over.job["policy"]) == (9, 3, "zeus-plus")
+    with pytest.raises(TypeError, match="polcy"):
+        BatchSizeOptimizer(tmp_path / "d.json", BATCH_SIZES, 64, polcy="zeus")
 
 
 def test_early_stop_threshold(tmp_path):

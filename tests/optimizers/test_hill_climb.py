@@ -11,7 +11,7 @@ import pytest
 
 from tests.optimizers.climb_toy import BS, run
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.optimizers.hill_climb import SafeHillClimb
+from zeus_bench.optimizers.hill_climb import ClimbSettings, SafeHillClimb
 
 
 def test_walks_down_a_unimodal_curve_and_stays() -> None:
@@ -128,6 +128,26 @@ def test_kept_estimates_follow_the_costs() -> None:
     assert opt.incumbent() == 32 and opt.mean_cost(128) == math.inf and opt._spread(64) == 0.0
     restored = SafeHillClimb.from_state_dict(opt.state_dict())
     assert restored.incumbent() == 32 and restored.mean_cost(32) == 1.0
+
+
+def test_settings_object_and_keywords_are_one_configuration() -> None:
+    """``settings=`` and the same fields as keywords build the same optimizer; a keyword overrides."""
+    cost = {16: 3.0, 32: 1.6, 64: 1.0, 128: 1.3, 256: 2.0, 512: 4.0}
+    settings = ClimbSettings(margin=0.4, horizon=50, noise_z=2.0, prune=False)
+    by_object = SafeHillClimb(BS, 256, settings)
+    by_keywords = SafeHillClimb(BS, 256, margin=0.4, horizon=50, noise_z=2.0, prune=False)
+    assert run(by_object, cost, 30) == run(by_keywords, cost, 30)
+    assert by_object.state_dict() == by_keywords.state_dict()
+    assert (by_object.margin, by_object.horizon, by_object.prune) == (0.4, 50, False)
+    over = SafeHillClimb(BS, 256, settings, margin=0.3)
+    assert (over.margin, over.noise_z, over.settings.margin, settings.margin) == (0.3, 2.0, 0.3, 0.4)
+    # The loan's default follows the horizon: lent with one, none without (the anytime budget).
+    assert ClimbSettings(horizon=10).funds_rates() == (1.0, 0.0)
+    assert ClimbSettings(horizon=0).funds_rates() == (0.0, 0.0)
+    with pytest.raises(TypeError, match="margins"):
+        SafeHillClimb(BS, 256, margins=0.3)
+    with pytest.raises(ConfigError, match="margin"):
+        ClimbSettings(margin=-0.1)
 
 
 @pytest.mark.parametrize(

@@ -87,3 +87,30 @@ def test_read_manifest_reads_what_the_fetch_wrote_and_refuses_the_rest(tmp_path:
     (out / "MANIFEST.json").write_text("[1, 2]")
     with pytest.raises(TraceFormatError, match="corrupt manifest"):
         read_manifest(str(out))
+
+
+def test_a_source_object_and_its_fields_by_name_fetch_the_same(tmp_path: Path) -> None:
+    """``TraceSource`` and the same fields as keywords agree; a keyword overrides; bad fields refused."""
+    from zeus_bench.core.errors import ConfigError
+    from zeus_bench.traces.fetch import TraceSource
+
+    asked: list[str] = []
+
+    def serve(url: str) -> bytes:
+        asked.append(url)
+        return TRAIN if url.endswith("train.csv") else POWER
+
+    source = TraceSource(url_template=URL, commit=COMMIT, fetch=serve)
+    by_object = obtain_zeus_traces(_files(), tmp_path / "a", source)
+    by_name = obtain_zeus_traces(_files(), tmp_path / "b", url_template=URL, commit=COMMIT, fetch=serve)
+    assert by_object.to_json() == by_name.to_json() and by_object.gpus == ["v100"]
+    assert asked[0] == f"http://127.0.0.1:9/{COMMIT}/trace/summary_train.csv" and len(asked) == 4
+    other = obtain_zeus_traces(_files(), tmp_path / "c", source, commit="abc")
+    assert other.source == "download:http://127.0.0.1:9/abc/trace/{file}" and asked[-1].startswith(
+        "http://127.0.0.1:9/abc/"
+    )
+    with pytest.raises(ConfigError, match="timeout must be > 0"):
+        obtain_zeus_traces(_files(), tmp_path / "d", source, timeout_s=0)
+    with pytest.raises(TypeError, match="url"):
+        obtain_zeus_traces(_files(), tmp_path / "e", url=URL)
+    assert not (tmp_path / "d").exists() and not (tmp_path / "e").exists()

@@ -80,20 +80,17 @@ def register(sub: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from zeus_bench.core.fsutil import check_output_dir
-    from zeus_bench.traces.capriccio import INDEX, build_slices
+    from zeus_bench.traces.capriccio import INDEX, SliceSettings, build_slices
 
     check_output_dir(args.out, args.force, "--out")
-    index = build_slices(
-        args.sentiment140,
-        args.out,
+    cut = SliceSettings(
         size=args.size,
         train_fraction=args.train_fraction,
         start=args.start,
         stride_days=args.stride_days,
         seed=args.seed,
-        vocab=args.vocab,
         max_slices=args.max_slices,
-        force=args.force,
     )
+    index = build_slices(args.sentiment140, args.out, cut, vocab=args.vocab, force=args.force)
     print(f"{len(index)} slices of {args.size} tweets in {args.out} (index {args.out / INDEX})")
     return 0

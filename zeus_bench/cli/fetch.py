@@ -84,6 +84,7 @@ def _fetch(args: argparse.Namespace) -> int:
     from zeus_bench.core.fsutil import check_output_dir, output_dir
     from zeus_bench.traces.fetch import (
         DOWNLOAD_TIMEOUT_S,
+        TraceSource,
         obtain_zeus_traces,
         parse_file_spec,
         url_template_from,
@@ -99,15 +100,18 @@ def _fetch(args: argparse.Namespace) -> int:
     check_output_dir(args.out, args.force, "--out")
     if args.import_to is not None:
         check_output_dir(args.import_to, args.force, "--import-to")
-    result = obtain_zeus_traces(
-        files,
-        args.out,
+    source = TraceSource(
         local_dir=args.local_dir,
         url_template=url_template_from(args.url, {}),
         commit=args.commit,
+        timeout_s=args.timeout or DOWNLOAD_TIMEOUT_S,
+    )
+    result = obtain_zeus_traces(
+        files,
+        args.out,
+        source,
         allow_unverified=args.allow_unverified,
         allow_missing=args.allow_missing,
-        timeout_s=args.timeout or DOWNLOAD_TIMEOUT_S,
         force=args.force,
     )
     if result.status != "ok":

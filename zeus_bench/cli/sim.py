@@ -20,7 +20,10 @@ from zeus_bench.cli.sim_args import (
 )
 
 if TYPE_CHECKING:  # pandas is imported by the handlers, not at start-up
-    pass
+    from pathlib import Path
+
+    from zeus_bench.sim.grid import Scenario, Task
+    from zeus_bench.sim.replay import BanditKnobs
 
 
 def register(sub: Any) -> None:
@@ -55,60 +58,51 @@ def register(sub: Any) -> None:
     r.set_defaults(func=_synth)
 
 
-def _simulate(args: argparse.Namespace) -> int:
-    import contextlib
-    import logging
-    import sys
-    import time
+def _policy_names(spec: str) -> list[str]:
+    """``--policies``: ``all`` (every registered policy) or the names listed, each once.
 
-    from zeus_bench.core.cost import Cost
+    Raises:
+        ConfigError: a policy listed twice.
+    """
     from zeus_bench.core.errors import ConfigError
-    from zeus_bench.sim.grid import Grid, ReplayOptions, Scenario, iter_simulate_tables, plan
     from zeus_bench.sim.policies import POLICIES
-    from zeus_bench.sim.policies.base import load_policy_module
-    from zeus_bench.sim.replay import BanditKnobs
-    from zeus_bench.sim.scenarios.arrivals import read_arrivals
-    from zeus_bench.sim.scenarios.carbon import DEFAULT_PERIOD_S, read_carbon
-    from zeus_bench.sim.scenarios.drift import read_drift
-    from zeus_bench.store import TableWriter
-    from zeus_bench.traces.jobs import TraceSet
 
-    log = logging.getLogger("zeus_bench.cli.sim")
-    check_out(args.out, TABLE_SUFFIXES)
-    for module in args.policy_module:
-        load_policy_module(module)
-    traces = TraceSet(args.traces, args.workloads_file)
-    policies = (
-        list(POLICIES)
-        if args.policies == "all"
-        else [s.strip() for s in args.policies.split(",") if s.strip()]
-    )
+    policies = list(POLICIES) if spec == "all" else [s.strip() for s in spec.split(",") if s.strip()]
     repeated = sorted({p for p in policies if policies.count(p) > 1})
     if repeated:
         raise ConfigError(f"--policies: {', '.join(repeated)} listed twice (each policy is simulated once)")
-    workloads = (
-        None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
-    )
+    return policies
+
+
+def _scenario(args: argparse.Namespace) -> Scenario:
+    """What the jobs live through, from the flags: arrivals, drift, warm start, carbon series.
+
+    Raises:
+        ConfigError: flags that go together given apart, or a table that does not read.
+    """
+    from zeus_bench.core.errors import ConfigError
+    from zeus_bench.sim.grid import Scenario
+    from zeus_bench.sim.scenarios.arrivals import read_arrivals
+    from zeus_bench.sim.scenarios.carbon import DEFAULT_PERIOD_S, read_carbon
+    from zeus_bench.sim.scenarios.drift import read_drift
+    from zeus_bench.traces.jobs import TraceSet
+
     arrivals = read_arrivals(args.arrivals) if args.arrivals is not None else None
     drift = read_drift(args.drift, args.workloads_file) if args.drift is not None else None
     if (args.prior_traces is None) != (args.prior_gpu is None):
         raise ConfigError("--prior-traces and --prior-gpu go together")
     prior = None if args.prior_traces is None else (TraceSet(args.prior_traces), args.prior_gpu)
-    knobs = BanditKnobs(args.prior_mean, args.prior_precision, args.prune_rounds)
     if args.carbon_intensity is None and (args.carbon_price > 0.0 or args.recurrence_period_s is not None):
         raise ConfigError("--carbon-price and --recurrence-period-s need --carbon-intensity")
     carbon = None if args.carbon_intensity is None else read_carbon(args.carbon_intensity)
     period_s = DEFAULT_PERIOD_S if args.recurrence_period_s is None else args.recurrence_period_s
-    costs = [Cost(eta, args.carbon_price) for eta in args.eta]
-    tasks = []
-    for gpu in args.gpu:
-        tasks += plan(
-            traces,
-            gpu,
-            Grid(workloads, policies, args.seeds, costs, args.beta),
-            ReplayOptions(args.recurrences, args.window, args.horizon, args.noise, knobs, args.policy_module),
-            Scenario(arrivals, drift, prior, carbon, period_s),
-        )
+    return Scenario(arrivals, drift, prior, carbon, period_s)
+
+
+def _provenance(
+    args: argparse.Namespace, policies: list[str], tasks: list[Task], scenario: Scenario, knobs: BanditKnobs
+) -> dict[str, Any]:
+    """The runs table's provenance: the command's inputs and the settings its tasks resolved."""
     provenance = {
         "command": "simulate",
         "traces": str(args.traces),
@@ -118,33 +112,81 @@ def _simulate(args: argparse.Namespace) -> int:
         "arrivals": None if args.arrivals is None else str(args.arrivals),
         "policy_modules": args.policy_module,
         "drift": None if args.drift is None else str(args.drift),
-        "prior": None if prior is None else f"{args.prior_traces}:{args.prior_gpu}",
+        "prior": None if scenario.prior is None else f"{args.prior_traces}:{args.prior_gpu}",
         "horizon": tasks[0].horizon if tasks else args.horizon,
         "noise": tasks[0].noise if tasks else 0.0,
         "bandit_knobs": knobs._asdict(),
     }
-    if carbon is not None:  # only then: a runs table without a series keeps its provenance
+    if scenario.carbon is not None:  # only then: a runs table without a series keeps its provenance
         provenance["carbon"] = {
             "intensity": str(args.carbon_intensity),
-            "period_s": None if args.arrivals is not None else period_s,
+            "period_s": None if args.arrivals is not None else scenario.period_s,
             "price_j_per_g": args.carbon_price,
         }
-    # The tasks hold each workload's rows of the arrival table: the whole table can go.
-    del arrivals
-    replays = sum(t.units for t in tasks)
-    start = time.perf_counter()
-    # Rows are written as replays finish (Parquet row groups): memory holds one frame at a time.
-    with TableWriter(args.out, "runs", provenance) as out, contextlib.ExitStack() as stack:
+    return provenance
+
+
+def _write_runs(out_path: Path, tasks: list[Task], provenance: dict[str, Any], jobs: int) -> int:
+    """Replay ``tasks`` on ``jobs`` processes into the runs table at ``out_path``; the rows written.
+
+    Rows are written as replays finish (Parquet row groups): memory holds one frame at a time. A
+    progress bar is drawn only for a person watching (stderr a terminal).
+    """
+    import contextlib
+    import sys
+
+    from zeus_bench.sim.grid import iter_simulate_tables
+    from zeus_bench.store import TableWriter
+
+    with TableWriter(out_path, "runs", provenance) as out, contextlib.ExitStack() as stack:
         progress = None
-        if sys.stderr.isatty():  # a progress bar only for a person watching
+        if sys.stderr.isatty():
             from tqdm import tqdm
 
-            bar = stack.enter_context(tqdm(total=replays, unit="replay", desc="simulate", leave=False))
+            total = sum(t.units for t in tasks)
+            bar = stack.enter_context(tqdm(total=total, unit="replay", desc="simulate", leave=False))
             progress = bar.update
-        for frame in iter_simulate_tables(tasks, jobs=args.jobs, progress=progress):
+        for frame in iter_simulate_tables(tasks, jobs=jobs, progress=progress):
             out.write(frame)
+    return out.rows
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    import logging
+    import time
+
+    from zeus_bench.core.cost import Cost
+    from zeus_bench.sim.grid import Grid, ReplayOptions, plan
+    from zeus_bench.sim.policies.base import load_policy_module
+    from zeus_bench.sim.replay import BanditKnobs
+    from zeus_bench.traces.jobs import TraceSet
+
+    log = logging.getLogger("zeus_bench.cli.sim")
+    check_out(args.out, TABLE_SUFFIXES)
+    for module in args.policy_module:
+        load_policy_module(module)
+    traces = TraceSet(args.traces, args.workloads_file)
+    policies = _policy_names(args.policies)
+    workloads = (
+        None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
+    )
+    scenario = _scenario(args)
+    knobs = BanditKnobs(args.prior_mean, args.prior_precision, args.prune_rounds)
+    costs = [Cost(eta, args.carbon_price) for eta in args.eta]
+    options = ReplayOptions(
+        args.recurrences, args.window, args.horizon, args.noise, knobs, args.policy_module
+    )
+    tasks = []
+    for gpu in args.gpu:
+        tasks += plan(traces, gpu, Grid(workloads, policies, args.seeds, costs, args.beta), options, scenario)
+    provenance = _provenance(args, policies, tasks, scenario, knobs)
+    # The tasks hold each workload's rows of the arrival table: the whole table can go.
+    del scenario
+    replays = sum(t.units for t in tasks)
+    start = time.perf_counter()
+    rows = _write_runs(args.out, tasks, provenance, args.jobs)
     elapsed = time.perf_counter() - start
-    log.info("%d tries of %d replays in %.2f s -> %s", out.rows, replays, elapsed, args.out)
+    log.info("%d tries of %d replays in %.2f s -> %s", rows, replays, elapsed, args.out)
     return 0
 
 

@@ -34,12 +34,8 @@ from zeus_bench.device import get_backend
 from zeus_bench.device.base import GPUBackend
 from zeus_bench.device.control import PowerLimitSession
 from zeus_bench.device.monitor import EnergyMonitor, Measurement
-from zeus_bench.online.callback_settings import (
-    DeviceSettings,
-    OptimizerSettings,
-    callback_settings,
-)
-from zeus_bench.online.optimizer import BatchSizeOptimizer, RunRecord
+from zeus_bench.online.callback_settings import DeviceSettings, callback_settings
+from zeus_bench.online.optimizer import BatchSizeOptimizer, OptimizerSettings, RunRecord
 from zeus_bench.online.profiler import JITPowerLimitProfiler, ProfileCache, ProfilerConfig
 
 log = logging.getLogger(__name__)
@@ -77,6 +73,7 @@ class ZeusCallback:
         window: Thompson-sampling window, observations per arm (0: all; the paper's Capriccio: 10).
         recurrences: How many times the job will run, when known (``zeus-plus`` spreads its 2 %
             allowance over them); 0, unknown: its anytime budget.
+        prune_rounds: Pruning rounds of the ``zeus`` policy (default the paper's 2).
     """
 
     def __init__(
@@ -99,7 +96,7 @@ class ZeusCallback:
             self.state_dir / f"{spec.job}.optimizer.json",
             spec.batch_sizes,
             spec.default_batch_size,
-            **opt.keywords(),
+            opt,
         )
         self.batch_size = self.optimizer.next_batch_size()
         #: Why the optimizer chose :attr:`batch_size` (its phase when it chose), for the summary.

@@ -1,7 +1,8 @@
 """The settings of :class:`~zeus_bench.online.callback.ZeusCallback`, in three frozen groups.
 
-:class:`JobSettings` (what the job is and when a run ends), :class:`OptimizerSettings` (how the
-batch size is chosen and the run charged) and :class:`DeviceSettings` (which GPUs, how they are
+:class:`JobSettings` (what the job is and when a run ends),
+:class:`~zeus_bench.online.optimizer.OptimizerSettings` (how the batch size is chosen and the run
+charged: the optimizer's own settings) and :class:`DeviceSettings` (which GPUs, how they are
 measured and limited). :func:`callback_settings` builds them from the callback's keyword
 convenience (``ZeusCallback(job=..., batch_sizes=..., beta=...)``), so that scripts written
 against the flat keywords keep working.
@@ -14,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_COST, Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.base import GPUBackend
+from zeus_bench.online.optimizer import OptimizerSettings
 from zeus_bench.online.profiler import ProfilerConfig
 
 
@@ -36,22 +37,6 @@ class JobSettings:
         """Refuse a run that could not train an epoch."""
         if self.max_epochs < 1:
             raise ConfigError(f"max_epochs must be >= 1, got {self.max_epochs}")
-
-
-@dataclasses.dataclass(frozen=True)
-class OptimizerSettings:
-    """The batch-size optimizer and the cost it is charged (see :class:`~zeus_bench.online.optimizer.BatchSizeOptimizer`)."""
-
-    cost: Cost = DEFAULT_COST
-    beta: float = DEFAULT_BETA
-    seed: int = 0
-    policy: str = "zeus"
-    window: int = 0
-    recurrences: int = 0
-
-    def keywords(self) -> dict[str, Any]:
-        """The settings as :class:`~zeus_bench.online.optimizer.BatchSizeOptimizer`'s keyword arguments."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,6 +19,7 @@ State file layout (``version`` 1)::
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import logging
@@ -66,6 +67,34 @@ def check_recurrences(recurrences: object) -> int:
     return recurrences
 
 
+@dataclass(frozen=True)
+class OptimizerSettings:
+    """How :class:`BatchSizeOptimizer` chooses the batch size and charges a run.
+
+    Attributes:
+        cost: The cost each run is charged (:class:`~zeus_bench.core.cost.Cost`); its ``eta`` is
+            saved in the state. No carbon price: a run here is not placed in a carbon series.
+        beta: Early-stop threshold (multiple of the best cost; ``inf`` turns it off).
+        seed: Seed of the policy's generator (used only when the state is created).
+        policy: A name in :data:`~zeus_bench.optimizers.OPTIMIZERS`: ``zeus`` (pruning + Thompson
+            Sampling) or ``zeus-plus`` (:class:`~zeus_bench.optimizers.hill_climb.SafeHillClimb`:
+            budgeted neighbour probes, stopped at ``(1 + margin) x`` the incumbent's cost).
+        window: Observations per arm in the posterior (0: all).
+        recurrences: How many times the job will run, when known (``zeus-plus`` spreads its 2 %
+            allowance over them and explores sooner); 0, unknown: ``zeus-plus`` keeps to the
+            anytime budget (never more than 2 % over b0 so far, whenever the job stops).
+        prune_rounds: Pruning rounds of the policy (``zeus``).
+    """
+
+    cost: Cost = DEFAULT_COST
+    beta: float = DEFAULT_BETA
+    seed: int = 0
+    policy: str = "zeus"
+    window: int = 0
+    recurrences: int = 0
+    prune_rounds: int = PRUNE_ROUNDS
+
+
 class BatchSizeOptimizer:
     """Chooses each recurrence's batch size and learns from its outcome; state in ``state_path``.
 
@@ -73,21 +102,13 @@ class BatchSizeOptimizer:
         state_path: JSON state file (created on first :meth:`report`).
         batch_sizes: Feasible batch sizes.
         default_batch_size: The job's default batch size.
-        cost: The cost each run is charged (:class:`~zeus_bench.core.cost.Cost`); its ``eta`` is
-            saved in the state. No carbon price: a run here is not placed in a carbon series.
-        beta: Early-stop threshold (multiple of the best cost; ``inf`` turns it off).
-        seed: Seed of the policy's generator (used only when the state is created).
-        prune_rounds: Pruning rounds of the policy (``zeus``).
-        window: Observations per arm in the posterior (0: all).
-        policy: A name in :data:`~zeus_bench.optimizers.OPTIMIZERS`: ``zeus`` (pruning + Thompson
-            Sampling) or ``zeus-plus`` (:class:`~zeus_bench.optimizers.hill_climb.SafeHillClimb`:
-            budgeted neighbour probes, stopped at ``(1 + margin) x`` the incumbent's cost).
-        recurrences: How many times the job will run, when known (``zeus-plus`` spreads its 2 %
-            allowance over them and explores sooner); 0, unknown: ``zeus-plus`` keeps to the
-            anytime budget (never more than 2 % over b0 so far, whenever the job stops).
+        settings: The policy, cost and seed (:class:`OptimizerSettings`; None: its defaults).
+        **fields: Any field of :class:`OptimizerSettings` by name (``policy="zeus-plus",
+            recurrences=50``), overriding ``settings``'.
 
     Raises:
         ConfigError: the state file belongs to a different job configuration, or is corrupt.
+        TypeError: a keyword that names no setting.
     """
 
     def __init__(
@@ -95,14 +116,12 @@ class BatchSizeOptimizer:
         state_path: str | Path,
         batch_sizes: Sequence[int],
         default_batch_size: int,
-        cost: Cost = DEFAULT_COST,
-        beta: float = DEFAULT_BETA,
-        seed: int = 0,
-        prune_rounds: int = PRUNE_ROUNDS,
-        window: int = 0,
-        policy: str = "zeus",
-        recurrences: int = 0,
+        settings: OptimizerSettings | None = None,
+        **fields: Any,
     ) -> None:
+        settings = OptimizerSettings() if settings is None else settings
+        settings = dataclasses.replace(settings, **fields) if fields else settings
+        cost, policy = settings.cost, settings.policy
         if policy not in POLICY_NAMES:
             raise ConfigError(f"unknown online policy {policy!r}; known: {', '.join(POLICY_NAMES)}")
         if cost.weighs_co2:
@@ -112,12 +131,12 @@ class BatchSizeOptimizer:
             "batch_sizes": sorted({int(b) for b in batch_sizes}),
             "default_batch_size": int(default_batch_size),
             "eta": cost.eta,
-            "beta": check_beta(beta),
-            "seed": int(seed),
-            "prune_rounds": int(prune_rounds),
-            "window": int(window),
+            "beta": check_beta(settings.beta),
+            "seed": int(settings.seed),
+            "prune_rounds": int(settings.prune_rounds),
+            "window": int(settings.window),
             "policy": policy,
-            "recurrences": check_recurrences(recurrences),
+            "recurrences": check_recurrences(settings.recurrences),
         }
         self.runs: list[RunRecord] = []
         self.policy = self._load()

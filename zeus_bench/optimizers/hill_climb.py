@@ -43,24 +43,46 @@ the job will recur. Rules (``docs/policies.md``):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.optimizers.hill_climb_estimates import ClimbEstimates, mean_of
+from zeus_bench.optimizers.hill_climb_settings import (
+    ANYTIME_LOAN,
+    ANYTIME_LOOKAHEAD,
+    ANYTIME_MARGIN,
+    DEFAULT_EPOCH_EVIDENCE,
+    DEFAULT_HORIZON,
+    DEFAULT_LOAN,
+    DEFAULT_MARGIN,
+    DEFAULT_SAFETY,
+    NOISE_Z,
+    SAFE_LOAN,
+    SAFE_LOOKAHEAD,
+    ClimbSettings,
+)
 from zeus_bench.optimizers.hill_climb_state import from_state, to_state
 
-DEFAULT_MARGIN = 0.2  # cross-fitted: chosen on the tune half (zeus_bench.studies.tuning; docs/policies.md)
-DEFAULT_SAFETY = 0.02
-DEFAULT_HORIZON = 0  # runs assumed when unknown (online): the anytime budget (tune half's pick; was 50)
-DEFAULT_LOAN = 1.0  # with a horizon: baseline recurrences lent per unit of measured promised saving
-#: Without one, no loan and no saving credited ahead: the job may end after any recurrence (a rule, not tuned).
-ANYTIME_LOAN = ANYTIME_LOOKAHEAD = 0.0
-#: zeus-plus-safe's own margin, loan and lookahead (leave-one-GPU-out, benchmarks/zeus_plus_tuning.py).
-ANYTIME_MARGIN, SAFE_LOAN, SAFE_LOOKAHEAD = 0.2, 1.0, 4.0
-NOISE_Z = 3.0  # standard deviations of the incumbent's runs a cost must pass to count as dearer
-DEFAULT_EPOCH_EVIDENCE = True  # dearer only by its epochs bounds no search (_refuted): both tune halves' pick
+#: The optimizer and its settings; the settings' defaults (owned by
+#: :mod:`~zeus_bench.optimizers.hill_climb_settings`) are part of its interface.
+__all__ = [
+    "ANYTIME_LOAN",
+    "ANYTIME_LOOKAHEAD",
+    "ANYTIME_MARGIN",
+    "DEFAULT_EPOCH_EVIDENCE",
+    "DEFAULT_HORIZON",
+    "DEFAULT_LOAN",
+    "DEFAULT_MARGIN",
+    "DEFAULT_SAFETY",
+    "NOISE_Z",
+    "SAFE_LOAN",
+    "SAFE_LOOKAHEAD",
+    "ClimbSettings",
+    "SafeHillClimb",
+]
 
 
 class SafeHillClimb(ClimbEstimates):
@@ -69,74 +91,47 @@ class SafeHillClimb(ClimbEstimates):
     Args:
         batch_sizes: Feasible batch sizes (any order, unique).
         default_batch_size: The job's default batch size b0; must be one of ``batch_sizes``.
-        margin: A probe is stopped at ``(1 + margin) x`` the incumbent's mean cost; a batch
-            size run once is given a second run if it cost less than that (one run of the
-            incumbent; with more, the noise of its runs decides).
-        safety: Allowed excess of the cumulative cost over running b0 throughout (0.02 = 2 %).
-        window: Latest runs per batch size its mean uses (0 = all).
+        settings: The tunable settings (:class:`ClimbSettings`; None: its defaults).
         prior_best: Batch size to probe first (warm start), or None; the prior says it
             converges, so its probe is budgeted as one that cannot fail.
         ruled_out: Batch sizes never to probe (warm start: they did not converge elsewhere).
-        horizon: Recurrences the job will have (at least ``t + 1``): the funds are the 2 %
-            allowance over them plus the incumbent's projected saving (:meth:`budget`). 0: the
-            anytime budget, which assumes nothing about the number of recurrences.
-        loan: Baseline costs a probe may borrow per unit of the saving its measured epoch cost
-            promises (:meth:`promise`); None: :data:`DEFAULT_LOAN` with a horizon, else
-            :data:`ANYTIME_LOAN` (none).
-        lookahead: Anytime budget: the incumbent's saving over the baseline is credited for
-            ``lookahead x`` as many recurrences as have run; None: :data:`ANYTIME_LOOKAHEAD` (none).
-        up_first: Probe the larger coarse neighbour before the smaller one.
-        prune: Probe no batch size beyond one dearer than the incumbent (unimodal cost curve).
-        noise_z: Standard deviations of the incumbent's runs by which a mean cost must exceed
-            the incumbent's to count as dearer.
-        epoch_evidence: A batch size dearer only by its epochs bounds no search (:meth:`_refuted`).
+        **knobs: Any field of :class:`ClimbSettings` by name (``margin=0.4, horizon=50``),
+            overriding ``settings``'.
+
+    Raises:
+        ConfigError: a default batch size not among the batch sizes, or a setting out of range.
+        TypeError: a keyword that names no setting.
     """
 
     def __init__(
         self,
         batch_sizes: Sequence[int],
         default_batch_size: int,
-        margin: float = DEFAULT_MARGIN,
-        safety: float = DEFAULT_SAFETY,
-        window: int = 0,
+        settings: ClimbSettings | None = None,
+        *,
         prior_best: int | None = None,
         ruled_out: Iterable[int] = (),
-        horizon: int = DEFAULT_HORIZON,
-        up_first: bool = True,
-        loan: float | None = None,
-        lookahead: float | None = None,
-        prune: bool = True,
-        noise_z: float = NOISE_Z,
-        epoch_evidence: bool = DEFAULT_EPOCH_EVIDENCE,
+        **knobs: Any,
     ) -> None:
         """Create the optimizer before any run (incumbent b0)."""
+        settings = ClimbSettings() if settings is None else settings
+        settings = dataclasses.replace(settings, **knobs) if knobs else settings
         bs = sorted({int(b) for b in batch_sizes})
         if not bs:
             raise ConfigError("the batch-size optimizer needs at least one batch size")
         b0 = int(default_batch_size)
         if b0 not in bs:
             raise ConfigError(f"default batch size {b0} is not among {bs}")
-        if not (margin > 0.0 and math.isfinite(margin)):
-            raise ConfigError(f"margin must be a positive number, got {margin}")
-        if not (safety >= 0.0 and math.isfinite(safety)):
-            raise ConfigError(f"safety must be a number >= 0, got {safety}")
-        if window < 0:
-            raise ConfigError(f"window must be >= 0 (0 = unbounded), got {window}")
-        if horizon < 0:
-            raise ConfigError(f"horizon must be >= 0 recurrences (0 = anytime budget), got {horizon}")
-        if not (noise_z >= 0.0 and math.isfinite(noise_z)):
-            raise ConfigError(f"noise_z must be a number >= 0, got {noise_z}")
-        loan = (DEFAULT_LOAN if horizon > 0 else ANYTIME_LOAN) if loan is None else loan
-        lookahead = ANYTIME_LOOKAHEAD if lookahead is None else lookahead
-        if not (loan >= 0.0 and math.isfinite(loan)) or not (lookahead >= 0.0 and math.isfinite(lookahead)):
-            raise ConfigError(f"loan and lookahead must be numbers >= 0, got {loan} and {lookahead}")
+        self.settings = settings
         self.batch_sizes = bs
         self._coarse_of: dict[tuple[int, bool, float], int | None] = {}  # _coarse's answers (bs is fixed)
         self.default_batch_size = b0
-        self.margin, self.safety, self.noise_z = float(margin), float(safety), float(noise_z)
-        self.window, self.horizon, self.up_first = int(window), int(horizon), bool(up_first)
-        self.loan, self.lookahead = float(loan), float(lookahead)
-        self.second_chance, self.prune, self.epoch_evidence = True, bool(prune), bool(epoch_evidence)
+        self.margin, self.safety = float(settings.margin), float(settings.safety)
+        self.noise_z, self.window = float(settings.noise_z), int(settings.window)
+        self.horizon, self.up_first = int(settings.horizon), bool(settings.up_first)
+        self.loan, self.lookahead = settings.funds_rates()
+        self.second_chance, self.prune = True, bool(settings.prune)
+        self.epoch_evidence = bool(settings.epoch_evidence)
         self.prior_best = None if prior_best is None or int(prior_best) not in bs else int(prior_best)
         self._means: dict[int, float] = {}  # mean_cost of each batch size
         self._spreads: dict[int, float] = {}  # _spread of each batch size

@@ -271,13 +271,11 @@ def recurrence_step(
     epochs: Any,
     cost: Any,
     reached: Any,
-    valid: Any = True,
 ) -> tuple[Any, ...]:
     """One try's effect on its recurrence (ints, floats and bools, or arrays over seeds).
 
     The state is the recurrence, the attempt (from 1), the cost so far, whether a try of the
-    recurrence ran, and the least recurrence cost so far. Only ``valid`` tries count as rows
-    or failures.
+    recurrence ran, and the least recurrence cost so far.
 
     Returns:
         ``(rec, att, total, ran, min_cost, ran_try, emit, failed, spent)``: the state for the
@@ -287,10 +285,10 @@ def recurrence_step(
     """
     # ``x ^ True`` is "not x" for a bool and for a bool array alike (no call: this runs per try).
     ran_try = epochs != 0.0
-    emit = (ran_try | ((att == MAX_TRIES) & (ran ^ True))) & valid
+    emit = ran_try | ((att == MAX_TRIES) & (ran ^ True))
     spent = where(ran_try, total + cost, total)
     done = ran_try & reached
-    failed = ran_try & (reached ^ True) & (rec == 1) & valid
+    failed = ran_try & (reached ^ True) & (rec == 1)
     min_cost = where(done & (spent < min_cost), spent, min_cost)
     end = done | (att == MAX_TRIES)
     return (

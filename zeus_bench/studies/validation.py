@@ -194,6 +194,14 @@ def findings(
     """
     rec = recurrences.sort_values("recurrence").set_index("recurrence")
     n = int(rec.index.max())
+    return [*_trajectory_findings(rec, n, checkpoints), *_band_findings(rec.loc[n], n, level)]
+
+
+def _trajectory_findings(rec: pd.DataFrame, n: int, checkpoints: Sequence[int]) -> list[Finding]:
+    """``percentile_at_<r>`` at each checkpoint before N and at N, and ``choice_among_share``.
+
+    ``rec``: the ``validation_recurrences`` rows indexed by recurrence (1 to ``n``).
+    """
     out: list[Finding] = []
     for r in [*(c for c in checkpoints if c < n), n]:
         p = float(rec.loc[r, "percentile"])
@@ -215,7 +223,15 @@ def findings(
             f"seeds' choices at that recurrence ({SCOPE}).",
         )
     )
-    last = rec.loc[n]
+    return out
+
+
+def _band_findings(last: pd.Series, n: int, level: float) -> list[Finding]:
+    """The findings at recurrence N: the measured cumulative cost against the simulated band and median.
+
+    ``last`` is N's ``validation_recurrences`` row; the band is read without and with noise at ``level``.
+    """
+    out: list[Finding] = []
     m = float(last["measured_cum_cost"])
     inside = bool(last["sim_cum_cost_p2_5"] <= m <= last["sim_cum_cost_p97_5"])
     diff = 100.0 * (m / float(last["sim_cum_cost_p50"]) - 1.0)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from zeus_bench.device.measurement import Measurement
 from zeus_bench.store import read_table
 from zeus_bench.sweep.devices import (
     gpu_kind_from_name,
+    limit_setter,
     oom_errors,
     open_gpus,
     prepare_torch,
@@ -41,6 +43,9 @@ from zeus_bench.sweep.writer import SweepWriter, load_previous, make_emit
 from zeus_bench.traces.workloads import WorkloadSpec, get_workload
 
 if TYPE_CHECKING:
+    import torch
+
+    from zeus_bench.sweep.point import PointMeasurement
     from zeus_bench.sweep.workload import TrainingWorkload
 
 log = logging.getLogger(__name__)
@@ -103,17 +108,13 @@ def sweep_ddp(
     return SweepOutcome(df, out, len(df) - before, before, list(meta.get("skipped", [])))
 
 
-def _worker(
-    rank: int, plan: SweepPlan, out: str, resume: bool, gpu_kind: str, port: int, errors: Any
-) -> None:
-    import torch
-    import torch.distributed as dist
-    from torch.nn.parallel import DistributedDataParallel
+def _join_group(rank: int, plan: SweepPlan, port: int) -> tuple[Any, list[Any], torch.device]:
+    """Open this rank's GPUs and torch device and join the process group (NCCL on CUDA, else gloo).
 
-    from zeus_bench.device.control import PowerLimitSession
-    from zeus_bench.device.fake_load import fake_load
-    from zeus_bench.device.monitor import EnergyMonitor
-    from zeus_bench.sweep.workload import load_workload
+    Returns:
+        ``(backend, gpus, device)``: the GPU backend, every GPU of the sweep and this rank's device.
+    """
+    import torch.distributed as dist
 
     world = len(plan.gpu_indices)
     os.environ.update(
@@ -133,6 +134,96 @@ def _worker(
         world_size=world,
         device_id=device if device.type == "cuda" else None,
     )
+    return backend, gpus, device
+
+
+def _collectives(device: torch.device) -> tuple[Callable[[bool], bool], Callable[[], None]]:
+    """``(agree, barrier)``: rank 0's decision broadcast to every rank, and a barrier after the device's work."""
+    import torch
+    import torch.distributed as dist
+
+    flag = torch.zeros(1, dtype=torch.int32, device=device)
+
+    def agree(decision: bool) -> bool:
+        flag.fill_(int(decision))
+        dist.broadcast(flag, src=0)
+        return bool(flag.item())
+
+    def barrier() -> None:
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        dist.barrier()
+
+    return agree, barrier
+
+
+def _todo(
+    plan: SweepPlan, current_w: float, writer: SweepWriter | None, device: torch.device
+) -> list[list[float]]:
+    """The limits still to measure at each batch size of the plan: rank 0's list (its table's), broadcast.
+
+    The plan's limits, or ``current_w`` (the limit the GPUs have now) when the plan names none.
+    """
+    import torch
+    import torch.distributed as dist
+
+    limits = [current_w] if plan.power_limits_w is None else list(plan.power_limits_w)
+    done = writer.done() if writer is not None else set()
+    todo_flags = torch.tensor(
+        [[int((b, float(p)) not in done) for p in limits] for b in plan.batch_sizes],
+        dtype=torch.int32,
+    ).to(device)
+    dist.broadcast(todo_flags, src=0)
+    return [[p for p, f in zip(limits, row, strict=True) if f] for row in todo_flags.cpu().tolist()]
+
+
+def _leader_writer(
+    plan: SweepPlan,
+    out: Path,
+    resume: bool,
+    gpu_kind: str,
+    spec: WorkloadSpec,
+    workload: TrainingWorkload,
+    backend: Any,
+    gpus: list[Any],
+) -> SweepWriter:
+    """Rank 0's table writer: the previous rows (when resuming) and the provenance, DDP's included."""
+    import torch.distributed as dist
+
+    previous = load_previous(out, resume, gpu_kind, spec)
+    prov = base_sweep_provenance(plan, backend, gpus, gpu_kind, workload)
+    prov["distributed"] = {
+        "strategy": "DistributedDataParallel",
+        "world_size": len(plan.gpu_indices),
+        "backend": dist.get_backend(),
+    }
+    return SweepWriter(out, previous, prov)
+
+
+def _emit_rows(
+    writer: SweepWriter | None, plan: SweepPlan, spec: WorkloadSpec, gpu_kind: str, workload: TrainingWorkload
+) -> Callable[[int, float, PointMeasurement], None]:
+    """Where a measured point goes: a row of rank 0's table; nowhere on the other ranks."""
+    if writer is None:
+        return lambda b, p, m: None
+    return make_emit(
+        writer, spec, gpu_kind, workload.samples_per_epoch, len(plan.gpu_indices), plan.measures_current_limit
+    )
+
+
+def _worker(
+    rank: int, plan: SweepPlan, out: str, resume: bool, gpu_kind: str, port: int, errors: Any
+) -> None:
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    from zeus_bench.device.control import PowerLimitSession
+    from zeus_bench.device.fake_load import fake_load
+    from zeus_bench.device.monitor import EnergyMonitor
+    from zeus_bench.sweep.workload import load_workload
+
+    world = len(plan.gpu_indices)
+    backend, gpus, device = _join_group(rank, plan, port)
     batch_size = None
     try:
         workload = load_workload(plan.workload, tiny=plan.tiny)
@@ -140,80 +231,42 @@ def _worker(
         model = workload.build_model().to(device)
         model.train()
         ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
-        flag = torch.zeros(1, dtype=torch.int32, device=device)
-
-        def agree(decision: bool) -> bool:
-            flag.fill_(int(decision))
-            dist.broadcast(flag, src=0)
-            return bool(flag.item())
-
-        def barrier() -> None:
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-            dist.barrier()
-
         leader = rank == 0
-        writer = None
-        if leader:
-            previous = load_previous(Path(out), resume, gpu_kind, spec)
-            prov = base_sweep_provenance(plan, backend, gpus, gpu_kind, workload)
-            prov["distributed"] = {
-                "strategy": "DistributedDataParallel",
-                "world_size": world,
-                "backend": dist.get_backend(),
-            }
-            writer = SweepWriter(Path(out), previous, prov)
+        writer = (
+            _leader_writer(plan, Path(out), resume, gpu_kind, spec, workload, backend, gpus)
+            if leader
+            else None
+        )
         session = PowerLimitSession(gpus, observe=plan.measures_current_limit) if leader else None
         monitor: EnergyMonitor | None = None
         try:
             if session is not None:
                 session.__enter__()
-            current = gpus[0].power_limit_w()
-            limits = [current] if plan.power_limits_w is None else list(plan.power_limits_w)
-            done = writer.done() if writer is not None else set()
-            todo_flags = torch.tensor(
-                [[int((b, float(p)) not in done) for p in limits] for b in plan.batch_sizes],
-                dtype=torch.int32,
-            ).to(device)
-            dist.broadcast(todo_flags, src=0)
+            todo = _todo(plan, gpus[0].power_limit_w(), writer, device)
             fake = fake_load([gpus[rank]])
-            set_limit = None
-            if session is not None and not plan.measures_current_limit:
-
-                def set_limit(watts: float) -> None:
-                    for g in gpus:
-                        session.set_power_limit_w(g.index, watts)
-
             # The leader's one counter thread for the GPU set (closed below).
             monitor = (
                 EnergyMonitor(gpus, sync_cuda=device.type == "cuda", follow_counters=True) if leader else None
             )
+            agree, barrier = _collectives(device)
             loop = PointLoop(
                 workload,
                 ddp,
                 device,
                 plan,
                 monitor if monitor is not None else _NoMonitor(),
-                set_limit,
+                limit_setter(session, gpus, plan),
                 agree,
                 barrier,
                 world_size=world,
                 leader=leader,
                 fake=fake,
             )
-            emit = (
-                make_emit(
-                    writer, spec, gpu_kind, workload.samples_per_epoch, world, plan.measures_current_limit
-                )
-                if writer is not None
-                else (lambda b, p, m: None)
-            )
+            emit = _emit_rows(writer, plan, spec, gpu_kind, workload)
             if fake is not None:
                 fake.__enter__()
             try:
-                flags = todo_flags.cpu().tolist()
-                for b, row in zip(plan.batch_sizes, flags, strict=True):
-                    point_limits = [p for p, f in zip(limits, row, strict=True) if f]
+                for b, point_limits in zip(plan.batch_sizes, todo, strict=True):
                     if point_limits:
                         batch_size = b
                         loop.run_batch_size(b, point_limits, emit)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from zeus_bench.core.errors import ConfigError
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import torch
 
     from zeus_bench.device.base import GPU, GPUBackend
+    from zeus_bench.device.control import PowerLimitSession
 
 
 def device_indices(backend: GPUBackend, ordinals: Sequence[int]) -> list[int]:
@@ -54,6 +55,23 @@ def check_limits(gpus: Sequence[GPU], limits: Sequence[float]) -> None:
                 raise PowerLimitOutOfRangeForSweepError(
                     f"power limit {limit:g} W is outside GPU {gpu.index}'s range [{lo:g}, {hi:g}] W ({gpu.name()})"
                 )
+
+
+def limit_setter(
+    session: PowerLimitSession | None, gpus: Sequence[GPU], plan: SweepPlan
+) -> Callable[[float], None] | None:
+    """How a sweep sets every GPU's power limit through ``session``.
+
+    None when there is no session (a rank other than 0) or the plan measures the current limit.
+    """
+    if session is None or plan.measures_current_limit:
+        return None
+
+    def set_limit(watts: float) -> None:
+        for gpu in gpus:
+            session.set_power_limit_w(gpu.index, watts)
+
+    return set_limit
 
 
 def resolve_torch_device(choice: str, backend_name: str, gpu_index: int) -> torch.device:

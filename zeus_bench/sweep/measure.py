@@ -266,6 +266,65 @@ def _warm_up(
 EDGE_S = 0.15
 
 
+def _keep_busy(
+    step: Callable[[], object],
+    pending: PendingMeasurement | None,
+    agree: Callable[[bool], bool],
+    clock: Callable[[], float],
+    every: int,
+) -> None:
+    """Keep the GPUs busy until every counter has moved past the window's end (at most 1 s).
+
+    Only a deferred measurement (``pending``, the counters followed) waits; ranks agree every
+    ``every`` steps.
+    """
+    deadline = clock() + 1.0
+    filler = 0
+    while (
+        agree(pending is not None and not pending.settled() and clock() < deadline)
+        if filler % every == 0
+        else True
+    ):
+        step()
+        filler += 1
+
+
+def _checked(m: Any, name: str) -> tuple[float, float]:
+    """``(time_s, energy_j)`` of window ``name``'s measurement ``m`` (what the monitor's window returned).
+
+    Raises:
+        RuntimeError: a time or an energy that is not positive and finite (a counter not moving).
+    """
+    time_s = float(m.time_s)
+    energy_j = float(m.total_energy_j)
+    if not (time_s > 0 and math.isfinite(time_s)):
+        raise RuntimeError(f"measurement window {name!r} has a non-positive time ({time_s} s)")
+    if not (energy_j > 0 and math.isfinite(energy_j)):
+        raise RuntimeError(
+            f"measurement window {name!r} read no energy ({energy_j} J); is the counter moving?"
+        )
+    return time_s, energy_j
+
+
+def _needs_more(
+    windows: list[WindowRecord], total_s: float, total_iters: int, settings: MeasureSettings
+) -> bool:
+    """Whether to measure another window after ``windows`` (``total_s`` and ``total_iters`` in all).
+
+    At least ``min_windows`` windows in any case; past them, on until every bound and the
+    confidence target are met, or the time cap.
+    """
+    rel = relative_ci([w.energy_j / w.iterations for w in windows])
+    enough = (
+        len(windows) >= settings.min_windows
+        and total_s >= settings.measure_s
+        and total_iters >= settings.measure_iters
+    )
+    return len(windows) < settings.min_windows or (
+        not (enough and rel <= settings.rel_ci) and total_s < settings.max_measure_s
+    )
+
+
 def _windows(
     step: Callable[[], object],
     monitor: _Monitor,
@@ -301,27 +360,11 @@ def _windows(
             pending = follower.end_window_deferred(name)
         else:
             m = monitor.end_window(name)
-        # Keep the GPUs busy until every counter has moved past the window's end.
-        deadline = clock() + 1.0
-        filler = 0
-        while (
-            agree(pending is not None and not pending.settled() and clock() < deadline)
-            if filler % every == 0
-            else True
-        ):
-            step()
-            filler += 1
+        _keep_busy(step, pending, agree, clock, every)
         if pending is not None:
             m = pending.result()
-        time_s = float(m.time_s)
-        energy_j = float(m.total_energy_j)
+        time_s, energy_j = _checked(m, name)
         source = str(getattr(m, "energy_from", FROM_EDGES))
-        if not (time_s > 0 and math.isfinite(time_s)):
-            raise RuntimeError(f"measurement window {name!r} has a non-positive time ({time_s} s)")
-        if not (energy_j > 0 and math.isfinite(energy_j)):
-            raise RuntimeError(
-                f"measurement window {name!r} read no energy ({energy_j} J); is the counter moving?"
-            )
         state = probe()
         windows.append(
             WindowRecord(
@@ -337,15 +380,5 @@ def _windows(
         )
         total_s += time_s
         total_iters += done
-        rel = relative_ci([w.energy_j / w.iterations for w in windows])
-        enough = (
-            len(windows) >= settings.min_windows
-            and total_s >= settings.measure_s
-            and total_iters >= settings.measure_iters
-        )
-        # At least min_windows windows in any case; past them, on until the target or the cap.
-        more = len(windows) < settings.min_windows or (
-            not (enough and rel <= settings.rel_ci) and total_s < settings.max_measure_s
-        )
-        if not agree(more):
+        if not agree(_needs_more(windows, total_s, total_iters, settings)):
             return windows

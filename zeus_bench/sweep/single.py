@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from zeus_bench.sweep.devices import (
     free_device_memory,
     gpu_kind_from_name,
+    limit_setter,
     oom_errors,
     open_gpus,
     prepare_torch,
@@ -31,6 +32,10 @@ from zeus_bench.sweep.writer import SweepWriter, load_previous, make_emit
 from zeus_bench.traces.workloads import WorkloadSpec
 
 if TYPE_CHECKING:
+    import torch
+
+    from zeus_bench.device.base import GPU
+    from zeus_bench.device.monitor import EnergyMonitor
     from zeus_bench.sweep.workload import TrainingWorkload
 
 log = logging.getLogger(__name__)
@@ -43,8 +48,7 @@ def sweep_single_process(
     from tqdm import tqdm
 
     from zeus_bench.device.control import PowerLimitSession
-    from zeus_bench.device.fake_load import MODEL_COUNTER_PERIOD_S, fake_load, model_clock
-    from zeus_bench.device.monitor import EnergyMonitor
+    from zeus_bench.device.fake_load import fake_load, model_clock
 
     backend, gpus = open_gpus(plan)
     gpu_kind = plan.gpu_kind or gpu_kind_from_name(gpus[0].name())
@@ -63,38 +67,19 @@ def sweep_single_process(
         reused = len(plan.batch_sizes) * len(limits) - sum(len(ps) for _, ps in todo)
         if reused:
             log.info("resuming %s: %d point(s) already measured", writer.path, reused)
-        set_limit: Callable[[float], None] | None = None
-        if not plan.measures_current_limit:
-
-            def set_limit(watts: float) -> None:
-                for gpu in gpus:
-                    session.set_power_limit_w(gpu.index, watts)
-
         model = workload.build_model().to(device)
         model.train()
         # Fake GPUs with a speed model: simulated time for the GPUs, the monitor and the bounds.
         clock = model_clock(backend, gpus)
         fake = fake_load(gpus, clock)
-        # One counter thread for the GPU set, closed with the sweep.
-        monitor = EnergyMonitor(
-            list(gpus),
-            sync_cuda=device.type == "cuda",
-            clock=clock or time.monotonic,
-            # The model's counter is exact at every read (continuous): no period to probe,
-            # and edges read at once (a reader thread would read after later steps moved it).
-            counter_update_period_s=MODEL_COUNTER_PERIOD_S if clock else None,
-            read_in_background=clock is None,
-            # On the host's clock, the one counter thread also follows the counters near
-            # edges and interpolates each window's energy between their updates.
-            follow_counters=clock is None,
-        )
+        monitor = _monitor(gpus, device, clock)
         loop = PointLoop(
             workload,
             model,
             device,
             plan,
             monitor,
-            set_limit,
+            limit_setter(session, gpus, plan),
             agree=lambda d: d,
             barrier=lambda: None,
             fake=fake,
@@ -128,6 +113,28 @@ def sweep_single_process(
             f"no batch size of {plan.workload} fits on {gpus[0].name()}; nothing written"
         )
     return SweepOutcome(df, writer.path, measured, reused, writer.provenance["skipped"])
+
+
+def _monitor(gpus: list[GPU], device: torch.device, clock: Callable[[], float] | None) -> EnergyMonitor:
+    """The sweep's one counter thread for the GPU set (closed with the sweep).
+
+    ``clock``: the fake GPUs' speed model's clock (None: the host's, real or fake GPUs).
+    """
+    from zeus_bench.device.fake_load import MODEL_COUNTER_PERIOD_S
+    from zeus_bench.device.monitor import EnergyMonitor
+
+    return EnergyMonitor(
+        list(gpus),
+        sync_cuda=device.type == "cuda",
+        clock=clock or time.monotonic,
+        # The model's counter is exact at every read (continuous): no period to probe,
+        # and edges read at once (a reader thread would read after later steps moved it).
+        counter_update_period_s=MODEL_COUNTER_PERIOD_S if clock else None,
+        read_in_background=clock is None,
+        # On the host's clock, the one counter thread also follows the counters near
+        # edges and interpolates each window's energy between their updates.
+        follow_counters=clock is None,
+    )
 
 
 def progress_line(done: int, total: int, elapsed_s: float) -> str:

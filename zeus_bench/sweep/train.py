@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -22,6 +22,12 @@ from zeus_bench.sweep.devices import resolve_torch_device
 from zeus_bench.sweep.plan import SweepPlan
 from zeus_bench.sweep.provenance import software_provenance, utc_now
 from zeus_bench.sweep.writer import read_to_resume
+
+if TYPE_CHECKING:
+    import torch
+
+    from zeus_bench.sweep.workload import TrainingWorkload
+    from zeus_bench.traces.workloads import WorkloadSpec
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +46,59 @@ def reached(metric: float, target: float, direction: str) -> bool:
     return metric >= target if direction == "max" else metric <= target
 
 
+def _train_provenance(plan: SweepPlan, root: Path, epochs: int, device: torch.device) -> dict[str, Any]:
+    """The ``train`` table's provenance (its ``finished_utc`` is added at each write)."""
+    return {
+        "source": "zeus-bench sweep --train-to-target",
+        "workload": plan.workload,
+        "tiny": plan.tiny,
+        "data_root": str(root),
+        "max_epochs": epochs,
+        "seed": plan.seed,
+        "device": str(device),
+        "started_utc": utc_now(),
+        **software_provenance(),
+    }
+
+
+def _train_run(
+    plan: SweepPlan,
+    workload: TrainingWorkload,
+    spec: WorkloadSpec,
+    root: Path,
+    device: torch.device,
+    batch_size: int,
+    run: int,
+    epochs: int,
+) -> tuple[float, int | None]:
+    """Train a fresh model (seed ``plan.seed + run``) at ``batch_size`` until it reaches the target.
+
+    Returns:
+        ``(learning_rate, target_epoch)``: the optimizer's learning rate and the first epoch whose
+        validation metric reached the target (None: not within ``epochs``).
+    """
+    import torch
+
+    torch.manual_seed(plan.seed + run)
+    model = workload.build_model().to(device)
+    opt = workload.build_optimizer(model, batch_size)
+    lr = float(opt.param_groups[0]["lr"])
+    for epoch in range(1, epochs + 1):
+        model.train()
+        for batch in workload.real_loader(root, "train", batch_size):
+            workload.train_step(model, opt, workload.to_device(batch, device))
+        model.eval()
+        with torch.no_grad():
+            val = (workload.to_device(b, device) for b in workload.real_loader(root, "val", batch_size))
+            metric = float(workload.evaluate(model, val))
+        log.info(
+            "%s bs %d run %d epoch %d: %s %.4g", plan.workload, batch_size, run, epoch, spec.metric, metric
+        )
+        if reached(metric, spec.target_metric, spec.metric_direction):
+            return lr, epoch
+    return lr, None
+
+
 def run_train_to_target(
     plan: SweepPlan,
     data_root: str | Path,
@@ -54,8 +113,6 @@ def run_train_to_target(
         ConfigError: options training to the target would ignore (power limits, several GPUs),
             unreadable dataset root, bad ``runs``/``max_epochs``, ``out`` exists without ``resume``; the workload's loader raises its own one-line error for a bad format.
     """
-    import torch
-
     from zeus_bench.device import backend_name
     from zeus_bench.sweep.workload import load_workload
     from zeus_bench.traces.workloads import get_workload
@@ -73,49 +130,13 @@ def run_train_to_target(
     previous = read_to_resume(out, "train", resume, "run only its missing runs")
     done = set() if previous is None else set(zip(previous["batch_size"], previous["run"], strict=True))
     device = resolve_torch_device(plan.torch_device, backend_name(plan.backend), plan.gpu_indices[0])
-    prov: dict[str, Any] = {
-        "source": "zeus-bench sweep --train-to-target",
-        "workload": plan.workload,
-        "tiny": plan.tiny,
-        "data_root": str(root),
-        "max_epochs": epochs,
-        "seed": plan.seed,
-        "device": str(device),
-        "started_utc": utc_now(),
-        **software_provenance(),
-    }
+    prov = _train_provenance(plan, root, epochs, device)
     rows: list[dict[str, object]] = []
     for batch_size in plan.batch_sizes:
         for run in range(runs):
             if (batch_size, run) in done:
                 continue
-            torch.manual_seed(plan.seed + run)
-            model = workload.build_model().to(device)
-            opt = workload.build_optimizer(model, batch_size)
-            lr = float(opt.param_groups[0]["lr"])
-            target_epoch = None
-            for epoch in range(1, epochs + 1):
-                model.train()
-                for batch in workload.real_loader(root, "train", batch_size):
-                    workload.train_step(model, opt, workload.to_device(batch, device))
-                model.eval()
-                with torch.no_grad():
-                    val = (
-                        workload.to_device(b, device) for b in workload.real_loader(root, "val", batch_size)
-                    )
-                    metric = float(workload.evaluate(model, val))
-                log.info(
-                    "%s bs %d run %d epoch %d: %s %.4g",
-                    plan.workload,
-                    batch_size,
-                    run,
-                    epoch,
-                    spec.metric,
-                    metric,
-                )
-                if reached(metric, spec.target_metric, spec.metric_direction):
-                    target_epoch = epoch
-                    break
+            lr, target_epoch = _train_run(plan, workload, spec, root, device, batch_size, run, epochs)
             rows.append(
                 {
                     "dataset": spec.dataset,

@@ -127,17 +127,86 @@ def _write_csv(path: Path, rows: Sequence[list[str]]) -> None:
         csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
 
 
+@dataclass(frozen=True)
+class SliceSettings:
+    """How the tweets are cut into slices (the paper's values by default).
+
+    Attributes:
+        size: Tweets per slice (paper: 500,000).
+        train_fraction: Share of each slice for training (paper: 0.85 -> 425,000 / 75,000).
+        start: First day of the sliding window (paper: 2009-05-01).
+        stride_days: Days the window moves per slice (paper: 1).
+        seed: Seed of each slice's shuffle before the split (paper: 42, the same for every slice).
+        max_slices: Keep only the first slices (None: all).
+
+    Raises:
+        ConfigError: a setting out of range, or a split that leaves a side of a slice empty.
+    """
+
+    size: int = PAPER_SLICE_SIZE
+    train_fraction: float = PAPER_TRAIN_FRACTION
+    start: dt.date = PAPER_START
+    stride_days: int = 1
+    seed: int = PAPER_SEED
+    max_slices: int | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse settings that cannot cut a slice."""
+        if self.size < 2:
+            raise ConfigError(f"slice size must be >= 2 tweets, got {self.size}")
+        if not 0 < self.train_fraction < 1:
+            raise ConfigError(f"train fraction must be in (0, 1), got {self.train_fraction:g}")
+        if self.stride_days < 1:
+            raise ConfigError(f"stride must be >= 1 day, got {self.stride_days}")
+        if self.max_slices is not None and self.max_slices < 1:
+            raise ConfigError(f"max slices must be >= 1, got {self.max_slices}")
+        if self.boundary < 1 or self.boundary >= self.size:
+            raise ConfigError(
+                f"a slice of {self.size} tweets split at {self.train_fraction:g} leaves a side empty"
+            )
+
+    @property
+    def boundary(self) -> int:
+        """Training tweets per slice (the rest validate)."""
+        return int(self.size * self.train_fraction)
+
+
+def _write_slice(
+    folder: Path,
+    tweets: Tweets,
+    first: int,
+    previous: int | None,
+    settings: SliceSettings,
+    vocab: Path | None,
+) -> dict[str, object]:
+    """Write the slice of ``tweets`` from index ``first`` into ``folder`` (made here); its index row but the number.
+
+    ``previous`` is the first index of the slice before (None for the first: no overlap).
+    """
+    size, boundary = settings.size, settings.boundary
+    rows = tweets.rows[first : first + size]
+    perm = np.random.default_rng(settings.seed).permutation(size)
+    folder.mkdir()
+    _write_csv(folder / TRAIN_NAME, [rows[i] for i in perm[:boundary]])
+    _write_csv(folder / VAL_NAME, [rows[i] for i in perm[boundary:]])
+    if vocab is not None:
+        shutil.copyfile(vocab, folder / "vocab.txt")
+    overlap = max(0, previous + size - first) / size if previous is not None else float("nan")
+    return {
+        "first_time": str(tweets.times[first]),
+        "last_time": str(tweets.times[first + size - 1]),
+        "train": boundary,
+        "val": size - boundary,
+        "overlap_with_previous": overlap,
+    }
+
+
 def build_slices(
     sentiment140: str | Path,
     out: str | Path,
+    settings: SliceSettings | None = None,
     *,
-    size: int = PAPER_SLICE_SIZE,
-    train_fraction: float = PAPER_TRAIN_FRACTION,
-    start: dt.date = PAPER_START,
-    stride_days: int = 1,
-    seed: int = PAPER_SEED,
     vocab: str | Path | None = None,
-    max_slices: int | None = None,
     force: bool = False,
 ) -> list[dict[str, object]]:
     """Cut the Sentiment140 CSV into Capriccio slices under ``out`` (written as a whole, or not at all).
@@ -145,13 +214,8 @@ def build_slices(
     Args:
         sentiment140: The Sentiment140 training CSV.
         out: The folder of the slices (``slice-NN/``) and ``slices.csv``.
-        size: Tweets per slice (paper: 500,000).
-        train_fraction: Share of each slice for training (paper: 0.85 -> 425,000 / 75,000).
-        start: First day of the sliding window (paper: 2009-05-01).
-        stride_days: Days the window moves per slice (paper: 1).
-        seed: Seed of each slice's shuffle before the split (paper: 42, the same for every slice).
+        settings: Size, split, window and seed of the slices (:class:`SliceSettings`; None: the paper's).
         vocab: A WordPiece ``vocab.txt`` copied into each slice (the workload needs one).
-        max_slices: Keep only the first slices (default: all).
         force: Write into an existing non-empty folder (replacing the slices and index only).
 
     Returns:
@@ -159,56 +223,29 @@ def build_slices(
     """
     from zeus_bench.core.fsutil import atomic_write_text, check_output_dir, output_dir
 
-    if size < 2:
-        raise ConfigError(f"slice size must be >= 2 tweets, got {size}")
-    if not 0 < train_fraction < 1:
-        raise ConfigError(f"train fraction must be in (0, 1), got {train_fraction:g}")
-    if stride_days < 1:
-        raise ConfigError(f"stride must be >= 1 day, got {stride_days}")
-    if max_slices is not None and max_slices < 1:
-        raise ConfigError(f"max slices must be >= 1, got {max_slices}")
+    cut = SliceSettings() if settings is None else settings
     vocab_path = Path(vocab) if vocab is not None else None
     if vocab_path is not None and not vocab_path.is_file():
         raise ConfigError(f"{vocab_path}: no such vocabulary file")
     check_output_dir(out, force, "Capriccio folder")
     tweets = read_tweets(sentiment140)
-    starts = slice_starts(tweets.times, size, start, stride_days)[:max_slices]
+    starts = slice_starts(tweets.times, cut.size, cut.start, cut.stride_days)[: cut.max_slices]
     if not starts:
         raise ConfigError(
-            f"{sentiment140}: no slice of {size} tweets starts on or after {start.isoformat()} "
+            f"{sentiment140}: no slice of {cut.size} tweets starts on or after {cut.start.isoformat()} "
             f"({len(tweets.rows)} tweets, last on {str(tweets.times[-1])[:10]})"
         )
-    boundary = int(size * train_fraction)
-    if boundary < 1 or boundary >= size:
-        raise ConfigError(f"a slice of {size} tweets split at {train_fraction:g} leaves a side empty")
     index: list[dict[str, object]] = []
     with output_dir(out, force, _owned_by_slices, "Capriccio folder") as tmp:
         for k, first in enumerate(starts, start=1):
-            rows = tweets.rows[first : first + size]
-            perm = np.random.default_rng(seed).permutation(size)
-            folder = tmp / f"slice-{k:02d}"
-            folder.mkdir()
-            _write_csv(folder / TRAIN_NAME, [rows[i] for i in perm[:boundary]])
-            _write_csv(folder / VAL_NAME, [rows[i] for i in perm[boundary:]])
-            if vocab_path is not None:
-                shutil.copyfile(vocab_path, folder / "vocab.txt")
             previous = starts[k - 2] if k > 1 else None
-            overlap = max(0, previous + size - first) / size if previous is not None else float("nan")
-            index.append(
-                {
-                    "slice": k,
-                    "first_time": str(tweets.times[first]),
-                    "last_time": str(tweets.times[first + size - 1]),
-                    "train": boundary,
-                    "val": size - boundary,
-                    "overlap_with_previous": overlap,
-                }
-            )
+            row = _write_slice(tmp / f"slice-{k:02d}", tweets, first, previous, cut, vocab_path)
+            index.append({"slice": k, **row})
             log.info("slice %d/%d: %s .. %s", k, len(starts), index[-1]["first_time"], index[-1]["last_time"])
         lines = [",".join(index[0])] + [",".join(_cell(v) for v in r.values()) for r in index]
         atomic_write_text(tmp / INDEX, "\n".join(lines) + "\n")
-    if size == PAPER_SLICE_SIZE and len(index) != PAPER_SLICES:
-        log.warning("%d slices of %d tweets (the paper has %d)", len(index), size, PAPER_SLICES)
+    if cut.size == PAPER_SLICE_SIZE and len(index) != PAPER_SLICES:
+        log.warning("%d slices of %d tweets (the paper has %d)", len(index), cut.size, PAPER_SLICES)
     return index
 
 

@@ -14,6 +14,8 @@ the traces. Downstream steps read the manifest instead of guessing.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import http.client
 import json
@@ -132,35 +134,60 @@ def _verify(name: str, actual: str, expected: str | None, where: str) -> bool:
     return True
 
 
-def obtain_zeus_traces(
-    files: Mapping[str, str | None],
-    out_dir: str | Path,
-    *,
-    local_dir: str | Path | None = None,
-    url_template: str = "",
-    commit: str = "",
-    allow_unverified: bool = False,
-    allow_missing: bool = False,
-    fetch: Fetch | None = None,
-    timeout_s: float = DOWNLOAD_TIMEOUT_S,
-    force: bool = False,
-) -> FetchResult:
-    """Copy (from ``local_dir``) or download the Zeus trace CSVs into ``out_dir``, verified.
+@dataclass(frozen=True)
+class TraceSource:
+    """Where :func:`obtain_zeus_traces` takes the trace files from: a local copy, else a download.
 
-    Args:
-        files: File name -> expected sha256 (None: unknown). Must include ``summary_train.csv``.
-        out_dir: Folder that receives the accepted files and ``MANIFEST.json``.
+    Attributes:
         local_dir: A local copy of the upstream ``trace/`` folder; when given, nothing is
             downloaded and listed files absent from it are skipped (except the train trace).
         url_template: Download URL with ``{commit}`` and ``{file}`` placeholders.
         commit: Upstream commit the URL pins.
+        fetch: Download function (tests inject one); default: :func:`urlopen_fetch`.
+        timeout_s: Seconds to wait for a server before giving up (default download only).
+
+    Raises:
+        ConfigError: a timeout that is not > 0.
+    """
+
+    local_dir: str | Path | None = None
+    url_template: str = ""
+    commit: str = ""
+    fetch: Fetch | None = None
+    timeout_s: float = DOWNLOAD_TIMEOUT_S
+
+    def __post_init__(self) -> None:
+        """Refuse a timeout that could never wait."""
+        if self.timeout_s <= 0:
+            raise ConfigError(f"download timeout must be > 0 s, got {self.timeout_s:g}")
+
+    def fetcher(self) -> Fetch:
+        """The download function: :attr:`fetch`, else :func:`urlopen_fetch` with :attr:`timeout_s`."""
+        return self.fetch or functools.partial(urlopen_fetch, timeout_s=self.timeout_s)
+
+
+def obtain_zeus_traces(
+    files: Mapping[str, str | None],
+    out_dir: str | Path,
+    source: TraceSource | None = None,
+    *,
+    allow_unverified: bool = False,
+    allow_missing: bool = False,
+    force: bool = False,
+    **where: Any,
+) -> FetchResult:
+    """Copy (from a local copy) or download the Zeus trace CSVs into ``out_dir``, verified.
+
+    Args:
+        files: File name -> expected sha256 (None: unknown). Must include ``summary_train.csv``.
+        out_dir: Folder that receives the accepted files and ``MANIFEST.json``.
+        source: Where the files come from (:class:`TraceSource`; None: its defaults).
         allow_unverified: Accept files whose sha256 is unknown (logged as a warning). Files with
             a known checksum that does not match are always refused.
         allow_missing: When nothing can be obtained (no local copy, download impossible), write a
             manifest with ``status: unavailable`` instead of raising.
-        fetch: Download function (tests inject one); default: :func:`urlopen_fetch`.
-        timeout_s: Seconds to wait for a server before giving up (default download only).
         force: Write into an existing non-empty folder (replacing the trace CSVs and manifest only).
+        **where: Any field of :class:`TraceSource` by name (``local_dir=...``), overriding ``source``'s.
 
     Returns:
         The manifest, also written to ``out_dir/MANIFEST.json``. The files are committed to
@@ -172,29 +199,17 @@ def obtain_zeus_traces(
         TracesUnavailableError: no local copy and the download failed (unless ``allow_missing``).
         TraceFormatError: a checksum does not match.
         ConfigError: a bad file list, a missing local folder, or an unverified file refused.
+        TypeError: a keyword that names no field of :class:`TraceSource`.
     """
     _check_names(files)
-    if timeout_s <= 0:
-        raise ConfigError(f"download timeout must be > 0 s, got {timeout_s:g}")
+    source = dataclasses.replace(source or TraceSource(), **where)
     check_output_dir(out_dir, force, "trace folder")
-    if fetch is None:
-
-        def fetch(url: str) -> bytes:
-            return urlopen_fetch(url, timeout_s)
-
     with output_dir(out_dir, force, owned_by_fetch, "trace folder") as out:
-        if local_dir is not None:
-            result = _from_local(files, out, Path(local_dir), allow_unverified)
+        if source.local_dir is not None:
+            result = _from_local(files, out, Path(source.local_dir), allow_unverified)
         else:
             try:
-                result = _download(
-                    files,
-                    out,
-                    url_template=url_template,
-                    commit=commit,
-                    allow_unverified=allow_unverified,
-                    fetch=fetch,
-                )
+                result = _download(files, out, source, allow_unverified)
             except TracesUnavailableError as exc:
                 if not allow_missing:
                     raise
@@ -245,14 +260,9 @@ def _from_local(files: Mapping[str, str | None], out: Path, src: Path, allow_unv
 
 
 def _download(
-    files: Mapping[str, str | None],
-    out: Path,
-    *,
-    url_template: str,
-    commit: str,
-    allow_unverified: bool,
-    fetch: Fetch,
+    files: Mapping[str, str | None], out: Path, source: TraceSource, allow_unverified: bool
 ) -> FetchResult:
+    url_template, commit, fetch = source.url_template, source.commit, source.fetcher()
     if not url_template:
         raise TracesUnavailableError(
             f"no local copy of the Zeus traces and no download URL; {how_to_point(commit)}"

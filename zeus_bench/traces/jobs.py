@@ -298,14 +298,11 @@ def _check_one_gpu(path: Path, gpus: np.ndarray, gpu: str) -> None:
         )
 
 
-def build_job(joined: Columns, power: Columns, spec: WorkloadSpec, gpu: str) -> JobTrace:
-    """Build a :class:`JobTrace` from a joined table (train x power of one GPU) and the power table.
-
-    Either may be a pandas frame or a mapping of column name to array (:func:`inner_join` of
-    :func:`~zeus_bench.store.read_columns`); the figures are the same.
+def _job_rows(joined: Columns, spec: WorkloadSpec, gpu: str) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the workload's family (dataset, network, optimizer) in ``joined``, and of its target's rows.
 
     Raises:
-        ConfigError: the workload has no rows, or its b0 is missing on this GPU.
+        ConfigError: no row has the workload's target.
     """
     dataset, network, optimizer = (np.asarray(joined[k]) for k in ("dataset", "network", "optimizer"))
     family = np.flatnonzero(
@@ -318,11 +315,76 @@ def build_job(joined: Columns, power: Columns, spec: WorkloadSpec, gpu: str) -> 
             f"workload {spec.id!r} has no rows on GPU {gpu!r} "
             f"({spec.dataset}/{spec.network}/{spec.optimizer}, target {spec.target_metric})"
         )
-    num_gpus = 1
+    return family, rows
+
+
+def _num_gpus(joined: Columns) -> int:
+    """GPUs of the job: the largest ``num_gpus`` of the table (a missing count is 1; no column: 1)."""
     if "num_gpus" in joined:
         counts = floats(joined, "num_gpus")
         if (~np.isnan(counts)).any():
-            num_gpus = int(np.nanmax(np.where(np.isnan(counts), 1.0, counts)))
+            return int(np.nanmax(np.where(np.isnan(counts), 1.0, counts)))
+    return 1
+
+
+def _target_epochs(
+    joined: Columns,
+    rows: np.ndarray,
+    row_bs: np.ndarray,
+    batch_sizes: np.ndarray,
+    spec: WorkloadSpec,
+    gpu: str,
+) -> list[np.ndarray]:
+    """Epochs to the target of each training path, per batch size (in ``batch_sizes``' order).
+
+    One path per train row (all learning rates and runs) among ``rows`` (of batch sizes
+    ``row_bs``); the power rows only repeat them.
+
+    Raises:
+        ConfigError: a batch size without a path to the target.
+    """
+    lr, run = floats(joined, "learning_rate")[rows], floats(joined, "run")[rows]
+    _, first = np.unique(np.stack([row_bs.astype(float), lr, run], axis=1), axis=0, return_index=True)
+    path_rows = np.sort(first)
+    target_epoch = floats(joined, "target_epoch")[rows][path_rows]
+    path_bs = row_bs[path_rows]
+    target_epochs = [target_epoch[path_bs == b] for b in batch_sizes]
+    empty = [int(b) for b, t in zip(batch_sizes, target_epochs, strict=True) if len(t) == 0]
+    if empty:
+        raise ConfigError(
+            f"workload {spec.id!r} on {gpu!r}: batch size(s) {empty} have no training path for "
+            f"target {spec.target_metric}"
+        )
+    return target_epochs
+
+
+def _default_batch_size(power: Columns, batch_sizes: np.ndarray, spec: WorkloadSpec, gpu: str) -> int:
+    """The job's b0: the workload's default, capped at the largest batch size its dataset's power trace has.
+
+    Raises:
+        ConfigError: that batch size is not among ``batch_sizes``.
+    """
+    ds_bs = np.asarray(power["batch_size"])[np.asarray(power["dataset"]) == spec.dataset]
+    b0 = min(spec.default_batch_size, int(ds_bs.max()))
+    if b0 not in batch_sizes:
+        raise ConfigError(
+            f"workload {spec.id!r} on {gpu!r}: default batch size {b0} is not in the traces "
+            f"(batch sizes: {batch_sizes.tolist()})"
+        )
+    return b0
+
+
+def build_job(joined: Columns, power: Columns, spec: WorkloadSpec, gpu: str) -> JobTrace:
+    """Build a :class:`JobTrace` from a joined table (train x power of one GPU) and the power table.
+
+    Either may be a pandas frame or a mapping of column name to array (:func:`inner_join` of
+    :func:`~zeus_bench.store.read_columns`); the figures are the same.
+
+    Raises:
+        ConfigError: the workload has no rows, or its b0 is missing on this GPU.
+    """
+    family, rows = _job_rows(joined, spec, gpu)
+    num_gpus = _num_gpus(joined)
     bs_all = np.asarray(joined["batch_size"]).astype(np.int64)
     limit_all = floats(joined, "power_limit_w")
     tpe_all, pw_all = floats(joined, "time_per_epoch_s"), floats(joined, "avg_power_w")
@@ -349,26 +411,8 @@ def build_job(joined: Columns, power: Columns, spec: WorkloadSpec, gpu: str) -> 
     row_energy = tpe_all[rows] * pw_all[rows]
     prof_e = np.array([series_mean(row_energy[row_bs == b]) for b in batch_sizes])
     prof_t = np.array([series_mean(tpe_all[rows][row_bs == b]) for b in batch_sizes])
-    # One path per train row (all learning rates and runs); the power rows only repeat them.
-    lr, run = floats(joined, "learning_rate")[rows], floats(joined, "run")[rows]
-    _, first = np.unique(np.stack([row_bs.astype(float), lr, run], axis=1), axis=0, return_index=True)
-    path_rows = np.sort(first)
-    target_epoch = floats(joined, "target_epoch")[rows][path_rows]
-    path_bs = row_bs[path_rows]
-    target_epochs = [target_epoch[path_bs == b] for b in batch_sizes]
-    empty = [int(b) for b, t in zip(batch_sizes, target_epochs, strict=True) if len(t) == 0]
-    if empty:
-        raise ConfigError(
-            f"workload {spec.id!r} on {gpu!r}: batch size(s) {empty} have no training path for "
-            f"target {spec.target_metric}"
-        )
-    ds_bs = np.asarray(power["batch_size"])[np.asarray(power["dataset"]) == spec.dataset]
-    b0 = min(spec.default_batch_size, int(ds_bs.max()))
-    if b0 not in batch_sizes:
-        raise ConfigError(
-            f"workload {spec.id!r} on {gpu!r}: default batch size {b0} is not in the traces "
-            f"(batch sizes: {batch_sizes.tolist()})"
-        )
+    target_epochs = _target_epochs(joined, rows, row_bs, batch_sizes, spec, gpu)
+    b0 = _default_batch_size(power, batch_sizes, spec, gpu)
     tpe_bp, pw_bp = tpe.reshape(n_b, n_p), pw.reshape(n_b, n_p)
     max_power = max_power_w(float(np.max(limit_all)), num_gpus)
     max_by_bs = max_power_w(np.nanmax(np.where(np.isnan(tpe_bp), np.nan, limits[None, :]), axis=1), num_gpus)
