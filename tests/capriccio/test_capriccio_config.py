@@ -99,7 +99,9 @@ def test_every_key_the_workflow_reads_is_in_the_schema() -> None:
 
 def test_every_command_that_trains_on_a_gpu_can_observe() -> None:
     """Each subcommand that takes a GPU backend and trains (not ``gpu``/``gpud``, whose job is the
-    limits) offers ``--observe``, and so does the drift workflow's training script."""
+    limits, nor ``measure``, which only reads counters and never sets a limit:
+    tests/device/test_measure_command.py checks it) offers ``--observe``, and so does the drift
+    workflow's training script."""
     import argparse
     import importlib.util
 
@@ -109,7 +111,7 @@ def test_every_command_that_trains_on_a_gpu_can_observe() -> None:
 
     def walk(parser: argparse.ArgumentParser, words: list[str]) -> None:
         dests = {a.dest for a in parser._actions}
-        if "backend" in dests and words[0] not in ("gpu", "gpud"):
+        if "backend" in dests and words[0] not in ("gpu", "gpud", "measure"):
             trainers.append((" ".join(words), "observe" in dests))
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):

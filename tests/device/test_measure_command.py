@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.gpud_helpers import setter_calls
 from zeus_bench.cli.main import main
 from zeus_bench.device.command import run_summary
 from zeus_bench.device.fake import DEFAULT_GPU
@@ -45,6 +46,8 @@ def test_measure_reports_the_energy_the_command_drew(
     assert idle["avg_power_w"] == pytest.approx(IDLE_W, rel=0.03)
     assert all(r["exit_status"] == 0 and r["backend"] == "fake" for r in rows)
     assert all(r["energy_uncertainty_j"] > 0 for r in rows)
+    # measure only reads counters: no limit was set on either GPU (so it needs no --observe).
+    assert setter_calls(fake_env / "fake.json") == [0, 0]
 
 
 def test_measure_table_and_exit_status(fake_env: Path, capfd: pytest.CaptureFixture[str]) -> None:

@@ -161,7 +161,10 @@ def test_golden_arrival_grid_is_complete() -> None:
     assert len(runs) == len(grid["gpus"]) * n_groups * len(grid["settings_eta_beta"]) * len(grid["seeds"])
     sizes = {t["jobs_per_group"] for t in grid["tables"]}
     assert min(sizes) == 1 and max(sizes) >= 200
-    assert set(runs["workload"]) == set(load_workloads()) and set(runs["gpu"]) == {"v100", "a40"}
+    assert set(runs["workload"]) == set(load_workloads()) - {"teacher-student"} and set(runs["gpu"]) == {
+        "v100",
+        "a40",
+    }
     ratios = pd.concat(tables().values())["runtime_ratio"]
     assert ratios.min() < 0.15 and ratios.max() > 7
     counts = tries.groupby(["gpu", "workload", "table", "group", "eta", "beta", "seed"]).size()

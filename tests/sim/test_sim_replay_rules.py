@@ -217,9 +217,18 @@ def test_policy_batched_default_wraps_one_policy_per_seed_and_the_replay_asks_it
     job = toy_job()
     model = JobModel(job, cost=Cost(1.0))
     base = get_policy("baseline")
-    policies = [base(PolicyContext(job, Cost(1.0), 2.0, 0, np.random.default_rng(s))) for s in (1, 2)]
-    face = base.batched(model, policies)
+
+    class Plain(base):  # type: ignore[valid-type,misc]
+        """The baseline without its array face: a user policy that offers only predict/observe."""
+
+        name = "plain-baseline"
+        batched = classmethod(Policy.batched.__func__)  # type: ignore[attr-defined]
+
+    policies = [Plain(PolicyContext(job, Cost(1.0), 2.0, 0, np.random.default_rng(s))) for s in (1, 2)]
+    face = Plain.batched(model, policies)
     assert isinstance(face, ScalarPolicies) and face.policies == policies
+    assert not isinstance(base.batched(model, policies), ScalarPolicies)  # the built-in's array face
+    assert replay_many(model, Plain, [1, 2, 3], 2.0, 6) == replay_many(model, base, [1, 2, 3], 2.0, 6)
     asked: list[int] = []
 
     class Counted(base):  # type: ignore[valid-type,misc]
