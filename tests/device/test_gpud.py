@@ -32,6 +32,7 @@ from tests.helpers.gpud_helpers import (
     group_name,
     setter_calls,
     user_dir,
+    wait_for_limits,
 )
 from zeus_bench.device.control import PowerLimitSession
 from zeus_bench.device.errors import GPUBusyError
@@ -118,11 +119,9 @@ def test_lease_set_and_restore_on_close(daemon: Daemon, state: Path) -> None:
     assert fake_limits(state) == [300.0, 450.5]
     assert client.status()["leases"] == [{"pid": os.getpid(), "uid": os.geteuid(), "gpus": [0, 1]}]
     client.close()
-    deadline = time.monotonic() + 1.0
-    while fake_limits(state) != [700.0, 700.0] and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert fake_limits(state) == [700.0, 700.0]
-    while "2 limit(s) restored" not in daemon.log.read_text() and time.monotonic() < deadline + 5:
+    assert wait_for_limits(state, [700.0, 700.0]) == [700.0, 700.0]
+    deadline = time.monotonic() + 5.0
+    while "2 limit(s) restored" not in daemon.log.read_text() and time.monotonic() < deadline:
         time.sleep(0.01)  # the log's last line comes after the journal entry's removal
     assert "GPU 0: restored power limit 300 W -> 700 W (lease of pid" in daemon.log.read_text()
     assert list((daemon.folder / "gpud-state" / "leases").iterdir()) == []

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers.gpud_helpers import ZB, Daemon, RawClient, fake_limits, group_name
+from tests.helpers.gpud_helpers import ZB, Daemon, RawClient, fake_limits, group_name, wait_for_limits
 from zeus_bench.device.errors import DeviceError
 from zeus_bench.device.fake import FakeBackend
 from zeus_bench.device.gpud import GPUDaemon
@@ -201,7 +201,7 @@ def test_a_second_daemon_touches_neither_the_lease_nor_its_journal(
         assert journal[0].read_bytes() == entry
         assert not (tmp_path / "other.sock").exists()
     client.close()  # the first daemon restores it
-    assert fake_limits(state) == [700.0, 700.0]
+    assert wait_for_limits(state, [700.0, 700.0]) == [700.0, 700.0]
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,18 @@ def fake_limits(state: Path) -> list[float]:
     return [float(g["power_limit_w"]) for g in json.loads(state.read_text())["gpus"]]
 
 
+def wait_for_limits(state: Path, expected: list[float], timeout: float = 15.0) -> list[float]:
+    """The fake GPUs' limits once they equal ``expected`` or ``timeout`` s have passed.
+
+    The daemon restores a closed client's GPUs on its own thread, a moment after the close: a
+    loaded machine can take more than a second to get there.
+    """
+    deadline = time.monotonic() + timeout
+    while (limits := fake_limits(state)) != expected and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return limits
+
+
 def setter_calls(state: Path) -> list[int]:
     """How many times each fake GPU's limit was set."""
     return [int(g["set_calls"]) for g in json.loads(state.read_text())["gpus"]]
