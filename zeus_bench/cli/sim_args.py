@@ -15,7 +15,7 @@ from zeus_bench.cli.common import (
     int_range_arg,
 )
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
-from zeus_bench.core.entry import seed_arg
+from zeus_bench.core.entry import float_arg, seed_arg
 
 #: Output suffixes of the tables simulate, summarize and synth-arrivals write.
 TABLE_SUFFIXES = (".parquet", ".csv")
@@ -27,24 +27,6 @@ MAX_SUBMISSIONS = 5_000_000
 
 #: Bound of --prune-rounds (each round tries every surviving batch size at least once).
 MAX_PRUNE_ROUNDS = 100
-
-
-def _finite_arg(what: str, minimum: float | None = None) -> Any:
-    """Argparse type: a finite float (``>= minimum`` when given)."""
-
-    def parse(text: str) -> float:
-        import math
-
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not math.isfinite(value) or (minimum is not None and value < minimum):
-            bound = "" if minimum is None else f" >= {minimum:g}"
-            raise argparse.ArgumentTypeError(f"{what} must be a finite number{bound}, got {text!r}")
-        return value
-
-    return parse
 
 
 def _list_of(item: Any) -> Any:
@@ -145,14 +127,14 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--prior-mean",
-        type=_finite_arg("--prior-mean"),
+        type=float_arg("--prior-mean"),
         default=0.0,
         metavar="J",
         help="mean of the batch-size optimizer's Gaussian prior per arm, as a reward (-cost, J; default 0)",
     )
     p.add_argument(
         "--prior-precision",
-        type=_finite_arg("--prior-precision", minimum=0.0),
+        type=float_arg("--prior-precision", minimum=0.0),
         default=0.0,
         metavar="1/J^2",
         help="precision of that prior (default 0: no prior, the paper's)",
@@ -189,14 +171,14 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--recurrence-period-s",
-        type=_finite_arg("--recurrence-period-s"),
+        type=float_arg("--recurrence-period-s"),
         default=None,
         metavar="S",
         help="seconds between recurrences in the carbon series (default 86400: daily; arrival tables: their start times)",
     )
     p.add_argument(
         "--carbon-price",
-        type=_finite_arg("--carbon-price", minimum=0.0),
+        type=float_arg("--carbon-price", minimum=0.0),
         default=0.0,
         metavar="J_PER_G",
         help="joules of cost per gram of CO2-eq emitted (default 0: co2_g recorded, not priced; needs "
@@ -261,13 +243,13 @@ def add_synth_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--overlap",
-        type=float,
+        type=float_arg("--overlap"),
         default=0.3,
         help="share of jobs that start while the previous runs (default 0.3)",
     )
     p.add_argument(
         "--ratio-sigma",
-        type=float,
+        type=float_arg("--ratio-sigma"),
         default=0.25,
         help="log-standard deviation of the runtimes (default 0.25; 1.0 spreads runtime_ratio over ~0.1-10)",
     )
