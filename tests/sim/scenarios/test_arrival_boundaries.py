@@ -193,3 +193,16 @@ def test_zero_budget_tries_count_in_a_row_a_try_that_ran_resets_them(monkeypatch
         model, Scripted, 1, 2.0, np.array([0.0, 20.0]), np.array([10.0, 30.0]), np.ones(2)
     )
     assert _brief(rows) == [(1, 1, 32, True, True), (2, 2, 16, False, True), (2, 4, 64, True, True)]
+
+
+@LOOPS
+def test_the_job_that_ends_first_is_observed_before_a_later_start_while_a_longer_one_runs(loop: Loop) -> None:
+    # Job 2 (16, 625 J: the new best) ends at 30 while job 3 (started beside it: 32) runs to 100:
+    # job 4, submitted at 40 beside job 3, runs the best known after job 2 is observed, 16.
+    rows = loop(_toy(), [0.0, 20.0, 22.0, 40.0], [10.0, 30.0, 100.0, 50.0])
+    assert _brief(rows) == [
+        (1, 1, 32, True, True),
+        (2, 1, 16, True, True),
+        (4, 1, 16, True, True),
+        (3, 1, 32, True, True),
+    ]
