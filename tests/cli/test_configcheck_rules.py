@@ -18,7 +18,13 @@ import pytest
 import yaml
 
 from zeus_bench.cli.arena import MAX_JOBS
-from zeus_bench.cli.configcheck import check_backends_start, check_sizes, check_sweep_config, check_unique
+from zeus_bench.cli.configcheck import (
+    check_backends_start,
+    check_main_config,
+    check_sizes,
+    check_sweep_config,
+    check_unique,
+)
 from zeus_bench.core.entry import MAX_RECURRENCES
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.fake import FakeBackend
@@ -123,3 +129,34 @@ def test_power_limits_at_exactly_the_ends_of_the_range_are_taken(two_gpus: _Reco
     check_backends_start(_sweep(backend="fake", observe=False, power_limits=[200]), "s.yaml")
     with pytest.raises(ConfigError, match=r"200 W is outside the range of GPU 1 \(250-700 W"):
         check_backends_start(_sweep(backend="fake", observe=False, gpu_index=1, power_limits=[200]), "s.yaml")
+
+
+MAIN = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "named"),
+    [
+        ("prior_mean", float("nan"), "prior_mean"),
+        ("prior_precision", float("inf"), "prior_precision"),
+        ("eta", float("-inf"), "eta"),
+        ("beta", float("nan"), "beta"),
+        ("eta_sweep", {**MAIN["eta_sweep"], "values": [0.5, float("nan")]}, "eta_sweep.values"),
+    ],
+)
+def test_a_number_that_is_not_finite_is_refused_naming_its_key(
+    key: str, value: Any, named: str, tmp_path: Path
+) -> None:
+    config = {**copy.deepcopy(MAIN), key: value}
+    with pytest.raises(ConfigError, match=rf"^cfg\.yaml: {named}: .* is not a finite number$"):
+        check_main_config(config, "cfg.yaml", tmp_path)
+
+
+def test_only_betas_keys_take_infinity(tmp_path: Path) -> None:
+    check_main_config({**copy.deepcopy(MAIN), "beta": float("inf")}, "cfg.yaml", tmp_path)
+    sweep = {**MAIN["beta_sweep"], "values": [2.0, float("inf")]}
+    check_main_config({**copy.deepcopy(MAIN), "beta_sweep": sweep}, "cfg.yaml", tmp_path)
+    check_main_config(copy.deepcopy(MAIN), "cfg.yaml", tmp_path)
+    measure = {**SWEEP["measure"], "rel_ci": float("nan")}
+    with pytest.raises(ConfigError, match=r"sweep\.measure\.rel_ci: nan is not a finite number"):
+        check_sweep_config({**copy.deepcopy(SWEEP), "measure": measure}, "s.yaml")
