@@ -141,3 +141,31 @@ def test_the_drift_scenarios_numbers_are_parsed_strictly(capsys: pytest.CaptureF
             drift_main(args)
         assert exc.value.code == 2
         assert flag in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("script", "flag", "text"),
+    [
+        ("validate_online.py", "--eta", "0_5"),
+        ("validate_online.py", "--deadline-s", "nan"),
+        ("validate_online.py", "--profile-s", "inf"),
+        ("capriccio_train.py", "--target", "nan"),
+        ("capriccio_train.py", "--beta", "1_0"),
+        ("capriccio_train.py", "--profile-s", " 2"),
+    ],
+)
+def test_the_workflow_scripts_numbers_are_parsed_strictly(script: str, flag: str, text: str) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    out = subprocess.run(
+        [sys.executable, str(repo / "workflows" / "scripts" / script), flag, text],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2
+    last = out.stderr.strip().splitlines()[-1]
+    assert flag in last and repr(text) in last and "Traceback" not in out.stderr
