@@ -15,15 +15,20 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from tests.capriccio.sentiment140_helpers import write_sentiment140
 from tests.studies.test_arena import two_gpu_traces
+from tests.studies.test_validation import _measured, _sim
 from tests.traces.test_zeus_import import write_traces
 from zeus_bench.cli.main import build_parser, main
 from zeus_bench.core import fsutil
 from zeus_bench.core.entry import OUTPUT_FOLDER_MARK
 from zeus_bench.core.errors import ConfigError
+from zeus_bench.store import write_table
+from zeus_bench.studies.validation import noise_table
 
 
 def _sha(path: Path) -> str:
@@ -57,6 +62,24 @@ def _alibaba_args(tmp: Path) -> list[str]:
     return ["traces", "fetch-alibaba", "--blob-sha1", "0" * 40, "--local-dir", str(tmp / "copy")]
 
 
+def _validate_args(tmp: Path) -> list[str]:
+    """``validate compare``'s four inputs: a measured run, two simulations (runs tables) and the noise."""
+    tmp.mkdir(parents=True)
+    costs = 100.0 * (1 + 0.01 * np.random.default_rng(0).standard_normal((8, 12)))
+    extra = {"power_limit_w": 700.0, "epochs": 5.0, "reached": True, "profiled": False, "window": 0,
+             "num_gpus": 1, "max_power_w": 700.0, "expected_time_s": 1.0}  # fmt: skip
+    for name, table in (("sim", _sim(costs)), ("sim_noise", _sim(costs * 1.01))):
+        table = table.assign(**extra, expected_energy_j=table["energy_j"], expected_cost=table["cost"])
+        write_table(table, tmp / f"{name}.parquet", "runs")
+    write_table(_measured([100.0] * 12), tmp / "measured.parquet", "validation_online")
+    power = pd.DataFrame(
+        {"batch_size": [64, 64], "time_per_epoch_s": [1.0, 1.1], "avg_power_w": [100.0, 100.0]}
+    )
+    write_table(noise_table(power, "h200", "teacher-student"), tmp / "noise.parquet", "validation_noise")
+    return ["validate", "compare", "--measured", str(tmp / "measured.parquet"), "--sim", str(tmp / "sim.parquet"),
+            "--sim-noise", str(tmp / "sim_noise.parquet"), "--noise", str(tmp / "noise.parquet")]  # fmt: skip
+
+
 #: (subcommand words, output flag) -> the other arguments of a run that succeeds (inputs made in tmp).
 CASES: dict[tuple[str, str], Callable[[Path], list[str]]] = {
     ("traces import-zeus", "--out"): lambda t: ["traces", "import-zeus", str(write_traces(t / "src"))],
@@ -66,13 +89,11 @@ CASES: dict[tuple[str, str], Callable[[Path], list[str]]] = {
     ("arena", "--out"): _arena_args,
     ("study", "--out-dir"): _study_args,
     ("capriccio", "--out"): _capriccio_args,
+    ("validate compare", "--out-dir"): _validate_args,
 }
 #: Declared output folders whose four-way case is still to write (folder option -> reason); the lead
 #: empties it. Listed ones must stay declared (checked below), so the list cannot hide a new folder.
-PENDING_CASES: dict[tuple[str, str], str] = {
-    ("validate compare", "--out-dir"): "issue 35's comparison: its inputs (a measured run, two simulations) "
-    "need a builder; covered end to end by tests/workflow/test_validate_workflow.py",
-}
+PENDING_CASES: dict[tuple[str, str], str] = {}
 
 
 def _output_folders() -> dict[tuple[str, str], argparse.ArgumentParser]:

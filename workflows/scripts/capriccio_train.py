@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost
+from zeus_bench.core.entry import beta_arg, eta_arg, float_arg
 
 log = logging.getLogger("capriccio_train")
 
@@ -59,14 +60,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tiny", action="store_true", help="a shrunken BERT (tests on the CPU)")
     p.add_argument("--batch-sizes", default=",".join(map(str, PAPER["batch_sizes"])))
     p.add_argument("--default-batch-size", type=int, default=PAPER["b0"])
-    p.add_argument("--target", type=float, default=PAPER["target"])
+    p.add_argument("--target", type=float_arg("--target"), default=PAPER["target"])
     p.add_argument("--max-epochs", type=int, default=PAPER["max_epochs"])
-    p.add_argument("--eta", type=float, default=PAPER["eta"])
-    p.add_argument("--beta", type=float, default=PAPER["beta"])
+    p.add_argument("--eta", type=eta_arg, default=PAPER["eta"])
+    p.add_argument("--beta", type=beta_arg, default=PAPER["beta"])
     p.add_argument("--window", type=int, default=WINDOW)
     p.add_argument("--max-slices", type=int, default=None, help="train only the first N slices")
     p.add_argument("--max-steps", type=int, default=None, help="cap the steps of an epoch (tests)")
-    p.add_argument("--profile-s", type=float, default=2.0, help="seconds of profiling per power limit")
+    p.add_argument(
+        "--profile-s", type=float_arg("--profile-s"), default=2.0, help="seconds of profiling per power limit"
+    )
     p.add_argument("--observe", action="store_true", help="never set power limits")
     return p
 

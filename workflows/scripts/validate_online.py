@@ -28,6 +28,7 @@ from typing import Any
 
 import zeus_bench.studies  # noqa: F401  (registers validation_online)
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost
+from zeus_bench.core.entry import beta_arg, eta_arg, float_arg
 
 log = logging.getLogger("validate_online")
 
@@ -51,8 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-sizes", required=True, help="feasible batch sizes, e.g. 64,128,256")
     p.add_argument("--default-batch-size", type=int, default=None, help="b0 (default: the registry's)")
     p.add_argument("--max-epochs", type=int, default=None, help="epoch budget (default: the registry's)")
-    p.add_argument("--eta", type=float, default=DEFAULT_ETA)
-    p.add_argument("--beta", type=float, default=DEFAULT_BETA)
+    p.add_argument("--eta", type=eta_arg, default=DEFAULT_ETA)
+    p.add_argument("--beta", type=beta_arg, default=DEFAULT_BETA)
     p.add_argument("--seed", type=int, default=0, help="seed of the batch-size optimizer")
     p.add_argument("--max-tries", type=int, default=MAX_TRIES, help="tries per recurrence, at most")
     p.add_argument("--backend", default=None, help="GPU backend: nvml or fake (default: the environment's)")
@@ -61,8 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--observe", action="store_true", help="never set power limits (measure at the current one)"
     )
-    p.add_argument("--profile-s", type=float, default=0.5, help="seconds the JIT profiler measures")
-    p.add_argument("--deadline-s", type=float, default=math.inf, help="start no recurrence after this")
+    p.add_argument(
+        "--profile-s", type=float_arg("--profile-s"), default=0.5, help="seconds the JIT profiler measures"
+    )
+    p.add_argument(
+        "--deadline-s",
+        type=float_arg("--deadline-s"),
+        default=math.inf,
+        help="start no recurrence after this",
+    )
     p.add_argument(
         "--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads"
     )

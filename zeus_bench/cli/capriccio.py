@@ -23,8 +23,10 @@ def _positive(text: str) -> int:
 
 
 def _fraction(text: str) -> float:
+    from zeus_bench.core.entry import parse_float
+
     try:
-        value = float(text)
+        value = parse_float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not 0 < value < 1:

@@ -4,8 +4,8 @@ The JSON schemas (config/*.schema.json) describe the keys and types; a schema vi
 into one line naming the key (an unknown key with the nearest valid one, as a typo usually is),
 never jsonschema's dump of the schema. The values the schemas cannot judge are checked here:
 GPU kinds and workload or policy ids against what exists (with the nearest valid names),
-seed ranges (``"10-1"`` is empty), duplicated entries of a list, and a sweep whose GPU backend
-cannot start on this machine.
+seed ranges (``"10-1"`` is empty), duplicated entries of a list, numbers that are not finite
+(YAML's ``.nan`` and ``.inf``), and a sweep whose GPU backend cannot start on this machine.
 
 Every check raises :class:`~zeus_bench.core.errors.ConfigError`; :func:`exit_on_error` is how the
 Snakefiles turn it into one line on stderr and exit status 2.
@@ -132,6 +132,27 @@ def check_unique(key: str, values: Any, source: str) -> None:
         seen[norm] = value
 
 
+#: Keys whose infinity means something (beta: no early stopping); NaN is refused everywhere.
+_INF_KEYS = ("beta", "beta_sweep.values")
+
+
+def check_finite(config: Mapping[str, Any], source: str) -> None:
+    """Refuse a number that is not finite (YAML's ``.nan``, ``.inf``) anywhere in a config, naming its key.
+
+    Lists are walked item by item. ``inf`` is taken only by beta's keys (:data:`_INF_KEYS`, and
+    any key ending in ``.beta``), as ``--beta inf`` is on the command line.
+    """
+    import math
+
+    for key, value in _walk(config):
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if isinstance(item, float) and not math.isfinite(item):
+                if math.isinf(item) and (key in _INF_KEYS or key.rpartition(".")[2] == "beta"):
+                    continue
+                raise ConfigError(f"{source}: {key}: {item!r} is not a finite number")
+
+
 def check_seeds(key: str, text: Any, source: str) -> None:
     """Refuse a seed range that is malformed or empty (``"10-1"``), as the simulator would later."""
     import argparse
@@ -194,6 +215,7 @@ def check_main_config(config: Mapping[str, Any], source: str, own_dir: str | Pat
         if key.rpartition(".")[2] == "seeds":
             check_seeds(key, value, source)
     check_sizes(config, source)
+    check_finite(config, source)
     check_unique("figures.formats", config["figures"]["formats"], source)
 
 
@@ -244,6 +266,7 @@ def check_sweep_config(sweep: Mapping[str, Any], source: str) -> None:
     from zeus_bench.traces.workloads import load_workloads
 
     workloads = list(load_workloads())
+    check_finite({"sweep": sweep}, source)
     check_known("sweep.workloads", list(sweep["workloads"]), workloads, source, "workload")
     try:  # the measuring settings' own rules (a cap below its minimum, ...), as the sweep would refuse them
         MeasureSettings(**{k: v for k, v in sweep.get("measure", {}).items() if v is not None})
@@ -346,6 +369,7 @@ def check_capriccio_config(config: dict[str, Any], schema_path: str | Path, sour
         if spec.get("type") == "boolean" and str(config.get(key)).lower() in ("true", "false"):
             config[key] = str(config[key]).lower() == "true"
     check_schema(config, schema_path, source)
+    check_finite(config, source)
     for key in ("sentiment140", "vocab"):
         if key in config and not Path(str(config[key])).is_file():
             raise ConfigError(f"{source}: {key}: no such file {config[key]}")

@@ -70,8 +70,10 @@ def register(sub: Any) -> None:
 
 def _seconds(text: str) -> float:
     """Argparse type: a duration in seconds, > 0 and at most an hour."""
+    from zeus_bench.core.entry import parse_float
+
     try:
-        value = float(text)
+        value = parse_float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not 0 < value <= 3600:

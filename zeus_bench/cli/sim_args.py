@@ -16,7 +16,7 @@ from zeus_bench.cli.common import (
     eta_arg,
 )
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
-from zeus_bench.core.entry import seed_arg
+from zeus_bench.core.entry import float_arg, seed_arg
 
 #: Output suffixes of the tables simulate, summarize and synth-arrivals write.
 TABLE_SUFFIXES = (".parquet", ".csv")
@@ -30,24 +30,6 @@ MAX_SUBMISSIONS = 5_000_000
 MAX_PRUNE_ROUNDS = 100
 
 
-def _finite_arg(what: str, minimum: float | None = None) -> Any:
-    """Argparse type: a finite float (``>= minimum`` when given)."""
-
-    def parse(text: str) -> float:
-        import math
-
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not math.isfinite(value) or (minimum is not None and value < minimum):
-            bound = "" if minimum is None else f" >= {minimum:g}"
-            raise argparse.ArgumentTypeError(f"{what} must be a finite number{bound}, got {text!r}")
-        return value
-
-    return parse
-
-
 def _add_finite(
     p: argparse.ArgumentParser,
     flag: str,
@@ -56,8 +38,8 @@ def _add_finite(
     help: str,
     minimum: float | None = None,
 ) -> None:
-    """Add ``flag``: a finite number (:func:`_finite_arg`, ``>= minimum`` when given)."""
-    p.add_argument(flag, type=_finite_arg(flag, minimum=minimum), default=default, metavar=metavar, help=help)
+    """Add ``flag``: a finite number (:func:`~zeus_bench.core.entry.float_arg`, ``>= minimum`` when given)."""
+    p.add_argument(flag, type=float_arg(flag, minimum=minimum), default=default, metavar=metavar, help=help)
 
 
 def list_of(item: Any) -> Any:
@@ -263,13 +245,13 @@ def add_synth_args(p: argparse.ArgumentParser) -> None:
     add_int_option(p, "--jobs-per-group", (1, MAX_SUBMISSIONS), 50, "submissions per group (default 50)")
     p.add_argument(
         "--overlap",
-        type=float,
+        type=float_arg("--overlap"),
         default=0.3,
         help="share of jobs that start while the previous runs (default 0.3)",
     )
     p.add_argument(
         "--ratio-sigma",
-        type=float,
+        type=float_arg("--ratio-sigma"),
         default=0.25,
         help="log-standard deviation of the runtimes (default 0.25; 1.0 spreads runtime_ratio over ~0.1-10)",
     )

@@ -26,7 +26,7 @@ from zeus_bench.cli.common import (
 )
 from zeus_bench.cli.gpu import add_backend_arg
 from zeus_bench.core.cost import DEFAULT_ETA
-from zeus_bench.core.entry import add_int_option, parse_int, seed_arg
+from zeus_bench.core.entry import add_int_option, float_arg, parse_int, seed_arg
 
 #: Bounds of the sweep's counts: iterations and windows of a point, runs per batch size, epochs,
 #: batch sizes and GPU indices (far beyond any real sweep; they keep a typo from running for days).
@@ -138,39 +138,48 @@ def register(sub: Any) -> None:
         p, "--warmup-iters", (0, MAX_ITERS), 5, "warm-up iterations per point, at least (default 5)"
     )
     p.add_argument(
-        "--warmup-s", type=float, default=2.0, help="warm-up seconds per point, at least (default 2)"
+        "--warmup-s",
+        type=float_arg("--warmup-s"),
+        default=2.0,
+        help="warm-up seconds per point, at least (default 2)",
     )
     add_int_option(
         p, "--measure-iters", (1, MAX_ITERS), 20, "measured iterations per point, at least (default 20)"
     )
     p.add_argument(
-        "--measure-s", type=float, default=10.0, help="measured seconds per point, at least (default 10)"
+        "--measure-s",
+        type=float_arg("--measure-s"),
+        default=10.0,
+        help="measured seconds per point, at least (default 10)",
     )
     p.add_argument(
-        "--window-s", type=float, default=2.0, help="seconds of each energy window, at least (default 2)"
+        "--window-s",
+        type=float_arg("--window-s"),
+        default=2.0,
+        help="seconds of each energy window, at least (default 2)",
     )
     add_int_option(p, "--min-windows", (1, MAX_ITERS), 3, "energy windows per point, at least (default 3)")
     p.add_argument(
         "--rel-ci",
-        type=float,
+        type=float_arg("--rel-ci"),
         default=0.01,
         help="target relative 95%% half-width of energy per sample (default 0.01 = 1%%)",
     )
     p.add_argument(
         "--max-measure-s",
-        type=float,
+        type=float_arg("--max-measure-s"),
         default=60.0,
         help="cap on a point's measured seconds; a point still short of --rel-ci is flagged (default 60)",
     )
     p.add_argument(
         "--warmup-max-s",
-        type=float,
+        type=float_arg("--warmup-max-s"),
         default=30.0,
         help="cap on the warm-up, which goes on until SM clock and temperature are steady (default 30)",
     )
     p.add_argument(
         "--steady-s",
-        type=float,
+        type=float_arg("--steady-s"),
         default=2.0,
         help="span over which SM clock and temperature must hold steady to end the warm-up (0: no check)",
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -18,11 +19,53 @@ from zeus_bench.core.cost import check_beta, check_eta
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.core.fsutil import check_writable_file
 
+#: A number as a user writes one: ASCII digits, an optional sign, decimal point and exponent
+#: (``float()`` also takes ``1_0``, ``nan``, ``inf``, ``infinity``, spaces around it and other
+#: scripts' digits, which no option means).
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?")
+#: What ``allow_inf`` takes as infinity (beta's "no early stopping").
+_INFINITY = ("inf", "+inf")
 
-def _checked_float(text: str, check: Callable[[float], float]) -> float:
-    """``check(float(text))``, its errors as argparse's (one line, exit status 2)."""
+
+def parse_float(text: str, allow_inf: bool = False) -> float:
+    """``text`` as a finite number if it is written as a decimal one (the one float parser of options).
+
+    ``allow_inf``: ``inf`` is taken too (an option whose infinity means something, e.g. beta).
+
+    Raises:
+        ValueError: anything else (``nan``, ``inf``, ``1_0``, spaces, ``0x10``, other scripts'
+            digits, a value that overflows to infinity such as ``1e999``).
+    """
+    if allow_inf and text in _INFINITY:
+        return math.inf
+    if not _NUMBER.fullmatch(text):
+        raise ValueError(f"not a number: {text!r}")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"not a finite number: {text!r}")
+    return value
+
+
+def float_arg(what: str, minimum: float | None = None) -> Callable[[str], float]:
+    """Build an argparse type: a finite number (:func:`parse_float`), ``>= minimum`` when given."""
+
+    def parse(text: str) -> float:
+        try:
+            value = parse_float(text)
+        except ValueError:
+            bound = "" if minimum is None else f" >= {minimum:g}"
+            raise argparse.ArgumentTypeError(f"{what} must be a finite number{bound}, got {text!r}") from None
+        if minimum is not None and value < minimum:
+            raise argparse.ArgumentTypeError(f"{what} must be a finite number >= {minimum:g}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _checked_float(text: str, check: Callable[[float], float], allow_inf: bool = False) -> float:
+    """``check(parse_float(text))``, its errors as argparse's (one line, exit status 2)."""
     try:
-        return check(float(text))
+        return check(parse_float(text, allow_inf))
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     except ConfigError as exc:
@@ -36,7 +79,7 @@ def eta_arg(text: str) -> float:
 
 def beta_arg(text: str) -> float:
     """Argparse type: beta > 0, ``inf`` turns early stopping off (:func:`~zeus_bench.core.cost.check_beta`)."""
-    return _checked_float(text, check_beta)
+    return _checked_float(text, check_beta, allow_inf=True)
 
 
 #: The most seeds one command accepts (each seed replays every job): far beyond any useful study

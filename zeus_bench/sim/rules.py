@@ -72,6 +72,7 @@ def check_horizon(horizon: Horizon) -> Horizon:
     Raises:
         ConfigError: anything else.
     """
+    from zeus_bench.core.entry import parse_float
     from zeus_bench.core.errors import ConfigError
 
     if horizon in (KNOWN, UNKNOWN):
@@ -80,7 +81,7 @@ def check_horizon(horizon: Horizon) -> Horizon:
     if isinstance(horizon, str) and text.endswith(RELATIVE):
         factor = text[: -len(RELATIVE)]
         try:
-            f = float(factor)
+            f = parse_float(factor)
         except ValueError:
             f = math.nan
         if not (math.isfinite(f) and f > 0.0) or factor.strip() != factor or not factor:
@@ -100,10 +101,11 @@ def check_noise(noise: float | str) -> float:
     Raises:
         ConfigError: out of range or not a number.
     """
+    from zeus_bench.core.entry import parse_float
     from zeus_bench.core.errors import ConfigError
 
     try:
-        level = float(noise)
+        level = parse_float(noise) if isinstance(noise, str) else float(noise)
     except (TypeError, ValueError):
         raise ConfigError(f"--noise must be a number in [0, {MAX_NOISE:g}], got {noise!r}") from None
     if not 0.0 <= level <= MAX_NOISE:  # NaN fails too
