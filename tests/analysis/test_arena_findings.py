@@ -16,7 +16,9 @@ from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.sim.replay import JobModel
 from zeus_bench.store import write_table
-from zeus_bench.studies.arena import ArenaJob, Protocol, job_refs, job_table, replayed_total, summary_table
+from zeus_bench.studies.arena_protocol import ArenaJob, Protocol, replayed_total
+from zeus_bench.studies.arena_stats import job_table, summary_table
+from zeus_bench.studies.recurrences import references as job_refs
 from zeus_bench.traces.jobs import JobTrace
 
 SEEDS = tuple(range(1, 21))

@@ -256,7 +256,7 @@ def test_an_extreme_prior_is_refused_not_turned_into_infinities(
 
 
 def test_a_mild_prior_is_accepted() -> None:
-    from zeus_bench.optimizers.bandit import check_prior
+    from zeus_bench.optimizers.posterior import check_prior
 
     for mean, precision in ((0.0, 0.0), (-1e6, 1e-12), (1e200, 1e-100), (-5e4, 1e6)):
         check_prior(mean, precision)

@@ -21,8 +21,9 @@ from zeus_bench.sim.policies import Decision, Policy, PolicyContext, get_policy
 from zeus_bench.sim.replay import JobModel, replay
 from zeus_bench.sim.rules import check_horizon, check_noise
 from zeus_bench.store import METADATA_KEY, read_table, write_table
-from zeus_bench.studies import arena as arena_mod
-from zeus_bench.studies.arena import Protocol, job_table
+from zeus_bench.studies import arena_protocol as arena_mod
+from zeus_bench.studies.arena_protocol import Protocol
+from zeus_bench.studies.arena_stats import job_table
 from zeus_bench.studies.crossfit import path_halves, split_job
 from zeus_bench.traces.jobs import TraceSet
 

@@ -22,8 +22,9 @@ from zeus_bench.sim.metrics import bootstrap_ci, percentile_ci, two_stage_resamp
 from zeus_bench.sim.replay import JobModel
 from zeus_bench.sim.rules import check_horizon, horizon_recurrences
 from zeus_bench.store import METADATA_KEY, read_table
-from zeus_bench.studies import arena as arena_mod
-from zeus_bench.studies.arena import Draws, Protocol, job_table, summary_table
+from zeus_bench.studies import arena_protocol as arena_mod
+from zeus_bench.studies.arena_protocol import Draws, Protocol
+from zeus_bench.studies.arena_stats import job_table, summary_table
 from zeus_bench.studies.crossfit import FOLD_CONSTANTS, path_halves, replicate_job, split_job
 
 # --- the two-stage bootstrap ---------------------------------------------------------------
@@ -89,7 +90,7 @@ def test_job_rows_carry_the_path_level_and_the_probability_of_beating_zeus() -> 
 
 
 def test_fold_agreement_counts_disjoint_intervals_without_zeus_and_tuned_policies() -> None:
-    from zeus_bench.studies.arena import fold_agreement
+    from zeus_bench.studies.arena_profile import fold_agreement
 
     rows = []
     for fold, (a_lo, a_hi) in ((1, (0.4, 0.5)), (2, (0.45, 0.6))):
@@ -112,7 +113,7 @@ def test_fold_agreement_counts_disjoint_intervals_without_zeus_and_tuned_policie
 
 def test_the_path_level_is_rescaled_for_few_paths() -> None:
     """sqrt(n / (n - 1)) of the median paths per batch size: a bootstrap over n values is (n-1)/n too narrow."""
-    from zeus_bench.studies.arena import _scaled, path_scale
+    from zeus_bench.studies.arena_stats import path_scale, scaled
 
     two = toy_job(targets={8: [4.0, 5.0], 16: [4.0, 6.0], 32: [5.0, 7.0, 8.0]})
     five = toy_job(targets={8: [4.0] * 5, 16: [4.0, 5.0, 6.0, 7.0, 8.0]})
@@ -121,8 +122,8 @@ def test_the_path_level_is_rescaled_for_few_paths() -> None:
     )
     assert path_scale(toy_job(targets={16: [4.0]})) == 1.0
     rep = np.array([[1.0], [3.0]])
-    assert _scaled(rep, 2.0).ravel().tolist() == [0.0, 4.0]  # deviations -1, +1 doubled around the mean 2
-    assert _scaled(rep[:1], 2.0).tolist() == [[1.0]]  # one replicate: no deviation to scale
+    assert scaled(rep, 2.0).ravel().tolist() == [0.0, 4.0]  # deviations -1, +1 doubled around the mean 2
+    assert scaled(rep[:1], 2.0).tolist() == [[1.0]]  # one replicate: no deviation to scale
 
 
 # --- splits and replicate traces --------------------------------------------------------------

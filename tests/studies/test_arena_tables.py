@@ -13,8 +13,9 @@ from zeus_bench.core.cost import Cost
 from zeus_bench.sim.metrics import bootstrap_ci, ratio_ci
 from zeus_bench.sim.replay import JobModel
 from zeus_bench.sim.rules import check_horizon
-from zeus_bench.studies import arena as arena_mod
-from zeus_bench.studies.arena import Protocol, job_table, summary_table
+from zeus_bench.studies import arena_protocol as arena_mod
+from zeus_bench.studies.arena_protocol import Protocol
+from zeus_bench.studies.arena_stats import job_table, summary_table
 from zeus_bench.studies.crossfit import split_job
 from zeus_bench.studies.recurrences import anytime_floor, probe_floor
 

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from zeus_bench.cli.common import (
     MAX_RECURRENCES,
     MAX_SEEDS,
     add_format_arg,
+    add_int_option,
+    add_policy_module_arg,
+    add_seeds_arg,
     add_workloads_arg,
     beta_arg,
-    bounded_int_arg,
     eta_arg,
-    int_range_arg,
 )
 from zeus_bench.core.entry import add_output_dir_arg
 
@@ -55,10 +57,8 @@ def register(sub: Any) -> None:
         help="'all' (default: every registered policy but baseline, max-batch and oracle) or a "
         "comma-separated list; zeus is always added (the pairing)",
     )
-    p.add_argument(
-        "--policy-module", action="append", default=[], metavar="MODULE", help="import a module of policies"
-    )
-    p.add_argument("--seeds", type=int_range_arg, default=list(range(1, 51)), help="seeds (default 1-50)")
+    add_policy_module_arg(p, "import a module of policies")
+    add_seeds_arg(p, 50, "seeds (default 1-50)")
     p.add_argument(
         "--eta", type=eta_arg, default=None, help="energy weight (default: zeus_bench.core.cost's, 0.5)"
     )
@@ -79,41 +79,43 @@ def register(sub: Any) -> None:
         help="override a policy's constant (class attribute) in every fold, e.g. zeus-plus.horizon=20; "
         "repeatable (a what-if: constants chosen on the judged half are not cross-fitted)",
     )
-    p.add_argument(
+    add_int_option(
+        p,
         "--splits",
-        type=bounded_int_arg(1, MAX_SPLITS, "--splits"),
-        default=1,
-        metavar="K",
-        help="splits of the paths (default 1: the even/odd split; 2..K shuffle each batch size's paths, "
+        (1, MAX_SPLITS),
+        1,
+        "splits of the paths (default 1: the even/odd split; 2..K shuffle each batch size's paths, "
         "seeded); K > 1 adds rows of every split's folds pooled (fold 0)",
+        metavar="K",
     )
-    p.add_argument(
+    add_int_option(
+        p,
         "--replicates",
-        type=bounded_int_arg(0, MAX_SPLITS, "--replicates"),
-        default=0,
-        metavar="R",
-        help="replicate traces per split and fold (paths redrawn with replacement): the path level of the "
+        (0, MAX_SPLITS),
+        0,
+        "replicate traces per split and fold (paths redrawn with replacement): the path level of the "
         "intervals (default 0: seeds alone)",
+        metavar="R",
     )
-    p.add_argument(
+    add_int_option(
+        p,
         "--replicate-seeds",
-        type=bounded_int_arg(1, MAX_SEEDS, "--replicate-seeds"),
-        default=1,
+        (1, MAX_SEEDS),
+        1,
+        "seeds replayed on each replicate trace: the first S of --seeds (default 1)",
         metavar="S",
-        help="seeds replayed on each replicate trace: the first S of --seeds (default 1)",
     )
-    p.add_argument(
+    add_int_option(
+        p,
         "--recurrences",
-        type=bounded_int_arg(1, MAX_RECURRENCES, "--recurrences"),
-        default=None,
+        (1, MAX_RECURRENCES),
+        None,
+        "recurrences of every job (default: 2 x |B| x |P| of the whole job)",
         metavar="N",
-        help="recurrences of every job (default: 2 x |B| x |P| of the whole job)",
     )
     add_protocol_args(p)
     add_format_arg(p, out=False)
-    p.add_argument(
-        "--jobs", type=bounded_int_arg(1, MAX_JOBS, "--jobs"), default=1, metavar="N", help="worker processes"
-    )
+    add_int_option(p, "--jobs", (1, MAX_JOBS), 1, "worker processes", metavar="N")
     add_output_dir_arg(p, "--out", "folder of the three tables (absent or empty, unless --force)")
     p.set_defaults(func=_arena)
 
@@ -182,33 +184,11 @@ def _overrides(items: list[str], horizon: Any = "known") -> dict[str, dict[str, 
     return out
 
 
-def _arena(args: argparse.Namespace) -> int:
-    import contextlib
-    import logging
-    import sys
-    import time
-
-    from zeus_bench.cli.common import emit, render
-    from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
-    from zeus_bench.core.errors import ConfigError
-    from zeus_bench.core.fsutil import check_output_dir, output_dir
-    from zeus_bench.sim.metrics import TWO_STAGE
-    from zeus_bench.sim.noise import resolve_noise
+def _policies(args: argparse.Namespace) -> list[str]:
+    """The policies asked for (``--policy-module`` imported first), each checked to be registered."""
     from zeus_bench.sim.policies.base import get_policy, load_policy_module
-    from zeus_bench.sim.rules import check_horizon
-    from zeus_bench.store import write_table
-    from zeus_bench.studies.arena import (
-        COMPARATOR,
-        PAIRED,
-        Protocol,
-        arena_folds,
-        default_policies,
-        fold_agreement,
-        frozen_constants,
-    )
+    from zeus_bench.studies.arena_protocol import default_policies
 
-    log = logging.getLogger("zeus_bench.cli.arena")
-    out = check_output_dir(args.out, args.force, "--out")
     for module in args.policy_module:
         load_policy_module(module)
     policies = (
@@ -218,15 +198,22 @@ def _arena(args: argparse.Namespace) -> int:
     )
     for name in policies:
         get_policy(name)
-    traces = _trace_sets(args.traces, args.gpu)
-    workloads = (
-        None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
-    )
+    return policies
+
+
+def _protocol(args: argparse.Namespace, traces: dict[str, Any]) -> Any:
+    """The arena's :class:`~zeus_bench.studies.arena_protocol.Protocol` from the options."""
+    from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
+    from zeus_bench.core.errors import ConfigError
+    from zeus_bench.sim.noise import resolve_noise
+    from zeus_bench.sim.rules import check_horizon
+    from zeus_bench.studies.arena_protocol import Protocol, frozen_constants
+
     if args.replicate_seeds > len(args.seeds):
         raise ConfigError(
             f"--replicate-seeds {args.replicate_seeds} exceeds the {len(args.seeds)} seeds given"
         )
-    protocol = Protocol(
+    return Protocol(
         tuple(args.seeds),
         DEFAULT_ETA if args.eta is None else args.eta,
         DEFAULT_BETA if args.beta is None else args.beta,
@@ -237,33 +224,37 @@ def _arena(args: argparse.Namespace) -> int:
         replicate_seeds=args.replicate_seeds,
         recurrences=args.recurrences,
     )
-    folds = [1, 2] if args.fold == "both" else [int(args.fold)]
-    start = time.perf_counter()
-    with contextlib.ExitStack() as stack:
-        progress = None
-        if sys.stderr.isatty():
-            from tqdm import tqdm
 
-            bar = stack.enter_context(tqdm(unit="task", desc="arena", leave=False))
-            progress = bar.update
-        else:  # a log file or a pipe: a line now and then, with the time left
-            from zeus_bench.core.progress import Progress
 
-            per_fold = sum(
-                len(traces[g].workload_ids(g) if workloads is None else workloads) for g in args.gpu
-            ) * len({COMPARATOR, *policies, *PAIRED})
-            runs = len(folds) * args.splits
-            progress = Progress("arena (GPU, workload, policy) replays", runs * per_fold, logger=log).done
-        tables = arena_folds(
-            traces, args.gpu, policies, protocol, folds, workloads, args.jobs, args.policy_module, progress,
-            args.splits,
-        )  # fmt: skip
-    jobs_df, summary = tables.jobs, tables.summary
-    provenance = {
+def _progress(stack: Any, run: Any, folds: list[int], splits: int, log: Any) -> Any:
+    """A bar on a terminal, else a line now and then with the time left (a log file or a pipe)."""
+    import sys
+
+    from zeus_bench.studies.arena_protocol import COMPARATOR, PAIRED
+
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        return stack.enter_context(tqdm(unit="task", desc="arena", leave=False)).update
+    from zeus_bench.core.progress import Progress
+
+    per_fold = sum(
+        len(run.traces[g].workload_ids(g) if run.workloads is None else run.workloads) for g in run.gpus
+    ) * len({COMPARATOR, *run.policies, *PAIRED})
+    return Progress("arena (GPU, workload, policy) replays", len(folds) * splits * per_fold, logger=log).done
+
+
+def _provenance(
+    args: argparse.Namespace, protocol: Any, run: Any, tables: Any, folds: list[int]
+) -> dict[str, Any]:
+    """The provenance stored with the three tables."""
+    from zeus_bench.sim.metrics import TWO_STAGE
+
+    return {
         "command": "arena",
         "traces": args.traces,
         "gpus": args.gpu,
-        "policies": sorted(set(jobs_df["policy"])),
+        "policies": sorted(set(tables.jobs["policy"])),
         "seeds": list(protocol.seeds),
         "eta": protocol.eta,
         "beta": protocol.beta,
@@ -275,10 +266,39 @@ def _arena(args: argparse.Namespace) -> int:
         "replicate_seeds": list(protocol.seeds[: protocol.replicate_seeds]),
         "recurrences": args.recurrences,
         "interval_method": TWO_STAGE if protocol.replicates >= 2 else "percentile bootstrap over seeds",
-        "labels": {g: _label(traces[g], g) for g in args.gpu},
+        "labels": {g: _label(run.traces[g], g) for g in args.gpu},
         "set": args.set,
         "fold_constants": {f: protocol.for_fold(f).constants for f in folds},
     }
+
+
+def _arena(args: argparse.Namespace) -> int:
+    import contextlib
+    import logging
+    import time
+
+    from zeus_bench.cli.common import emit, render
+    from zeus_bench.core.fsutil import check_output_dir, output_dir
+    from zeus_bench.store import write_table
+    from zeus_bench.studies.arena import ArenaRun, arena_folds
+    from zeus_bench.studies.arena_profile import fold_agreement
+
+    log = logging.getLogger("zeus_bench.cli.arena")
+    out = check_output_dir(args.out, args.force, "--out")
+    policies = _policies(args)
+    traces = _trace_sets(args.traces, args.gpu)
+    workloads = (
+        None if args.workloads == "all" else [s.strip() for s in args.workloads.split(",") if s.strip()]
+    )
+    protocol = _protocol(args, traces)
+    folds = [1, 2] if args.fold == "both" else [int(args.fold)]
+    run = ArenaRun(traces, args.gpu, policies, workloads, args.jobs, args.policy_module)
+    start = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        run = replace(run, progress=_progress(stack, run, folds, args.splits, log))
+        tables = arena_folds(run, protocol, folds, args.splits)
+    jobs_df, summary = tables.jobs, tables.summary
+    provenance = _provenance(args, protocol, run, tables, folds)
     with output_dir(out, args.force, {f"{t}.parquet" for t in TABLES}.__contains__, "--out") as tmp:
         write_table(jobs_df, tmp / "arena_jobs.parquet", "arena_jobs", provenance)
         write_table(summary, tmp / "arena_summary.parquet", "arena_summary", provenance)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from zeus_bench.core.entry import (
     MAX_RECURRENCES,
     MAX_SEEDS,
+    add_int_option,
     beta_arg,
     bounded_int_arg,
     check_out,
@@ -60,6 +61,16 @@ def add_workloads_arg(parser: argparse.ArgumentParser) -> None:
         default="all",
         help="'all' (default) or comma-separated workload ids",
     )
+
+
+def add_seeds_arg(parser: argparse.ArgumentParser, last: int, help: str) -> None:
+    """Add ``--seeds`` (a range like 1-10 or 1,4,7-9; default 1..``last``)."""
+    parser.add_argument("--seeds", type=int_range_arg, default=list(range(1, last + 1)), help=help)
+
+
+def add_policy_module_arg(parser: argparse.ArgumentParser, help: str) -> None:
+    """Add ``--policy-module MODULE`` (repeatable; default none): modules that register extra policies."""
+    parser.add_argument("--policy-module", action="append", default=[], metavar="MODULE", help=help)
 
 
 def add_format_arg(parser: argparse.ArgumentParser, default: str = "table", out: bool = True) -> None:
@@ -107,6 +118,9 @@ __all__ = [
     "MAX_RECURRENCES",
     "MAX_SEEDS",
     "add_format_arg",
+    "add_int_option",
+    "add_policy_module_arg",
+    "add_seeds_arg",
     "add_workloads_arg",
     "beta_arg",
     "bounded_int_arg",

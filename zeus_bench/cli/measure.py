@@ -18,7 +18,7 @@ from typing import Any
 from zeus_bench.cli.common import (
     FORMAT_SUFFIXES,
     add_format_arg,
-    bounded_int_arg,
+    add_int_option,
     check_out,
     emit,
     gpu_indices_arg,
@@ -50,12 +50,13 @@ def register(sub: Any) -> None:
         help="GPU indices to measure (default: every GPU of the backend)",
     )
     add_backend_arg(p)
-    p.add_argument(
+    add_int_option(
+        p,
         "--repeat",
-        type=bounded_int_arg(1, 1000, "--repeat"),
-        default=1,
+        (1, 1000),
+        1,
+        "run the command N times and report the mean (default 1); stops at the first failing run",
         metavar="N",
-        help="run the command N times and report the mean (default 1); stops at the first failing run",
     )
     add_format_arg(p)
     p.add_argument(

@@ -8,11 +8,12 @@ from typing import Any
 
 from zeus_bench.cli.common import (
     MAX_RECURRENCES,
+    add_int_option,
+    add_policy_module_arg,
+    add_seeds_arg,
     add_workloads_arg,
     beta_arg,
-    bounded_int_arg,
     eta_arg,
-    int_range_arg,
 )
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
 from zeus_bench.core.entry import seed_arg
@@ -103,19 +104,10 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
         "--workloads-file", type=Path, default=None, help="YAML file of extra/overriding workloads"
     )
     p.add_argument("--policies", default="all", help="'all' (default) or comma-separated policy names")
-    p.add_argument(
-        "--policy-module",
-        action="append",
-        default=[],
-        metavar="MODULE",
-        help="import a module (dotted name or .py file) that registers extra policies; repeatable",
+    add_policy_module_arg(
+        p, "import a module (dotted name or .py file) that registers extra policies; repeatable"
     )
-    p.add_argument(
-        "--seeds",
-        type=int_range_arg,
-        default=list(range(1, 11)),
-        help="seeds, e.g. 1-10 (default) or 1,4,7-9",
-    )
+    add_seeds_arg(p, 10, "seeds, e.g. 1-10 (default) or 1,4,7-9")
     p.add_argument(
         "--eta",
         type=_list_of(eta_arg),
@@ -128,20 +120,25 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
         default=[DEFAULT_BETA],
         help=f"early-stop threshold(s) > 0, 'inf' = off (default {DEFAULT_BETA})",
     )
-    p.add_argument(
+    add_int_option(
+        p,
         "--recurrences",
-        type=bounded_int_arg(1, MAX_RECURRENCES, "recurrences", auto=True),
-        default=None,
+        (1, MAX_RECURRENCES),
+        None,
+        "recurrences per job (default auto: 2 x |B| x |P|)",
         metavar="auto|N",
-        help="recurrences per job (default auto: 2 x |B| x |P|)",
+        what="recurrences",
+        auto=True,
     )
-    p.add_argument(
+    add_int_option(
+        p,
         "--window",
-        type=bounded_int_arg(0, MAX_RECURRENCES, "window"),
-        default=0,
-        metavar="N",
-        help="bandit observation window for drift (0 = unbounded, default; 1 is refused: every choice "
+        (0, MAX_RECURRENCES),
+        0,
+        "bandit observation window for drift (0 = unbounded, default; 1 is refused: every choice "
         "would be random)",
+        metavar="N",
+        what="window",
     )
     p.add_argument(
         "--prior-mean",
@@ -157,12 +154,13 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
         metavar="1/J^2",
         help="precision of that prior (default 0: no prior, the paper's)",
     )
-    p.add_argument(
+    add_int_option(
+        p,
         "--prune-rounds",
-        type=bounded_int_arg(0, MAX_PRUNE_ROUNDS, "--prune-rounds"),
-        default=2,
+        (0, MAX_PRUNE_ROUNDS),
+        2,
+        "rounds of pruning exploration of the batch-size optimizer (default 2, the paper's)",
         metavar="N",
-        help="rounds of pruning exploration of the batch-size optimizer (default 2, the paper's)",
     )
     add_protocol_args(p)
     p.add_argument(
@@ -212,13 +210,7 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--prior-gpu", default=None, metavar="NAME", help="warm start: the GPU kind in --prior-traces"
     )
-    p.add_argument(
-        "--jobs",
-        type=bounded_int_arg(1, MAX_JOBS, "--jobs"),
-        default=1,
-        metavar="N",
-        help="worker processes (default 1)",
-    )
+    add_int_option(p, "--jobs", (1, MAX_JOBS), 1, "worker processes (default 1)", metavar="N")
     p.add_argument(
         "--out",
         type=Path,
@@ -247,18 +239,14 @@ def add_synth_args(p: argparse.ArgumentParser) -> None:
         required=True,
         help="comma-separated workload ids",
     )
-    p.add_argument(
+    add_int_option(
+        p,
         "--groups",
-        type=bounded_int_arg(1, MAX_SUBMISSIONS, "--groups"),
-        default=2,
-        help="groups PER WORKLOAD, not in all (default 2): --workloads a,b --groups 10 writes 20 groups",
+        (1, MAX_SUBMISSIONS),
+        2,
+        "groups PER WORKLOAD, not in all (default 2): --workloads a,b --groups 10 writes 20 groups",
     )
-    p.add_argument(
-        "--jobs-per-group",
-        type=bounded_int_arg(1, MAX_SUBMISSIONS, "--jobs-per-group"),
-        default=50,
-        help="submissions per group (default 50)",
-    )
+    add_int_option(p, "--jobs-per-group", (1, MAX_SUBMISSIONS), 50, "submissions per group (default 50)")
     p.add_argument(
         "--overlap",
         type=float,

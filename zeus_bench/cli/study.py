@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cli.common import add_workloads_arg, beta_arg, eta_arg, int_range_arg
+from zeus_bench.cli.common import add_seeds_arg, add_workloads_arg, beta_arg, eta_arg
 from zeus_bench.core.entry import add_output_dir_arg
 
 #: The tables ``zeus-bench study`` writes into ``--out-dir`` (CSV).
@@ -45,12 +45,7 @@ def register(sub: Any) -> None:
         metavar="DIR",
         help="arena folder (zeus-bench arena, horizon known): the comparison's protocol and its check",
     )
-    p.add_argument(
-        "--seeds",
-        type=int_range_arg,
-        default=list(range(1, 11)),
-        help="seeds (default 1-10; with --arena: the drift and warm-start seeds)",
-    )
+    add_seeds_arg(p, 10, "seeds (default 1-10; with --arena: the drift and warm-start seeds)")
     add_workloads_arg(p)
     p.add_argument("--eta", type=eta_arg, default=None, help="energy weight (default zeus_bench.core.cost's)")
     p.add_argument(
@@ -139,7 +134,7 @@ def _arena_protocol(folder: Path, eta: float | None, beta: float | None) -> Any:
     from zeus_bench.core.errors import ConfigError
     from zeus_bench.sim.rules import check_horizon
     from zeus_bench.store import read_metadata, read_table
-    from zeus_bench.studies.arena import Protocol
+    from zeus_bench.studies.arena_protocol import Protocol
 
     path = folder / "arena_jobs.parquet"
     if not path.is_file():
@@ -173,7 +168,7 @@ def _study(args: argparse.Namespace) -> int:
     from zeus_bench.sim.replay import default_recurrences
     from zeus_bench.store import validate
     from zeus_bench.studies import study
-    from zeus_bench.studies.arena import judged_jobs
+    from zeus_bench.studies.arena_protocol import judged_jobs
     from zeus_bench.studies.warmjobs import WarmCosts, jobs_table, write_jobs_table
 
     log = logging.getLogger("zeus_bench.cli.study")

@@ -26,7 +26,7 @@ from zeus_bench.cli.common import (
 )
 from zeus_bench.cli.gpu import add_backend_arg
 from zeus_bench.core.cost import DEFAULT_ETA
-from zeus_bench.core.entry import bounded_int_arg, parse_int, seed_arg
+from zeus_bench.core.entry import add_int_option, parse_int, seed_arg
 
 #: Bounds of the sweep's counts: iterations and windows of a point, runs per batch size, epochs,
 #: batch sizes and GPU indices (far beyond any real sweep; they keep a typo from running for days).
@@ -131,20 +131,14 @@ def register(sub: Any) -> None:
         default=0,
         help="seed of the model's initial weights and synthetic batches (default 0)",
     )
-    p.add_argument(
-        "--warmup-iters",
-        type=bounded_int_arg(0, MAX_ITERS, "--warmup-iters"),
-        default=5,
-        help="warm-up iterations per point, at least (default 5)",
+    add_int_option(
+        p, "--warmup-iters", (0, MAX_ITERS), 5, "warm-up iterations per point, at least (default 5)"
     )
     p.add_argument(
         "--warmup-s", type=float, default=2.0, help="warm-up seconds per point, at least (default 2)"
     )
-    p.add_argument(
-        "--measure-iters",
-        type=bounded_int_arg(1, MAX_ITERS, "--measure-iters"),
-        default=20,
-        help="measured iterations per point, at least (default 20)",
+    add_int_option(
+        p, "--measure-iters", (1, MAX_ITERS), 20, "measured iterations per point, at least (default 20)"
     )
     p.add_argument(
         "--measure-s", type=float, default=10.0, help="measured seconds per point, at least (default 10)"
@@ -152,12 +146,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--window-s", type=float, default=2.0, help="seconds of each energy window, at least (default 2)"
     )
-    p.add_argument(
-        "--min-windows",
-        type=bounded_int_arg(1, MAX_ITERS, "--min-windows"),
-        default=3,
-        help="energy windows per point, at least (default 3)",
-    )
+    add_int_option(p, "--min-windows", (1, MAX_ITERS), 3, "energy windows per point, at least (default 3)")
     p.add_argument(
         "--rel-ci",
         type=float,
@@ -194,18 +183,8 @@ def register(sub: Any) -> None:
         help="train each batch size to the workload's target metric; write a train trace",
     )
     t.add_argument("--data-root", type=Path, default=None, help="dataset folder in its published format")
-    t.add_argument(
-        "--runs",
-        type=bounded_int_arg(1, MAX_RUNS, "--runs"),
-        default=1,
-        help="training runs (seeds) per batch size (default 1)",
-    )
-    t.add_argument(
-        "--max-epochs",
-        type=bounded_int_arg(1, MAX_EPOCHS, "--max-epochs"),
-        default=None,
-        help="epoch budget (default: the registry's)",
-    )
+    add_int_option(t, "--runs", (1, MAX_RUNS), 1, "training runs (seeds) per batch size (default 1)")
+    add_int_option(t, "--max-epochs", (1, MAX_EPOCHS), None, "epoch budget (default: the registry's)")
     p.set_defaults(func=_sweep)
 
     m = sub.add_parser(

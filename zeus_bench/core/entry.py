@@ -134,6 +134,21 @@ def bounded_int_arg(minimum: int, maximum: int, what: str, auto: bool = False) -
     return parse
 
 
+def add_int_option(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    flag: str,
+    bounds: tuple[int, int],
+    default: int | None,
+    help: str | None = None,
+    metavar: str | None = None,
+    what: str | None = None,
+    auto: bool = False,
+) -> argparse.Action:
+    """Add ``flag``: an integer in ``bounds`` (:func:`bounded_int_arg`; ``what`` names it in the error, default the flag)."""
+    kind = bounded_int_arg(bounds[0], bounds[1], what or flag, auto=auto)
+    return parser.add_argument(flag, type=kind, default=default, metavar=metavar, help=help)
+
+
 def seed_arg(text: str) -> int:
     """Argparse type: a random seed, an integer in [0, :data:`MAX_SEED`] (NumPy refuses negative ones)."""
     return int(bounded_int_arg(0, MAX_SEED, "seed")(text))  # type: ignore[arg-type]

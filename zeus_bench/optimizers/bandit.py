@@ -31,7 +31,7 @@ Rules (``docs/policies.md``, "The replay rules" and "Knobs of the batch-size opt
   arm in ascending batch-size order, so a replay seeded like the paper's makes the same draws
   (both computed without NumPy's per-call overhead, draw for draw the same: :mod:`zeus_bench.optimizers.rng`
   for the visiting order, ``standard_normal`` scaled per arm for the samples, and the posterior's
-  sums in NumPy's own summation order, :func:`numpy_sum`). When pruning ends, each arm is fit
+  sums in NumPy's own summation order, :func:`~zeus_bench.optimizers.posterior.numpy_sum`). When pruning ends, each arm is fit
   to every observation of its batch size so far (those of pruning included), as the paper's
   optimizer does; replaying with fresh arms instead misses the paper's cumulative savings by up
   to 2.3 points (imagenet on the V100).
@@ -54,11 +54,10 @@ from zeus_bench.core.errors import ConfigError
 from zeus_bench.optimizers.posterior import (
     add_reward,
     approx_from_sums,
+    check_prior,
     largest_sample,
-    numpy_sum,
     posterior,
     running_sums,
-    sum_and_variance,
 )
 from zeus_bench.optimizers.rng import ChoiceDraws
 from zeus_bench.optimizers.seed_bandits import (
@@ -77,53 +76,9 @@ _choice = functools.lru_cache(maxsize=1 << 14)(prune_choice)
 _step = functools.lru_cache(maxsize=1 << 14)(prune_step)
 _round = functools.lru_cache(maxsize=1 << 14)(next_round)
 
-__all__ = [  # the posterior and state helpers are re-exported: their public home until #20
-    "MIN_OBSERVATIONS",
-    "PRUNE_ROUNDS",
-    "STATE_VERSION",
-    "BanditKnobs",
-    "PruningThompsonSampling",
-    "approx_from_sums",
-    "largest_sample",
-    "numpy_sum",
-    "posterior",
-    "rng_from_state",
-    "rng_state",
-    "sum_and_variance",
-]
-
 STATE_VERSION = 1
 MIN_OBSERVATIONS = 2  # per arm, before Thompson Sampling draws from the posteriors
 PRUNE_ROUNDS = 2  # rounds of pruning exploration by default (the paper's)
-
-
-def check_prior(mean: float, precision: float) -> None:
-    """Refuse a Gaussian prior whose arithmetic would overflow and silently change the policy.
-
-    The posterior computes ``precision x mean`` and ``sqrt(1 / precision)`` (and the batched
-    rule ``precision x mean^2``): each must stay a finite number, so an extreme prior is refused
-    here rather than turned into infinities (an arm sampled at +-inf, or NaN) in the replay.
-
-    Raises:
-        ConfigError: a non-finite value, a negative precision, or a product that overflows.
-    """
-    if not math.isfinite(mean):
-        raise ConfigError(f"prior_mean must be a finite number, got {mean}")
-    if not (math.isfinite(precision) and precision >= 0.0):
-        raise ConfigError(f"prior_precision must be finite and >= 0, got {precision}")
-    if precision > 0.0:
-        with np.errstate(over="ignore", divide="ignore"):
-            terms = (
-                precision * abs(mean),
-                precision * mean * mean,
-                1.0 / precision,
-                1.0 / math.sqrt(precision),
-            )
-        if not all(math.isfinite(float(t)) for t in terms):
-            raise ConfigError(
-                f"prior_mean {mean:g} with prior_precision {precision:g} overflows the posterior "
-                "(precision x mean^2 or 1 / precision is not a finite number); use a milder prior"
-            )
 
 
 class BanditKnobs(NamedTuple):

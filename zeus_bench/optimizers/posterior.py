@@ -15,11 +15,14 @@ from typing import Any
 
 import numpy as np
 
+from zeus_bench.core.errors import ConfigError
+
 __all__ = [
     "EPS",
     "SAFETY",
     "add_reward",
     "approx_from_sums",
+    "check_prior",
     "largest_sample",
     "numpy_sum",
     "posterior",
@@ -181,3 +184,32 @@ def largest_sample(posteriors: Sequence[tuple[float, float]], z: Sequence[float]
         elif math.isnan(sample):
             return i
     return best_i
+
+
+def check_prior(mean: float, precision: float) -> None:
+    """Refuse a Gaussian prior whose arithmetic would overflow and silently change the policy.
+
+    The posterior computes ``precision x mean`` and ``sqrt(1 / precision)`` (and the batched
+    rule ``precision x mean^2``): each must stay a finite number, so an extreme prior is refused
+    here rather than turned into infinities (an arm sampled at +-inf, or NaN) in the replay.
+
+    Raises:
+        ConfigError: a non-finite value, a negative precision, or a product that overflows.
+    """
+    if not math.isfinite(mean):
+        raise ConfigError(f"prior_mean must be a finite number, got {mean}")
+    if not (math.isfinite(precision) and precision >= 0.0):
+        raise ConfigError(f"prior_precision must be finite and >= 0, got {precision}")
+    if precision > 0.0:
+        with np.errstate(over="ignore", divide="ignore"):
+            terms = (
+                precision * abs(mean),
+                precision * mean * mean,
+                1.0 / precision,
+                1.0 / math.sqrt(precision),
+            )
+        if not all(math.isfinite(float(t)) for t in terms):
+            raise ConfigError(
+                f"prior_mean {mean:g} with prior_precision {precision:g} overflows the posterior "
+                "(precision x mean^2 or 1 / precision is not a finite number); use a milder prior"
+            )

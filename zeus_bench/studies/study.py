@@ -6,7 +6,7 @@ results/policy`` (:mod:`zeus_bench.cli.study`) writes six tables (CSV, documente
 
 * ``comparison.csv``, regenerated from the arena (:mod:`zeus_bench.studies.arena`): the arena's jobs
   (fold 1: the judged half of the training paths), seeds, eta, beta and horizon, replayed by the
-  arena's own :func:`~zeus_bench.studies.arena.seed_costs`, and checked against the arena's table
+  arena's own :func:`~zeus_bench.studies.arena_protocol.seed_costs`, and checked against the arena's table
   (:func:`check_against_arena`: every mean the same). Per (gpu, workload, policy): cumulative cost over the baseline's (b0 at the
   maximum limit) and over max-batch's, each replayed on the same seed (paired, as in the arena), regret against the
   oracle (cumulative cost over the oracle's expected cost, minus 1, in %), each mean and std over seeds, and failed
@@ -52,7 +52,7 @@ from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences
 from zeus_bench.sim.scenarios.drift import SCENARIOS, Drift, oracle_cost_by_recurrence, scenario
-from zeus_bench.studies.arena import ArenaJob, Protocol, replayed_total, seed_costs
+from zeus_bench.studies.arena_protocol import ArenaJob, Protocol, replayed_total, seed_costs
 from zeus_bench.studies.recurrences import recurrence_costs, references
 from zeus_bench.studies.warmjobs import EARLY, WarmCosts, warm_job_costs
 from zeus_bench.traces.jobs import JobTrace, TraceSet
@@ -85,9 +85,9 @@ def compare(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``comparison`` and ``curves`` tables for every job and policy.
 
-    ``jobs`` are whole jobs or the arena's (:class:`~zeus_bench.studies.arena.ArenaJob`: one half of
+    ``jobs`` are whole jobs or the arena's (:class:`~zeus_bench.studies.arena_protocol.ArenaJob`: one half of
     the paths, recurring as often as the whole job); every run is the arena's
-    :func:`~zeus_bench.studies.arena.seed_costs` under ``protocol`` (default: ``seeds``, ``cost``'s eta,
+    :func:`~zeus_bench.studies.arena_protocol.seed_costs` under ``protocol`` (default: ``seeds``, ``cost``'s eta,
     ``beta``, horizon known). Runs of whole jobs are also kept in ``runs`` (the warm start reuses them).
     """
     protocol = Protocol(tuple(seeds), cost.eta, beta) if protocol is None else protocol

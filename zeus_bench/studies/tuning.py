@@ -32,8 +32,9 @@ from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences
 from zeus_bench.sim.rules import Horizon
-from zeus_bench.studies.arena import COMPARATOR, P_SAFE, SAFE, ArenaJob, Protocol, job_refs, seed_costs
+from zeus_bench.studies.arena_protocol import COMPARATOR, P_SAFE, SAFE, ArenaJob, Protocol, seed_costs
 from zeus_bench.studies.crossfit import FOLD_CONSTANTS, FOLDS, split_job, variant
+from zeus_bench.studies.recurrences import references as job_refs
 from zeus_bench.studies.study_schema import validate_tuning
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
@@ -170,7 +171,7 @@ def choose(table: pd.DataFrame) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: tune zeus-plus on the tune half and write the settings' table."""
-    from zeus_bench.core.entry import bounded_int_arg, int_range_arg
+    from zeus_bench.core.entry import add_int_option, int_range_arg
     from zeus_bench.core.fsutil import atomic_path
 
     ap = argparse.ArgumentParser(
@@ -179,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--traces", action="append", required=True, metavar="GPU=DIR")
     ap.add_argument("--seeds", type=int_range_arg, default=list(range(1, 21)))
     ap.add_argument("--horizon", default="unknown")
-    ap.add_argument("--jobs", type=bounded_int_arg(1, 1024, "--jobs"), default=1)
+    add_int_option(ap, "--jobs", (1, 1024), 1)
     ap.add_argument(
         "--half",
         choices=("tune", "judge"),

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from zeus_bench.optimizers.hill_climb import DEFAULT_SAFETY
 from zeus_bench.sim.policies.base import (
     Decision,
     Outcome,
@@ -46,11 +47,7 @@ from zeus_bench.sim.policies.base import (
 )
 from zeus_bench.sim.policies.builtin import JitMixin
 from zeus_bench.sim.policies.seeds import BatchedPolicies
-from zeus_bench.sim.policies.zeus_plus import (
-    DEFAULT_SAFETY,
-    baseline_ratio,
-    profiling_overhead,
-)
+from zeus_bench.sim.policies.zeus_plus import baseline_ratio, profiling_overhead
 
 if TYPE_CHECKING:
     from zeus_bench.sim.model import JobModel

@@ -3,8 +3,7 @@
 The optimizer itself, with its rules, lives in :mod:`zeus_bench.optimizers.hill_climb`; this
 module adapts it to the simulator's policy interface (:class:`ZeusPlus`, :class:`ZeusPlusSafe`)
 and computes what a deployment's JIT profile would measure on a job's trace
-(:func:`baseline_ratio`, :func:`profiling_overhead`). The optimizer's names are re-exported here
-for one release.
+(:func:`baseline_ratio`, :func:`profiling_overhead`).
 """
 
 from __future__ import annotations
@@ -15,12 +14,9 @@ import numpy as np
 
 from zeus_bench.core.cost import Cost
 from zeus_bench.optimizers.hill_climb import (
-    ANYTIME_LOAN,
-    ANYTIME_LOOKAHEAD,
     ANYTIME_MARGIN,
     DEFAULT_EPOCH_EVIDENCE,
     DEFAULT_HORIZON,
-    DEFAULT_LOAN,
     DEFAULT_MARGIN,
     DEFAULT_SAFETY,
     NOISE_Z,
@@ -28,32 +24,11 @@ from zeus_bench.optimizers.hill_climb import (
     SAFE_LOOKAHEAD,
     SafeHillClimb,
 )
-from zeus_bench.optimizers.hill_climb_estimates import DRIFT_RISE, DRIFT_RUNS, DRIFT_Z
-from zeus_bench.optimizers.hill_climb_state import STATE_VERSION
 from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
 from zeus_bench.sim.policies.builtin import JitMixin
 from zeus_bench.traces.jobs import JobTrace
 
-__all__ = [
-    "ANYTIME_LOAN",
-    "ANYTIME_LOOKAHEAD",
-    "ANYTIME_MARGIN",
-    "DEFAULT_EPOCH_EVIDENCE",
-    "DEFAULT_HORIZON",
-    "DEFAULT_LOAN",
-    "DEFAULT_MARGIN",
-    "DEFAULT_SAFETY",
-    "DRIFT_RISE",
-    "DRIFT_RUNS",
-    "DRIFT_Z",
-    "NOISE_Z",
-    "STATE_VERSION",
-    "SafeHillClimb",
-    "ZeusPlus",
-    "ZeusPlusSafe",
-    "baseline_ratio",
-    "profiling_overhead",
-]
+__all__ = ["ZeusPlus", "ZeusPlusSafe", "baseline_ratio", "profiling_overhead"]
 
 
 def baseline_ratio(job: JobTrace, cost: Cost, limit_w: float) -> float:
@@ -98,9 +73,9 @@ class ZeusPlus(JitMixin, Policy):
     """The anytime budget even when the number of recurrences is known (zeus-plus-safe)."""
     up_first: bool = True
     loan: float | None = None
-    """None: the optimizer's default (:data:`DEFAULT_LOAN` with a horizon, :data:`ANYTIME_LOAN`, 0, without one)."""
+    """None: the optimizer's default (:data:`~zeus_bench.optimizers.hill_climb.DEFAULT_LOAN` with a horizon, :data:`~zeus_bench.optimizers.hill_climb.ANYTIME_LOAN`, 0, without one)."""
     lookahead: float | None = None
-    """None: the optimizer's default (:data:`ANYTIME_LOOKAHEAD`, 0; only the anytime budget uses it)."""
+    """None: the optimizer's default (:data:`~zeus_bench.optimizers.hill_climb.ANYTIME_LOOKAHEAD`, 0; only the anytime budget uses it)."""
     prune: bool = True
     noise_z: float = NOISE_Z
     epoch_evidence: bool = DEFAULT_EPOCH_EVIDENCE

@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     import pandas as pd
 
     from zeus_bench.core.cost import DEFAULT_ETA
-    from zeus_bench.core.entry import MAX_RECURRENCES, bounded_int_arg, check_out
+    from zeus_bench.core.entry import MAX_RECURRENCES, add_int_option, check_out
     from zeus_bench.core.errors import ZeusBenchError
     from zeus_bench.core.fsutil import atomic_path
     from zeus_bench.sim.replay import default_recurrences
@@ -245,18 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workloads", default="all", help="'all' (default) or comma-separated workload ids")
     ap.add_argument("--scenario", required=True, choices=SCENARIOS)
     ap.add_argument("--factor", type=float, default=2.0, help="epoch factor of the scenario (default 2)")
-    ap.add_argument(
-        "--at",
-        type=bounded_int_arg(0, MAX_RECURRENCES, "--at"),
-        default=0,
-        help="first recurrence of the change (default: mid-horizon)",
+    add_int_option(
+        ap, "--at", (0, MAX_RECURRENCES), 0, "first recurrence of the change (default: mid-horizon)"
     )
-    ap.add_argument(
-        "--ramp",
-        type=bounded_int_arg(1, MAX_RECURRENCES, "--ramp"),
-        default=20,
-        help="recurrences of a morph or tilt (default 20)",
-    )
+    add_int_option(ap, "--ramp", (1, MAX_RECURRENCES), 20, "recurrences of a morph or tilt (default 20)")
     ap.add_argument(
         "--eta", type=float, default=DEFAULT_ETA, help="energy weight (which batch size is the oracle's)"
     )
