@@ -157,8 +157,8 @@ class SeedArrays(Protocol):
         """The outcomes of the tries of the seeds that tried (``ids``: theirs, in the decided order)."""
         ...
 
-    def fallback(self, ids: Sequence[int]) -> SeedPolicies:
-        """The scalar face of seeds ``ids`` from their start (for the seeds reported ``gone``)."""
+    def fallback(self, ids: Sequence[int]) -> SeedPolicies | SeedArrays:
+        """The scalar face of seeds ``ids`` from their start (for the seeds reported ``gone``; one that never goes)."""
         ...
 
 
