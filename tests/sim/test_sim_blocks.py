@@ -17,13 +17,15 @@ import pytest
 
 from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
+from zeus_bench.optimizers import streams
 from zeus_bench.sim import executor
-from zeus_bench.sim.policies import POLICIES, get_policy
+from zeus_bench.sim.policies import POLICIES, get_policy, seed_zeus
 from zeus_bench.sim.replay import JobModel, SeedTries, default_recurrences, replay_many, replay_policies
 from zeus_bench.sim.rules import KNOWN, UNKNOWN, Horizon
 from zeus_bench.studies.crossfit import split_job
 
 NOISY = {8: [6.0, 9.0, np.nan], 16: [4.0, 5.0, 7.0], 32: [5.0, 6.0], 64: [3.0, 4.0, 9.0, np.nan]}
+SPREAD = {b: [2.0 + (k * b) % 7 for k in range(1, 6)] for b in (4, 8, 16, 24, 32, 48, 64, 96, 128, 256)}
 
 
 def assert_blocks_same_rows(
@@ -52,17 +54,9 @@ def assert_blocks_same_rows(
     return rows
 
 
-def test_published_traces_every_policy_same_rows(zeus_traces: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_published_traces_every_policy_same_rows(zeus_traces: Path) -> None:
     from zeus_bench.traces.jobs import TraceSet
 
-    fallbacks: list[int] = []
-    original = executor.Blocks.fallback
-
-    def counted(self: executor.Blocks, ids: list[int]) -> executor.Blocks:
-        fallbacks.append(len(ids))
-        return original(self, ids)
-
-    monkeypatch.setattr(executor.Blocks, "fallback", counted)
     ts = TraceSet(zeus_traces)
     names = list(POLICIES)
     rows = 0
@@ -77,7 +71,25 @@ def test_published_traces_every_policy_same_rows(zeus_traces: Path, monkeypatch:
             model, names, list(range(3, 9)), 1.25, default_recurrences(whole), UNKNOWN, 0.05
         )
     assert rows > 50_000
-    assert sum(fallbacks) > 0  # some of Zeus's seeds went back to the scalar face inside the walk
+
+
+def test_seeds_a_face_leaves_are_replayed_inside_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Zeus's face leaves every seed (a rejectable visiting-order word in each): the walk's fallback replays them."""
+    fell_back: list[list[int]] = []
+    real = executor.Blocks.fallback
+
+    def counted(self: executor.Blocks, ids: list[int]) -> executor.Blocks:
+        fell_back.append(list(ids))
+        return real(self, ids)
+
+    monkeypatch.setattr(executor.Blocks, "fallback", counted)
+    monkeypatch.setattr(seed_zeus.SeedZeus, "MIN_SEEDS", 1)
+    monkeypatch.setattr(streams, "holds_word", lambda raw, words: np.ones(raw.shape, dtype=bool))
+    model = JobModel(toy_job(SPREAD), Cost(0.5))
+    assert_blocks_same_rows(model, ["ucb1", "zeus", "bs-only", "baseline"], list(range(1, 9)), 2.0, 50)
+    # zeus's and bs-only's blocks are seeds 8-15 and 16-23 of the walk: some of them went
+    assert len(fell_back) == 1 and len(fell_back[0]) >= 3
+    assert all(8 <= i < 24 for i in fell_back[0])
 
 
 @pytest.mark.parametrize("beta", [1.0, 2.0, math.inf])
