@@ -132,22 +132,26 @@ def replay_many(
 
 
 def replay_policies(
-    model: JobModel, policy_classes: Sequence[type[Policy]], seeds: Sequence[int], beta: float, recurrences: int,
-    window: int = 0, drift: Callable[[int, int], float] | None = None, horizon: Horizon = KNOWN,
-    noise: float = 0.0, knobs: BanditKnobs | None = None,
-) -> list[SeedTries]:  # fmt: skip
-    """:func:`replay_many` of each policy class, all in one run of the executor (:func:`execute_blocks`).
+    model: JobModel,
+    policy_classes: Sequence[type[Policy]],
+    seeds: Sequence[int],
+    beta: float,
+    recurrences: int,
+    horizon: Horizon = KNOWN,
+    noise: float = 0.0,
+) -> list[SeedTries]:
+    """:func:`replay_many` of each policy class (no window, drift or knobs), all in one run of the executor.
 
     Each class's seeds get their own policy objects and generators, as in :func:`replay_many`,
-    so its rows are those :func:`replay_many` gives it; the executor's work per step is shared.
+    so its rows are those :func:`replay_many` gives it; the executor's work per step is shared
+    (:func:`~zeus_bench.sim.executor.execute_blocks`).
     """
-    knobs = knobs or BanditKnobs()
     told = horizon_recurrences(horizon, recurrences)
     faces, env_rngs, noise_rngs = [], [], []
     for policy_cls in policy_classes:
         generators = [seed_generators(seed) for seed in seeds]
         policies = [
-            policy_cls(PolicyContext(model.job, model.cost, beta, window, pol_rng, told, *knobs))
+            policy_cls(PolicyContext(model.job, model.cost, beta, 0, pol_rng, told, *BanditKnobs()))
             for _, pol_rng in generators
         ]
         faces.append(policy_cls.batched(model, policies))
@@ -155,7 +159,7 @@ def replay_policies(
         if noise > 0.0:
             noise_rngs.append([noise_generator(seed) for seed in seeds])
     return execute_blocks(
-        model, faces, env_rngs, beta, recurrences, drift, noise, noise_rngs if noise > 0.0 else None
+        model, faces, env_rngs, beta, recurrences, None, noise, noise_rngs if noise > 0.0 else None
     )
 
 

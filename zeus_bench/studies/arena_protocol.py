@@ -112,7 +112,7 @@ def policies_seed_costs(
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`seed_costs` of each policy class, every class's seeds replayed in one executor walk."""
     seeds = list(protocol.seeds)
-    runs = replay_policies(model, classes, seeds, protocol.beta, n, 0, None, protocol.horizon, protocol.noise)
+    runs = replay_policies(model, classes, seeds, protocol.beta, n, protocol.horizon, protocol.noise)
     baseline = job_refs(model).baseline
     out = []
     for tries in runs:
