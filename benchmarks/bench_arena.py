@@ -5,8 +5,9 @@ units): ``zeus-bench arena --gpu v100,a40 --seeds 1-50 --fold both --jobs 1``, e
 one process, whole command. Then the full default arena (at most 300 units): every registered
 policy but the references (``zeus-bench arena --policies all``) x V100, A40 and H200 x their six
 workloads x seeds 1-50, judged half, horizon known, as one process ``zeus-bench arena``
-(start-up, traces, replays, both tables). It prints the wall and CPU time, the calibration
-(``../shared/bench/calib.py``, the mean of its runs before and after) and their ratio.
+(start-up, traces, replays, both tables). It prints the wall and CPU time, the peak RSS, the
+calibration (``../shared/bench/calib.py``, the mean of its runs before and after) and their ratio
+(calibration units).
 
     python benchmarks/bench_arena.py [--traces DIR] [--seeds 1-50] [--jobs 2] [--fold 1|2|both] [--case goal|full|both]
 
@@ -50,8 +51,12 @@ def _zeus_bench() -> list[str]:
     return [sys.executable, "-m", "zeus_bench.cli.main"]
 
 
-def _timed(cmd: list[str]) -> tuple[float, float, float | None, float | None]:
-    """Wall and CPU seconds of ``cmd`` (a child process), and the calibration before and after."""
+Timed = tuple[float, float, float | None, float | None, float]
+"""Wall and CPU seconds, the calibration before and after (None without the script), peak RSS (MiB)."""
+
+
+def _timed(cmd: list[str]) -> Timed:
+    """Wall and CPU seconds of ``cmd`` (a child process), the calibration before and after, its peak RSS."""
     before = _calibration()
     usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -60,14 +65,15 @@ def _timed(cmd: list[str]) -> tuple[float, float, float | None, float | None]:
     usage1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     after = _calibration()
     cpu = (usage1.ru_utime + usage1.ru_stime) - (usage0.ru_utime + usage0.ru_stime)
-    return wall, cpu, before, after
+    # the largest child so far (Linux: KiB); the command is the largest child this script runs
+    return wall, cpu, before, after, usage1.ru_maxrss / 1024.0
 
 
-def _report(title: str, timed: tuple[float, float, float | None, float | None], goal: float) -> None:
-    """Print one timing: wall, CPU, calibration and units against ``goal``."""
-    wall, cpu, before, after = timed
+def _report(title: str, timed: Timed, goal: float) -> None:
+    """Print one timing: wall, CPU, peak RSS, calibration and units against ``goal``."""
+    wall, cpu, before, after, rss = timed
     print(title)
-    print(f"  wall {wall:.2f} s, CPU {cpu:.2f} s (children)")
+    print(f"  wall {wall:.2f} s, CPU {cpu:.2f} s (children), peak RSS {rss:.0f} MiB")
     if before is not None and after is not None:
         calib = (before + after) / 2
         units = wall / calib

@@ -26,6 +26,7 @@ charge is zero and every number equals the plain sum over tries.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import TypeVar
 
@@ -233,7 +234,15 @@ def bootstrap_indices(n: int, reps: int = BOOTSTRAP_REPS, seed: int = BOOTSTRAP_
     Resampling the same indices for every statistic of a comparison keeps them paired: the seeds
     drawn for a policy are the seeds drawn for Zeus.
     """
-    return np.random.default_rng(seed).integers(0, n, size=(reps, n))
+    return _indices(n, reps, seed)
+
+
+@functools.lru_cache(maxsize=8)
+def _indices(n: int, reps: int, seed: int) -> np.ndarray:
+    """:func:`bootstrap_indices`, drawn once per (n, reps, seed) and kept read-only (every table asks again)."""
+    out = np.random.default_rng(seed).integers(0, n, size=(reps, n))
+    out.setflags(write=False)
+    return out
 
 
 def percentile_ci(resampled: np.ndarray, level: float = CI_LEVEL) -> tuple[float, float]:

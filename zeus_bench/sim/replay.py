@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from zeus_bench.optimizers.bandit import BanditKnobs
-from zeus_bench.sim.executor import execute
+from zeus_bench.sim.executor import execute, execute_blocks
 from zeus_bench.sim.model import (
     RUN_FIELDS,
     JitConfig,
@@ -68,6 +68,7 @@ __all__ = [
     "default_recurrences",
     "replay",
     "replay_many",
+    "replay_policies",
     "replay_seeds",
     "seed_generators",
 ]
@@ -128,6 +129,38 @@ def replay_many(
     return execute(
         model, policy_cls.batched(model, policies), env_rngs, beta, recurrences, drift, noise, noise_rngs
     )[0]
+
+
+def replay_policies(
+    model: JobModel,
+    policy_classes: Sequence[type[Policy]],
+    seeds: Sequence[int],
+    beta: float,
+    recurrences: int,
+    horizon: Horizon = KNOWN,
+    noise: float = 0.0,
+) -> list[SeedTries]:
+    """:func:`replay_many` of each policy class (no window, drift or knobs), all in one run of the executor.
+
+    Each class's seeds get their own policy objects and generators, as in :func:`replay_many`,
+    so its rows are those :func:`replay_many` gives it; the executor's work per step is shared
+    (:func:`~zeus_bench.sim.executor.execute_blocks`).
+    """
+    told = horizon_recurrences(horizon, recurrences)
+    faces, env_rngs, noise_rngs = [], [], []
+    for policy_cls in policy_classes:
+        generators = [seed_generators(seed) for seed in seeds]
+        policies = [
+            policy_cls(PolicyContext(model.job, model.cost, beta, 0, pol_rng, told, *BanditKnobs()))
+            for _, pol_rng in generators
+        ]
+        faces.append(policy_cls.batched(model, policies))
+        env_rngs.append([e for e, _ in generators])
+        if noise > 0.0:
+            noise_rngs.append([noise_generator(seed) for seed in seeds])
+    return execute_blocks(
+        model, faces, env_rngs, beta, recurrences, None, noise, noise_rngs if noise > 0.0 else None
+    )
 
 
 def replay_seeds(

@@ -18,9 +18,9 @@
 * ``--horizon`` says what a policy is told about the number of recurrences, ``--noise`` adds
   seeded per-try noise on time and power (:mod:`zeus_bench.sim.rules`).
 
-Every policy's seeds run in one run of the executor (:func:`~zeus_bench.sim.replay.replay_many`;
-``zeus`` through its face over seeds on arrays); ``jobs`` worker processes spread the (job,
-policy) tasks.
+Every policy's seeds of a job run in one run of the executor
+(:func:`~zeus_bench.sim.replay.replay_policies`: each policy through its face over seeds, the
+executor's steps shared); ``jobs`` worker processes spread the jobs.
 
 The rooms: this module runs the arena over folds and splits and builds its tables; the protocol
 and the replays are in :mod:`zeus_bench.studies.arena_protocol`, the two-stage bootstrap

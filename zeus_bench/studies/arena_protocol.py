@@ -2,7 +2,7 @@
 
 :class:`Protocol` says how every policy of an arena is replayed and judged; :func:`run_arena`
 replays each (job, policy) on the protocol's seeds and replicate traces into :class:`Draws`
-(:func:`replay_draws`), the paired references (:data:`PAIRED`) and Zeus (:data:`COMPARATOR`) beside
+(:func:`policies_draws`: a job's policies in one executor walk per trace), the paired references (:data:`PAIRED`) and Zeus (:data:`COMPARATOR`) beside
 every policy. The statistics over these draws are in :mod:`zeus_bench.studies.arena_stats`; the
 arena's tables are built by :mod:`zeus_bench.studies.arena`.
 """
@@ -23,7 +23,7 @@ from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import charged
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy
-from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay_many
+from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay_policies
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
 from zeus_bench.studies.crossfit import FOLD_CONSTANTS, judged_half, replicate_job, split_job, variant
 from zeus_bench.studies.recurrences import references as job_refs
@@ -104,16 +104,27 @@ def seed_costs(
     A failed recurrence (no try reached the target) is charged its tries plus the baseline's
     expected recurrence cost (:func:`~zeus_bench.sim.metrics.charged`).
     """
+    return policies_seed_costs(model, [policy_cls], protocol, n)[0]
+
+
+def policies_seed_costs(
+    model: JobModel, classes: Sequence[type[Policy]], protocol: Protocol, n: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`seed_costs` of each policy class, every class's seeds replayed in one executor walk."""
     seeds = list(protocol.seeds)
-    spent = np.zeros((len(seeds), n))
-    reached = np.zeros((len(seeds), n), dtype=bool)
-    tries = replay_many(model, policy_cls, seeds, protocol.beta, n, 0, None, protocol.horizon, protocol.noise)
-    cols = tries.columns
-    rec = cols["recurrence"] - 1
-    np.add.at(spent, (tries.seed, rec), cols["cost"])
-    np.logical_or.at(reached, (tries.seed, rec), cols["reached"])
-    failed = ~reached
-    return charged(spent, failed.astype(float), job_refs(model).baseline), failed
+    runs = replay_policies(model, classes, seeds, protocol.beta, n, protocol.horizon, protocol.noise)
+    baseline = job_refs(model).baseline
+    out = []
+    for tries in runs:
+        spent = np.zeros((len(seeds), n))
+        reached = np.zeros((len(seeds), n), dtype=bool)
+        cols = tries.columns
+        rec = cols["recurrence"] - 1
+        np.add.at(spent, (tries.seed, rec), cols["cost"])
+        np.logical_or.at(reached, (tries.seed, rec), cols["reached"])
+        failed = ~reached
+        out.append((charged(spent, failed.astype(float), baseline), failed))
+    return out
 
 
 def replayed_total(model: JobModel, name: str, protocol: Protocol, n: int) -> np.ndarray:
@@ -139,20 +150,30 @@ class Draws:
 
 def replay_draws(job: JobTrace, n: int, policy_cls: type[Policy], protocol: Protocol) -> Draws:
     """Replay ``policy_cls`` on the job's recorded paths (every seed) and its replicate traces."""
-    costs, failed = seed_costs(JobModel(job, Cost(protocol.eta)), policy_cls, protocol, n)
-    reps, oracle = [], []
+    return policies_draws(job, n, [policy_cls], protocol)[0]
+
+
+def policies_draws(job: JobTrace, n: int, classes: Sequence[type[Policy]], protocol: Protocol) -> list[Draws]:
+    """:func:`replay_draws` of each policy class, the classes replayed together on each trace."""
+    recorded = policies_seed_costs(JobModel(job, Cost(protocol.eta)), classes, protocol, n)
+    reps: list[list[np.ndarray]] = [[] for _ in classes]
+    oracle = []
     few = replace(protocol, seeds=protocol.seeds[: protocol.replicate_seeds])
     for r in range(protocol.replicates):
         model = JobModel(replicate_job(job, protocol.split, protocol.fold, r), Cost(protocol.eta))
-        reps.append(seed_costs(model, policy_cls, few, n)[0].sum(axis=1))
+        for k, (costs, _) in enumerate(policies_seed_costs(model, classes, few, n)):
+            reps[k].append(costs.sum(axis=1))
         oracle.append(job_refs(model).oracle)
     width = len(few.seeds)
-    return Draws(
-        costs.sum(axis=1),
-        failed.sum(axis=1),
-        np.array(reps).reshape(len(reps), width),
-        np.array(oracle, dtype=float),
-    )
+    return [
+        Draws(
+            costs.sum(axis=1),
+            failed.sum(axis=1),
+            np.array(rep).reshape(len(rep), width),
+            np.array(oracle, dtype=float),
+        )
+        for (costs, failed), rep in zip(recorded, reps, strict=True)
+    ]
 
 
 PAIRED = ("baseline", "max-batch")
@@ -162,25 +183,21 @@ PAIRED = ("baseline", "max-batch")
 @dataclass(frozen=True)
 class _Task:
     job: JobTrace
-    policy: str
+    policies: tuple[str, ...]
     protocol: Protocol
     recurrences: int
     policy_modules: tuple[str, ...] = ()
 
 
-def _run(task: _Task) -> tuple[str, str, str, Draws]:
-    """(gpu, workload, policy, its draws) of a task."""
+def _run(task: _Task) -> list[tuple[str, str, str, Draws]]:
+    """(gpu, workload, policy, its draws) of each policy of a task (its job's, replayed together)."""
     from zeus_bench.sim.policies.base import load_policy_module
 
     for module in task.policy_modules:
         load_policy_module(module)
-    cls = task.protocol.policy(task.policy)
-    return (
-        task.job.gpu,
-        task.job.workload.id,
-        task.policy,
-        replay_draws(task.job, task.recurrences, cls, task.protocol),
-    )
+    classes = [task.protocol.policy(p) for p in task.policies]
+    draws = policies_draws(task.job, task.recurrences, classes, task.protocol)
+    return [(task.job.gpu, task.job.workload.id, p, d) for p, d in zip(task.policies, draws, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -258,26 +275,31 @@ def run_arena(
     check_horizon(protocol.horizon)
     check_noise(protocol.noise)
     tasks = [
-        _Task(j.job, p, protocol, j.recurrences, tuple(policy_modules))
+        _Task(j.job, tuple(names), protocol, j.recurrences, tuple(policy_modules))
         for j in as_arena_jobs(jobs)
-        for p in names
     ]
     check_tries(
-        sum(len(protocol.seeds) * t.recurrences for t in tasks),
-        f"{len(protocol.seeds)} seed(s) x {len(names)} policies x {len(tasks) // len(names)} job(s) x their recurrences",
+        sum(len(protocol.seeds) * t.recurrences * len(names) for t in tasks),
+        f"{len(protocol.seeds)} seed(s) x {len(names)} policies x {len(tasks)} job(s) x their recurrences",
     )
     out = Runs()
     out.policies = tuple(n for n in names if n not in PAIRED or n in policies)
     if jobs_n > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(max_workers=jobs_n) as pool:
-            for gpu, w, p, draws in pool.map(_run, tasks):
-                out[(gpu, w, p)] = draws
-                if progress is not None:
-                    progress(1)
+            done = pool.map(_run, tasks)
+            for runs in done:
+                _collect(out, runs, progress)
     else:
         for t in tasks:
-            gpu, w, p, draws = _run(t)
-            out[(gpu, w, p)] = draws
-            if progress is not None:
-                progress(1)
+            _collect(out, _run(t), progress)
     return out
+
+
+def _collect(
+    out: Runs, runs: list[tuple[str, str, str, Draws]], progress: Callable[[int], None] | None
+) -> None:
+    """A task's draws into ``out``; ``progress`` told one (job, policy) at a time."""
+    for gpu, w, p, draws in runs:
+        out[(gpu, w, p)] = draws
+        if progress is not None:
+            progress(1)

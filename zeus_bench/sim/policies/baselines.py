@@ -28,6 +28,7 @@ The policies (references in ``docs/policies.md``):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import deque
 from collections.abc import Sequence
@@ -72,6 +73,13 @@ ARM_RULES = (
 def stacked(objs: Sequence[ArmBandit], attr: str) -> np.ndarray:
     """The per-arm array ``attr`` of every object, one row each."""
     return np.array([getattr(o, attr) for o in objs])
+
+
+@functools.lru_cache(maxsize=64)
+def unplayed_order(arms: tuple[int, ...], b0: int) -> tuple[int, ...]:
+    """Arm indices nearest ``b0`` first in doublings, the larger of two equals first (kept per arm set)."""
+    lb0 = math.log2(b0)
+    return tuple(sorted(range(len(arms)), key=lambda i: (abs(math.log2(arms[i]) - lb0), -arms[i])))
 
 
 def least_mean(means: np.ndarray, b0: int) -> np.ndarray:
@@ -224,9 +232,8 @@ class ArmBandit(JitMixin, Policy):
 
     def ordered_unplayed(self) -> list[int]:
         """Batch sizes never tried, nearest b0 first in doublings (the larger of two equals first)."""
-        lb0 = math.log2(self.b0)
-        rest = [b for b in self.arms if self.n[self.index[b]] == 0]
-        return sorted(rest, key=lambda b: (abs(math.log2(b) - lb0), -b))
+        n = self.n
+        return [self.arms[i] for i in unplayed_order(tuple(self.arms), self.b0) if n[i] == 0]
 
     @staticmethod
     def first_unplayed(objs: Sequence[ArmBandit], n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -235,10 +242,7 @@ class ArmBandit(JitMixin, Policy):
         The first in :meth:`ordered_unplayed`'s order (the objects share their arms and b0).
         """
         o = objs[0]
-        lb0 = math.log2(o.b0)
-        order = np.array(
-            sorted(range(len(o.arms)), key=lambda i: (abs(math.log2(o.arms[i]) - lb0), -o.arms[i]))
-        )
+        order = np.array(unplayed_order(tuple(o.arms), o.b0))
         untried = (n == 0)[:, order]
         return untried.any(axis=1), order[np.argmax(untried, axis=1)]
 

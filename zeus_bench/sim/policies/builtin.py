@@ -37,6 +37,13 @@ def oracle_configuration(job: JobTrace, cost: Cost) -> tuple[int, float]:
     return job.least_cost_configuration(cost)
 
 
+@functools.lru_cache(maxsize=256)
+def max_batch_configuration(job: JobTrace) -> tuple[int, float]:
+    """The largest always-converging batch size at its largest limit (cached: one per job, not per seed)."""
+    b = job.max_batch()
+    return b, max_limit_w(job, b)
+
+
 class JitMixin:
     """Per batch size, the limit the JIT profile chose (profile on the first try of a size)."""
 
@@ -247,8 +254,7 @@ class MaxBatch(_Fixed):
 
     def configuration(self, ctx: PolicyContext) -> tuple[int, float]:
         """Largest converging batch size at its largest limit."""
-        b = ctx.job.max_batch()
-        return b, max_limit_w(ctx.job, b)
+        return max_batch_configuration(ctx.job)
 
 
 @register_policy

@@ -157,8 +157,8 @@ class SeedArrays(Protocol):
         """The outcomes of the tries of the seeds that tried (``ids``: theirs, in the decided order)."""
         ...
 
-    def fallback(self, ids: Sequence[int]) -> SeedPolicies:
-        """The scalar face of seeds ``ids`` from their start (for the seeds reported ``gone``)."""
+    def fallback(self, ids: Sequence[int]) -> SeedPolicies | SeedArrays:
+        """The scalar face of seeds ``ids`` from their start (for the seeds reported ``gone``; one that never goes)."""
         ...
 
 
@@ -173,14 +173,22 @@ class ScalarPolicies:
         self.model = model
         self.policies = list(policies)
         self._stops = stops
+        self._at: dict[Decision, tuple[int, int, bool]] = {}  # decision_indices of the decisions seen
+
+    def indices(self, decision: Decision) -> tuple[int, int, bool]:
+        """:func:`decision_indices` of ``decision``, kept per decision (the model does not change)."""
+        at = self._at.get(decision)
+        if at is None:
+            at = self._at[decision] = decision_indices(self.model, decision)
+        return at
 
     def decide(self, ids: Sequence[int]) -> tuple[list[Decision], np.ndarray, np.ndarray, np.ndarray]:
         """Each policy's :meth:`~zeus_bench.sim.policies.Policy.predict`, as configuration indices."""
-        m = self.model
         decisions, bis, pjs, profiled = [], [], [], []
+        indices = self.indices
         for i in ids:
             d = self.policies[i].predict()
-            bi, pj, jit = decision_indices(m, d)
+            bi, pj, jit = indices(d)
             decisions.append(d)
             bis.append(bi)
             pjs.append(pj)
@@ -238,9 +246,9 @@ class BatchedPolicies(ScalarPolicies):
 
     def decide_arrays(self, ids: np.ndarray, left: np.ndarray) -> Decided:
         """Every seed's decision from ``predict_many``, as configuration indices."""
-        m = self.model
         self._decisions = decisions = self.predict_many([self.policies[i] for i in self._seeds(ids)])
-        idx = [decision_indices(m, d) for d in decisions]
+        indices = self.indices
+        idx = [indices(d) for d in decisions]
         bi, pj, jit = zip(*idx, strict=True) if idx else ((), (), ())
         return Decided(np.array(bi, dtype=np.intp), np.array(pj, dtype=np.intp), np.array(jit, dtype=bool))
 
