@@ -15,5 +15,7 @@ def reduced_run(zeus_csv_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
         tmp_path_factory.mktemp("reduced"),
         {**REDUCED, "traces": {"zeus": {"local_dir": str(zeus_csv_dir)}, "own_dir": str(OWN_DIR)}},
     )
-    wd.snakemake()
+    # About 210 s on a quiet 2-core machine (the arena's splits and recurrence sweep included):
+    # a loaded CI runner needs more than the helper's default 300 s.
+    wd.snakemake(timeout=900)
     return wd
