@@ -11,6 +11,7 @@ import pytest
 
 from analysis.plots.arena import plot_arena
 from analysis.report.findings import arena as af
+from analysis.report.findings.arena_horizon import unknown_regret
 from analysis.report.sections import arena as arena_section
 from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
@@ -166,16 +167,16 @@ def test_second_fold_from_the_tuning_tables() -> None:
 def test_unknown_horizon_regret_and_rank_flip_with_the_tables() -> None:
     _, known = _tables(0.4)
     _, unknown = _tables(0.8)  # untold, zeus-plus explores less: twice its excess, still ahead of Zeus
-    f = af.unknown_regret(unknown, known)
+    f = unknown_regret(unknown, known)
     assert [x.numbers["ratio"] for x in f] == pytest.approx([0.8, 0.8])
     assert [x.numbers["known_ratio"] for x in f] == pytest.approx([0.4, 0.4])
     assert all("rank 1 of 3 learning policies (the least of them)" in x.sentence for x in f)
     assert all("costs it" in x.sentence and "points of regret" in x.sentence for x in f)
     assert all(x.numbers["regret"] - x.numbers["known_regret"] > 0 for x in f)
     _, far = _tables(6.0)  # about 66 % regret: behind Zeus (~11 %) and ucb1 (50 %)
-    f = af.unknown_regret(far, known)
+    f = unknown_regret(far, known)
     assert all("rank 3 of 3" in x.sentence and "the least is zeus's" in x.sentence for x in f)
-    f = af.unknown_regret(known, known)
+    f = unknown_regret(known, known)
     assert all("costs it no regret here" in x.sentence for x in f)
 
 
@@ -184,7 +185,7 @@ def test_unknown_horizon_regret_says_what_the_anytime_floor_leaves_of_the_goal()
     _, known = _tables(0.4)
     _, unknown = _tables(6.0)
     assert unknown["anytime_floor_regret_pct"].tolist() == pytest.approx([100 * 400 / 600] * len(unknown))
-    f = af.unknown_regret(unknown, known)
+    f = unknown_regret(unknown, known)
     assert all(
         "the 0.6 x goal is out of reach of every policy that keeps this guarantee" in x.sentence for x in f
     )
@@ -196,14 +197,14 @@ def test_unknown_horizon_regret_says_what_the_anytime_floor_leaves_of_the_goal()
         anytime_floor_regret_pct=1.0, anytime_floor_ratio_vs_zeus=0.1,
         anytime_floor_ratio_vs_zeus_ci_lo=0.09, anytime_floor_ratio_vs_zeus_ci_hi=0.11,
     )  # fmt: skip
-    f = af.unknown_regret(low, known)
+    f = unknown_regret(low, known)
     assert all("the guarantee itself leaves room for the 0.6 x goal" in x.sentence for x in f)
     assert all("zeus-plus is at" in x.sentence and "x the floor" in x.sentence for x in f)
     edge = low.assign(anytime_floor_ratio_vs_zeus=0.6, anytime_floor_ratio_vs_zeus_ci_hi=0.7)
-    f = af.unknown_regret(edge, known)
+    f = unknown_regret(edge, known)
     assert all("within the interval of the floor" in x.sentence for x in f)
     old = unknown.assign(anytime_floor_regret_pct=math.nan)  # a version-4 table: no floor, no sentence
-    assert all("floor" not in x.sentence and "floor" not in x.numbers for x in af.unknown_regret(old, known))
+    assert all("floor" not in x.sentence and "floor" not in x.numbers for x in unknown_regret(old, known))
 
 
 def test_unknown_horizon_winner_safety_and_the_safe_rank_flip() -> None:
@@ -211,7 +212,7 @@ def test_unknown_horizon_winner_safety_and_the_safe_rank_flip() -> None:
     ranks zeus-plus among the policies that did (on every job)."""
     _, known = _tables(0.4)
     _, far = _tables(6.0)  # Zeus (~11 %) least, within 1.02; zeus-plus 66 %, its p95 above 1.02
-    f = af.unknown_regret(far, known)
+    f = unknown_regret(far, known)
     assert all("zeus is within 1.02 x the baseline on every job too" in x.sentence for x in f)
     assert all("zeus-plus is not within 1.02 on every job here" in x.sentence for x in f)
     assert all(math.isnan(x.numbers["safe_rank"]) and x.numbers["safe_policies"] == 2 for x in f)
@@ -219,7 +220,7 @@ def test_unknown_horizon_winner_safety_and_the_safe_rank_flip() -> None:
     is_zeus, is_plus = unsafe_zeus["policy"] == "zeus", unsafe_zeus["policy"] == "zeus-plus"
     unsafe_zeus.loc[is_zeus, ["jobs_p95_over_safe", "cost_ratio_vs_baseline_p95_max"]] = [2, 1.05]
     unsafe_zeus.loc[is_plus, "jobs_p95_over_safe"] = 0
-    f = af.unknown_regret(unsafe_zeus, known)
+    f = unknown_regret(unsafe_zeus, known)
     assert all(
         "zeus exceeds 1.02 x the baseline (95th percentile, same seed) on 2 job(s), up to 1.050" in x.sentence
         for x in f
@@ -230,7 +231,7 @@ def test_unknown_horizon_winner_safety_and_the_safe_rank_flip() -> None:
         for x in f
     )
     unsafe_zeus.loc[unsafe_zeus["policy"] == "ucb1", "jobs_p95_over_safe"] = 1
-    f = af.unknown_regret(unsafe_zeus, known)
+    f = unknown_regret(unsafe_zeus, known)
     assert all(
         "Among the 1 learning policies within 1.02 on every job, zeus-plus ranks 1 (the least of them)"
         in x.sentence

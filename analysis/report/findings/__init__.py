@@ -9,7 +9,8 @@ it a table where the direction flips and check that the sentence flips too.
 * :mod:`~analysis.report.findings.simulation` -- the simulations and the eta/beta sweeps.
 * :mod:`~analysis.report.findings.headline` -- the paper's headline numbers, reconciled.
 * :mod:`~analysis.report.findings.study` -- the zeus-plus study.
-* :mod:`~analysis.report.findings.arena` -- the arena (intervals, safety, rank, folds).
+* :mod:`~analysis.report.findings.arena` -- the arena (intervals, safety, rank, folds);
+  :mod:`~analysis.report.findings.arena_horizon` -- its horizon-unknown findings.
 * :mod:`~analysis.report.findings.cluster` -- the cluster replay (Alibaba job groups).
 * :mod:`~analysis.report.findings.claims` -- earlier claims restated as the data support them (the
   same-seed pairing, the anytime floor, the horizon's price, the warm start's goal per job left out).

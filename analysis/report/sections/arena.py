@@ -23,8 +23,8 @@ from analysis.report.findings.arena import (
     regret,
     safety,
     setup,
-    unknown_regret,
 )
+from analysis.report.findings.arena_horizon import unknown_regret
 from analysis.report.findings.claims import anytime_floor, horizon_price, pairing
 from analysis.report.render import items_markdown
 from zeus_bench.store import read_table
