@@ -10,7 +10,7 @@ import pytest
 from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim.executor import OneTry, execute
+from zeus_bench.sim.executor import OneTry, Run, execute
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext, get_policy, jit_power_limit
 from zeus_bench.sim.policies.base import scalar_face
 from zeus_bench.sim.replay import MAX_TRIES, RUN_FIELDS, JobModel, replay
@@ -62,7 +62,7 @@ def test_bandit_arms_after_pruning_hold_the_pruning_history() -> None:
         env, pol = np.random.default_rng(0), np.random.default_rng(0)
         policy = get_policy("zeus")(PolicyContext(job, Cost(1.0), 2.0, 0, pol))
         # the scalar face: the policy object itself is asked and told (its bandit is inspected)
-        (rows,), least = execute(model, scalar_face(model, [policy]), [env], 2.0, recurrences)
+        (rows,), least = execute(model, scalar_face(model, [policy]), [env], Run(2.0, recurrences))
         return policy, rows, float(least[0])
 
     policy, _, least = run(6)
@@ -113,10 +113,8 @@ def _recurrence(
     """The executor's rows of recurrence ``recurrence`` alone, from ``min_cost``; the policy; the least cost after."""
     policy = _policy(decision, early_stopping)
     model = JobModel(toy_job(), cost=Cost(1.0))
-    (rows,), least = execute(
-        model, type(policy).batched(model, [policy]), [np.random.default_rng(0)], 2.0, recurrence, first=recurrence,
-        least=min_cost,
-    )  # fmt: skip
+    run = Run(2.0, recurrence, first=recurrence, least=min_cost)
+    (rows,), least = execute(model, type(policy).batched(model, [policy]), [np.random.default_rng(0)], run)
     return rows, policy, float(least[0])
 
 
