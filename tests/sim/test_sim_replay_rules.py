@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from zeus_bench.sim.executor import OneTry, Run, execute
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext, get_policy, jit_power_limit
 from zeus_bench.sim.policies.base import scalar_face
 from zeus_bench.sim.replay import MAX_TRIES, RUN_FIELDS, JobModel, replay
+from zeus_bench.sim.rules import ReplayOptions
 
 
 def rows_as_dicts(rows):
@@ -239,3 +241,22 @@ def test_policy_batched_default_wraps_one_policy_per_seed_and_the_replay_asks_it
 
     assert replay_many(model, Counted, [1, 2, 3], 2.0, 6) == replay_many(model, base, [1, 2, 3], 2.0, 6)
     assert asked == [3]
+
+
+def test_replay_options_as_an_object_or_as_keywords_give_the_same_rows() -> None:
+    model = JobModel(toy_job(), cost=Cost(1.0))
+    zeus = get_policy("zeus")
+    options = ReplayOptions(window=2, horizon="unknown", noise=0.05)
+
+    def rows(**kw: Any) -> str:  # repr: the toy job's expected columns are NaN
+        return repr(replay(model, zeus, 4, 2.0, 12, **kw))
+
+    by_object = rows(options=options)
+    assert by_object == rows(window=2, horizon="unknown", noise=0.05)
+    assert by_object != rows()  # the noise reached the rows
+    # a field named overrides the object's
+    assert rows(options=options, noise=0.0, window=0, horizon="known") == rows()
+    with pytest.raises(TypeError, match="windw"):
+        replay(model, zeus, 4, 2.0, 12, windw=2)
+    with pytest.raises(TypeError):
+        replay(model, zeus, 4, 2.0, 12, 2)  # type: ignore[misc,arg-type]  # window is keyword-only
