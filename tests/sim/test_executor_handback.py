@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
-from zeus_bench.sim.executor import execute
+from zeus_bench.sim.executor import Run, execute
 from zeus_bench.sim.policies import PolicyContext, get_policy, seed_zeus
 from zeus_bench.sim.policies.base import scalar_face
 from zeus_bench.sim.replay import JobModel
@@ -51,9 +51,8 @@ def _run(
             return fallback(ids)
 
         face.fallback = recorded  # type: ignore[method-assign]
-    tries, least = execute(
-        model, face, [e for e, _ in gens], 1.5, 30, None, 0.05, [noise_generator(s) for s in SEEDS]
-    )
+    run = Run(1.5, 30, noise=0.05)
+    tries, least = execute(model, face, [e for e, _ in gens], run, [noise_generator(s) for s in SEEDS])
     return [repr(rows) for rows in tries], least.tolist()
 
 

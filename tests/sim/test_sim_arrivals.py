@@ -179,3 +179,15 @@ def test_a_submission_is_given_up_after_the_zero_budget_bound() -> None:
         (1, 1, True, 32),
         (2, MAX_ZERO_BUDGET_TRIES, False, 8),
     ]
+
+
+def test_replay_group_refuses_noise_horizon_and_unknown_options() -> None:
+    model, zeus = JobModel(toy_job(), cost=Cost(1.0)), get_policy("zeus")
+    group = (np.array([0.0, 5.0]), np.array([10.0, 15.0]), np.ones(2))
+    assert replay_group(model, zeus, 1, 2.0, *group, window=0) == replay_group(model, zeus, 1, 2.0, *group)
+    with pytest.raises(ValueError, match="no --horizon or --noise"):
+        replay_group(model, zeus, 1, 2.0, *group, noise=0.05)
+    with pytest.raises(ValueError, match="no --horizon or --noise"):
+        replay_group(model, zeus, 1, 2.0, *group, horizon="unknown")
+    with pytest.raises(TypeError, match="windw"):
+        replay_group(model, zeus, 1, 2.0, *group, windw=1)

@@ -35,9 +35,7 @@ def test_shared_tries_give_the_generic_loops_rows_group_by_group(seed: int, beta
     zeus = get_policy("zeus")
     batched = list(replay_groups(model, zeus, seed, beta, groups))
     assert [name for name, _ in batched] == [g[0] for g in groups]
-    generic = [
-        arrivals._replay_generic(model, zeus, seed, beta, g[1], g[2], g[3], 0, BanditKnobs()) for g in groups
-    ]
+    generic = [arrivals._replay_generic(model, zeus, seed, beta, g[1:], 0, BanditKnobs()) for g in groups]
     assert [rows for _, rows in batched] == generic
     # Retries, zero budgets and early stops occur on this grid (else the shared outcomes are untested).
     assert any(r[1] > 1 for rows in generic for r in rows)

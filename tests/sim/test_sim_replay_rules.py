@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -10,10 +11,11 @@ import pytest
 from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim.executor import OneTry, execute
+from zeus_bench.sim.executor import OneTry, Run, execute
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext, get_policy, jit_power_limit
 from zeus_bench.sim.policies.base import scalar_face
 from zeus_bench.sim.replay import MAX_TRIES, RUN_FIELDS, JobModel, replay
+from zeus_bench.sim.rules import ReplayOptions
 
 
 def rows_as_dicts(rows):
@@ -62,7 +64,7 @@ def test_bandit_arms_after_pruning_hold_the_pruning_history() -> None:
         env, pol = np.random.default_rng(0), np.random.default_rng(0)
         policy = get_policy("zeus")(PolicyContext(job, Cost(1.0), 2.0, 0, pol))
         # the scalar face: the policy object itself is asked and told (its bandit is inspected)
-        (rows,), least = execute(model, scalar_face(model, [policy]), [env], 2.0, recurrences)
+        (rows,), least = execute(model, scalar_face(model, [policy]), [env], Run(2.0, recurrences))
         return policy, rows, float(least[0])
 
     policy, _, least = run(6)
@@ -113,10 +115,8 @@ def _recurrence(
     """The executor's rows of recurrence ``recurrence`` alone, from ``min_cost``; the policy; the least cost after."""
     policy = _policy(decision, early_stopping)
     model = JobModel(toy_job(), cost=Cost(1.0))
-    (rows,), least = execute(
-        model, type(policy).batched(model, [policy]), [np.random.default_rng(0)], 2.0, recurrence, first=recurrence,
-        least=min_cost,
-    )  # fmt: skip
+    run = Run(2.0, recurrence, first=recurrence, least=min_cost)
+    (rows,), least = execute(model, type(policy).batched(model, [policy]), [np.random.default_rng(0)], run)
     return rows, policy, float(least[0])
 
 
@@ -241,3 +241,22 @@ def test_policy_batched_default_wraps_one_policy_per_seed_and_the_replay_asks_it
 
     assert replay_many(model, Counted, [1, 2, 3], 2.0, 6) == replay_many(model, base, [1, 2, 3], 2.0, 6)
     assert asked == [3]
+
+
+def test_replay_options_as_an_object_or_as_keywords_give_the_same_rows() -> None:
+    model = JobModel(toy_job(), cost=Cost(1.0))
+    zeus = get_policy("zeus")
+    options = ReplayOptions(window=2, horizon="unknown", noise=0.05)
+
+    def rows(**kw: Any) -> str:  # repr: the toy job's expected columns are NaN
+        return repr(replay(model, zeus, 4, 2.0, 12, **kw))
+
+    by_object = rows(options=options)
+    assert by_object == rows(window=2, horizon="unknown", noise=0.05)
+    assert by_object != rows()  # the noise reached the rows
+    # a field named overrides the object's
+    assert rows(options=options, noise=0.0, window=0, horizon="known") == rows()
+    with pytest.raises(TypeError, match="windw"):
+        replay(model, zeus, 4, 2.0, 12, windw=2)
+    with pytest.raises(TypeError):
+        replay(model, zeus, 4, 2.0, 12, 2)  # type: ignore[misc,arg-type]  # window is keyword-only

@@ -449,7 +449,7 @@ def test_env_words_redraw_rejected_words_as_numpy() -> None:
 
 def test_array_face_with_drift_noise_and_a_later_start_gives_the_scalar_rows() -> None:
     """Drift, per-try noise and first=/least= are the executor's: the same rows under either face."""
-    from zeus_bench.sim.executor import execute
+    from zeus_bench.sim.executor import Run, execute
     from zeus_bench.sim.policies.base import scalar_face
     from zeus_bench.sim.rules import noise_generator, seed_generators
 
@@ -464,10 +464,8 @@ def test_array_face_with_drift_noise_and_a_later_start_gives_the_scalar_rows() -
         policies = [ZEUS(_ctx_rng(model, p)) for _, p in gens]
         face = ZEUS.batched(model, policies) if array else scalar_face(model, policies)
         assert isinstance(face, seed_zeus.SeedZeus) == array
-        tries, least = execute(
-            model, face, [e for e, _ in gens], 1.5, 45, drift, 0.04, [noise_generator(s) for s in seeds],
-            first=3, least=900.0,
-        )  # fmt: skip
+        run = Run(1.5, 45, drift, 0.04, first=3, least=900.0)
+        tries, least = execute(model, face, [e for e, _ in gens], run, [noise_generator(s) for s in seeds])
         assert sum(len(rows) for rows in tries) >= len(seeds) * 43  # recurrences 3-45, each a row at least
         return [repr(rows) for rows in tries], least.tolist()  # type: ignore[return-value]
 

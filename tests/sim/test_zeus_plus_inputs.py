@@ -67,12 +67,12 @@ def test_no_drift_replays_identically_and_a_step_moves_the_optimum(zeus_traces: 
     for name in ("zeus", "zeus-plus"):
         plain = np.array(replay(model, get_policy(name), 3, 2.0, 30), dtype=float)
         np.testing.assert_array_equal(
-            plain, np.array(replay(model, get_policy(name), 3, 2.0, 30, 0, none), dtype=float)
+            plain, np.array(replay(model, get_policy(name), 3, 2.0, 30, drift=none), dtype=float)
         )
     step = Drift(optimum_shift(job, Cost(0.5), "step", 20, 2.0), job)
     oracle = oracle_cost_by_recurrence(job, Cost(0.5), step, 40)
     assert np.all(oracle[:19] == oracle[0]) and np.all(oracle[19:] > oracle[0])
-    rows = replay(model, get_policy("oracle"), 3, 2.0, 40, 0, step)
+    rows = replay(model, get_policy("oracle"), 3, 2.0, 40, drift=step)
     epochs = {r[0]: r[4] for r in rows}
     assert max(epochs[r] for r in range(1, 20)) * 2 >= min(epochs[r] for r in range(20, 41))
     assert min(epochs[r] for r in range(20, 41)) >= 2 * min(epochs[r] for r in range(1, 20))

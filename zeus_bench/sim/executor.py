@@ -35,7 +35,7 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -55,7 +55,7 @@ from zeus_bench.sim.policies.seeds import (
 )
 from zeus_bench.sim.rules import NOISE_CLIP, ZERO_BUDGET_PENALTY
 
-__all__ = ["Blocks", "OneTry", "execute", "execute_blocks", "missed_row", "noisy", "try_row"]
+__all__ = ["Blocks", "OneTry", "Run", "execute", "execute_blocks", "missed_row", "noisy", "try_row"]
 
 #: A drift hook: (recurrence, batch-size index) -> factor on the sampled path's target epoch.
 DriftHook = Callable[[int, int], float]
@@ -118,23 +118,26 @@ class _Tables:
         self.expected = [np.array(x) for x in (m.expected_energy_j, m.expected_time_s, m.expected_cost)]
 
 
-def _tries(
-    m: JobModel,
-    t: _Tables,
-    policies: SeedPolicies | SeedArrays,
-    ids: Any,
-    bi: np.ndarray,
-    pj: np.ndarray,
-    profiled: np.ndarray,
-    target: np.ndarray,
-    min_cost: np.ndarray,
-    beta: float,
-    rec: np.ndarray | None = None,
-) -> tuple[np.ndarray, ...]:
-    """The tries of seeds ``ids`` (the rules of :mod:`zeus_bench.sim.env`): budget, epochs, reached, energy, time.
+class _Inputs(NamedTuple):
+    """A step's tries, one per seed ``ids``: configuration indices, profiled, target epoch, least cost, recurrence.
 
     ``rec``: each try's recurrence, whose carbon intensity prices an epoch's emissions (with a series).
     """
+
+    ids: Any
+    bi: np.ndarray
+    pj: np.ndarray
+    profiled: np.ndarray
+    target: np.ndarray
+    min_cost: np.ndarray
+    rec: np.ndarray | None = None
+
+
+def _tries(
+    m: JobModel, t: _Tables, policies: SeedPolicies | SeedArrays, x: _Inputs, beta: float
+) -> tuple[np.ndarray, ...]:
+    """The tries ``x`` (the rules of :mod:`zeus_bench.sim.env`): budget, epochs, reached, energy, time."""
+    ids, bi, pj, profiled, target, min_cost, rec = x
     at = bi * t.n_limits + pj  # the configurations' flat indices
     epoch_cost = t.budget_epoch_cost.take(at)
     co2_g = None if rec is None else m.co2_g(t.energy.take(at), rec)
@@ -343,109 +346,148 @@ def _outputs(recurrences: int, rec: np.ndarray) -> int:
     return min(left * 3 // 4 + 32, max(64, (16 << 20) // (16 * len(rec))))
 
 
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """What :func:`execute` replays: the beta, the last recurrence, the drift hook, the per-try noise and the start.
+
+    The replay starts at recurrence ``first`` with ``least`` the least recurrence cost so far (the
+    defaults: the job's start); ``noise`` > 0 needs a noise generator per seed.
+    """
+
+    beta: float
+    recurrences: int
+    drift: DriftHook | None = None
+    noise: float = 0.0
+    first: int = 1
+    least: float = math.inf
+
+
+def _face(
+    policies: SeedPolicies | SeedArrays,
+    t: _Tables,
+    env_rngs: Sequence[np.random.Generator],
+    noise_rngs: Sequence[np.random.Generator],
+) -> tuple[SeedArrays, list[Any], list[Any]]:
+    """The array face of ``policies``; for a face of the array protocol (whose seeds may go) the generators' start states."""
+    if callable(getattr(policies, "decide_arrays", None)):  # the array protocol, by method
+        starts = [r.bit_generator.state for r in env_rngs]  # for the seeds that go
+        return cast("SeedArrays", policies), starts, [r.bit_generator.state for r in noise_rngs]
+    return _ObjectArrays(cast("SeedPolicies", policies), t), [], []
+
+
+class _Walk:
+    """One walk of the step loop: the seeds still replaying, their state, the steps' record."""
+
+    def __init__(
+        self,
+        m: JobModel,
+        t: _Tables,
+        face: SeedArrays,
+        run: Run,
+        env_rngs: Sequence[np.random.Generator],
+        nrngs: list[np.random.Generator],
+    ) -> None:
+        """A walk of every seed from ``run``'s start on tables ``t`` (``nrngs``: the noise generators, or none)."""
+        self.m, self.t, self.face, self.run, self.nrngs = m, t, face, run, nrngs
+        a = len(env_rngs)
+        self.words = env.EnvWords(env_rngs)
+        self.log: list[_Step] = []
+        self.gone: list[int] = []
+        self.ids = np.arange(a if run.first <= run.recurrences else 0)
+        n = len(self.ids)
+        self.state = _SeedState(
+            np.full(n, run.first, dtype=np.int64), np.ones(n, dtype=np.int64), np.zeros(n),
+            np.zeros(n, dtype=bool), np.full(n, float(run.least)),
+        )  # fmt: skip
+        self.final = np.full(a, float(run.least))  # each seed's, written when it ends
+
+    def walk(self) -> None:
+        """Step until every seed has ended or gone."""
+        with np.errstate(all="ignore"):  # inf and NaN as the rules have them
+            while len(self.ids):
+                d = self.face.decide_arrays(
+                    self.ids, np.maximum(self.run.recurrences - self.state.rec + 1, 1)
+                )
+                if d.step is None or len(d.step):
+                    self._step(d)
+                self._retire(d)
+
+    def _step(self, d: Decided) -> None:
+        """The tries of the seeds ``d`` decided for: drawn, run, observed, recorded."""
+        m, t, run, face, step, state = self.m, self.t, self.run, self.face, d.step, self.state
+        bi, pj, profiled = d.bi, d.pj, d.profiled
+        seeds, now = (self.ids, state) if step is None else (self.ids[step], state.rows(step))
+        rec, min_cost = now.rec, now.least
+        # The path is drawn before the budget is known, as in the paper's simulator.
+        refill = functools.partial(_outputs, run.recurrences, state.rec)
+        target = t.paths[bi, self.words.draw(step, t.n_paths[bi], refill)]
+        if run.drift is not None:
+            factors = [run.drift(r, b) for r, b in zip(rec.tolist(), bi.tolist(), strict=True)]
+            target = target * np.array(factors)
+        x = _Inputs(seeds, bi, pj, profiled, target, min_cost, rec)
+        budget, epochs, reached, energy, time = _tries(m, t, face, x, run.beta)
+        if run.noise > 0.0:
+            for k in np.flatnonzero(budget != 0.0).tolist():
+                energy[k], time[k] = noisy(float(energy[k]), float(time[k]), run.noise, self.nrngs[seeds[k]])
+        penalty = env.zero_budget_cost(min_cost, run.beta)
+        cost = env.try_cost(energy, time, m.cost, m.max_power_w, budget, penalty, m.co2_g(energy, rec))
+        face.observe_arrays(seeds, Tried(bi, pj, profiled, cost, reached, epochs, energy, time))
+        *new, ran_try, emit, failed, _ = env.recurrence_step(
+            rec, now.att, now.total, now.ran, min_cost, epochs, cost, reached
+        )
+        if failed.any():
+            raise first_recurrence_error(m, int(t.batch_sizes[bi[int(np.flatnonzero(failed)[0])]]))
+        self.log.append(
+            (seeds, rec, now.att, bi, pj, profiled, epochs, energy, time, cost, reached, ran_try, emit)
+        )
+        self.state = _SeedState(*new) if step is None else state.put(step, _SeedState(*new))
+
+    def _retire(self, d: Decided) -> None:
+        """Drop the seeds past the last recurrence or gone (the face said so)."""
+        going = self.state.rec <= self.run.recurrences
+        if d.gone is not None and len(d.gone):
+            going[d.gone] = False
+            self.gone.extend(self.ids[d.gone].tolist())
+        if not going.all():
+            self.final[self.ids] = self.state.least
+            keep = np.flatnonzero(going)
+            self.ids, self.state = self.ids[keep], self.state.rows(keep)
+            self.words.keep(keep)
+
+
 def execute(
     model: JobModel,
     policies: SeedPolicies | SeedArrays,
     env_rngs: Sequence[np.random.Generator],
-    beta: float,
-    recurrences: int,
-    drift: DriftHook | None = None,
-    noise: float = 0.0,
+    run: Run,
     noise_rngs: Sequence[np.random.Generator] | None = None,
-    first: int = 1,
-    least: float = math.inf,
 ) -> tuple[SeedTries, np.ndarray]:
-    """Replay every seed (seed ``i``: ``policies``' seed ``i``, ``env_rngs[i]``) up to recurrence ``recurrences``.
+    """Replay every seed (seed ``i``: ``policies``' seed ``i``, ``env_rngs[i]``) from ``run``'s start up to its last recurrence.
 
-    The replay starts at recurrence ``first`` with ``least`` the least recurrence cost so far
-    (the defaults: the job's start). Returns the seeds' rows (one per try that ran, and one per
-    recurrence in which none ran: :func:`missed_row`) and each seed's least recurrence cost at
-    the end. The generators are owned from now on (the environment's are read ahead).
+    Returns the seeds' rows (one per try that ran, and one per recurrence in which none ran:
+    :func:`missed_row`) and each seed's least recurrence cost at the end. The generators are
+    owned from now on (the environment's are read ahead).
 
     Raises:
         ConfigError: a try of the first recurrence does not reach the target, or a policy chose
             a configuration the trace does not have.
     """
-    if noise > 0.0 and (noise_rngs is None or len(noise_rngs) != len(env_rngs)):
+    if run.noise > 0.0 and (noise_rngs is None or len(noise_rngs) != len(env_rngs)):
         raise ValueError("per-try noise needs a generator of its own per seed (noise_rngs)")
-    m = model
-    t = _Tables(m)
-    face: SeedArrays
-    arrays = callable(getattr(policies, "decide_arrays", None))  # the array protocol, by method
-    if arrays:
-        face = cast("SeedArrays", policies)
-        starts = [r.bit_generator.state for r in env_rngs]  # for the seeds that go
-        noise_starts = [r.bit_generator.state for r in noise_rngs or ()]
-    else:
-        face = _ObjectArrays(cast("SeedPolicies", policies), t)
-        starts = noise_starts = []
+    t = _Tables(model)
     nrngs = list(noise_rngs or ())
-    a = len(env_rngs)
-    words = env.EnvWords(env_rngs)
-    log: list[_Step] = []
-    gone: list[int] = []
-    ids = np.arange(a if first <= recurrences else 0)
-    n = len(ids)
-    state = _SeedState(
-        np.full(n, first, dtype=np.int64), np.ones(n, dtype=np.int64), np.zeros(n), np.zeros(n, dtype=bool),
-        np.full(n, float(least)),
-    )  # fmt: skip
-    final = np.full(a, float(least))  # each seed's, written when it ends
-    with np.errstate(all="ignore"):  # inf and NaN as the rules have them
-        while len(ids):
-            d = face.decide_arrays(ids, np.maximum(recurrences - state.rec + 1, 1))  # recurrences left
-            step = d.step
-            if step is None or len(step):
-                bi, pj, profiled = d.bi, d.pj, d.profiled
-                seeds, now = (ids, state) if step is None else (ids[step], state.rows(step))
-                rec, att, total, ran, min_cost = now.rec, now.att, now.total, now.ran, now.least
-                # The path is drawn before the budget is known, as in the paper's simulator.
-                target = t.paths[
-                    bi, words.draw(step, t.n_paths[bi], functools.partial(_outputs, recurrences, state.rec))
-                ]
-                if drift is not None:
-                    factors = [drift(r, b) for r, b in zip(rec.tolist(), bi.tolist(), strict=True)]
-                    target = target * np.array(factors)
-                budget, epochs, reached, energy, time = _tries(
-                    m, t, face, seeds, bi, pj, profiled, target, min_cost, beta, rec
-                )
-                if noise > 0.0:
-                    for k in np.flatnonzero(budget != 0.0).tolist():
-                        energy[k], time[k] = noisy(float(energy[k]), float(time[k]), noise, nrngs[seeds[k]])
-                penalty = env.zero_budget_cost(min_cost, beta)
-                cost = env.try_cost(
-                    energy, time, m.cost, m.max_power_w, budget, penalty, m.co2_g(energy, rec)
-                )
-                face.observe_arrays(seeds, Tried(bi, pj, profiled, cost, reached, epochs, energy, time))
-                *new, ran_try, emit, failed, _ = env.recurrence_step(
-                    rec, att, total, ran, min_cost, epochs, cost, reached
-                )
-                if failed.any():
-                    raise first_recurrence_error(m, int(t.batch_sizes[bi[int(np.flatnonzero(failed)[0])]]))
-                log.append(
-                    (seeds, rec, att, bi, pj, profiled, epochs, energy, time, cost, reached, ran_try, emit)
-                )
-                state = _SeedState(*new) if step is None else state.put(step, _SeedState(*new))
-            going = state.rec <= recurrences
-            if d.gone is not None and len(d.gone):
-                going[d.gone] = False
-                gone.extend(ids[d.gone].tolist())
-            if not going.all():
-                final[ids] = state.least
-                keep = np.flatnonzero(going)
-                ids, state = ids[keep], state.rows(keep)
-                words.keep(keep)
-    tries = _columns(t, a, log, gone)
+    face, starts, noise_starts = _face(policies, t, env_rngs, nrngs)
+    walk = _Walk(model, t, face, run, env_rngs, nrngs)
+    walk.walk()
+    tries, gone, final = _columns(t, len(env_rngs), walk.log, walk.gone), walk.gone, walk.final
     if gone:  # replayed from scratch: their generators back at their start, the scalar face
         gone.sort()
         for i in gone:
             env_rngs[i].bit_generator.state = starts[i]
             if noise_starts:
                 nrngs[i].bit_generator.state = noise_starts[i]
-        again, again_least = execute(
-            m, face.fallback(gone), [env_rngs[i] for i in gone], beta, recurrences, drift, noise,
-            [nrngs[i] for i in gone] if nrngs else None, first, least,
-        )  # fmt: skip
+        again_rngs = [nrngs[i] for i in gone] if nrngs else None
+        again, again_least = execute(model, face.fallback(gone), [env_rngs[i] for i in gone], run, again_rngs)
         final[gone] = again_least
         tries = tries.splice(gone, again)
     return tries, final
@@ -455,10 +497,7 @@ def execute_blocks(
     model: JobModel,
     faces: Sequence[SeedPolicies | SeedArrays],
     env_rngs: Sequence[Sequence[np.random.Generator]],
-    beta: float,
-    recurrences: int,
-    drift: DriftHook | None = None,
-    noise: float = 0.0,
+    run: Run,
     noise_rngs: Sequence[Sequence[np.random.Generator]] | None = None,
 ) -> list[SeedTries]:
     """:func:`execute` of each face (its seeds' generators ``env_rngs[k]``, ``noise_rngs[k]``) in one walk.
@@ -468,9 +507,7 @@ def execute_blocks(
     """
     blocks = Blocks(faces, [len(r) for r in env_rngs], _Tables(model))
     flat_noise = None if noise_rngs is None else [g for rngs in noise_rngs for g in rngs]
-    tries, _ = execute(
-        model, blocks, [g for rngs in env_rngs for g in rngs], beta, recurrences, drift, noise, flat_noise
-    )
+    tries, _ = execute(model, blocks, [g for rngs in env_rngs for g in rngs], run, flat_noise)
     edges = np.searchsorted(tries.seed, blocks.starts).tolist()
     return [
         SeedTries(size, tries.seed[lo:hi] - start, {name: col[lo:hi] for name, col in tries.columns.items()})
@@ -519,9 +556,8 @@ class OneTry:
         min_cost = np.array([self.min_cost])
         b, p, prof = np.array([bi]), np.array([pj]), np.array([jit])
         with np.errstate(all="ignore"):  # inf and NaN as the rules have them
-            budget, epochs, reached, energy, time = _tries(
-                m, self._tables, self._policies, [0], b, p, prof, target, min_cost, self.beta
-            )
+            x = _Inputs([0], b, p, prof, target, min_cost)
+            budget, epochs, reached, energy, time = _tries(m, self._tables, self._policies, x, self.beta)
             penalty = env.zero_budget_cost(min_cost, self.beta, self.penalty)
             cost = env.try_cost(energy, time, m.cost, m.max_power_w, budget, penalty)
         return _outcomes([decision], self._tables, Tried(b, p, prof, cost, reached, epochs, energy, time))[0]

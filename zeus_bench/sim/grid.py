@@ -31,7 +31,7 @@ from zeus_bench.sim.replay import (
     default_recurrences,
     replay_many,
 )
-from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
+from zeus_bench.sim.rules import KNOWN, PAPER_OPTIONS, Horizon, ReplayOptions, check_horizon, check_noise
 from zeus_bench.sim.scenarios.arrivals import fused_chunks, fused_tries, generic_chunks, group_columns
 from zeus_bench.sim.scenarios.carbon import DEFAULT_PERIOD_S, CarbonSeries, check_period, with_emissions
 from zeus_bench.sim.scenarios.drift import Drift, drift_of
@@ -164,13 +164,15 @@ def _replay_frames(
     intensity = None if task.carbon is None else task.carbon.by_recurrence(task.recurrences, task.period_s)
     model = JobModel(task.job, task.cost, intensity)
     drift = None if task.drift is None else Drift(task.drift, task.job)
-    knobs = (task.window, drift, task.horizon, task.noise, task.knobs)
+    options = ReplayOptions(task.recurrences, task.window, task.horizon, task.noise, task.knobs)
     per_group = max(1, min(GROUP_SEEDS, chunk_rows // max(1, task.recurrences)))
     seeds = list(task.seeds)
     for beta in task.betas:
         for start in range(0, len(seeds), per_group):
             group = seeds[start : start + per_group]
-            tries = replay_many(model, policy_cls, group, beta, task.recurrences, *knobs)
+            tries = replay_many(
+                model, policy_cls, group, beta, task.recurrences, drift=drift, options=options
+            )
             if progress is not None:
                 progress(len(group))
             seed_col = np.asarray(group, dtype=np.int64)[tries.seed]
@@ -267,18 +269,6 @@ class Grid:
 
 
 @dataclass(frozen=True)
-class ReplayOptions:
-    """How each replay runs (the defaults: the paper's recurring jobs)."""
-
-    recurrences: int | None = None  # None: each job's default (zeus_bench.sim.replay.default_recurrences)
-    window: int = 0  # the bandit's window (0: unbounded)
-    horizon: Horizon = KNOWN  # what the policy is told of the recurrences (zeus_bench.sim.rules)
-    noise: float = 0.0  # per-try noise on time and power (relative std; 0: none)
-    knobs: BanditKnobs | None = None  # the batch-size optimizer's prior and pruning rounds (None: defaults)
-    policy_modules: Sequence[str] = ()  # modules that register more policies
-
-
-@dataclass(frozen=True)
 class Scenario:
     """What the jobs live through besides recurring (none by default)."""
 
@@ -347,7 +337,7 @@ def plan(
     traces: TraceSet,
     gpu: str,
     grid: Grid,
-    options: ReplayOptions = ReplayOptions(),
+    options: ReplayOptions = PAPER_OPTIONS,
     scenario: Scenario = Scenario(),
 ) -> list[Task]:
     """Check the inputs and lay out the tasks (no replay yet).

@@ -33,9 +33,10 @@ policy object per seed; ``zeus``: its optimizer's batched rules,
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from zeus_bench.optimizers.bandit import BanditKnobs
-from zeus_bench.sim.executor import execute, execute_blocks
+from zeus_bench.sim.executor import Run, execute, execute_blocks
 from zeus_bench.sim.model import (
     RUN_FIELDS,
     JitConfig,
@@ -50,8 +51,10 @@ from zeus_bench.sim.rules import (
     KNOWN,
     MAX_TRIES,
     Horizon,
+    ReplayOptions,
     horizon_recurrences,
     noise_generator,
+    replay_options,
     seed_generators,
 )
 
@@ -80,33 +83,47 @@ def replay(
     seed: int,
     beta: float,
     recurrences: int,
-    window: int = 0,
+    *,
     drift: Callable[[int, int], float] | None = None,
-    horizon: Horizon = KNOWN,
-    noise: float = 0.0,
-    knobs: BanditKnobs | None = None,
+    options: ReplayOptions | None = None,
+    **keywords: Any,
 ) -> list[Row]:
     """Replay one recurring job for ``recurrences`` recurrences under one policy and seed.
 
     ``drift`` (:mod:`zeus_bench.sim.scenarios.drift`) scales each sampled path's target epoch by a factor
     per (recurrence, batch-size index); the rows' expected columns stay the undrifted trace's.
-    ``horizon`` says what the policy is told about the number of recurrences
+    ``options`` (:class:`~zeus_bench.sim.rules.ReplayOptions`, default the paper's), whose fields
+    may also be given as keywords (``window=``, ``horizon=``, ``noise=``, ``knobs=``; a field named
+    overrides the object's): ``window`` the bandit's window (0: unbounded); ``horizon`` what
+    the policy is told about the number of recurrences
     (:func:`~zeus_bench.sim.rules.horizon_recurrences`); ``noise`` > 0 scales every try's time
-    and average power by seeded factors (:func:`~zeus_bench.sim.executor.noisy`, a generator of its own).
-    ``knobs``: the batch-size optimizer's prior and pruning rounds (default: the paper's).
+    and average power by seeded factors (:func:`~zeus_bench.sim.executor.noisy`, a generator of its own);
+    ``knobs`` the batch-size optimizer's prior and pruning rounds (default: the paper's).
+    ``options.recurrences`` and ``options.policy_modules`` are not read here.
 
     Returns:
         One row per try that ran (and one per recurrence in which none ran), fields as
         :data:`RUN_FIELDS`.
+
+    Raises:
+        TypeError: a keyword that is no field of :class:`~zeus_bench.sim.rules.ReplayOptions`.
     """
-    return replay_many(model, policy_cls, [seed], beta, recurrences, window, drift, horizon, noise, knobs)[0]
+    return replay_many(
+        model, policy_cls, [seed], beta, recurrences, drift=drift, options=options, **keywords
+    )[0]
 
 
 def replay_many(
-    model: JobModel, policy_cls: type[Policy], seeds: Sequence[int], beta: float, recurrences: int,
-    window: int = 0, drift: Callable[[int, int], float] | None = None, horizon: Horizon = KNOWN,
-    noise: float = 0.0, knobs: BanditKnobs | None = None,
-) -> SeedTries:  # fmt: skip
+    model: JobModel,
+    policy_cls: type[Policy],
+    seeds: Sequence[int],
+    beta: float,
+    recurrences: int,
+    *,
+    drift: Callable[[int, int], float] | None = None,
+    options: ReplayOptions | None = None,
+    **keywords: Any,
+) -> SeedTries:
     """:func:`replay` of every seed, in one run of the executor over the seeds.
 
     Returns the rows as columns (``seed``: each row's position among ``seeds``); ``[k]`` gives
@@ -117,18 +134,19 @@ def replay_many(
     own environment, policy and noise generators (:func:`~zeus_bench.sim.rules.seed_generators`,
     :func:`~zeus_bench.sim.rules.noise_generator`): its rows are those it has replayed alone.
     """
-    knobs = knobs or BanditKnobs()
-    told = horizon_recurrences(horizon, recurrences)
+    opts = replay_options(options, keywords)
+    knobs = opts.knobs or BanditKnobs()
+    told = horizon_recurrences(opts.horizon, recurrences)
     generators = [seed_generators(seed) for seed in seeds]
     policies = [
-        policy_cls(PolicyContext(model.job, model.cost, beta, window, pol_rng, told, *knobs))
+        policy_cls(PolicyContext(model.job, model.cost, beta, opts.window, pol_rng, told, *knobs))
         for _, pol_rng in generators
     ]
+    noise = opts.noise
     noise_rngs = [noise_generator(seed) for seed in seeds] if noise > 0.0 else None
     env_rngs = [e for e, _ in generators]
-    return execute(
-        model, policy_cls.batched(model, policies), env_rngs, beta, recurrences, drift, noise, noise_rngs
-    )[0]
+    run = Run(beta, recurrences, drift, noise)
+    return execute(model, policy_cls.batched(model, policies), env_rngs, run, noise_rngs)[0]
 
 
 def replay_policies(
@@ -158,9 +176,8 @@ def replay_policies(
         env_rngs.append([e for e, _ in generators])
         if noise > 0.0:
             noise_rngs.append([noise_generator(seed) for seed in seeds])
-    return execute_blocks(
-        model, faces, env_rngs, beta, recurrences, None, noise, noise_rngs if noise > 0.0 else None
-    )
+    run = Run(beta, recurrences, noise=noise)
+    return execute_blocks(model, faces, env_rngs, run, noise_rngs if noise > 0.0 else None)
 
 
 def replay_seeds(
@@ -172,4 +189,6 @@ def replay_seeds(
     window: int = 0,
 ) -> dict[int, list[Row]]:
     """:func:`replay` for each seed."""
-    return dict(zip(seeds, replay_many(model, policy_cls, seeds, beta, recurrences, window), strict=True))
+    return dict(
+        zip(seeds, replay_many(model, policy_cls, seeds, beta, recurrences, window=window), strict=True)
+    )

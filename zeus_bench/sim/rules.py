@@ -5,9 +5,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
+
+from zeus_bench.optimizers.bandit import BanditKnobs
 
 MAX_TRIES = 20  # tries per recurrence
 #: Zero-budget tries in a row after which a submission is given up (the paper's code: never).
@@ -111,3 +116,32 @@ def check_noise(noise: float | str) -> float:
     if not 0.0 <= level <= MAX_NOISE:  # NaN fails too
         raise ConfigError(f"--noise must lie in [0, {MAX_NOISE:g}] (relative std per try), got {noise!r}")
     return level
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplayOptions:
+    """How each replay runs (the defaults: the paper's recurring jobs)."""
+
+    recurrences: int | None = None  # None: each job's default (zeus_bench.sim.replay.default_recurrences)
+    window: int = 0  # the bandit's window (0: unbounded)
+    horizon: Horizon = KNOWN  # what the policy is told of the recurrences (zeus_bench.sim.rules)
+    noise: float = 0.0  # per-try noise on time and power (relative std; 0: none)
+    knobs: BanditKnobs | None = None  # the batch-size optimizer's prior and pruning rounds (None: defaults)
+    policy_modules: Sequence[str] = ()  # modules that register more policies
+
+
+#: The paper's replay (:class:`ReplayOptions`' defaults).
+PAPER_OPTIONS = ReplayOptions()
+
+
+def replay_options(options: ReplayOptions | None, keywords: Mapping[str, Any]) -> ReplayOptions:
+    """``options`` (None: the defaults) with the fields named in ``keywords`` replaced.
+
+    What a replay function accepting both an options object and its fields as keywords
+    (``replay(..., noise=0.05)``) runs under.
+
+    Raises:
+        TypeError: a keyword that is no field of :class:`ReplayOptions`.
+    """
+    base = PAPER_OPTIONS if options is None else options
+    return dataclasses.replace(base, **keywords) if keywords else base

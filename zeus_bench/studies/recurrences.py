@@ -63,7 +63,7 @@ def recurrence_costs(
     spent = np.zeros((len(seeds), n))
     reached = np.zeros((len(seeds), n), dtype=bool)
     for i, s in enumerate(seeds):
-        for r in replay(model, cls, s, beta, n, window, drift):
+        for r in replay(model, cls, s, beta, n, window=window, drift=drift):
             spent[i, r[0] - 1] += r[7]
             reached[i, r[0] - 1] |= r[8]
     failed = ~reached

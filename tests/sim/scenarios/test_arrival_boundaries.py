@@ -33,9 +33,8 @@ def _fused(model: JobModel, starts: list[float], ends: list[float]) -> list[Row]
 
 
 def _generic(model: JobModel, starts: list[float], ends: list[float]) -> list[Row]:
-    return arrivals._replay_generic(
-        model, ZEUS, 1, 2.0, np.array(starts), np.array(ends), np.ones(len(starts)), 0, BanditKnobs()
-    )
+    group = (np.array(starts), np.array(ends), np.ones(len(starts)))
+    return arrivals._replay_generic(model, ZEUS, 1, 2.0, group, 0, BanditKnobs())
 
 
 LOOPS = pytest.mark.parametrize("loop", [_fused, _generic], ids=["fused", "generic"])

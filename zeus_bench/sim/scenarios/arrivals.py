@@ -45,7 +45,7 @@ import itertools
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -54,7 +54,12 @@ from zeus_bench.sim.model import row_columns
 from zeus_bench.sim.policies import Decision, Outcome, Policy, PolicyContext
 from zeus_bench.sim.policies.builtin import Zeus
 from zeus_bench.sim.replay import BanditKnobs, JobModel, Row, seed_generators
-from zeus_bench.sim.rules import MAX_SUBMISSION_TRIES, MAX_ZERO_BUDGET_TRIES
+from zeus_bench.sim.rules import (
+    KNOWN,
+    MAX_SUBMISSION_TRIES,
+    MAX_ZERO_BUDGET_TRIES,
+    replay_options,
+)
 from zeus_bench.sim.scenarios.arrival_table import (
     ARRIVAL_COLUMNS,
     MAX_RUNTIME_RATIO,
@@ -116,7 +121,7 @@ def replay_groups(
             yield name, shared.replay(seed, starts, ends, ratios)
         return
     for name, starts, ends, ratios in groups:
-        yield name, _replay_generic(model, policy_cls, seed, beta, starts, ends, ratios, window, knobs)
+        yield name, _replay_generic(model, policy_cls, seed, beta, (starts, ends, ratios), window, knobs)
 
 
 def fused_tries(
@@ -154,18 +159,27 @@ def replay_group(
     starts: np.ndarray,
     ends: np.ndarray,
     ratios: np.ndarray,
-    window: int = 0,
-    knobs: BanditKnobs | None = None,
+    **options: Any,
 ) -> list[Row]:
     """Replay one group of an arrival table (rows in start order) under one policy and seed.
+
+    ``options``: fields of :class:`~zeus_bench.sim.rules.ReplayOptions` by name (the others: the
+    paper's); the arrival replay reads ``window`` and ``knobs`` (no horizon or noise: it refuses them).
 
     Returns:
         One row per try that ran, in the order the tries end (observed), fields as
         :data:`~zeus_bench.sim.replay.RUN_FIELDS`, ``recurrence`` the submission's number in
         the group (from 1); plus one row per submission given up without a try that ran.
+
+    Raises:
+        TypeError: a keyword that is no field of :class:`~zeus_bench.sim.rules.ReplayOptions`.
+        ValueError: a horizon other than ``known`` or noise.
     """
+    opts = replay_options(None, options)
+    if opts.horizon != KNOWN or opts.noise > 0.0:
+        raise ValueError("the arrival replay takes no --horizon or --noise")
     group = ("", starts, ends, ratios)
-    return next(replay_groups(model, policy_cls, seed, beta, [group], window, knobs))[1]
+    return next(replay_groups(model, policy_cls, seed, beta, [group], opts.window, opts.knobs))[1]
 
 
 def _replay_generic(
@@ -173,13 +187,12 @@ def _replay_generic(
     policy_cls: type[Policy],
     seed: int,
     beta: float,
-    starts: np.ndarray,
-    ends: np.ndarray,
-    ratios: np.ndarray,
+    group: tuple[np.ndarray, np.ndarray, np.ndarray],
     window: int,
     knobs: BanditKnobs,
 ) -> list[Row]:
-    """:func:`replay_group` through the policy's own methods and the executor's tries (:class:`~zeus_bench.sim.executor.OneTry`)."""
+    """:func:`replay_group` of ``group`` (starts, ends, ratios) through the policy's own methods and the executor's tries (:class:`~zeus_bench.sim.executor.OneTry`)."""
+    starts, ends, ratios = group
     env_rng, pol_rng = seed_generators(seed)
     ctx = PolicyContext(model.job, model.cost, beta, window, pol_rng, None, *knobs, concurrent=True)
     policy = policy_cls(ctx)
