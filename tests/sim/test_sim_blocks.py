@@ -1,7 +1,7 @@
 """Several policies replayed in one executor walk give each policy the rows of its own walk, bit for bit.
 
 :func:`~zeus_bench.sim.replay.replay_policies` asks every policy's face over seeds as one
-(:class:`~zeus_bench.sim.executor.Blocks`); :func:`~zeus_bench.sim.replay.replay_many` of each
+(:class:`~zeus_bench.sim.blocks.Blocks`); :func:`~zeus_bench.sim.replay.replay_many` of each
 policy alone is the reference: the arena's replays (every registered policy, the references too)
 on the published traces and on toy jobs, the horizon known and not, with per-try noise, and with
 seeds that Zeus's face leaves to the scalar fallback.
@@ -18,7 +18,7 @@ import pytest
 from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.optimizers import streams
-from zeus_bench.sim import executor
+from zeus_bench.sim import blocks
 from zeus_bench.sim.policies import POLICIES, get_policy, seed_zeus
 from zeus_bench.sim.replay import JobModel, SeedTries, default_recurrences, replay_many, replay_policies
 from zeus_bench.sim.rules import KNOWN, UNKNOWN, Horizon
@@ -76,13 +76,13 @@ def test_published_traces_every_policy_same_rows(zeus_traces: Path) -> None:
 def test_seeds_a_face_leaves_are_replayed_inside_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Zeus's face leaves every seed (a rejectable visiting-order word in each): the walk's fallback replays them."""
     fell_back: list[list[int]] = []
-    real = executor.Blocks.fallback
+    real = blocks.Blocks.fallback
 
-    def counted(self: executor.Blocks, ids: list[int]) -> executor.Blocks:
+    def counted(self: blocks.Blocks, ids: list[int]) -> blocks.Blocks:
         fell_back.append(list(ids))
         return real(self, ids)
 
-    monkeypatch.setattr(executor.Blocks, "fallback", counted)
+    monkeypatch.setattr(blocks.Blocks, "fallback", counted)
     monkeypatch.setattr(seed_zeus.SeedZeus, "MIN_SEEDS", 1)
     monkeypatch.setattr(streams, "holds_word", lambda raw, words: np.ones(raw.shape, dtype=bool))
     model = JobModel(toy_job(SPREAD), Cost(0.5))

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, cast
@@ -41,6 +40,7 @@ import numpy as np
 
 from zeus_bench.optimizers.rng import PathDraws
 from zeus_bench.sim import env
+from zeus_bench.sim.blocks import Blocks, ObjectArrays
 from zeus_bench.sim.model import RUN_FIELDS, JobModel, Row, SeedTries, first_recurrence_error
 from zeus_bench.sim.policies.base import Policy, scalar_face
 from zeus_bench.sim.policies.seeds import (
@@ -55,7 +55,7 @@ from zeus_bench.sim.policies.seeds import (
 )
 from zeus_bench.sim.rules import NOISE_CLIP, ZERO_BUDGET_PENALTY
 
-__all__ = ["Blocks", "OneTry", "Run", "execute", "execute_blocks", "missed_row", "noisy", "try_row"]
+__all__ = ["OneTry", "Run", "execute", "execute_blocks", "missed_row", "noisy", "try_row"]
 
 #: A drift hook: (recurrence, batch-size index) -> factor on the sampled path's target epoch.
 DriftHook = Callable[[int, int], float]
@@ -162,131 +162,6 @@ def _outcomes(decisions: list[Decision], t: _Tables, tried: Tried) -> list[Outco
     return outcomes(decisions, t.limits, tried)
 
 
-class _ObjectArrays:
-    """A face of decisions and outcomes (:class:`SeedPolicies`) asked through the array protocol."""
-
-    def __init__(self, face: SeedPolicies, tables: _Tables) -> None:
-        self.face = face
-        self.tables = tables
-        self._ids: np.ndarray | None = None
-        self._list: list[int] = []
-        self._decisions: list[Decision] = []
-
-    def _seeds(self, ids: np.ndarray) -> list[int]:
-        if ids is not self._ids:  # the same array for every call of a step
-            self._ids, self._list = ids, ids.tolist()
-        return self._list
-
-    def decide_arrays(self, ids: np.ndarray, left: np.ndarray) -> Decided:
-        decisions, bi, pj, profiled = self.face.decide(self._seeds(ids))
-        self._decisions = decisions
-        return Decided(bi, pj, profiled)
-
-    def early_stopping(self, ids: np.ndarray) -> np.ndarray:
-        return self.face.early_stopping(self._seeds(ids))
-
-    def stop_cost(self, ids: np.ndarray, bound: np.ndarray, epoch_cost: np.ndarray) -> np.ndarray:
-        return self.face.stop_cost(self._seeds(ids), bound, epoch_cost)
-
-    def observe_arrays(self, ids: np.ndarray, tried: Tried) -> None:
-        self.face.observe(self._seeds(ids), _outcomes(self._decisions, self.tables, tried))
-
-    def fallback(self, ids: Sequence[int]) -> SeedPolicies:
-        return self.face  # never asked: this face leaves no seed
-
-
-class Blocks:
-    """Faces of several policies over consecutive blocks of seeds, asked as one array face.
-
-    Block ``k`` holds seeds ``starts[k]`` to ``starts[k + 1] - 1`` of the executor, which are its
-    face's seeds 0, 1, ...; a face of decisions and outcomes (:class:`SeedPolicies`) is asked
-    through the array protocol. The seeds' timelines are independent, so one walk of the
-    executor over every block gives each seed the rows its face's own walk would
-    (:func:`execute_blocks`); a step asks each block that still has seeds.
-    """
-
-    def __init__(
-        self, faces: Sequence[SeedPolicies | SeedArrays], sizes: Sequence[int], tables: _Tables
-    ) -> None:
-        """``faces[k]``, of ``sizes[k]`` seeds, on the model of ``tables``."""
-        self.faces: list[SeedArrays] = [
-            cast("SeedArrays", f) if callable(getattr(f, "decide_arrays", None)) else _ObjectArrays(cast("SeedPolicies", f), tables)
-            for f in faces
-        ]  # fmt: skip
-        self.tables = tables
-        self.sizes = list(sizes)
-        self.starts = np.cumsum([0, *self.sizes])
-        self._seeds: np.ndarray | None = None  # the seeds of the last split, and their blocks
-        self._parts: list[tuple[int, int, int, np.ndarray]] = []
-
-    def _split(self, ids: np.ndarray) -> list[tuple[int, int, int, np.ndarray]]:
-        """Per block with seeds in ``ids`` (ascending): (block, first and end position in ids, its own ids)."""
-        if ids is not self._seeds:  # the same array for every call of a step
-            edges = np.searchsorted(ids, self.starts).tolist()
-            self._seeds, self._parts = (
-                ids,
-                [
-                    (k, lo, hi, ids[lo:hi] - self.starts[k])
-                    for k, (lo, hi) in enumerate(itertools.pairwise(edges))
-                    if hi > lo
-                ],
-            )
-        return self._parts
-
-    def decide_arrays(self, ids: np.ndarray, left: np.ndarray) -> Decided:
-        """Each block's decisions, its positions moved to those of its seeds in ``ids``."""
-        bis, pjs, profs, steps, gones = [], [], [], [], []
-        every = True
-        for k, lo, hi, own in self._split(ids):
-            d = self.faces[k].decide_arrays(own, left[lo:hi])
-            bis.append(d.bi)
-            pjs.append(d.pj)
-            profs.append(d.profiled)
-            if d.step is None:
-                steps.append(np.arange(lo, hi))
-            else:
-                every = every and len(d.step) == hi - lo
-                steps.append(d.step + lo)
-            if d.gone is not None and len(d.gone):
-                every = False
-                gones.append(d.gone + lo)
-        if not bis:
-            empty = np.zeros(0, dtype=np.intp)
-            return Decided(empty, empty, np.zeros(0, dtype=bool), empty)
-        gone = np.concatenate(gones) if gones else None
-        step = None if every else np.concatenate(steps)
-        return Decided(np.concatenate(bis), np.concatenate(pjs), np.concatenate(profs), step, gone)
-
-    def early_stopping(self, ids: np.ndarray) -> np.ndarray:
-        """Each block's."""
-        return np.concatenate([self.faces[k].early_stopping(own) for k, _, _, own in self._split(ids)])
-
-    def stop_cost(self, ids: np.ndarray, bound: np.ndarray, epoch_cost: np.ndarray) -> np.ndarray:
-        """Each block's."""
-        return np.concatenate(
-            [
-                self.faces[k].stop_cost(own, bound[lo:hi], epoch_cost[lo:hi])
-                for k, lo, hi, own in self._split(ids)
-            ]
-        )
-
-    def observe_arrays(self, ids: np.ndarray, tried: Tried) -> None:
-        """Each block's outcomes."""
-        for k, lo, hi, own in self._split(ids):
-            self.faces[k].observe_arrays(own, Tried(*(x[lo:hi] for x in tried)))
-
-    def fallback(self, ids: Sequence[int]) -> Blocks:
-        """The blocks' scalar faces of seeds ``ids`` (ascending), block by block."""
-        at = np.asarray(ids, dtype=np.int64)
-        edges = np.searchsorted(at, self.starts).tolist()
-        faces, sizes = [], []
-        for k, (lo, hi) in enumerate(itertools.pairwise(edges)):
-            if hi > lo:
-                faces.append(self.faces[k].fallback((at[lo:hi] - self.starts[k]).tolist()))
-                sizes.append(hi - lo)
-        return Blocks(faces, sizes, self.tables)
-
-
 #: A step's record: seeds, recurrence, attempt, batch-size and limit indices, profiled, epochs,
 #: energy, time, cost, reached, whether the try ran, whether it is a row.
 _Step = tuple[np.ndarray, ...]
@@ -372,7 +247,7 @@ def _face(
     if callable(getattr(policies, "decide_arrays", None)):  # the array protocol, by method
         starts = [r.bit_generator.state for r in env_rngs]  # for the seeds that go
         return cast("SeedArrays", policies), starts, [r.bit_generator.state for r in noise_rngs]
-    return _ObjectArrays(cast("SeedPolicies", policies), t), [], []
+    return ObjectArrays(cast("SeedPolicies", policies), t.limits), [], []
 
 
 class _Walk:
@@ -502,10 +377,10 @@ def execute_blocks(
 ) -> list[SeedTries]:
     """:func:`execute` of each face (its seeds' generators ``env_rngs[k]``, ``noise_rngs[k]``) in one walk.
 
-    The faces are asked as one (:class:`Blocks`): the executor's work per step is shared by
+    The faces are asked as one (:class:`~zeus_bench.sim.blocks.Blocks`): the executor's work per step is shared by
     every face's seeds. Returns each face's rows, as its own :func:`execute` gives them.
     """
-    blocks = Blocks(faces, [len(r) for r in env_rngs], _Tables(model))
+    blocks = Blocks(faces, [len(r) for r in env_rngs], _Tables(model).limits)
     flat_noise = None if noise_rngs is None else [g for rngs in noise_rngs for g in rngs]
     tries, _ = execute(model, blocks, [g for rngs in env_rngs for g in rngs], run, flat_noise)
     edges = np.searchsorted(tries.seed, blocks.starts).tolist()
