@@ -16,7 +16,15 @@ from typing import cast
 
 import numpy as np
 
-from zeus_bench.sim.policies.seeds import Decided, Decision, SeedArrays, SeedPolicies, Tried, outcomes
+from zeus_bench.sim.policies.seeds import (
+    Decided,
+    Decision,
+    SeedArrays,
+    SeedList,
+    SeedPolicies,
+    Tried,
+    outcomes,
+)
 
 __all__ = ["Blocks", "ObjectArrays"]
 
@@ -28,14 +36,8 @@ class ObjectArrays:
         """``face`` on a model whose power limits are ``limits`` (W, the outcomes' limits)."""
         self.face = face
         self.limits = limits
-        self._ids: np.ndarray | None = None
-        self._list: list[int] = []
+        self._seeds = SeedList()
         self._decisions: list[Decision] = []
-
-    def _seeds(self, ids: np.ndarray) -> list[int]:
-        if ids is not self._ids:  # the same array for every call of a step
-            self._ids, self._list = ids, ids.tolist()
-        return self._list
 
     def decide_arrays(self, ids: np.ndarray, left: np.ndarray) -> Decided:
         """The face's decisions for seeds ``ids``, as indices (kept for the observation)."""

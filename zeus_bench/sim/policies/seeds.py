@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from zeus_bench.sim.model import JobModel
 
 __all__ = [
-    "BatchedPolicies", "Decided", "Decision", "Outcome", "ScalarPolicies", "ScalarPolicy", "SeedArrays",
+    "BatchedPolicies", "Decided", "Decision", "Outcome", "ScalarPolicies", "ScalarPolicy", "SeedArrays", "SeedList",
     "SeedPolicies", "Tried", "decision_indices", "outcomes",
 ]  # fmt: skip
 
@@ -218,6 +218,25 @@ class ScalarPolicies:
 PredictMany = Callable[[Sequence[Any]], list[Decision]]
 
 
+class SeedList:
+    """A step's seed ids as a Python list, converted once per step.
+
+    The executor passes the same array to every call of a step, so the list is kept until
+    another array comes.
+    """
+
+    def __init__(self) -> None:
+        """No step seen yet."""
+        self._ids: np.ndarray | None = None
+        self._list: list[int] = []
+
+    def __call__(self, ids: np.ndarray) -> list[int]:
+        """``ids`` as a list (the last one's, when ``ids`` is the last array)."""
+        if ids is not self._ids:
+            self._ids, self._list = ids, ids.tolist()
+        return self._list
+
+
 class BatchedPolicies(ScalarPolicies):
     """A face of one scalar policy object per seed that decides for every seed at once (the array protocol).
 
@@ -235,14 +254,8 @@ class BatchedPolicies(ScalarPolicies):
         super().__init__(model, policies, stops)
         self.predict_many = predict_many
         self.limits = np.asarray(model.job.power_limits, dtype=float)
-        self._ids: np.ndarray | None = None
-        self._list: list[int] = []
+        self._seeds = SeedList()
         self._decisions: list[Decision] = []
-
-    def _seeds(self, ids: np.ndarray) -> list[int]:
-        if ids is not self._ids:  # the same array for every call of a step
-            self._ids, self._list = ids, ids.tolist()
-        return self._list
 
     def decide_arrays(self, ids: np.ndarray, left: np.ndarray) -> Decided:
         """Every seed's decision from ``predict_many``, as configuration indices."""
