@@ -34,7 +34,7 @@ def test_a_recurrence_of_several_tries_is_charged_their_sum() -> None:
 def test_a_failed_recurrence_is_charged_its_tries_plus_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
     # Injected rows (recurrence, ..., cost at 7, reached at 8): recurrence 1 fails then reaches
     # (100 + 200); recurrence 2's only try fails (50, plus the baseline's expected cost).
-    def rows(*_: object) -> Iterator[tuple[object, ...]]:
+    def rows(*_: object, **__: object) -> Iterator[tuple[object, ...]]:
         for rec, cost, reached in ((1, 100.0, False), (1, 200.0, True), (2, 50.0, False)):
             yield (rec, 1, 32, 100.0, 1.0, cost, 1.0, cost, reached)
 
