@@ -75,7 +75,8 @@ SECTIONS: tuple[tuple[str, str, dict[str, str]], ...] = (
         "compare`, `report.md`, figure `results/figures/validation.png`). Batch-size side only, at the GPU's "
         "current power limit (observe mode).",
         {
-            "validation_online": "`results/validation/<gpu>/measured/online.parquet` (committed)",
+            "validation_online": "`results/validation/<gpu>/measured/online.parquet` and its repeats "
+            "`online-seed<s>.parquet` (committed)",
             "validation_noise": "`results/validation/<gpu>/noise.parquet` (committed)",
             "validation_recurrences": "`results/validation/<gpu>/recurrences.parquet` (committed)",
             "validation_findings": "`results/validation/<gpu>/findings.parquet` (committed)",
@@ -98,6 +99,10 @@ COMMITTED: dict[str, str] = {
     "results/policy/arena/*/arena_summary.parquet": "arena_summary",
     "results/policy/arena/*/arena_profile.parquet": "arena_profile",
     "results/validation/*/measured/online.parquet": "validation_online",
+    "results/validation/*/measured/online-seed*.parquet": "validation_online",
+    "results/validation/*/logs/*/measured/online.parquet": "validation_online",
+    "results/validation/*/logs/*/measured/power.parquet": "power",
+    "results/validation/*/logs/*/measured/noise-r*.parquet": "power",
     "results/validation/*/noise.parquet": "validation_noise",
     "results/validation/*/recurrences.parquet": "validation_recurrences",
     "results/validation/*/findings.parquet": "validation_findings",

@@ -18,10 +18,14 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
+from zeus_bench.cli.configcheck import check_schema, exit_on_error
+
 min_version("9.0")
 
 if "validate" not in config:
     raise WorkflowError("validate: pass a config file: --configfile config/validate-h200.yaml (or validate-fake.yaml)")
+with exit_on_error():  # a typo in the config is one line naming the key, exit status 2
+    check_schema(config, Path(workflow.basedir).parent / "config" / "validate.schema.json", "validate config")
 V = config["validate"]
 GPU = V["gpu"]
 W = V["workload"]
@@ -35,13 +39,15 @@ SIM = f"data/validation/{GPU}/sim"  # simulated runs: regenerated from the commi
 CMD = shutil.which("zeus-bench") or f"'{sys.executable}' -m zeus_bench.cli.main"
 REPO = Path(workflow.basedir).resolve().parent
 # Python with the checkout importable (workloads/, analysis/ and the scripts), from any --directory.
-PY = f"PYTHONPATH={shlex.quote(str(REPO))}:\"$PYTHONPATH\" {shlex.quote(sys.executable)}"
+PY = f"PYTHONPATH={shlex.quote(str(REPO))}:\"${{PYTHONPATH:-}}\" {shlex.quote(sys.executable)}"
 ONLINE = shlex.quote(str(REPO / "workflows" / "scripts" / "validate_online.py"))
 BATCH_SIZES_CSV = ",".join(map(str, BATCH_SIZES))
 NOISE_BS_CSV = ",".join(map(str, NOISE_BS))
 TINY = "--tiny" if V.get("tiny") else ""
 WORKLOADS_FILE = f"--workloads-file {shlex.quote(V['workloads_file'])}" if V.get("workloads_file") else ""
 N = int(V["online"]["recurrences"])
+# The online run measured again with other optimizer seeds (the measured runs' own spread).
+REPEAT_SEEDS = [int(s) for s in V["online"].get("repeat_seeds", [])]
 SEEDS = f"1-{int(V['sim_seeds'])}"
 COMMON = f"--backend {V['backend']} {TINY} {WORKLOADS_FILE}"
 M = V["measure"]
@@ -195,9 +201,31 @@ rule validate_online:
         "--profile-s {V[online][profile_s]} {COMMON} > {log} 2>&1"
 
 
+rule validate_online_repeat:
+    # The same online run again, the batch-size optimizer seeded otherwise (a fresh state).
+    input:
+        rules.validate_data.output,
+    output:
+        protected(f"{MEASURED}/online-seed{{seed}}.parquet"),
+    wildcard_constraints:
+        seed=r"[0-9]+",
+    params:
+        state=f"data/validation/{GPU}/online-state-seed{{seed}}",
+    resources:
+        gpu=1,
+    log:
+        f"logs/validate/{GPU}/online-seed{{seed}}.log",
+    shell:
+        "{PY} {ONLINE} --workload {W} --data-root $(dirname {input}) --seed {wildcards.seed} "
+        "--state-dir {params.state} --out {output} --gpu-kind {GPU} --recurrences {N} "
+        "--batch-sizes {BATCH_SIZES_CSV} --eta {V[eta]} --beta {V[beta]} --observe --device {V[torch_device]} "
+        "--profile-s {V[online][profile_s]} {COMMON} > {log} 2>&1"
+
+
 rule validate_compare:
     input:
         measured=rules.validate_online.output,
+        repeats=expand(f"{MEASURED}/online-seed{{seed}}.parquet", seed=REPEAT_SEEDS),
         sim=rules.validate_simulate.output,
         sim_noise=rules.validate_simulate_noise.output,
         noise=rules.validate_noise.output,
@@ -205,12 +233,14 @@ rule validate_compare:
         f"{OUT}/recurrences.parquet",
         f"{OUT}/findings.parquet",
         f"{OUT}/report.md",
+    params:
+        repeats=lambda wildcards, input: f"--repeats {input.repeats}" if REPEAT_SEEDS else "",
     localrule: True
     log:
         f"logs/validate/{GPU}/compare.log",
     shell:
         "{CMD} validate compare --measured {input.measured} --sim {input.sim} --sim-noise {input.sim_noise} "
-        "--noise {input.noise} --out-dir {OUT} --force > {log} 2>&1"
+        "--noise {input.noise} {params.repeats} --out-dir {OUT} --force > {log} 2>&1"
 
 
 rule validate_figure:

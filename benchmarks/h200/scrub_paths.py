@@ -28,7 +28,9 @@ REPLACEMENTS: tuple[tuple[str, str], ...] = (
     ("/work/main/.devwt/", "$REPO/"),
     ("/work/main/", "$REPO/"),
     ("/tmp/zbv/", "$WORK/"),
+    ("/tmp/zbn/", "$WORK/"),  # the noise call's work folder (--work /tmp/zbn)
     ("/root/out/", "$OUT/"),
+    ("/tmp/", "$TMP/"),  # any other scratch folder of the device (the repeat runs' optimizer states)
 )
 TEXT_SUFFIXES = {".log", ".txt", ".md", ".json", ".jsonl", ".csv", ".yaml"}
 LEFT = re.compile(r"(?<![\w$.])/(?:work|tmp|root|home|Users|mnt|scratch)/")

@@ -20,6 +20,7 @@ from zeus_bench.studies.validation import (
     noise_table,
     recurrence_table,
     render_report,
+    repeat_findings,
 )
 from zeus_bench.studies.validation_schema import SCOPE
 
@@ -200,3 +201,67 @@ def test_findings_table_and_report_carry_the_scope():
     text = render_report(found, rec, noise, _measured([100.0] * 30))
     assert SCOPE in text
     assert "percentile" in text and "validation.png" in text
+
+
+def _gap_case(early: list[float], late: list[float], stopped: dict[int, tuple[float, int]]):
+    """Simulated cost 100 per recurrence (every seed alike); measured per-recurrence costs
+    ``early + late``; ``stopped``: recurrence -> (cost, epochs) of an early-stopped first try."""
+    costs = early + late
+    n = len(costs)
+    sim = _sim(np.full((5, n), 100.0))
+    rows = _measured(costs)
+    extra = []
+    for r, (cost, epochs) in stopped.items():
+        extra.append({**rows.iloc[r - 1].to_dict(), "attempt": 1, "cost": cost, "epochs": epochs,
+                      "early_stopped": True, "reached": False})  # fmt: skip
+        rows.loc[r - 1, "attempt"] = 2
+    measured = pd.concat([rows, pd.DataFrame(extra)], ignore_index=True)
+    rec = recurrence_table(measured, sim, sim, "h200", "teacher-student")
+    return by_name(findings(rec, 0.0, measured=measured)), measured, sim
+
+
+def test_gap_share_flips_between_early_and_late_recurrences():
+    # measured 100 everywhere but 50 J more at recurrence 2 (early) or at recurrence 25 (late)
+    early, _, _ = _gap_case([100.0, 150.0] + [100.0] * 8, [100.0] * 20, {})
+    assert early["gap_share_at_10"].value == pytest.approx(1.0)
+    assert "first recurrences" in early["gap_share_at_10"].text
+    late, _, _ = _gap_case([100.0] * 10, [100.0] * 14 + [150.0] + [100.0] * 5, {})
+    assert late["gap_share_at_10"].value == pytest.approx(0.0)
+    assert "later" in late["gap_share_at_10"].text
+
+
+def test_early_stop_last_epochs_and_their_share_of_the_gap():
+    # recurrence 3's first try stopped early after 4 epochs costing 80 J: its last epoch 20 J;
+    # the gap at N is those 80 J (the second try costs the simulated 100)
+    found, _, _ = _gap_case([100.0] * 10, [100.0] * 20, {3: (80.0, 4)})
+    assert found["early_stop_last_epoch_j"].value == pytest.approx(20.0)
+    assert found["early_stop_share_of_gap"].value == pytest.approx(0.25)
+    assert "1 early-stopped" in found["early_stop_last_epoch_j"].text
+    none, _, _ = _gap_case([100.0] * 10, [110.0] * 20, {})
+    assert none["early_stop_last_epoch_j"].value == 0.0
+    assert none["early_stop_share_of_gap"].value == 0.0
+
+
+def test_no_gap_finding_without_a_gap_or_a_measured_table():
+    found, _, _ = _gap_case([100.0] * 10, [100.0] * 20, {})
+    assert "gap_share_at_10" not in found and "early_stop_share_of_gap" not in found
+    plain = by_name(findings(_rec(110.0), 0.0))
+    assert "early_stop_last_epoch_j" not in plain
+
+
+def test_repeats_percentiles_and_measured_spread():
+    rng = np.random.default_rng(1)
+    sim = _sim(100.0 * (1 + 0.01 * rng.standard_normal((200, 30))))
+    primary = _measured([100.0] * 30)
+    low, high = _measured([95.0] * 30), _measured([105.0] * 30)
+    found = by_name(repeat_findings([low, high], primary, sim))
+    assert found["repeat_runs"].value == 2.0
+    assert found["repeat_percentile_at_N_min"].value == 0.0
+    assert found["repeat_percentile_at_N_max"].value == 100.0
+    # totals 3000, 2850, 3150: (3150 - 2850) / 3000
+    assert found["measured_runs_spread_pct"].value == pytest.approx(10.0)
+    same = by_name(repeat_findings([_measured([100.0] * 30)], primary, sim))
+    assert same["measured_runs_spread_pct"].value == 0.0
+    assert 25.0 < same["repeat_percentile_at_N_min"].value < 75.0
+    with pytest.raises(ConfigError, match="repeat 1 has 29 recurrences"):
+        repeat_findings([_measured([100.0] * 29)], primary, sim)

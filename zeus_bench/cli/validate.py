@@ -46,6 +46,14 @@ def register(sub: Any) -> None:
     )
     c.add_argument("--sim-noise", type=Path, required=True, help="the same simulation with --noise")
     c.add_argument("--noise", type=Path, required=True, help="validation_noise table")
+    c.add_argument(
+        "--repeats",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="ONLINE.parquet",
+        help="validation_online tables of the same online run repeated (other optimizer seeds)",
+    )
     from zeus_bench.core.entry import add_output_dir_arg
 
     add_output_dir_arg(
@@ -81,7 +89,13 @@ def _compare(args: argparse.Namespace) -> int:
     from zeus_bench.core.fsutil import atomic_write_text, output_dir
     from zeus_bench.sim.summarize import read_runs
     from zeus_bench.store import read_table, write_table
-    from zeus_bench.studies.validation import findings, findings_table, recurrence_table, render_report
+    from zeus_bench.studies.validation import (
+        findings,
+        findings_table,
+        recurrence_table,
+        render_report,
+        repeat_findings,
+    )
 
     measured = read_table(args.measured, "validation_online")
     noise = read_table(args.noise, "validation_noise")
@@ -91,8 +105,16 @@ def _compare(args: argparse.Namespace) -> int:
     sim, sim_noise = read_runs(args.sim), read_runs(args.sim_noise)
     rec = recurrence_table(measured, sim, sim_noise, gpu, workload)
     level = float(noise["noise_level"].iloc[0])
-    found = findings(rec, level)
-    prov = {"measured": str(args.measured), "sim": str(args.sim), "sim_noise": str(args.sim_noise)}
+    found = findings(rec, level, measured=measured)
+    if args.repeats:
+        repeats = [read_table(r, "validation_online") for r in args.repeats]
+        found = [*found, *repeat_findings(repeats, measured, sim)]
+    prov = {
+        "measured": str(args.measured),
+        "sim": str(args.sim),
+        "sim_noise": str(args.sim_noise),
+        "repeats": [str(r) for r in args.repeats],
+    }
     owned = {"recurrences.parquet", "findings.parquet", "report.md"}
     with output_dir(args.out_dir, args.force, owned.__contains__, "--out-dir") as out:
         write_table(rec, out / "recurrences.parquet", "validation_recurrences", provenance=prov)

@@ -180,7 +180,10 @@ class Finding:
 
 
 def findings(
-    recurrences: pd.DataFrame, level: float, checkpoints: Sequence[int] = CHECKPOINTS
+    recurrences: pd.DataFrame,
+    level: float,
+    checkpoints: Sequence[int] = CHECKPOINTS,
+    measured: pd.DataFrame | None = None,
 ) -> list[Finding]:
     """The validation's findings from the ``validation_recurrences`` rows and the noise level used.
 
@@ -190,11 +193,121 @@ def findings(
     - ``diff_from_median_pct``: the measured cumulative cost at N against the simulated median, %;
     - ``noise_covers_at_N`` (1/0): inside the band of the replay with ``--noise`` at ``level``;
     - ``noise_widens_to_cover`` (1/0): outside without noise, inside with it;
-    - ``noise_level``: the ``--noise`` used.
+    - ``noise_level``: the ``--noise`` used;
+    - with ``measured`` (the online run's tries), where the gap to the simulated median comes from
+      (:func:`gap_findings`).
     """
     rec = recurrences.sort_values("recurrence").set_index("recurrence")
     n = int(rec.index.max())
-    return [*_trajectory_findings(rec, n, checkpoints), *_band_findings(rec.loc[n], n, level)]
+    gap = [] if measured is None else gap_findings(rec, measured, checkpoints)
+    return [*_trajectory_findings(rec, n, checkpoints), *_band_findings(rec.loc[n], n, level), *gap]
+
+
+def gap_findings(rec: pd.DataFrame, measured: pd.DataFrame, checkpoints: Sequence[int]) -> list[Finding]:
+    """Where the measured run's gap to the simulated median at N comes from.
+
+    - ``gap_share_at_<r>``: the share of the gap at N (measured minus simulated median cumulative
+      cost) already there at the first checkpoint ``r`` before N (the recurrences where the
+      optimizer still explores come first);
+    - ``early_stop_last_epoch_j`` and ``early_stop_share_of_gap``: the online optimizer stops an
+      early-stopped try *after* the epoch whose cost passes beta x the best cost, the replay stops
+      *before* it (its budget is ``floor(beta x best / epoch cost)`` epochs): the measured
+      early-stopped tries' last epochs, each costed as its try's cost over its epochs (an estimate:
+      epochs of one try taken as equal), and their share of the gap.
+
+    ``rec``: the ``validation_recurrences`` rows indexed by recurrence; ``measured``: the
+    ``validation_online`` rows. Nothing is returned when the gap at N is zero.
+    """
+    n = int(rec.index.max())
+    gap_n = float(rec.loc[n, "measured_cum_cost"] - rec.loc[n, "sim_cum_cost_p50"])
+    if gap_n == 0.0:
+        return []
+    out: list[Finding] = []
+    early = [c for c in checkpoints if c < n][:1]
+    for r in early:
+        share = float(rec.loc[r, "measured_cum_cost"] - rec.loc[r, "sim_cum_cost_p50"]) / gap_n
+        out.append(
+            Finding(
+                f"gap_share_at_{r}",
+                share,
+                f"{100 * share:.0f} % of the gap at N ({gap_n:+.4g} J, measured minus simulated median) was "
+                f"already there at recurrence {r}: "
+                + (
+                    "most of it comes from the first recurrences."
+                    if share > 0.5
+                    else "most of it comes later."
+                ),
+            )
+        )
+    stopped = measured[measured["early_stopped"].astype(bool)]
+    last = float((stopped["cost"] / stopped["epochs"].clip(lower=1)).sum())
+    out.append(
+        Finding(
+            "early_stop_last_epoch_j",
+            last,
+            f"The online optimizer stops an early-stopped try after the epoch whose cost passes beta x the "
+            f"best cost; the replay stops before that epoch. The measured run's {len(stopped)} early-stopped "
+            f"tries spent about {last:.4g} J of cost on those last epochs (estimate: a try's epochs taken as equal).",
+        )
+    )
+    share = last / gap_n
+    out.append(
+        Finding(
+            "early_stop_share_of_gap",
+            share,
+            f"That is {100 * share:.0f} % of the gap at N; the rest ({100 * (1 - share):.0f} %) is everything "
+            "else, not separated here: per-try work the replay does not model (model build, evaluation, "
+            "profiling) and differences between the trace's time and power and the run's.",
+        )
+    )
+    return out
+
+
+def repeat_findings(
+    repeats: Sequence[pd.DataFrame], primary: pd.DataFrame, sim: pd.DataFrame
+) -> list[Finding]:
+    """The online run measured again (other optimizer seeds): where each lands, and the measured spread.
+
+    - ``repeat_runs``: how many repeats;
+    - ``repeat_percentile_at_N_min`` / ``_max``: their percentiles at N among the simulated seeds;
+    - ``measured_runs_spread_pct``: (largest - smallest) / mean cumulative cost at N over all the
+      measured runs (the primary and the repeats), %.
+
+    Raises:
+        ConfigError: a repeat has another number of recurrences than the primary run.
+    """
+    n = len(measured_by_recurrence(primary))
+    totals = [float(measured_by_recurrence(primary)["cost"].sum())]
+    for k, rep in enumerate(repeats, start=1):
+        per = measured_by_recurrence(rep)
+        if len(per) != n:
+            raise ConfigError(
+                f"validate compare: repeat {k} has {len(per)} recurrences, the measured run {n}"
+            )
+        totals.append(float(per["cost"].sum()))
+    cost, _, _ = simulated_by_recurrence(sim, n)
+    at_n = cost.loc[n].to_numpy(float)
+    pct = [mid_rank_percentile(at_n, t) for t in totals[1:]]
+    spread = 100.0 * (max(totals) - min(totals)) / float(np.mean(totals))
+    return [
+        Finding(
+            "repeat_runs",
+            float(len(repeats)),
+            f"The online run was measured {len(repeats)} more time(s) (other optimizer seeds).",
+        ),
+        Finding(
+            "repeat_percentile_at_N_min",
+            min(pct),
+            f"The repeats end at percentiles {', '.join(f'{p:.1f}' for p in pct)} of the simulated seeds at N = {n} ({SCOPE}).",
+        ),
+        Finding("repeat_percentile_at_N_max", max(pct), f"Largest repeat percentile at N: {max(pct):.1f}."),
+        Finding(
+            "measured_runs_spread_pct",
+            spread,
+            f"The {len(totals)} measured runs' cumulative costs at N ({', '.join(f'{t:.4g}' for t in totals)} J) "
+            f"spread by {spread:.1f} % of their mean.",
+        ),
+    ]
 
 
 def _trajectory_findings(rec: pd.DataFrame, n: int, checkpoints: Sequence[int]) -> list[Finding]:
@@ -311,7 +424,7 @@ def render_report(
         "",
         "## Findings (computed)",
         "",
-        *(f"- {f.text}" for f in found if f.finding != "noise_level"),
+        *(f"- {f.text}" for f in found if f.finding not in ("noise_level", "repeat_percentile_at_N_max")),
         "",
         "## Run-to-run noise (measured)",
         "",
