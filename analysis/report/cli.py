@@ -20,6 +20,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--configured-gpus", default="all")
     for name in ("potential", "summary", "sim", "configs", "own", "figures"):
         p.add_argument(f"--{name}", type=Path, nargs="*", default=[])
+    p.add_argument(
+        "--validation",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="findings tables of workflows/validate.smk (results/validation/<gpu>/findings.parquet)",
+    )
     for name in ("eta", "beta"):
         p.add_argument(
             f"--{name}-sim",

@@ -8,7 +8,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.report.findings.answer import best_policy, paper_lines, power_limit_only, scope, zeus_savings
+from analysis.report.findings.answer import (
+    best_policy,
+    paper_lines,
+    power_limit_only,
+    scope,
+    validation_lines,
+    zeus_savings,
+)
 from analysis.report.sections.answer import answer_first
 from tests.studies.test_arena import two_gpu_traces
 from zeus_bench.cli.main import main
@@ -159,3 +166,37 @@ def test_the_paper_map_names_registered_figures_only() -> None:
     named = {n for _, here, _ in ROWS for n in re.findall(r"`([\w-]+)`", here) if here.startswith("figure")}
     assert named and named <= set(FIGURES)
     assert all(how for _, here, how in ROWS if here == "none")  # each 'none' says why
+
+
+def _validation(
+    diff: float, inside: float, covers: float, repeats: bool, early: float | None
+) -> pd.DataFrame:
+    values = {"recurrences": 30.0, "percentile_at_N": 100.0 if diff > 0 else 0.0, "in_band_at_N": inside,
+              "diff_from_median_pct": diff, "noise_covers_at_N": covers}  # fmt: skip
+    if repeats:
+        values |= {"repeat_runs": 2.0, "measured_runs_spread_pct": 5.3}
+    if early is not None:
+        values["early_stop_share_of_gap"] = early
+    return pd.DataFrame(
+        {
+            "gpu": "h200",
+            "workload": "teacher-student",
+            "finding": list(values),
+            "value": list(values.values()),
+            "text": "",
+        }  # fmt: skip
+    )
+
+
+def test_validation_line_flips_with_the_findings():
+    path = "results/validation/h200/findings.parquet"
+    (above,) = validation_lines({path: _validation(26.4, 0.0, 0.0, True, 0.29)})
+    assert above.key == "answer.validation.h200"
+    s = above.sentence
+    assert "26.4 % above the simulated median" in s and "outside the simulated 95 % band" in s
+    assert "does not cover" in s and "3 measured runs spread by 5.3 %" in s and "about 29 % of the gap" in s
+    assert "N = 30" in s and "`results/validation/h200/report.md`" in s
+    (below,) = validation_lines({path: _validation(-3.0, 1.0, 1.0, False, None)})
+    s = below.sentence
+    assert "3.0 % below" in s and "inside the simulated 95 % band" in s and "the band covers it" in s
+    assert "measured runs" not in s and "early stop" not in s

@@ -140,6 +140,8 @@ def report_inputs(wildcards):
         "alibaba": alibaba_summaries(),  # workflows/rules/alibaba.smk
         "alibaba_dir": alibaba_dirs(),
         "capriccio": capriccio_traces(),  # workflows/capriccio.smk writes it
+        # The committed validations against a measured run (workflows/validate.smk), one per GPU.
+        "validation": sorted(str(p) for p in Path("results/validation").glob("*/findings.parquet")),
     }
 
 
@@ -154,6 +156,7 @@ REPORT_TABLE_OPTIONS = (
     ("--own", "own"),
     ("--reference", "reference"),
     ("--capriccio", "capriccio"),
+    ("--validation", "validation"),
 )
 
 

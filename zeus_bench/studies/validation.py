@@ -24,6 +24,8 @@ from zeus_bench.studies.validation_schema import SCOPE
 MAX_NOISE = 0.1
 #: The recurrences at which the percentile is reported (and N, the last).
 CHECKPOINTS = (10, 20)
+#: Findings the report does not list as bullets (stated elsewhere in it, or a plain count).
+UNLISTED = ("noise_level", "repeat_percentile_at_N_max", "recurrences")
 #: The band the measurement is checked against: the central 95 % of the simulated seeds.
 BAND = (2.5, 97.5)
 
@@ -193,14 +195,15 @@ def findings(
     - ``diff_from_median_pct``: the measured cumulative cost at N against the simulated median, %;
     - ``noise_covers_at_N`` (1/0): inside the band of the replay with ``--noise`` at ``level``;
     - ``noise_widens_to_cover`` (1/0): outside without noise, inside with it;
-    - ``noise_level``: the ``--noise`` used;
+    - ``noise_level``: the ``--noise`` used; ``recurrences``: N;
     - with ``measured`` (the online run's tries), where the gap to the simulated median comes from
       (:func:`gap_findings`).
     """
     rec = recurrences.sort_values("recurrence").set_index("recurrence")
     n = int(rec.index.max())
     gap = [] if measured is None else gap_findings(rec, measured, checkpoints)
-    return [*_trajectory_findings(rec, n, checkpoints), *_band_findings(rec.loc[n], n, level), *gap]
+    count = Finding("recurrences", float(n), f"N = {n} recurrences measured.")
+    return [count, *_trajectory_findings(rec, n, checkpoints), *_band_findings(rec.loc[n], n, level), *gap]
 
 
 def gap_findings(rec: pd.DataFrame, measured: pd.DataFrame, checkpoints: Sequence[int]) -> list[Finding]:
@@ -424,7 +427,7 @@ def render_report(
         "",
         "## Findings (computed)",
         "",
-        *(f"- {f.text}" for f in found if f.finding not in ("noise_level", "repeat_percentile_at_N_max")),
+        *(f"- {f.text}" for f in found if f.finding not in UNLISTED),
         "",
         "## Run-to-run noise (measured)",
         "",

@@ -16,6 +16,7 @@ arena tables' provenance labels each GPU).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import pandas as pd
 
@@ -189,3 +190,39 @@ def power_limit_only(potential: pd.DataFrame, configs: pd.DataFrame) -> pd.Serie
         if len(c):
             out[(p.gpu, p.workload)] = 100.0 * (1.0 - float(c["eta_j"].min()) / float(p.baseline_eta_j))
     return pd.Series(out, dtype=float)
+
+
+def validation_lines(tables: Mapping[str, pd.DataFrame]) -> list[Finding]:
+    """Per measured GPU: where the measured online run lies in the simulated distribution at N.
+
+    ``tables``: each ``results/validation/<gpu>/findings.parquet`` (kind ``validation_findings``) by
+    its folder's path. The line states the gap to the simulated median, the 95 % band with and
+    without the measured noise, the measured runs' own spread (with repeats) and the early-stop
+    rule's share of the gap, each from its computed finding.
+    """
+    out = []
+    for path, t in tables.items():
+        v = dict(zip(t["finding"], t["value"].astype(float), strict=True))
+        gpu, workload = str(t["gpu"].iloc[0]), str(t["workload"].iloc[0])
+        n = int(v["recurrences"])
+        diff = v["diff_from_median_pct"]
+        inside = v["in_band_at_N"] == 1.0
+        sentence = (
+            f"{gpu} (measured, {workload}, N = {n}; batch-size side only, at the GPU's current power limit): the "
+            f"measured cumulative cost is {abs(diff):.1f} % {'above' if diff >= 0 else 'below'} the simulated "
+            f"median, {'inside' if inside else 'outside'} the simulated 95 % band "
+            f"(percentile {v['percentile_at_N']:.0f}); with the measured run-to-run noise the band "
+            f"{'covers' if v['noise_covers_at_N'] == 1.0 else 'does not cover'} it"
+        )
+        if "measured_runs_spread_pct" in v:
+            sentence += (
+                f"; {int(v['repeat_runs']) + 1} measured runs spread by {v['measured_runs_spread_pct']:.1f} %"
+            )
+        if "early_stop_share_of_gap" in v:
+            sentence += (
+                f"; the online optimizer's early stop (one epoch after the replay's) makes about "
+                f"{100 * v['early_stop_share_of_gap']:.0f} % of the gap"
+            )
+        sentence += f" (`{Path(path).parent}/report.md`)."
+        out.append(Finding(f"answer.validation.{gpu}", sentence, v))
+    return out

@@ -1,7 +1,8 @@
 """The report's first screen (at most 40 lines): the three questions answered, each line labelled.
 
 Built from the arena's tables (horizon unknown first: the realistic case, then known), the Zeus
-replays' headline candidates and the reference numbers (:mod:`analysis.report.findings.answer`).
+replays' headline candidates, the reference numbers and the validations against a measured run
+(``--validation``: ``results/validation/<gpu>/findings.parquet``; :mod:`analysis.report.findings.answer`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import zeus_bench.catalog  # noqa: F401  (registers the arena's kinds)
 from analysis.report.findings import Finding
-from analysis.report.findings.answer import best_policy, paper_lines, zeus_savings
+from analysis.report.findings.answer import best_policy, paper_lines, validation_lines, zeus_savings
 from analysis.report.findings.headline import candidates, paper_targets
 from zeus_bench.store import read_metadata, read_table
 
@@ -59,6 +60,17 @@ def answer_items(report: Any) -> list[tuple[str, list[Finding]]]:
     if lines:
         blocks.append(
             ("**Which of the paper's stated numbers reproduce?** (nearest computed definition)", lines)
+        )
+    validation = {
+        str(p): read_table(p, "validation_findings") for p in getattr(args, "validation", None) or []
+    }
+    if validation:
+        blocks.append(
+            (
+                "**Does the simulator predict a measured run?** (policy zeus replayed on traces measured on "
+                "the GPU, against the online optimizer's run there)",
+                validation_lines(validation),
+            )
         )
     return blocks
 
