@@ -8,13 +8,10 @@ optimizers an objective object, a ``ZeusCost`` selector, rather than a bare knob
 (:func:`max_power_w`), ``eta = 1`` optimises energy only, ``eta = 0`` time only. Energy is measured
 energy (time x *average* power), never time x the limit.
 
-The sum runs over the cost's :class:`CostTerm` s, the extensions of the paper's cost: none by
-default, and an unpriced term (price 0) is recorded but never added, so every figure without a
-priced term is the paper's to the last bit. A term says what it measures of a try (its runs-table
-column, unit, and :meth:`CostTerm.amount` from the try's energy, time and place in time) and its
-price in joules per unit. The simulator's terms are the modules of
-:data:`zeus_bench.sim.scenarios.terms.TERM_MODULES` (each adds its own flags to ``zeus-bench
-simulate`` and builds itself from them); :func:`emissions_g` serves the first of them.
+The sum runs over the cost's :class:`CostTerm` s (none by default; an unpriced one is recorded,
+never added: without a priced term every figure is the paper's to the last bit). The simulator's
+terms come from :mod:`zeus_bench.sim.scenarios.terms` (each module adds its flags to ``zeus-bench
+simulate`` and builds its term); :func:`emissions_g` serves the first, the carbon term.
 
 The defaults are owned here once: :data:`DEFAULT_ETA` (a :class:`Cost`'s) and :data:`DEFAULT_BETA`.
 Beta, the early-stop threshold (a try stops at ``beta x`` the least recurrence cost so far), is a
