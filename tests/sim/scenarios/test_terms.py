@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -120,3 +121,19 @@ def test_the_carbon_term_lives_in_its_module_its_schema_and_the_registry() -> No
     ):
         text = (PACKAGE / engine).read_text().lower()
         assert "carbon" not in text and "co2" not in text, engine
+
+
+def test_the_online_optimizer_refuses_a_term_in_time_or_priced(tmp_path: Path) -> None:
+    from zeus_bench.core.cost import Cost
+    from zeus_bench.core.errors import ConfigError
+    from zeus_bench.online.optimizer import BatchSizeOptimizer
+    from zeus_bench.sim.scenarios.carbon import CarbonSeries, CarbonTerm
+
+    series = CarbonSeries(np.array([0.0, 10.0]), np.array([300.0, 300.0]), "c.csv")
+    state = tmp_path / "state.json"
+    for term, column in ((CarbonTerm(series), "co2_g"), (KwhTerm(5.0), "kwh")):
+        with pytest.raises(
+            ConfigError, match=f"places no run in time and prices no cost term: give a Cost without {column}$"
+        ):
+            BatchSizeOptimizer(state, [8, 16], 8, cost=Cost(0.5, (term,)))
+    assert BatchSizeOptimizer(state, [8, 16], 8, cost=Cost(0.5, (KwhTerm(0.0),))).job["eta"] == 0.5
