@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.helpers.cost_terms import KwhTerm
 from zeus_bench.core.cost import Cost, check_beta, check_eta
 from zeus_bench.core.errors import ConfigError
 
@@ -48,8 +49,8 @@ def test_beta_infinite_allowed() -> None:
 def test_the_cost_object_owns_its_defaults_and_maxpower() -> None:
     from zeus_bench.core.cost import DEFAULT_COST, DEFAULT_ETA, max_power_w
 
-    assert Cost() == DEFAULT_COST == Cost(DEFAULT_ETA, 0.0) and DEFAULT_COST.eta == 0.5
-    assert not DEFAULT_COST.weighs_co2 and Cost(0.5, 1.0).weighs_co2
+    assert Cost() == DEFAULT_COST == Cost(DEFAULT_ETA, ()) and DEFAULT_COST.eta == 0.5
+    assert DEFAULT_COST.terms == () and DEFAULT_COST.priced == ()
     assert hash(Cost(0.5)) == hash(Cost(0.5))  # a cache key (the oracle's)
     # MAXPOWER: the largest limit of one GPU times the GPUs, per entry for an array.
     assert max_power_w(250.0, 4) == 1000.0
@@ -57,17 +58,23 @@ def test_the_cost_object_owns_its_defaults_and_maxpower() -> None:
 
 
 @pytest.mark.parametrize("price", [-1.0, float("inf"), float("nan")])
-def test_carbon_price_must_be_finite_and_nonnegative(price: float) -> None:
-    with pytest.raises(ConfigError, match="carbon price"):
-        Cost(0.5, price)
+def test_a_term_price_must_be_finite_and_nonnegative(price: float) -> None:
+    with pytest.raises(ConfigError, match="the price of kwh must be a finite number >= 0"):
+        Cost(0.5, (KwhTerm(price),))
 
 
-def test_emissions_term_is_added_only_when_priced() -> None:
-    # 3.6e6 J (1 kWh) at 400 g/kWh: 400 g, priced at 2 J/g: 800 J on top of 0.5*3.6e6 + 0.5*250*10.
-    from zeus_bench.core.cost import emissions_g
+def test_a_term_is_added_only_when_priced_and_placed() -> None:
+    from zeus_bench.core.cost import CostTerm
 
-    co2 = emissions_g(3.6e6, 400.0)
-    assert co2 == pytest.approx(400.0)
-    assert Cost(0.5).zeus_cost(3.6e6, 10.0, 250.0, co2) == 0.5 * 3.6e6 + 0.5 * 250.0 * 10.0
-    assert Cost(0.5, 2.0).zeus_cost(3.6e6, 10.0, 250.0, co2) == pytest.approx(1.8e6 + 1250.0 + 800.0)
-    assert Cost(0.5, 2.0).co2_cost(np.array([1.0, 3.0])).tolist() == [2.0, 6.0]
+    assert isinstance(KwhTerm(1.0), CostTerm)
+    energy, time, when = np.array([3.6e6, 7.2e6]), np.array([10.0, 20.0]), np.zeros(2)
+    base = [0.5 * 3.6e6 + 0.5 * 250.0 * 10.0, 0.5 * 7.2e6 + 0.5 * 250.0 * 20.0]
+    assert Cost(0.5, (KwhTerm(0.0),)).zeus_cost(energy, time, 250.0, when).tolist() == base  # unpriced
+    priced = Cost(0.5, (KwhTerm(800.0),))
+    assert priced.priced == priced.terms
+    assert priced.zeus_cost(energy, time, 250.0).tolist() == base  # no place: the energy-time cost
+    assert priced.zeus_cost(energy, time, 250.0, when).tolist() == [base[0] + 800.0, base[1] + 1600.0]
+    assert priced.term_cost(energy, time, when).tolist() == [800.0, 1600.0]
+    assert Cost(0.5).term_cost(energy, time, when).tolist() == [0.0, 0.0]
+    with pytest.raises(ConfigError, match="name a column twice"):
+        Cost(0.5, (KwhTerm(1.0), KwhTerm(2.0)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from zeus_bench.device import schema as device_schema
 from zeus_bench.sim import schema as sim_schema
-from zeus_bench.sim.scenarios import arrivals_schema, carbon_schema, drift_schema
+from zeus_bench.sim.scenarios import arrivals_schema, drift_schema, terms
 from zeus_bench.store import TableSchema, schemas
 from zeus_bench.studies import arena_schema, study_schema, validation_schema, warmjobs_schema
 from zeus_bench.traces import analysis_schema
@@ -23,8 +23,8 @@ SCHEMA_MODULES = (
     device_schema,
     sim_schema,
     arrivals_schema,
-    carbon_schema,
     drift_schema,
+    terms,  # every cost term's input kind (each term module imports its schema)
     arena_schema,
     study_schema,
     validation_schema,

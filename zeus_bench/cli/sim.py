@@ -22,6 +22,7 @@ from zeus_bench.cli.sim_args import (
 if TYPE_CHECKING:  # pandas is imported by the handlers, not at start-up
     from pathlib import Path
 
+    from zeus_bench.core.cost import CostTerm
     from zeus_bench.sim.grid import Scenario, Task
     from zeus_bench.sim.replay import BanditKnobs
 
@@ -75,15 +76,14 @@ def _policy_names(spec: str) -> list[str]:
 
 
 def _scenario(args: argparse.Namespace) -> Scenario:
-    """What the jobs live through, from the flags: arrivals, drift, warm start, carbon series.
+    """What the jobs live through, from the flags: arrivals, drift, warm start, the recurrences' period.
 
     Raises:
         ConfigError: flags that go together given apart, or a table that does not read.
     """
     from zeus_bench.core.errors import ConfigError
-    from zeus_bench.sim.grid import Scenario
+    from zeus_bench.sim.grid import DEFAULT_PERIOD_S, Scenario
     from zeus_bench.sim.scenarios.arrivals import read_arrivals
-    from zeus_bench.sim.scenarios.carbon import DEFAULT_PERIOD_S, read_carbon
     from zeus_bench.sim.scenarios.drift import read_drift
     from zeus_bench.traces.jobs import TraceSet
 
@@ -92,11 +92,39 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     if (args.prior_traces is None) != (args.prior_gpu is None):
         raise ConfigError("--prior-traces and --prior-gpu go together")
     prior = None if args.prior_traces is None else (TraceSet(args.prior_traces), args.prior_gpu)
-    if args.carbon_intensity is None and (args.carbon_price > 0.0 or args.recurrence_period_s is not None):
-        raise ConfigError("--carbon-price and --recurrence-period-s need --carbon-intensity")
-    carbon = None if args.carbon_intensity is None else read_carbon(args.carbon_intensity)
     period_s = DEFAULT_PERIOD_S if args.recurrence_period_s is None else args.recurrence_period_s
-    return Scenario(arrivals, drift, prior, carbon, period_s)
+    return Scenario(arrivals, drift, prior, period_s)
+
+
+def _terms(args: argparse.Namespace) -> tuple[CostTerm, ...]:
+    """The cost terms the flags ask for, each from its module (:mod:`zeus_bench.sim.scenarios.terms`).
+
+    Raises:
+        ConfigError: a term's flags given apart, or ``--recurrence-period-s`` with no term placed in time.
+    """
+    from zeus_bench.core.errors import ConfigError
+    from zeus_bench.sim.scenarios import terms
+
+    found = [(m.NAME, m.from_args(args)) for m in terms.TERM_MODULES]
+    out = tuple(t for _, t in found if t is not None)
+    if args.recurrence_period_s is not None and not any(t.in_time for t in out):
+        names = ", ".join(m.NAME for m in terms.TERM_MODULES)
+        raise ConfigError(
+            f"--recurrence-period-s places recurrences in time for a cost term, and no term given is placed "
+            f"in time (terms: {names})"
+        )
+    return out
+
+
+def _term_provenance(
+    args: argparse.Namespace, scenario: Scenario, terms: tuple[CostTerm, ...]
+) -> dict[str, Any]:
+    """Each term's record in the provenance, under its module's name (none without terms)."""
+    from zeus_bench.sim.scenarios.terms import TERM_MODULES
+
+    period_s = None if args.arrivals is not None else scenario.period_s
+    by_column = {m.COLUMN.name: m for m in TERM_MODULES}
+    return {by_column[t.column].NAME: by_column[t.column].provenance(t, period_s) for t in terms}
 
 
 def _provenance(
@@ -117,12 +145,8 @@ def _provenance(
         "noise": tasks[0].noise if tasks else 0.0,
         "bandit_knobs": knobs._asdict(),
     }
-    if scenario.carbon is not None:  # only then: a runs table without a series keeps its provenance
-        provenance["carbon"] = {
-            "intensity": str(args.carbon_intensity),
-            "period_s": None if args.arrivals is not None else scenario.period_s,
-            "price_j_per_g": args.carbon_price,
-        }
+    # Only with terms: a runs table without one keeps its provenance.
+    provenance.update(_term_provenance(args, scenario, tasks[0].cost.terms if tasks else ()))
     return provenance
 
 
@@ -172,7 +196,8 @@ def _simulate(args: argparse.Namespace) -> int:
     )
     scenario = _scenario(args)
     knobs = BanditKnobs(args.prior_mean, args.prior_precision, args.prune_rounds)
-    costs = [Cost(eta, args.carbon_price) for eta in args.eta]
+    cost_terms = _terms(args)
+    costs = [Cost(eta, cost_terms) for eta in args.eta]
     options = ReplayOptions(
         args.recurrences, args.window, args.horizon, args.noise, knobs, args.policy_module
     )

@@ -172,29 +172,17 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="drift table (.csv/.parquet): epochs-to-target factors per recurrence (zeus_bench.sim.scenarios.drift)",
     )
-    p.add_argument(
-        "--carbon-intensity",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="carbon-intensity series (.csv/.parquet: time_s, intensity_g_per_kwh): writes each try's co2_g "
-        "(zeus_bench.sim.scenarios.carbon)",
-    )
+    from zeus_bench.sim.scenarios import terms
+
+    for term in terms.TERM_MODULES:  # each cost term's flags (zeus_bench.sim.scenarios.terms)
+        term.add_args(p)
     _add_finite(
         p,
         "--recurrence-period-s",
         None,
         "S",
-        "seconds between recurrences in the carbon series (default 86400: daily; arrival tables: their start times)",
-    )
-    _add_finite(
-        p,
-        "--carbon-price",
-        0.0,
-        "J_PER_G",
-        "joules of cost per gram of CO2-eq emitted (default 0: co2_g recorded, not priced; needs "
-        "--carbon-intensity)",
-        minimum=0.0,
+        "seconds between recurrences, placing them in time for a cost term that needs it (default 86400: "
+        "daily; arrival tables: their start times)",
     )
     p.add_argument(
         "--prior-traces",

@@ -73,7 +73,8 @@ class OptimizerSettings:
 
     Attributes:
         cost: The cost each run is charged (:class:`~zeus_bench.core.cost.Cost`); its ``eta`` is
-            saved in the state. No carbon price: a run here is not placed in a carbon series.
+            saved in the state. No term placed in time, nor any priced term: a run here
+            has no place in time, and its cost is the energy-time one.
         beta: Early-stop threshold (multiple of the best cost; ``inf`` turns it off).
         seed: Seed of the policy's generator (used only when the state is created).
         policy: A name in :data:`~zeus_bench.optimizers.OPTIMIZERS`: ``zeus`` (pruning + Thompson
@@ -124,8 +125,12 @@ class BatchSizeOptimizer:
         cost, policy = settings.cost, settings.policy
         if policy not in POLICY_NAMES:
             raise ConfigError(f"unknown online policy {policy!r}; known: {', '.join(POLICY_NAMES)}")
-        if cost.weighs_co2:
-            raise ConfigError("the online optimizer prices no emissions: give a Cost without a carbon price")
+        refused = [t.column for t in cost.terms if t.in_time or t.price > 0.0]
+        if refused:
+            raise ConfigError(
+                f"the online optimizer places no run in time and prices no cost term: give a Cost without "
+                f"{', '.join(refused)}"
+            )
         self.state_path = Path(state_path)
         self.job: dict[str, Any] = {
             "batch_sizes": sorted({int(b) for b in batch_sizes}),

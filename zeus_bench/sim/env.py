@@ -250,10 +250,10 @@ def try_cost(
     max_power_w: float,
     budget: F,
     penalty_cost: F | float,
-    co2_g: F | None = None,
+    when_s: F | None = None,
 ) -> F:
-    """The try's cost: :meth:`Cost.zeus_cost <zeus_bench.core.cost.Cost.zeus_cost>` (global MAXPOWER; ``co2_g``: its emissions), or ``penalty_cost`` for a zero budget."""
-    return where(budget == 0.0, penalty_cost, cost.zeus_cost(energy_j, time_s, max_power_w, co2_g))  # type: ignore[no-any-return]
+    """The try's cost: :meth:`Cost.zeus_cost <zeus_bench.core.cost.Cost.zeus_cost>` (global MAXPOWER; ``when_s``: its place in time, for the cost's terms), or ``penalty_cost`` for a zero budget."""
+    return where(budget == 0.0, penalty_cost, cost.zeus_cost(energy_j, time_s, max_power_w, when_s))  # type: ignore[no-any-return,arg-type]
 
 
 # ------------------------------------------------------------------------ the bookkeeping

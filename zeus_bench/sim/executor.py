@@ -121,7 +121,7 @@ class _Tables:
 class _Inputs(NamedTuple):
     """A step's tries, one per seed ``ids``: configuration indices, profiled, target epoch, least cost, recurrence.
 
-    ``rec``: each try's recurrence, whose carbon intensity prices an epoch's emissions (with a series).
+    ``rec``: each try's recurrence, whose place in time prices an epoch's cost terms (with a priced one).
     """
 
     ids: Any
@@ -140,9 +140,9 @@ def _tries(
     ids, bi, pj, profiled, target, min_cost, rec = x
     at = bi * t.n_limits + pj  # the configurations' flat indices
     epoch_cost = t.budget_epoch_cost.take(at)
-    co2_g = None if rec is None else m.co2_g(t.energy.take(at), rec)
-    if co2_g is not None:
-        epoch_cost = epoch_cost + m.cost.co2_cost(co2_g)
+    when = None if rec is None else m.when(rec)
+    if when is not None:
+        epoch_cost = epoch_cost + m.cost.term_cost(t.energy.take(at), t.time.take(at), when)
     stops = policies.early_stopping(ids)
     max_epochs = float(m.max_epochs)
     budget = np.full(len(ids), max_epochs)
@@ -305,7 +305,7 @@ class _Walk:
             for k in np.flatnonzero(budget != 0.0).tolist():
                 energy[k], time[k] = noisy(float(energy[k]), float(time[k]), run.noise, self.nrngs[seeds[k]])
         penalty = env.zero_budget_cost(min_cost, run.beta)
-        cost = env.try_cost(energy, time, m.cost, m.max_power_w, budget, penalty, m.co2_g(energy, rec))
+        cost = env.try_cost(energy, time, m.cost, m.max_power_w, budget, penalty, m.when(rec))
         face.observe_arrays(seeds, Tried(bi, pj, profiled, cost, reached, epochs, energy, time))
         *new, ran_try, emit, failed, _ = env.recurrence_step(
             rec, now.att, now.total, now.ran, min_cost, epochs, cost, reached

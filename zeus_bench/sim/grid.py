@@ -33,7 +33,6 @@ from zeus_bench.sim.replay import (
 )
 from zeus_bench.sim.rules import KNOWN, PAPER_OPTIONS, Horizon, ReplayOptions, check_horizon, check_noise
 from zeus_bench.sim.scenarios.arrivals import fused_chunks, fused_tries, generic_chunks, group_columns
-from zeus_bench.sim.scenarios.carbon import DEFAULT_PERIOD_S, CarbonSeries, check_period, with_emissions
 from zeus_bench.sim.scenarios.drift import Drift, drift_of
 from zeus_bench.sim.scenarios.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
 from zeus_bench.store import Coded, ColumnTable, ColumnValues, as_frame
@@ -45,6 +44,9 @@ if TYPE_CHECKING:  # frames come from pandas only where callers ask for them
 
 log = logging.getLogger(__name__)
 DEFAULT_KNOBS = BanditKnobs()
+#: Seconds between two recurrences of a plain recurring job, placing them in time for the cost's
+#: terms (a daily retraining); an arrival table places each submission at its ``start_time``.
+DEFAULT_PERIOD_S = 86400.0
 
 Progress = Callable[[int], None]
 
@@ -67,8 +69,8 @@ class Task:
     horizon: Horizon = KNOWN  # what the policy is told of the recurrences (zeus_bench.sim.rules)
     noise: float = 0.0  # per-try noise on time and power (relative std; 0: none)
     knobs: BanditKnobs = DEFAULT_KNOBS  # the batch-size optimizer's prior and pruning rounds
-    carbon: CarbonSeries | None = None  # emissions per try (zeus_bench.sim.scenarios.carbon)
-    period_s: float = DEFAULT_PERIOD_S  # time between recurrences, in the carbon series
+    period_s: float = DEFAULT_PERIOD_S  # time between recurrences (their places, for the cost's terms)
+    origin_s: float = 0.0  # the arrival table's earliest start, placed at time 0
 
     @property
     def units(self) -> int:
@@ -161,8 +163,10 @@ def _replay_frames(
         model = JobModel(task.job, task.cost)
         yield from _arrival_tables(task, model, policy_cls, progress, chunk_rows)
         return
-    intensity = None if task.carbon is None else task.carbon.by_recurrence(task.recurrences, task.period_s)
-    model = JobModel(task.job, task.cost, intensity)
+    when = recurrence_times(task.recurrences, task.period_s) if task.cost.terms else None
+    for term in task.cost.terms:  # (plan checked it for the grid's tasks; a task built by hand too)
+        term.reach(when[1:], "recurrence")  # type: ignore[index]
+    model = JobModel(task.job, task.cost, when)
     drift = None if task.drift is None else Drift(task.drift, task.job)
     options = ReplayOptions(task.recurrences, task.window, task.horizon, task.noise, task.knobs)
     per_group = max(1, min(GROUP_SEEDS, chunk_rows // max(1, task.recurrences)))
@@ -177,8 +181,8 @@ def _replay_frames(
                 progress(len(group))
             seed_col = np.asarray(group, dtype=np.int64)[tries.seed]
             columns = tries.columns
-            if intensity is not None:
-                columns = with_emissions(columns, intensity[columns["recurrence"]], task.cost)
+            if when is not None:
+                columns = with_terms(columns, task.cost, when[columns["recurrence"]])
             yield _table(task, seed_col, float(beta), columns)
 
 
@@ -192,12 +196,8 @@ def _arrival_tables(
     # Each row's runtime ratio is its submission's: the groups' ratios end to end, by offset.
     ratios = np.concatenate([g[3] for g in groups]) if groups else np.zeros(0)
     offsets = np.cumsum([0, *(len(g[3]) for g in groups)])[:-1]
-    # Each submission's carbon intensity, the groups' end to end as the ratios (a carbon series).
-    at_start = (
-        None
-        if task.carbon is None
-        else np.concatenate([np.zeros(0), *task.carbon.by_submission([g[1] for g in groups])])
-    )
+    # Each submission's place in time, the groups' end to end as the ratios (for the cost's terms).
+    when = np.concatenate([np.zeros(0), *(g[1] - task.origin_s for g in groups)]) if task.cost.terms else None
     yielded = False
     for beta in task.betas:
         for seed in task.seeds:
@@ -211,9 +211,9 @@ def _arrival_tables(
             for group_codes, chunk in chunks:
                 n = len(group_codes)
                 tries = chunk
-                if at_start is not None:
+                if when is not None:
                     rows = offsets[group_codes] + np.asarray(chunk["recurrence"], dtype=np.int64) - 1
-                    tries = with_emissions(chunk, at_start[rows], task.cost)
+                    tries = with_terms(chunk, task.cost, when[rows])
                 yield _table(
                     task, np.full(n, seed, dtype=np.int64), float(beta), tries, Coded(group_codes, labels)
                 )
@@ -222,6 +222,37 @@ def _arrival_tables(
                 progress(1)
     if not yielded:
         yield _frame(task, [])
+
+
+def recurrence_times(recurrences: int, period_s: float) -> np.ndarray:
+    """Each recurrence ``1..recurrences``'s place in time, ``period_s`` apart from 0 (index 0: NaN, unused)."""
+    out = np.full(recurrences + 1, np.nan)
+    out[1:] = np.arange(recurrences) * float(period_s)
+    return out
+
+
+def with_terms(tries: dict[str, np.ndarray], cost: Cost, when_s: np.ndarray) -> dict[str, np.ndarray]:
+    """The try columns with each of the cost's terms' amount (its column), each row at its place ``when_s``.
+
+    With a priced term, ``expected_cost`` adds the terms' price of ``expected_energy_j`` and
+    ``expected_time_s`` at the same place (the replay's ``cost`` has it already).
+    """
+    out = dict(tries)
+    energy = np.asarray(tries["energy_j"], dtype=float)
+    time = np.asarray(tries["time_s"], dtype=float)
+    for term in cost.terms:
+        out[term.column] = term.amount(energy, time, when_s)
+    if cost.priced:
+        energy, time = (np.asarray(tries[k], dtype=float) for k in ("expected_energy_j", "expected_time_s"))
+        out["expected_cost"] = tries["expected_cost"] + cost.term_cost(energy, time, when_s)
+    return out
+
+
+def check_period(period_s: float) -> float:
+    """``period_s`` if a finite number > 0, else :class:`ConfigError`."""
+    if not (np.isfinite(period_s) and period_s > 0):
+        raise ConfigError(f"--recurrence-period-s must be a finite number > 0, got {period_s}")
+    return float(period_s)
 
 
 #: Seeds replayed together in one run of the executor (more amortise each step's array
@@ -277,8 +308,7 @@ class Scenario:
     prior: tuple[TraceSet, str] | None = (
         None  # warm start from (traces, GPU) (zeus_bench.sim.scenarios.warmstart)
     )
-    carbon: CarbonSeries | None = None  # emissions per try (zeus_bench.sim.scenarios.carbon)
-    period_s: float = DEFAULT_PERIOD_S  # time between recurrences, in the carbon series
+    period_s: float = DEFAULT_PERIOD_S  # time between recurrences (their places, for the cost's terms)
 
 
 def _check_options(grid: Grid, options: ReplayOptions) -> ReplayOptions:
@@ -300,22 +330,21 @@ def _check_options(grid: Grid, options: ReplayOptions) -> ReplayOptions:
 
 
 def _check_scenario(grid: Grid, options: ReplayOptions, scenario: Scenario) -> Scenario:
-    """``scenario`` checked against the options (a carbon series placed at the first arrival)."""
-    arrivals, carbon = scenario.arrivals, scenario.carbon
+    """``scenario`` checked against the options and the grid's costs (a priced term needs plain recurring jobs)."""
+    arrivals = scenario.arrivals
     period_s = check_period(scenario.period_s)
-    if carbon is not None and arrivals is not None:
-        if any(c.weighs_co2 for c in grid.costs):
-            raise ConfigError(
-                "--carbon-price applies to plain recurring jobs: the arrival replays price no emissions"
-            )
-        carbon = replace(carbon, origin_s=float(arrivals["start_time"].min()))
+    priced = sorted({t.column for c in grid.costs for t in c.priced})
+    if priced and arrivals is not None:
+        raise ConfigError(
+            f"a price on {', '.join(priced)} applies to plain recurring jobs: the arrival replays price no cost term"
+        )
     if scenario.drift is not None and arrivals is not None:
         raise ConfigError("--drift and --arrivals cannot be combined")
     if arrivals is not None and (options.horizon != KNOWN or options.noise > 0.0):
         raise ConfigError("--horizon and --noise apply to plain recurring jobs, not to --arrivals")
     if scenario.prior is not None:
         check_prior_gpu(*scenario.prior)
-    return replace(scenario, carbon=carbon, period_s=period_s)
+    return replace(scenario, period_s=period_s)
 
 
 def _workloads(traces: TraceSet, gpu: str, grid: Grid, arrivals: pd.DataFrame | None) -> list[str]:
@@ -346,8 +375,8 @@ def plan(
         ConfigError: unknown GPU, workload or policy, empty seeds, bad beta/window, a
             workload whose b0 is missing or never converges; a drift table with arrivals or
             naming batch sizes the job lacks; a prior (traces, GPU) without the job's workload or
-            without a converging batch size in common; a carbon series that ends before the last
-            recurrence (or submission), a carbon price with arrivals.
+            without a converging batch size in common; a cost term whose data end before the last
+            recurrence (or submission), a priced term with arrivals.
     """
     if gpu not in traces.gpus:
         raise traces.unknown_gpu(gpu)
@@ -356,6 +385,8 @@ def plan(
 
     betas = tuple(check_beta(b) for b in grid.betas)
     sc = _check_scenario(grid, options, scenario)
+    origin_s = 0.0 if sc.arrivals is None else float(sc.arrivals["start_time"].min())
+    terms = list({id(t): t for c in grid.costs for t in c.terms}.values())
     tasks = []
     for w in _workloads(traces, gpu, grid, sc.arrivals):
         job = traces.job(gpu, w)
@@ -363,11 +394,11 @@ def plan(
         n_rec = options.recurrences if options.recurrences is not None else default_recurrences(job)
         sub = None if sc.arrivals is None else sc.arrivals[sc.arrivals["workload"] == w]
         job_drift = None if sc.drift is None else drift_of(sc.drift, job)
-        if sc.carbon is not None:  # a series too short fails here, before any replay
+        for term in terms:  # a term's data too short fails here, before any replay
             if sub is None:
-                sc.carbon.by_recurrence(n_rec, sc.period_s)
+                term.reach(recurrence_times(n_rec, sc.period_s)[1:], "recurrence")
             else:
-                sc.carbon.by_submission([sub["start_time"].to_numpy(dtype=float)])
+                term.reach(sub["start_time"].to_numpy(dtype=float) - origin_s, "submission")
         for cost in grid.costs:
             job_prior = None if sc.prior is None else prior_for(job, sc.prior[0], sc.prior[1], cost)
             tasks += [
@@ -386,8 +417,8 @@ def plan(
                     options.horizon,
                     options.noise,
                     options.knobs or BanditKnobs(),
-                    sc.carbon,
                     sc.period_s,
+                    origin_s,
                 )
                 for p in grid.policies
             ]

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from zeus_bench.core.cost import Cost, emissions_g
+from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.optimizers.jit import jit_power_limit
 from zeus_bench.traces.jobs import JobTrace
@@ -81,15 +81,14 @@ def check_job(job: JobTrace) -> None:
 class JobModel:
     """Per-configuration figures of one job for one cost, as Python lists for a fast loop.
 
-    ``intensity_g_per_kwh``: the grid's carbon intensity at each recurrence (index: the
-    recurrence, from 1; :mod:`zeus_bench.sim.scenarios.carbon`), or None: no emissions. With it,
-    a try's cost and its early-stop budget's epoch cost add the cost's price of their
-    emissions (:meth:`co2_g`); the per-configuration figures here stay emission-free.
+    ``when_s``: each recurrence's place in time (index: the recurrence, from 1; s after the
+    first's), or None: the tries have none. With it and a priced term in the cost
+    (:attr:`Cost.terms <zeus_bench.core.cost.Cost.terms>`), a try's cost and its early-stop
+    budget's epoch cost add the terms' price at the try's place (:meth:`when`); the
+    per-configuration figures here stay the energy-time cost's.
     """
 
-    def __init__(
-        self, job: JobTrace, cost: Cost, intensity_g_per_kwh: Sequence[float] | np.ndarray | None = None
-    ) -> None:
+    def __init__(self, job: JobTrace, cost: Cost, when_s: Sequence[float] | np.ndarray | None = None) -> None:
         """Precompute epoch energy, time and cost, JIT choices and path target epochs."""
         if not isinstance(cost, Cost):  # a bare eta, as before the Cost: say so at once
             raise TypeError(
@@ -98,7 +97,8 @@ class JobModel:
         check_job(job)
         self.job = job
         self.cost = cost
-        self.intensity = None if intensity_g_per_kwh is None else np.asarray(intensity_g_per_kwh, dtype=float)
+        # The places in time, kept only when they change a cost (a priced term).
+        self.when_s = None if when_s is None or not cost.priced else np.asarray(when_s, dtype=float)
         self.max_power_w = job.max_power_w
         self.max_epochs = job.max_epochs
         self.bs_index = {int(b): i for i, b in enumerate(job.batch_sizes)}
@@ -160,11 +160,9 @@ class JobModel:
             self._at_jit = configs
         return self._at_jit  # type: ignore[return-value]
 
-    def co2_g(self, energy_j: np.ndarray, recurrence: np.ndarray) -> np.ndarray | None:
-        """Emissions (g) of ``energy_j`` spent in each ``recurrence``; None without a carbon series."""
-        if self.intensity is None:
-            return None
-        return emissions_g(energy_j, self.intensity[recurrence])
+    def when(self, recurrence: np.ndarray) -> np.ndarray | None:
+        """Each ``recurrence``'s place in time, s; None when no priced term needs it (the cost is the paper's)."""
+        return None if self.when_s is None else self.when_s[recurrence]
 
     def indices(self, decision: tuple[int, float | None]) -> tuple[int, int]:
         """(batch size index, limit index) of a decision (batch size, limit); ConfigError if unknown."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from zeus_bench.core.errors import TraceFormatError
+from zeus_bench.sim.scenarios.terms import term_columns
 from zeus_bench.store import Column, TableSchema, register_schema
 
 if TYPE_CHECKING:  # frames only in the upgrades: reading and writing need no pandas
@@ -22,9 +23,10 @@ def _runs_v1_to_v2(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _runs_v2_to_v3(df: pd.DataFrame) -> pd.DataFrame:
-    """Version 2 had no emissions: ``co2_g`` is missing (no carbon series was given)."""
+    """Version 2 had no cost terms: each term's column is missing (no term was given)."""
     out = df.copy()
-    out["co2_g"] = float("nan")
+    for column in term_columns():
+        out[column.name] = float("nan")
     return out
 
 
@@ -174,17 +176,8 @@ RUNS = register_schema(
                 nullable=True,
                 required=False,
             ),
-            Column(
-                "co2_g",
-                "float",
-                "Emissions of the try: energy_j at the carbon intensity of its recurrence's time "
-                "(zeus_bench.sim.scenarios.carbon; missing without `--carbon-intensity`)",
-                "gCO2",
-                "1.2e4",
-                nullable=True,
-                required=False,
-                checks=("nonnegative",),
-            ),
+            # Each cost term's amount per try (zeus_bench.sim.scenarios.terms), e.g. co2_g.
+            *term_columns(),
         ),
         key=("gpu", "workload", "policy", "seed", "eta", "beta", "window", "group", "recurrence", "attempt"),
         upgrades={1: _runs_v1_to_v2, 2: _runs_v2_to_v3},

@@ -17,7 +17,7 @@ from zeus_bench.cli.main import main
 from zeus_bench.core.cost import J_PER_KWH, Cost, emissions_g
 from zeus_bench.core.errors import ConfigError, TraceFormatError
 from zeus_bench.sim import grid
-from zeus_bench.sim.scenarios.carbon import read_carbon
+from zeus_bench.sim.scenarios.carbon import CarbonTerm, read_carbon
 from zeus_bench.store import as_frame, read_table
 from zeus_bench.traces.jobs import JobTrace
 from zeus_bench.traces.workloads import WorkloadSpec
@@ -55,46 +55,55 @@ def series(tmp_path: Path, rows: str, name: str = "carbon.csv") -> Path:
     return path
 
 
-def runs(
-    job: JobTrace, policy: str, cost: Cost, carbon: Path | None, n: int, period_s: float
-) -> pd.DataFrame:
-    task = grid.Task(
-        job, cost, policy, (2.0,), (1, 2, 3), n, 0,
-        carbon=None if carbon is None else read_carbon(carbon), period_s=period_s,
-    )  # fmt: skip
+def priced(path: Path, price: float = 0.0, eta: float = 0.5) -> Cost:
+    """The cost with the carbon term of the series at ``path``."""
+    return Cost(eta, (CarbonTerm(read_carbon(path), price),))
+
+
+def runs(job: JobTrace, policy: str, cost: Cost, n: int, period_s: float) -> pd.DataFrame:
+    task = grid.Task(job, cost, policy, (2.0,), (1, 2, 3), n, 0, period_s=period_s)
     return pd.concat([as_frame(t) for t in grid.iter_task_tables(task)], ignore_index=True)
 
 
-def test_the_cost_prices_emissions_only_with_a_price() -> None:
-    assert Cost(0.5).zeus_cost(800.0, 4.0, 200.0, co2_g=1.0) == 800.0  # no price: nothing added
+def test_the_cost_prices_emissions_only_with_a_price(tmp_path: Path) -> None:
+    path = series(tmp_path, "0,400\n100,400\n")
+    at = np.array([0.0])
+    energy, time = np.array([800.0]), np.array([4.0])
+    assert priced(path).zeus_cost(energy, time, 200.0, at).tolist() == [800.0]  # no price: nothing added
+    assert (
+        Cost(0.5, (CarbonTerm(read_carbon(path), PRICE),)).zeus_cost(800.0, 4.0, 200.0) == 800.0
+    )  # no place
     co2 = emissions_g(800.0, 400.0)
     assert co2 == pytest.approx(800.0 / 3.6e6 * 400.0) and J_PER_KWH == 3.6e6
-    assert Cost(0.5, PRICE).zeus_cost(800.0, 4.0, 200.0, co2) == pytest.approx(1600.0)
-    assert Cost(0.5, PRICE).zeus_cost(400.0, 8.0, 200.0, emissions_g(400.0, 400.0)) == pytest.approx(1400.0)
+    assert priced(path, PRICE).zeus_cost(energy, time, 200.0, at) == pytest.approx([1600.0])
+    assert priced(path, PRICE).zeus_cost(np.array([400.0]), np.array([8.0]), 200.0, at) == pytest.approx(
+        [1400.0]
+    )
+    assert priced(path, PRICE).term_cost(energy, time, at) == pytest.approx([PRICE * co2])
     with pytest.raises(ConfigError, match="carbon price"):
-        Cost(0.5, -1.0)
+        priced(path, -1.0)
     with pytest.raises(ConfigError, match="eta"):
-        Cost(1.5)
+        priced(path, eta=1.5)
 
 
 def test_co2_of_a_try_by_hand(tmp_path: Path) -> None:
     """The baseline runs b0 (16) every recurrence: 800 J a try; recurrences a day apart on a two-step series."""
     path = series(tmp_path, "0,100\n86400,500\n")
-    df = runs(frugal_job(), "baseline", Cost(0.5), path, 2, 86400.0)
+    df = runs(frugal_job(), "baseline", priced(path), 2, 86400.0)
     assert df["energy_j"].tolist() == [800.0] * 6
     by_rec = df.groupby("recurrence")["co2_g"].unique()
     assert by_rec[1].tolist() == [800.0 / 3.6e6 * 100.0]  # 0.0222 g at 100 g/kWh
     assert by_rec[2].tolist() == [800.0 / 3.6e6 * 500.0]  # 0.1111 g at 500 g/kWh
     assert (df["cost"] == 800.0).all()  # no price: the paper's cost, to the bit
     # Half a day apart the second recurrence still falls in the first step.
-    df = runs(frugal_job(), "baseline", Cost(0.5), path, 3, 43200.0)
+    df = runs(frugal_job(), "baseline", priced(path), 3, 43200.0)
     assert df.groupby("recurrence")["co2_g"].first().tolist() == pytest.approx(
         [800 / 3.6e6 * 100, 800 / 3.6e6 * 100, 800 / 3.6e6 * 500]
     )
     with pytest.raises(
         ConfigError, match=r"carbon.csv: the series ends 86400 s .* recurrence 4 falls 129600 s"
     ):
-        runs(frugal_job(), "baseline", Cost(0.5), path, 4, 43200.0)
+        runs(frugal_job(), "baseline", priced(path), 4, 43200.0)
 
 
 def test_a_carbon_price_flips_the_bandit_to_the_frugal_batch_size(tmp_path: Path) -> None:
@@ -103,17 +112,17 @@ def test_a_carbon_price_flips_the_bandit_to_the_frugal_batch_size(tmp_path: Path
     n = 30
 
     def last_choices(cost: Cost) -> pd.DataFrame:
-        df = runs(frugal_job(), "zeus", cost, path, n, 1.0)
+        df = runs(frugal_job(), "zeus", cost, n, 1.0)
         return df[df["recurrence"] > n - 10]
 
-    free = last_choices(Cost(0.5))
-    priced = last_choices(Cost(0.5, PRICE))
+    free = last_choices(priced(path))
+    paid = last_choices(priced(path, PRICE))
     assert (free["batch_size"] == 16).all()
-    assert (priced["batch_size"] == 32).all()
+    assert (paid["batch_size"] == 32).all()
     # What the policy observed: the try's cost with its emissions' price.
-    assert priced["cost"].to_numpy() == pytest.approx(np.full(len(priced), 1400.0))
-    assert priced["co2_g"].to_numpy() == pytest.approx(np.full(len(priced), 400 / 3.6e6 * 400))
-    assert priced["expected_cost"].to_numpy() == pytest.approx(np.full(len(priced), 1400.0))
+    assert paid["cost"].to_numpy() == pytest.approx(np.full(len(paid), 1400.0))
+    assert paid["co2_g"].to_numpy() == pytest.approx(np.full(len(paid), 400 / 3.6e6 * 400))
+    assert paid["expected_cost"].to_numpy() == pytest.approx(np.full(len(paid), 1400.0))
     assert free["expected_cost"].to_numpy() == pytest.approx(np.full(len(free), 800.0))
 
 
@@ -169,7 +178,10 @@ def test_cli_writes_co2_and_refuses_bad_input(
     assert "bad.csv: column 'intensity_g_per_kwh' row 1" in err and "\n" not in err
     assert not (tmp_path / "x.parquet").exists()
     assert main([*base, "--carbon-price", "5", "--out", str(tmp_path / "y.parquet")]) == 2
-    assert "need --carbon-intensity" in capsys.readouterr().err
+    assert "--carbon-price needs --carbon-intensity" in capsys.readouterr().err
+    assert main([*base, "--recurrence-period-s", "5", "--out", str(tmp_path / "y.parquet")]) == 2
+    assert "no term given is placed in time (terms: carbon)" in capsys.readouterr().err
+    assert not (tmp_path / "y.parquet").exists()
     short = ["--carbon-intensity", str(path), "--recurrence-period-s", "3600"]
     assert main([*base, *short, "--out", str(tmp_path / "z.parquet")]) == 2
     assert "recurrence 3 falls 7200 s after it" in capsys.readouterr().err
@@ -194,7 +206,7 @@ def test_arrivals_place_each_submission_at_its_start(
     assert df["co2_g"].to_numpy() == pytest.approx((df["energy_j"] / 3.6e6 * intensity).to_numpy())
     capsys.readouterr()
     assert main([*args, "--carbon-price", "5", "--out", str(tmp_path / "priced.parquet")]) == 2
-    assert "the arrival replays price no emissions" in capsys.readouterr().err
+    assert "a price on co2_g applies to plain recurring jobs" in capsys.readouterr().err
     late = series(tmp_path, "0,300\n1000,700\n", "late.csv")
     args[-1] = str(late)
     assert main([*args, "--out", str(tmp_path / "late.parquet")]) == 2

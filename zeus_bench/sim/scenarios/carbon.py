@@ -21,55 +21,67 @@ series' steps):
   start at the series' first time.
 
 A recurrence placed after the series' last time is an error naming the file (no extrapolation).
-Each row of the runs table gets ``co2_g`` (:func:`zeus_bench.core.cost.emissions_g` of its
-``energy_j``). With a carbon price (``--carbon-price``, :attr:`Cost.co2_price_j_per_g
-<zeus_bench.core.cost.Cost.co2_price_j_per_g>`) the cost of every try, what the policy observes, adds
-the price of its emissions (:class:`~zeus_bench.sim.model.JobModel` with the recurrences'
-intensities), the early-stop budget's epoch cost that of an epoch's emissions, and the rows'
-``expected_cost`` that of their ``expected_energy_j`` at the recurrence's intensity. The arrival
-replays record ``co2_g`` but price no emissions (a price with ``--arrivals`` is refused).
+
+The series is a cost term (:class:`CarbonTerm`, a :class:`zeus_bench.core.cost.CostTerm` in a
+:class:`~zeus_bench.core.cost.Cost`'s ``terms``), offered by this module through the registry
+:mod:`zeus_bench.sim.scenarios.terms` (its flags, its column, its provenance): no other module
+names it. Each row of the runs table gets ``co2_g`` (:func:`zeus_bench.core.cost.emissions_g` of
+its ``energy_j``). With a carbon price (``--carbon-price``, the term's ``price``) the cost of every
+try, what the policy observes, adds the price of its emissions, the early-stop budget's epoch cost
+that of an epoch's emissions, and the rows' ``expected_cost`` that of their ``expected_energy_j``
+at the recurrence's intensity. The arrival replays record ``co2_g`` but price no term (a price
+with ``--arrivals`` is refused).
 """
 
 from __future__ import annotations
 
-import math
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from zeus_bench.core.cost import Cost, emissions_g
+from zeus_bench.core.cost import CostTerm, check_price, emissions_g
+from zeus_bench.core.entry import float_arg
 from zeus_bench.core.errors import ConfigError, TraceFormatError
 from zeus_bench.sim.scenarios.carbon_schema import CARBON_INTENSITY
-from zeus_bench.store import validate
+from zeus_bench.store import Column, validate
 from zeus_bench.store.frames import read_user_file
 
-__all__ = ["CARBON_INTENSITY", "DEFAULT_PERIOD_S", "CarbonSeries", "read_carbon", "with_emissions"]
+__all__ = ["CARBON_INTENSITY", "COLUMN", "NAME", "CarbonSeries", "CarbonTerm", "read_carbon"]
 
-#: Seconds between two recurrences of a plain recurring job (a daily retraining).
-DEFAULT_PERIOD_S = 86400.0
+#: The term's key in the runs table's provenance.
+NAME = "carbon"
+#: The term's column of the runs table.
+COLUMN = Column(
+    "co2_g",
+    "float",
+    "Emissions of the try: energy_j at the carbon intensity of its recurrence's time "
+    "(zeus_bench.sim.scenarios.carbon; missing without `--carbon-intensity`)",
+    "gCO2",
+    "1.2e4",
+    nullable=True,
+    required=False,
+    checks=("nonnegative",),
+)
 #: Rows accepted in a series (ten years of 5-minute points).
 MAX_ROWS = 1_100_000
 
 
 @dataclass(frozen=True)
 class CarbonSeries:
-    """A validated carbon-intensity series (times strictly ascending).
-
-    ``origin_s``: the arrival-table time placed at the series' first time (its earliest start).
-    """
+    """A validated carbon-intensity series (times strictly ascending), read from ``where``."""
 
     time_s: np.ndarray
     intensity_g_per_kwh: np.ndarray
     where: str
-    origin_s: float = 0.0
 
-    def at(self, offsets_s: np.ndarray, what: str) -> np.ndarray:
-        """The intensity (g/kWh) at ``offsets_s`` seconds after the series' first time.
+    def reach(self, offsets_s: np.ndarray, what: str) -> None:
+        """Refuse offsets (s after the series' first time) past its last time.
 
         Raises:
-            ConfigError: an offset falls after the series' last time (``what`` names the
-                first such point, e.g. ``"recurrence 40"``, indexed from 1).
+            ConfigError: naming the first such point, e.g. ``"recurrence 40"`` (indexed from 1).
         """
         t = self.time_s[0] + np.asarray(offsets_s, dtype=float)
         late = np.flatnonzero(t > self.time_s[-1])
@@ -80,24 +92,41 @@ class CarbonSeries:
                 f"time, but {what} {k + 1} falls {t[k] - self.time_s[0]:g} s after it (a longer series"
                 + (", or a shorter --recurrence-period-s)" if what == "recurrence" else ")")
             )
+
+    def at(self, offsets_s: np.ndarray) -> np.ndarray:
+        """The intensity (g/kWh) at ``offsets_s`` seconds after the series' first time (within :meth:`reach`)."""
+        t = self.time_s[0] + np.asarray(offsets_s, dtype=float)
         return self.intensity_g_per_kwh[np.searchsorted(self.time_s, t, side="right") - 1]
 
-    def by_recurrence(self, recurrences: int, period_s: float) -> np.ndarray:
-        """Intensity at each recurrence ``1..recurrences`` a ``period_s`` apart (index 0: NaN, unused)."""
-        out = np.full(recurrences + 1, math.nan)
-        out[1:] = self.at(np.arange(recurrences) * float(period_s), "recurrence")
-        return out
 
-    def by_submission(self, starts: list[np.ndarray]) -> list[np.ndarray]:
-        """Intensity at each arrival-table group's submissions (start times, ``origin_s`` at the series' first time)."""
-        return [self.at(s - self.origin_s, "submission") for s in starts]
+@dataclass(frozen=True, eq=False)
+class CarbonTerm:
+    """The emissions term of the cost: ``co2_g`` of each try at its recurrence's intensity.
 
+    Attributes:
+        series: The carbon-intensity series.
+        price: Joules of cost per gram of CO2-eq emitted (>= 0; 0: ``co2_g`` recorded, not priced).
+            At eta 0.5 and 400 g/kWh, 4500 J/g weighs a joule's emissions as much as the joule.
+    """
 
-def check_period(period_s: float) -> float:
-    """``period_s`` if a finite number > 0, else :class:`ConfigError`."""
-    if not (math.isfinite(period_s) and period_s > 0):
-        raise ConfigError(f"--recurrence-period-s must be a finite number > 0, got {period_s}")
-    return float(period_s)
+    series: CarbonSeries
+    price: float = 0.0
+    column = COLUMN.name
+    unit = COLUMN.unit
+    description = COLUMN.description
+    in_time = True
+
+    def __post_init__(self) -> None:
+        """Check the price (:class:`ConfigError` naming it)."""
+        object.__setattr__(self, "price", check_price(self.price, "the carbon price"))
+
+    def amount(self, energy_j: np.ndarray, time_s: np.ndarray, when_s: np.ndarray) -> np.ndarray:
+        """Emissions (g) of ``energy_j`` at the intensity of each place ``when_s`` (``time_s`` unused)."""
+        return emissions_g(energy_j, self.series.at(when_s))
+
+    def reach(self, when_s: np.ndarray, what: str) -> None:
+        """:meth:`CarbonSeries.reach`: a place past the series' end is refused."""
+        self.series.reach(when_s, what)
 
 
 def read_carbon(path: str | Path) -> CarbonSeries:
@@ -126,15 +155,41 @@ def read_carbon(path: str | Path) -> CarbonSeries:
     return CarbonSeries(times, out["intensity_g_per_kwh"].to_numpy(dtype=float), where)
 
 
-def with_emissions(tries: dict[str, np.ndarray], intensity: np.ndarray, cost: Cost) -> dict[str, np.ndarray]:
-    """The try columns with ``co2_g`` (each row's ``energy_j`` at its ``intensity``, g/kWh per row).
+def add_args(p: argparse.ArgumentParser) -> None:
+    """Add the term's flags to ``zeus-bench simulate``'s parser."""
+    p.add_argument(
+        "--carbon-intensity",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="carbon-intensity series (.csv/.parquet: time_s, intensity_g_per_kwh): writes each try's co2_g "
+        "(zeus_bench.sim.scenarios.carbon)",
+    )
+    p.add_argument(
+        "--carbon-price",
+        type=float_arg("--carbon-price", minimum=0.0),
+        default=0.0,
+        metavar="J_PER_G",
+        help="joules of cost per gram of CO2-eq emitted (default 0: co2_g recorded, not priced; needs "
+        "--carbon-intensity)",
+    )
 
-    With a carbon price, ``expected_cost`` adds the price of ``expected_energy_j``'s emissions at
-    the same intensity (the replay's ``cost`` has it already).
+
+def from_args(args: argparse.Namespace) -> CostTerm | None:
+    """The term the flags ask for (None without ``--carbon-intensity``).
+
+    Raises:
+        ConfigError: ``--carbon-price`` without ``--carbon-intensity``.
+        TraceFormatError: the series does not read (:func:`read_carbon`).
     """
-    out = dict(tries)
-    out["co2_g"] = emissions_g(np.asarray(tries["energy_j"], dtype=float), intensity)
-    if cost.weighs_co2:
-        expected = np.asarray(tries["expected_energy_j"], dtype=float)
-        out["expected_cost"] = tries["expected_cost"] + cost.co2_cost(emissions_g(expected, intensity))
-    return out
+    if args.carbon_intensity is None:
+        if args.carbon_price > 0.0:
+            raise ConfigError("--carbon-price needs --carbon-intensity")
+        return None
+    return CarbonTerm(read_carbon(args.carbon_intensity), args.carbon_price)
+
+
+def provenance(term: CostTerm, period_s: float | None) -> dict[str, Any]:
+    """What the runs table's provenance records of the term (``period_s``: None for arrival tables)."""
+    assert isinstance(term, CarbonTerm)
+    return {"intensity": term.series.where, "period_s": period_s, "price_j_per_g": term.price}
