@@ -15,6 +15,7 @@ from collections.abc import Sequence
 DRIFT_RISE = 0.4  # least relative rise of a batch size's latest runs that counts as drift
 DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
 DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
+_NO_RUNS: list[float] = []  # the runs of a batch size never run (read only)
 
 
 def mean_of(xs: Sequence[float]) -> float:
@@ -66,7 +67,7 @@ class ClimbEstimates:
         self._incumbent = None
 
     def _recent(self, b: int) -> list[float]:
-        c = self._costs.get(b, [])
+        c = self._costs.get(b, _NO_RUNS)
         return c[-self.window :] if self.window else c
 
     def mean_cost(self, b: int) -> float:
@@ -78,11 +79,18 @@ class ClimbEstimates:
         return m
 
     def incumbent(self) -> int:
-        """Batch size of least mean cost (b0 before any run reached the target)."""
+        """Batch size of least mean cost (b0 before any run reached the target).
+
+        Only batch sizes with runs can have a finite mean: the others are not asked (the first of
+        least mean in batch-size order wins, as over every batch size).
+        """
         if self._incumbent is None:
             best, best_cost = self.default_batch_size, math.inf
-            for b in self.batch_sizes:
-                m = self.mean_cost(b)
+            means, mean_cost = self._means, self.mean_cost
+            for b in sorted(self._costs) if len(self._costs) > 1 else self._costs:
+                m = means.get(b)
+                if m is None:
+                    m = mean_cost(b)
                 if m < best_cost:
                     best, best_cost = b, m
             self._incumbent = best
