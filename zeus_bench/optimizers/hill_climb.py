@@ -136,6 +136,7 @@ class SafeHillClimb(ClimbEstimates):
         self.prior_best = None if prior_best is None or int(prior_best) not in bs else int(prior_best)
         self._means: dict[int, float] = {}  # mean_cost of each batch size
         self._spreads: dict[int, float] = {}  # _spread of each batch size
+        self._moments: dict[int, tuple[list[float], int, float, float]] = {}  # spread_bounds' running sums
         self._incumbent: int | None = None  # incumbent()'s answer
         self._neighbours_of: dict[tuple[int, frozenset[int] | None], list[int]] = {}  # _neighbours' answers
         self._sums: dict[

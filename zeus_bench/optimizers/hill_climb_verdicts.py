@@ -41,6 +41,8 @@ class Climber(Protocol):
 
     def _spread(self, b: int) -> float: ...
 
+    def spread_bounds(self, b: int) -> tuple[float, float] | None: ...  # noqa: D102
+
     def _mean_epochs(self, b: int) -> float: ...
 
     def _base(self) -> float: ...
@@ -51,7 +53,7 @@ class Climber(Protocol):
 class Verdicts:
     """The rules of the optimizer ``opt`` against incumbent ``inc``, on its state as it is now."""
 
-    __slots__ = ("e_inc", "inc", "m_inc", "memo", "n_inc", "opt", "runs", "sd_inc")
+    __slots__ = ("bounds", "e_inc", "inc", "m_inc", "memo", "n_inc", "opt", "runs", "sd_inc")
 
     def __init__(self, opt: Climber, inc: int) -> None:
         """Read what the rules need of the incumbent ``inc`` and of every batch size with runs.
@@ -69,7 +71,8 @@ class Verdicts:
         self.runs = runs
         self.m_inc = runs[inc][1] if inc in runs else math.inf
         self.n_inc = runs[inc][0] if inc in runs else 0
-        self.sd_inc = opt._spread(inc)
+        self.bounds = opt.spread_bounds(inc)  # the incumbent's spread: bounds, then (when needed) itself
+        self.sd_inc = math.nan if self.bounds is not None else opt._spread(inc)
         self.e_inc = opt._mean_epochs(inc)
         self.memo: dict[int, bool] = {}  # refuted's answers
 
@@ -93,6 +96,15 @@ class Verdicts:
         r = self.runs.get(c)
         if r is None:
             return False
+        bounds = self.bounds
+        if bounds is not None:  # the rule is monotone in the spread: its bounds may decide it
+            if r[1] <= self.m_inc:
+                return False  # (the noise is >= 0)
+            if r[1] > self.m_inc + opt.noise_z * bounds[1] / math.sqrt(r[0]):
+                return True
+            if not r[1] > self.m_inc + opt.noise_z * bounds[0] / math.sqrt(r[0]):
+                return False
+            self.bounds, self.sd_inc = None, opt._spread(self.inc)
         noise = opt.noise_z * self.sd_inc / math.sqrt(r[0])
         return r[1] > self.m_inc + noise
 
