@@ -65,6 +65,7 @@ from zeus_bench.optimizers.hill_climb_settings import (
     ClimbSettings,
 )
 from zeus_bench.optimizers.hill_climb_state import from_state, to_state
+from zeus_bench.optimizers.hill_climb_verdicts import Verdicts
 
 #: The optimizer and its settings; the settings' defaults (owned by
 #: :mod:`~zeus_bench.optimizers.hill_climb_settings`) are part of its interface.
@@ -135,9 +136,9 @@ class SafeHillClimb(ClimbEstimates):
         self.prior_best = None if prior_best is None or int(prior_best) not in bs else int(prior_best)
         self._means: dict[int, float] = {}  # mean_cost of each batch size
         self._spreads: dict[int, float] = {}  # _spread of each batch size
+        self._moments: dict[int, tuple[list[float], int, float, float]] = {}  # spread_bounds' running sums
         self._incumbent: int | None = None  # incumbent()'s answer
         self._neighbours_of: dict[tuple[int, frozenset[int] | None], list[int]] = {}  # _neighbours' answers
-        self._verdicts: dict[tuple[int, int], bool] | None = None  # _refuted's, within one _candidates
         self._sums: dict[
             str, tuple[list[float], int, float, float]
         ] = {}  # _summary's (list, length, mean, se)
@@ -212,84 +213,24 @@ class SafeHillClimb(ClimbEstimates):
         return self._coarse_of[key]
 
     def _candidates(self, inc: int) -> list[int]:
-        """Batch sizes to probe next, in order.
-
-        The prior's best (warm start), then the neighbours of the incumbent, then those of every
-        other batch size whose mean cost is within ``(1 + margin) x`` the incumbent's (a noisy
-        plateau does not end the search), cheapest first.
-        """
-        self._verdicts = {}  # _refuted's answers while the state cannot change (this call)
-        try:
-            near = sorted(
-                (b for b in self.costs if b != inc and self._recent(b) and not self._refuted(b, inc)),
-                key=self.mean_cost,
-            )
-            order = [self.prior_best] if self.prior_best is not None else []
-            for b in [inc, *near]:
-                order += self._neighbours(b)
-            return [
-                b
-                for b in dict.fromkeys(order)
-                if b is not None
-                and not self._settled(b, inc)
-                and not (self.prune and self._beyond_dearer(b, inc))
-            ]
-        finally:
-            self._verdicts = None
+        """Batch sizes to probe next, in order (:meth:`Verdicts.candidates`)."""
+        return Verdicts(self, inc).candidates()
 
     def _beyond_dearer(self, b: int, inc: int) -> bool:
-        """Whether a batch size between ``b`` and the incumbent cost more than it (:meth:`_refuted`).
-
-        The cost curve over batch sizes is taken as unimodal: past a dearer batch size it only rises.
-        """
-        lo, hi = sorted((b, inc))
-        return any(self._refuted(c, inc) for c in self.batch_sizes if lo < c < hi)
+        """Whether a batch size between ``b`` and the incumbent cost more than it (:meth:`Verdicts.beyond_dearer`)."""
+        return Verdicts(self, inc).beyond_dearer(b)
 
     def _refuted(self, c: int, inc: int) -> bool:
-        """Dearer, and (``epoch_evidence``) not only by its epochs: its epoch cost x the incumbent's too."""
-        memo = self._verdicts
-        if memo is not None and (c, inc) in memo:
-            return memo[(c, inc)]
-        if not (self.epoch_evidence and self._recent(c)):
-            out = self._dearer(c, inc)
-        else:
-            out = self._dearer(c, inc) and not -math.inf < self._expected(c, inc) <= self.mean_cost(inc)
-        if memo is not None:
-            memo[(c, inc)] = out
-        return out
+        """Dearer, and (``epoch_evidence``) not only by its epochs (:meth:`Verdicts.refuted`)."""
+        return Verdicts(self, inc).refuted(c)
 
     def _dearer(self, c: int, inc: int) -> bool:
-        """Whether ``c`` is known to cost more than the incumbent: ruled out, or dearer on average.
-
-        A larger batch size ruled out because it was cut at its cap (:attr:`capped`) may only
-        have drawn a slow training path: it counts by its runs that reached the target, if any;
-        one a prior ruled out (never run here) does not count either.
-        """
-        if c in self.ruled_out and c in self.tried and c not in self.capped:
-            return True  # its own probe failed (one a prior ruled out is no evidence here)
-        runs = self._recent(c)
-        if not runs:
-            return False
-        noise = self.noise_z * self._spread(inc) / math.sqrt(len(runs))
-        return self.mean_cost(c) > self.mean_cost(inc) + noise
+        """Whether ``c`` is known to cost more than the incumbent (:meth:`Verdicts.dearer`)."""
+        return Verdicts(self, inc).dearer(c)
 
     def _settled(self, b: int, inc: int) -> bool:
-        """Whether probing ``b`` again would teach nothing: ruled out, run twice, or clearly dearer.
-
-        One run that is not dearer than the incumbent beyond the noise of the incumbent's runs
-        (with one run of the incumbent: within ``(1 + margin) x`` its cost) may have been an
-        unlucky training path, so such a batch size is probed a second time.
-        """
-        if b in self.ruled_out:
-            return True
-        if b not in self.tried:
-            return False
-        c = self._recent(b)
-        if not self.second_chance or not c or len(c) > 1:
-            return True
-        if len(self._recent(inc)) > 1:
-            return self._dearer(b, inc)
-        return self.mean_cost(b) > (1.0 + self.margin) * self.mean_cost(inc)
+        """Whether probing ``b`` again would teach nothing (:meth:`Verdicts.settled`)."""
+        return Verdicts(self, inc).settled(b)
 
     # --------------------------------------------------------------------------- the interface
     def predict(self) -> int:
@@ -310,11 +251,13 @@ class SafeHillClimb(ClimbEstimates):
         """
         full = (1.0 + self.margin) * inc_cost
         budget = self.budget(inc_cost)
-        for b in sorted(self._candidates(inc), key=lambda x: self._expected(x, inc)):
-            if self._expected(b, inc) > full:
+        view = Verdicts(self, inc)  # one view of the state for the whole decision
+        expected = view.expected
+        for b in sorted(view.candidates(), key=expected):
+            if expected(b) > full:
                 break
-            funds = budget + self.loan * self.promise(b, inc) * self._base()
-            if funds >= self._need(b, inc):
+            funds = budget + self.loan * view.promise(b) * self._base()
+            if funds >= view.need(b):
                 self.probe, self.probe_cap, self.probe_funds = b, min(full, funds), funds
                 return b
         return inc
@@ -344,31 +287,12 @@ class SafeHillClimb(ClimbEstimates):
         return (1.0 + self.safety) * t * base + credit - self.spent - inc_cost
 
     def promise(self, b: int, inc: int) -> float:
-        """Saving per recurrence that ``b``'s measured epoch cost promises, in baseline costs.
-
-        Against the incumbent's mean cost; 0 while unmeasured or when it promises none.
-        """
-        e = self._expected(b, inc)
-        if not self.base_costs or not math.isfinite(e):
-            return 0.0
-        return max(0.0, self.mean_cost(inc) - e) / self._base()
+        """Saving per recurrence that ``b``'s measured epoch cost promises, in baseline costs (:meth:`Verdicts.promise`)."""
+        return Verdicts(self, inc).promise(b)
 
     def _need(self, b: int, inc: int) -> float:
-        """Least funds worth a probe of ``b``.
-
-        Its expected run once measured, else what one epoch of it costs at most (enough to
-        measure it): the incumbent's epoch cost, times ``inc / b`` for a smaller batch size (as
-        many more steps per epoch). A probe once cut by its funds at some cost needs
-        ``(1 + margin) x`` that cost.
-        """
-        e_inc = self._mean_epochs(inc)
-        if not math.isfinite(e_inc) or e_inc <= 0.0:
-            return 0.0
-        if b in self.epoch_costs:
-            need = self._expected(b, inc)
-        else:
-            need = self.mean_cost(inc) / e_inc * max(1.0, inc / b)
-        return max(need, (1.0 + self.margin) * self.short.get(b, 0.0))
+        """Least funds worth a probe of ``b`` (:meth:`Verdicts.need`)."""
+        return Verdicts(self, inc).need(b)
 
     def _cut_by_funds(self, b: int, c: float) -> bool:
         """Whether a probe that did not reach the target was stopped by its funds.

@@ -15,6 +15,11 @@ from collections.abc import Sequence
 DRIFT_RISE = 0.4  # least relative rise of a batch size's latest runs that counts as drift
 DRIFT_RUNS = 4  # latest runs of a batch size compared with its earlier ones
 DRIFT_Z = 3.0  # standard errors a rise must pass to count as drift
+_NO_RUNS: list[float] = []  # the runs of a batch size never run (read only)
+#: :meth:`ClimbEstimates.spread_bounds`: relative half-width of the bounds of a running spread (its
+#: rounding errors are below 1e-12 relative where it is used), and the least coefficient of variation it is
+#: used at (below it, cancellation could cost the running sums their digits: the spread is computed).
+SPREAD_SLACK, SPREAD_MIN_CV = 1e-6, 1e-2
 
 
 def mean_of(xs: Sequence[float]) -> float:
@@ -41,6 +46,7 @@ class ClimbEstimates:
     _spreads: dict[int, float]
     _incumbent: int | None
     _sums: dict[str, tuple[list[float], int, float, float]]
+    _moments: dict[int, tuple[list[float], int, float, float]]
 
     @property
     def costs(self) -> dict[int, list[float]]:
@@ -57,16 +63,25 @@ class ClimbEstimates:
         self._costs = value
         self._means.clear()
         self._spreads.clear()
+        self._moments.clear()
         self._incumbent = None
 
     def _add_cost(self, b: int, cost: float) -> None:
-        self._costs.setdefault(b, []).append(cost)
+        c = self._costs.setdefault(b, [])
+        c.append(cost)
         self._means.pop(b, None)
         self._spreads.pop(b, None)
         self._incumbent = None
+        kept = self._moments.get(b)
+        if kept is not None and kept[0] is c and kept[1] == len(c) - 1:
+            # Welford's update of the running mean and sum of squared deviations (approximate).
+            _, n, m, ss = kept
+            d = cost - m
+            m += d / (n + 1)
+            self._moments[b] = (c, n + 1, m, ss + d * (cost - m))
 
     def _recent(self, b: int) -> list[float]:
-        c = self._costs.get(b, [])
+        c = self._costs.get(b, _NO_RUNS)
         return c[-self.window :] if self.window else c
 
     def mean_cost(self, b: int) -> float:
@@ -78,11 +93,18 @@ class ClimbEstimates:
         return m
 
     def incumbent(self) -> int:
-        """Batch size of least mean cost (b0 before any run reached the target)."""
+        """Batch size of least mean cost (b0 before any run reached the target).
+
+        Only batch sizes with runs can have a finite mean: the others are not asked (the first of
+        least mean in batch-size order wins, as over every batch size).
+        """
         if self._incumbent is None:
             best, best_cost = self.default_batch_size, math.inf
-            for b in self.batch_sizes:
-                m = self.mean_cost(b)
+            means, mean_cost = self._means, self.mean_cost
+            for b in sorted(self._costs) if len(self._costs) > 1 else self._costs:
+                m = means.get(b)
+                if m is None:
+                    m = mean_cost(b)
                 if m < best_cost:
                     best, best_cost = b, m
             self._incumbent = best
@@ -97,9 +119,40 @@ class ClimbEstimates:
                 sd = 0.0
             else:
                 m = self.mean_cost(b)
-                sd = math.sqrt(math.fsum([(x - m) ** 2 for x in c]) / (len(c) - 1))
+                ss = math.fsum([(x - m) ** 2 for x in c])
+                sd = math.sqrt(ss / (len(c) - 1))
+                if not self.window:
+                    self._moments[b] = (c, len(c), m, ss)  # the running sums start here
             self._spreads[b] = sd
         return sd
+
+    def spread_bounds(self, b: int) -> tuple[float, float] | None:
+        """Bounds of :meth:`_spread` without computing it; None: none kept (compute it).
+
+        With all runs counted (``window`` 0) and at least two: above, the largest deviation from the
+        mean times ``sqrt(n / (n - 1))`` (every rounded deviation is at most it, their squares and sum
+        err by ulps: a margin of 1e-9 covers them). Below, 0, or, where the spread was computed on
+        the runs before some were added (:meth:`_add_cost`) and their coefficient of variation is at
+        least :data:`SPREAD_MIN_CV`, Welford's running sums: they err by far less than
+        :data:`SPREAD_SLACK` (relative error about runs x condition number x 1.1e-16, the condition number
+        below 1 / SPREAD_MIN_CV), so the spread lies within ``(1 -+ SPREAD_SLACK) x`` theirs. A rule
+        whose answer is the same at both bounds (it is monotone in the spread) need not compute it.
+        """
+        sd = self._spreads.get(b)
+        if sd is not None:
+            return sd, sd
+        c = self._costs.get(b)
+        if c is None or len(c) < 2 or self.window:
+            return None
+        n, kept = len(c), self._moments.get(b)
+        if kept is not None and kept[0] is c and kept[1] == n:
+            ss, mw = kept[3], kept[2]
+            if math.isfinite(ss) and ss >= SPREAD_MIN_CV**2 * (n - 1) * mw * mw:
+                sd = math.sqrt(ss / (n - 1))
+                return sd * (1.0 - SPREAD_SLACK), sd * (1.0 + SPREAD_SLACK)
+        m = self.mean_cost(b)
+        hi = max(max(c) - m, m - min(c)) * math.sqrt(n / (n - 1)) * (1.0 + 1e-9)
+        return (0.0, hi) if math.isfinite(hi) else None
 
     def _base(self) -> float:
         """Cost of the baseline's recurrence (b0 at its maximum limit), estimated from b0's runs.
