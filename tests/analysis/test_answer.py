@@ -184,7 +184,7 @@ def _validation(
             "finding": list(values),
             "value": list(values.values()),
             "text": "",
-        }  # fmt: skip
+        }
     )
 
 

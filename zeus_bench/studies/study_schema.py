@@ -327,6 +327,52 @@ TUNING = register_schema(
     )
 )
 
+#: The setting columns of a tuning table (a grid varies some of them).
+SETTING_COLUMNS = tuple(c for c in TUNING.columns if c.name in TUNING.key)
+
+TUNING_LOWO = register_schema(
+    TableSchema(
+        kind="policy_tuning_lowo",
+        version=1,
+        description=(
+            "`tuning-known-lowo.csv`: leave one workload out for zeus-plus's tuned constants (`python -m "
+            "zeus_bench.studies.tuning --leave-one-workload-out`), one row per workload: the setting the rule of "
+            "`choose` picks from the *other* workloads' jobs alone (every GPU, the same tune half and seeds as "
+            "the tuning table written beside it), and how that pick does on the left-out workload's jobs against "
+            "the pick of every workload. A pick that transfers is one the left-out workload did not need to see."
+        ),
+        columns=(
+            Column("left_out", "str", "The workload left out of the pick", example="imagenet"),
+            *SETTING_COLUMNS,
+            Column(
+                "same_as_pooled",
+                "bool",
+                "Whether the pick without the workload is the pick of every workload",
+                example="True",
+            ),
+            _count("jobs", "The left-out workload's jobs (one per GPU tuned on)", "3"),
+            _ratio(
+                "regret_ratio_lowo",
+                "On the left-out workload's jobs: mean over GPUs of the regret ratio to Zeus under the pick made without it",
+                "0.52",
+            ),
+            _ratio("regret_ratio_pooled", "The same under the pick of every workload", "0.50"),
+            _ratio(
+                "p95_max_lowo",
+                "Largest over the left-out workload's jobs of the paired 95th percentile under the pick made without it",
+                "1.004",
+            ),
+            _count(
+                "jobs_unsafe_lowo",
+                "The left-out workload's jobs above 1.02 under the pick made without it",
+                "0",
+                zero_ok=True,
+            ),
+        ),
+        key=("left_out",),
+    )
+)
+
 
 def validate_tuning(df: pd.DataFrame, where: str = "tuning table") -> None:
     """Check a tuning table against ``policy_tuning``, once per GPU of its ``<gpu>_...`` columns.

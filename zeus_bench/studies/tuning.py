@@ -20,6 +20,7 @@ import logging
 import sys
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +99,30 @@ def fold_base(policy: str, half: str, grid: Mapping[str, Sequence[Any]]) -> dict
     return {k: v for k, v in FOLD_CONSTANTS[fold].get(policy, {}).items() if k not in grid}
 
 
-def tune_on(
+@dataclass(frozen=True)
+class GridScores:
+    """Every (job, policy setting) of a grid replayed once: the scores the tables are cut from.
+
+    Attributes:
+        flat: ``(gpu, job)`` of every job, each on the half tuned on.
+        combos: The grid's settings, in order (:func:`settings`).
+        zeus: Per job, Zeus's ``(regret per seed, cumulative cost per seed)``.
+        base: Per job, the baseline's (the paired reference of the safety goal).
+        mine: Per setting, per job, the policy's.
+    """
+
+    flat: list[tuple[str, ArenaJob]]
+    combos: list[dict[str, Any]]
+    zeus: list[tuple[np.ndarray, np.ndarray]]
+    base: list[tuple[np.ndarray, np.ndarray]]
+    mine: list[list[tuple[np.ndarray, np.ndarray]]]
+
+    def workload(self, t: int) -> str:
+        """The workload id of job ``t``."""
+        return str(self.flat[t][1].job.workload.id)
+
+
+def score_grid(
     jobs: Mapping[str, Sequence[JobTrace]],
     policy: str,
     grid: Mapping[str, Sequence[Any]],
@@ -106,12 +130,12 @@ def tune_on(
     horizon: Horizon,
     n_jobs: int = 1,
     half: str = "tune",
-) -> pd.DataFrame:
-    """Score every setting on one half (default tune) of each job's training paths: one row per setting.
+) -> GridScores:
+    """Replay Zeus, the baseline and every setting of ``grid`` on one half (default tune) of each job.
 
     ``jobs`` are whole jobs; each is split here (:func:`~zeus_bench.studies.crossfit.split_job`), so
-    no path of the judged half is ever replayed while tuning. Every setting keeps the other
-    constants of the fold tuned on ``half`` (:func:`fold_base`).
+    no path of the other half is ever replayed. Every setting keeps the other constants of the fold
+    tuned on ``half`` (:func:`fold_base`).
     """
     protocol = Protocol(tuple(seeds), horizon=horizon, half=half)
     halves = {g: [ArenaJob(split_job(j, half), default_recurrences(j)) for j in js] for g, js in jobs.items()}
@@ -128,18 +152,28 @@ def tune_on(
     else:
         scores = [_score(w) for w in work]
     k = len(flat)
-    zeus, base = scores[:k], scores[k : 2 * k]
+    mine = [scores[(i + 2) * k : (i + 3) * k] for i in range(len(combos))]
+    return GridScores(flat, combos, scores[:k], scores[k : 2 * k], mine)
+
+
+def settings_table(sc: GridScores, keep: Sequence[int] | None = None) -> pd.DataFrame:
+    """One row per setting over the jobs ``keep`` (positions in ``sc.flat``; None: all), ``chosen`` marked.
+
+    Per GPU: the mean regret, Zeus's, their ratio, the largest paired 95th percentile and the jobs
+    above the safety bound; then the same over every GPU.
+    """
+    kept = range(len(sc.flat)) if keep is None else keep
+    gpus = list(dict.fromkeys(sc.flat[t][0] for t in kept))
     rows = []
-    for i, s in enumerate(combos):
-        mine = scores[(i + 2) * k : (i + 3) * k]
+    for s, mine in zip(sc.combos, sc.mine, strict=True):
         row: dict[str, Any] = dict(s)
         ratios = []
-        for gpu in jobs:
-            pos = [t for t, (g, _) in enumerate(flat) if g == gpu]
+        for gpu in gpus:
+            pos = [t for t in kept if sc.flat[t][0] == gpu]
             reg = np.mean([mine[t][0].mean() for t in pos])
-            z = np.mean([zeus[t][0].mean() for t in pos])
-            p95 = [float(np.percentile(cost_ratio(mine[t][1], base[t][1]), P_SAFE)) for t in pos]
-            diff = [float(mine[t][0].mean() - zeus[t][0].mean()) for t in pos]
+            z = np.mean([sc.zeus[t][0].mean() for t in pos])
+            p95 = [float(np.percentile(cost_ratio(mine[t][1], sc.base[t][1]), P_SAFE)) for t in pos]
+            diff = [float(mine[t][0].mean() - sc.zeus[t][0].mean()) for t in pos]
             row[f"{gpu}_regret_pct"] = float(reg)
             row[f"{gpu}_zeus_regret_pct"] = float(z)
             row[f"{gpu}_regret_ratio"] = float(reg / z)
@@ -148,14 +182,60 @@ def tune_on(
             row[f"{gpu}_diff_max"] = max(diff)
             ratios.append(reg / z)
         row["regret_ratio_mean"] = float(np.mean(ratios))
-        row["p95_max"] = max(row[f"{g}_p95_max"] for g in jobs)
-        row["jobs_unsafe"] = sum(row[f"{g}_jobs_unsafe"] for g in jobs)
-        row["diff_max"] = max(row[f"{g}_diff_max"] for g in jobs)
+        row["p95_max"] = max(row[f"{g}_p95_max"] for g in gpus)
+        row["jobs_unsafe"] = sum(row[f"{g}_jobs_unsafe"] for g in gpus)
+        row["diff_max"] = max(row[f"{g}_diff_max"] for g in gpus)
         rows.append(row)
     table = pd.DataFrame(rows)
     table["chosen"] = False
     table.loc[choose(table), "chosen"] = True
     return table
+
+
+def tune_on(
+    jobs: Mapping[str, Sequence[JobTrace]],
+    policy: str,
+    grid: Mapping[str, Sequence[Any]],
+    seeds: Sequence[int],
+    horizon: Horizon,
+    n_jobs: int = 1,
+    half: str = "tune",
+) -> pd.DataFrame:
+    """Score every setting on one half (default tune) of each job's training paths: one row per setting."""
+    return settings_table(score_grid(jobs, policy, grid, seeds, horizon, n_jobs, half))
+
+
+def leave_one_workload_out(sc: GridScores) -> pd.DataFrame:
+    """For each workload: the setting :func:`choose` picks without it, and how it does on it.
+
+    Each row (kind ``policy_tuning_lowo``): the workload left out, the constants picked from the
+    other workloads' jobs alone (every GPU), whether that is the pick of all workloads
+    (``same_as_pooled``), and on the left-out workload's jobs (same half, seeds and GPUs): the mean
+    over GPUs of its regret ratio to Zeus under the leave-out pick and under the pooled pick, the
+    largest paired 95th percentile and the jobs above the safety bound under the leave-out pick.
+    """
+    pooled = settings_table(sc)
+    pooled_pick = int(pooled.index[pooled["chosen"]][0])
+    rows = []
+    for w in dict.fromkeys(sc.workload(t) for t in range(len(sc.flat))):
+        mine = [t for t in range(len(sc.flat)) if sc.workload(t) == w]
+        rest = [t for t in range(len(sc.flat)) if sc.workload(t) != w]
+        without = settings_table(sc, rest)
+        pick = int(without.index[without["chosen"]][0])
+        on_w = settings_table(sc, mine)
+        rows.append(
+            {
+                "left_out": w,
+                **sc.combos[pick],
+                "same_as_pooled": pick == pooled_pick,
+                "jobs": len(mine),
+                "regret_ratio_lowo": float(on_w.loc[pick, "regret_ratio_mean"]),
+                "regret_ratio_pooled": float(on_w.loc[pooled_pick, "regret_ratio_mean"]),
+                "p95_max_lowo": float(on_w.loc[pick, "p95_max"]),
+                "jobs_unsafe_lowo": int(on_w.loc[pick, "jobs_unsafe"]),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def choose(table: pd.DataFrame) -> int:
@@ -171,8 +251,9 @@ def choose(table: pd.DataFrame) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: tune zeus-plus on the tune half and write the settings' table."""
-    from zeus_bench.core.entry import add_int_option, int_range_arg
+    from zeus_bench.core.entry import add_int_option, check_out, int_range_arg
     from zeus_bench.core.fsutil import atomic_path
+    from zeus_bench.store import validate
 
     ap = argparse.ArgumentParser(
         prog="python -m zeus_bench.studies.tuning", description=__doc__.splitlines()[0]
@@ -194,6 +275,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the grid's constants to vary (default: all of the grid's; others: defaults)",
     )
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument(
+        "--leave-one-workload-out",
+        type=Path,
+        default=None,
+        metavar="FILE.csv",
+        help="also write, per workload, the pick made without it and how it does on it (policy_tuning_lowo)",
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
@@ -208,14 +296,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         if unknown:
             raise ZeusBenchError(f"--constants: {unknown[0]!r} is not in the grid ({', '.join(full)})")
         grid = {c: full[c] for c in names}
-        table = tune_on(jobs, "zeus-plus", grid, args.seeds, args.horizon, args.jobs, args.half)
+        if args.leave_one_workload_out is not None:
+            check_out(args.leave_one_workload_out, (".csv",), "--leave-one-workload-out")
+        check_out(args.out, (".csv",))
+        scores = score_grid(jobs, "zeus-plus", grid, args.seeds, args.horizon, args.jobs, args.half)
+        table = settings_table(scores)
         validate_tuning(table, str(args.out))
+        lowo = None if args.leave_one_workload_out is None else leave_one_workload_out(scores)
+        if lowo is not None:
+            validate(lowo, "policy_tuning_lowo", str(args.leave_one_workload_out))
     except ZeusBenchError as exc:
         print(f"tuning: error: {exc}", file=sys.stderr)
         return 2
     with atomic_path(args.out) as tmp:
         table.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6g")
     log.info("chosen: %s", table[table["chosen"]].iloc[0].to_dict())
+    if lowo is not None:
+        with atomic_path(args.leave_one_workload_out) as tmp:
+            lowo.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6g")
+        log.info(
+            "leave one workload out: %d of %d picks as pooled", int(lowo["same_as_pooled"].sum()), len(lowo)
+        )
     return 0
 
 
