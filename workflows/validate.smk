@@ -229,6 +229,7 @@ rule validate_compare:
         sim=rules.validate_simulate.output,
         sim_noise=rules.validate_simulate_noise.output,
         noise=rules.validate_noise.output,
+        power=rules.validate_traces.output.power,
     output:
         f"{OUT}/recurrences.parquet",
         f"{OUT}/findings.parquet",
@@ -240,7 +241,7 @@ rule validate_compare:
         f"logs/validate/{GPU}/compare.log",
     shell:
         "{CMD} validate compare --measured {input.measured} --sim {input.sim} --sim-noise {input.sim_noise} "
-        "--noise {input.noise} {params.repeats} --out-dir {OUT} --force > {log} 2>&1"
+        "--noise {input.noise} --power {input.power} {params.repeats} --out-dir {OUT} --force > {log} 2>&1"
 
 
 rule validate_figure:

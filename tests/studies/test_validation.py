@@ -21,6 +21,7 @@ from zeus_bench.studies.validation import (
     recurrence_table,
     render_report,
     repeat_findings,
+    trace_cost_findings,
 )
 from zeus_bench.studies.validation_schema import SCOPE
 
@@ -265,3 +266,33 @@ def test_repeats_percentiles_and_measured_spread():
     assert 25.0 < same["repeat_percentile_at_N_min"].value < 75.0
     with pytest.raises(ConfigError, match="repeat 1 has 29 recurrences"):
         repeat_findings([_measured([100.0] * 29)], primary, sim)
+
+
+def _power(time_per_epoch: float, power_w: float) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "batch_size": [256],
+            "power_limit_w": [700.0],
+            "time_per_epoch_s": [time_per_epoch],
+            "avg_power_w": [power_w],
+        }
+    )
+
+
+def test_trace_costed_tries_and_their_share_of_the_gap():
+    # 30 tries at batch size 256, 5 epochs; the trace: 0.1 s/epoch at 200 W -> per try 0.5 s, 100 J,
+    # cost 0.5 x 100 + 0.5 x 700 x 0.5 = 225 J
+    measured = _measured([300.0] * 30)
+    found = by_name(trace_cost_findings(measured, _power(0.1, 200.0), 0.5, gap_n=3000.0))
+    assert found["trace_costed_j"].value == pytest.approx(30 * 225.0)
+    # measured 9000 J, trace-costed 6750 J: 2250 of a 3000 J gap
+    assert found["time_power_share_of_gap"].value == pytest.approx(0.75)
+    assert (
+        "75 % of the gap" in found["time_power_share_of_gap"].text
+        and "rest (25 %)" in found["time_power_share_of_gap"].text
+    )
+    # a trace as dear as the run: nothing beyond it
+    same = by_name(trace_cost_findings(_measured([225.0] * 30), _power(0.1, 200.0), 0.5, gap_n=3000.0))
+    assert same["time_power_share_of_gap"].value == pytest.approx(0.0)
+    with pytest.raises(ConfigError, match="no row at batch size 512, 700 W"):
+        trace_cost_findings(_measured([225.0] * 3, [512] * 3), _power(0.1, 200.0), 0.5, gap_n=1.0)

@@ -47,6 +47,13 @@ def register(sub: Any) -> None:
     c.add_argument("--sim-noise", type=Path, required=True, help="the same simulation with --noise")
     c.add_argument("--noise", type=Path, required=True, help="validation_noise table")
     c.add_argument(
+        "--power",
+        type=Path,
+        default=None,
+        metavar="POWER.parquet",
+        help="the power trace the simulation replayed: the measured tries costed by it (the gap's time-and-power share)",
+    )
+    c.add_argument(
         "--repeats",
         type=Path,
         nargs="+",
@@ -95,6 +102,7 @@ def _compare(args: argparse.Namespace) -> int:
         recurrence_table,
         render_report,
         repeat_findings,
+        trace_cost_findings,
     )
 
     measured = read_table(args.measured, "validation_online")
@@ -106,6 +114,12 @@ def _compare(args: argparse.Namespace) -> int:
     rec = recurrence_table(measured, sim, sim_noise, gpu, workload)
     level = float(noise["noise_level"].iloc[0])
     found = findings(rec, level, measured=measured)
+    if args.power is not None:
+        last = rec.iloc[-1]
+        gap = float(last["measured_cum_cost"] - last["sim_cum_cost_p50"])
+        if gap != 0.0:
+            eta = float(sim["eta"].iloc[0])
+            found = [*found, *trace_cost_findings(measured, read_table(args.power, "power"), eta, gap)]
     if args.repeats:
         repeats = [read_table(r, "validation_online") for r in args.repeats]
         found = [*found, *repeat_findings(repeats, measured, sim)]
@@ -114,6 +128,7 @@ def _compare(args: argparse.Namespace) -> int:
         "sim": str(args.sim),
         "sim_noise": str(args.sim_noise),
         "repeats": [str(r) for r in args.repeats],
+        "power": None if args.power is None else str(args.power),
     }
     owned = {"recurrences.parquet", "findings.parquet", "report.md"}
     with output_dir(args.out_dir, args.force, owned.__contains__, "--out-dir") as out:

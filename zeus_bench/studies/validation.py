@@ -258,12 +258,59 @@ def gap_findings(rec: pd.DataFrame, measured: pd.DataFrame, checkpoints: Sequenc
         Finding(
             "early_stop_share_of_gap",
             share,
-            f"That is {100 * share:.0f} % of the gap at N; the rest ({100 * (1 - share):.0f} %) is everything "
-            "else, not separated here: per-try work the replay does not model (model build, evaluation, "
-            "profiling) and differences between the trace's time and power and the run's.",
+            f"That is {100 * share:.0f} % of the gap at N (measured minus simulated median).",
         )
     )
     return out
+
+
+def trace_cost_findings(
+    measured: pd.DataFrame, power: pd.DataFrame, eta: float, gap_n: float
+) -> list[Finding]:
+    """How much of the gap the run's own time and power make: its tries costed by the power trace.
+
+    Each measured try (same batch size, same epochs) is costed as the replay costs an epoch: the
+    power trace's time per epoch and average power at that batch size and the try's limit, times its
+    epochs (:meth:`~zeus_bench.core.cost.Cost.zeus_cost`, the try's MAXPOWER). The difference to the
+    measured cost is what the run spent beyond the trace on the very same tries (per-try work, and
+    epochs slower or dearer than the sweep measured them):
+
+    - ``trace_costed_j``: the measured tries costed by the trace;
+    - ``time_power_share_of_gap``: (measured - trace-costed) over the gap at N.
+
+    Raises:
+        ConfigError: a measured (batch size, limit) the power trace does not hold.
+    """
+    from zeus_bench.core.cost import Cost
+
+    trace = power.set_index(["batch_size", "power_limit_w"])[["time_per_epoch_s", "avg_power_w"]]
+    keys = pd.MultiIndex.from_arrays([measured["batch_size"], measured["power_limit_w"].astype(float)])
+    missing = keys[~keys.isin(trace.index)]
+    if len(missing):
+        bs, limit = missing[0]
+        raise ConfigError(f"validate compare: the power trace has no row at batch size {bs}, {limit:g} W")
+    rows = trace.loc[keys]
+    epochs = measured["epochs"].to_numpy(float)
+    time_s = rows["time_per_epoch_s"].to_numpy(float) * epochs
+    energy_j = rows["avg_power_w"].to_numpy(float) * time_s
+    costed = float(Cost(eta).zeus_cost(energy_j, time_s, measured["max_power_w"].to_numpy(float)).sum())
+    share = (float(measured["cost"].sum()) - costed) / gap_n
+    return [
+        Finding(
+            "trace_costed_j",
+            costed,
+            f"The measured run's tries costed by the power trace (same batch sizes and epochs) come to "
+            f"{costed:.4g} J against {float(measured['cost'].sum()):.4g} J measured.",
+        ),
+        Finding(
+            "time_power_share_of_gap",
+            share,
+            f"What the run spent beyond the trace on those same tries (per-try work, epochs slower or dearer "
+            f"than the sweep measured) is {100 * share:.0f} % of the gap at N; the rest ({100 * (1 - share):.0f} %) "
+            "is in the tries themselves (choices, epochs to the target, the early-stopped tries' extra epochs) "
+            "against the simulated seeds'.",
+        ),
+    ]
 
 
 def repeat_findings(
