@@ -76,8 +76,30 @@ def test_validate_workflow_on_fake_gpu(tmp_path: Path) -> None:
     assert {"percentile_at_N", "in_band_at_N", "diff_from_median_pct", "noise_covers_at_N"} <= set(
         findings["finding"]
     )
+    value = dict(zip(findings["finding"], findings["value"], strict=True))
+    assert value["recurrences"] == 4.0 and value["repeat_runs"] == 1.0  # the online run again, seed 1
+    repeat = read_table(out / "measured/online-seed1.parquet", "validation_online")
+    assert sorted(set(repeat["recurrence"])) == [1, 2, 3, 4]
+    assert "trace_costed_j" in value or value["diff_from_median_pct"] == 0.0  # --power given
     noise = read_table(out / "noise.parquet", "validation_noise")
     assert sorted(noise["batch_size"]) == [32, 128]
     report = (out / "report.md").read_text()
     assert "batch-size side only, at the GPU's current power limit (observe mode)" in report
     assert (out / "validation.png").stat().st_size > 0
+
+
+def test_validate_config_typo_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    cfg = yaml.safe_load((REPO / "config/validate-fake.yaml").read_text())
+    cfg["validate"]["online"]["repeat_seed"] = [1]  # a typo of repeat_seeds
+    config = tmp_path / "validate.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    cmd = [
+        sys.executable, "-m", "snakemake", "-s", str(REPO / "workflows/validate.smk"), "--directory",
+        str(tmp_path), "--configfile", str(config), "--cores", "1", "-n",
+    ]  # fmt: skip
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 2, run.stderr[-2000:]
+    lines = [line for line in run.stderr.splitlines() if "error" in line.lower()]
+    assert len(lines) == 1 and "unknown key validate.online.repeat_seed;" in lines[0], lines
+    assert "did you mean repeat_seeds" in lines[0]
+    assert "Traceback" not in run.stderr
