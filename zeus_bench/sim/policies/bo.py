@@ -203,26 +203,23 @@ class BayesOptEIArrays(ArmArrays):
             if t < 3:
                 mean[at], std[at], _, _ = gp_posteriors(x, y, noise, grid, np.ones(len(at)))
                 continue
+            # one stack of GPs: the seeds keeping their length scale, then those choosing it
+            # again once per candidate (each matrix's LAPACK calls as alone)
             seeds = rows[at]
-            refit = (self.fit_t[seeds] != t) | (self.fit_q[seeds] != quarter[at])
-            keep = ~refit
-            if keep.any():
-                mean[at[keep]], std[at[keep]], _, _ = gp_posteriors(
-                    x[keep], y[keep], noise[keep], grid, self.length[seeds[keep]]
-                )
-            if refit.any():
-                m = int(refit.sum())
-                fits = [
-                    gp_posteriors(x[refit], y[refit], noise[refit], grid, np.full(m, length))
-                    for length in LENGTH_SCALES
-                ]
-                again, new = at[refit], seeds[refit]
-                for j in range(m):
-                    logliks = [log_likelihood(f[2][j], f[3][j]) for f in fits]
-                    best = max(range(len(fits)), key=lambda q: logliks[q])
-                    self.length[new[j]] = LENGTH_SCALES[best]
-                    mean[again[j]], std[again[j]] = fits[best][0][j], fits[best][1][j]
-                self.fit_t[new], self.fit_q[new] = t, quarter[at[refit]]
+            redo = (self.fit_t[seeds] != t) | (self.fit_q[seeds] != quarter[at])
+            kept, again = np.flatnonzero(~redo), np.flatnonzero(redo)
+            nk, m, nl = len(kept), len(again), len(LENGTH_SCALES)
+            src = np.concatenate([kept, np.tile(again, nl)])
+            lengths = np.concatenate([self.length[seeds[kept]], np.repeat(LENGTH_SCALES, m)])
+            gm, gs, yc, weights = gp_posteriors(x[src], y[src], noise[src], grid, lengths)
+            mean[at[kept]], std[at[kept]] = gm[:nk], gs[:nk]
+            for j, i in enumerate(again.tolist()):
+                fits = range(nk + j, nk + nl * m, m)  # its stack rows, one per length scale
+                logliks = [log_likelihood(yc[f], weights[f]) for f in fits]
+                best = max(range(nl), key=logliks.__getitem__)
+                self.length[seeds[i]] = LENGTH_SCALES[best]
+                mean[at[i]], std[at[i]] = gm[fits[best]], gs[fits[best]]
+            self.fit_t[seeds[again]], self.fit_q[seeds[again]] = t, quarter[at[again]]
         best_mean = np.where(tried, mean, np.inf).min(axis=1)
         ei = expected_improvement(mean, std, best_mean[:, None])
         explore = ei.max(axis=1) >= EI_MIN
