@@ -60,6 +60,7 @@ CAP_WITHOUT_EARLY_STOP = 4.0  # cap of an observation (units of the first cost) 
 EPS_C = 1.0  # eps-greedy: eps_t = min(1, EPS_C * K / t) (Auer et al. 2002, c / d^2 = 1)
 SIGMA_MIN = 0.02  # least noise std of a normalized cost (pooled estimates of one-path arms are 0)
 TS_PRIOR_STD = 0.25  # sw-ts: std of an arm's prior (around its all-time mean, or 1 if never run)
+SEQUENTIAL_SUM = 7  # NumPy sums this many numbers or fewer one after the other (pairwise beyond)
 MIN_SEEDS = 5  # fewer seeds replay one object per seed (the default face): at 4 seeds the two break even
 
 #: The methods whose rules a class's face over seeds (its ``array_face``) replays on arrays: a
@@ -85,19 +86,26 @@ def least_mean(means: np.ndarray, b0: int) -> np.ndarray:
 
 
 def pooled_stds(n: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
-    """:meth:`ArmBandit.pooled_std` of every row of the per-arm sums (the same sums, row by row)."""
+    """:meth:`ArmBandit.pooled_std` of every row of the per-arm sums (the same sums, row by row).
+
+    Each row's terms are summed in :meth:`ArmBandit.pooled_std`'s order: NumPy sums up to
+    :data:`SEQUENTIAL_SUM` numbers from the first to the last, as a running sum over the row does
+    (the other arms' zeros added exactly); a row of more terms is summed alone among those of
+    as many (pairwise, as NumPy sums them).
+    """
     many = n > 1
     dof = np.where(many, n - 1.0, 0.0).sum(axis=1)  # whole numbers: exact in any order
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = s2 - s1**2 / n
-    ss = np.zeros(len(n))
     counts = many.sum(axis=1)
-    for c in np.unique(counts).tolist():
-        if c == 0:
-            continue
-        rows = np.flatnonzero(counts == c)
-        cols = np.nonzero(many[rows])[1].reshape(len(rows), c)
-        ss[rows] = terms[rows[:, None], cols].sum(axis=1)  # each row's terms alone, as pooled_std sums them
+    ss = np.cumsum(np.where(many, terms, 0.0), axis=1)[:, -1]
+    if len(n) and int(counts.max()) > SEQUENTIAL_SUM:
+        for c in np.unique(counts[counts > SEQUENTIAL_SUM]).tolist():
+            rows = np.flatnonzero(counts == c)
+            cols = np.nonzero(many[rows])[1].reshape(len(rows), c)
+            ss[rows] = terms[rows[:, None], cols].sum(
+                axis=1
+            )  # each row's terms alone, as pooled_std sums them
     with np.errstate(divide="ignore", invalid="ignore"):
         sigma = np.maximum(np.sqrt(np.maximum(ss, 0.0) / dof), SIGMA_MIN)
     return np.where(dof > 0.0, sigma, SIGMA_MIN)
