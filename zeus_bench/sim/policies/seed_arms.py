@@ -33,12 +33,12 @@ if TYPE_CHECKING:
 __all__ = ["ArmArrays", "py_max", "py_min"]
 
 
-def py_min(a: np.ndarray, b: np.ndarray | float) -> np.ndarray:
+def py_min(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
     """Python's ``min(a, b)`` element by element: ``a`` unless ``b < a``."""
     return np.where(b < a, b, a)
 
 
-def py_max(a: np.ndarray, b: np.ndarray | float) -> np.ndarray:
+def py_max(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
     """Python's ``max(a, b)`` element by element: ``a`` unless ``b > a``."""
     return np.where(b > a, b, a)
 
@@ -118,21 +118,28 @@ class ArmArrays:
 
     def observe_arrays(self, ids: np.ndarray, tried: Tried) -> None:
         """:meth:`ArmBandit.observe <zeus_bench.sim.policies.baselines.ArmBandit.observe>` of every seed that tried."""
-        col, cost = tried.bi, tried.cost
-        self.learnt[ids[tried.profiled], col[tried.profiled]] = True
-        self.learn(ids, tried)
+        col, cost, profiled = tried.bi, tried.cost, tried.profiled
+        if profiled.any():
+            self.learnt[ids[profiled], col[profiled]] = True
+            self.learn(ids, tried)
         ran = tried.epochs > 0.0
-        at, paid = ids[ran], cost[ran]
-        self.spent[at] += paid
-        self.current[at] += paid
+        if ran.all():
+            self.spent[ids] += cost
+            self.current[ids] += cost
+        else:
+            at, paid = ids[ran], cost[ran]
+            self.spent[at] += paid
+            self.current[at] += paid
         x = np.full(len(ids), self.cap)  # a try that did not reach the target counts as the cap
         ok = tried.reached
         if ok.any():
             won, c, cols = ids[ok], cost[ok], col[ok]
-            extra = np.where(tried.profiled[ok], self.overhead[cols], 0.0)
+            on = profiled[ok]
+            extra = np.where(on, self.overhead[cols], 0.0) if on.any() else 0.0  # the JIT profile's extra
             c = c - py_min(extra, c)
             first = self.successes[won] == 0
-            self.scale[won[first]] = np.where(c[first] > 0.0, c[first], 1.0)
+            if first.any():
+                self.scale[won[first]] = np.where(c[first] > 0.0, c[first], 1.0)
             x[ok] = py_min(c / self.scale[won], self.cap)
             self.successes[won] += 1
             self.reached[won, cols] += 1
@@ -163,7 +170,7 @@ class ArmArrays:
         self.tries[rows] += 1
 
     def learn(self, ids: np.ndarray, tried: Tried) -> None:
-        """What the outcomes teach besides the statistics (default: nothing)."""
+        """What the outcomes teach besides the statistics, asked when a try profiled (default: nothing)."""
 
     def decided(self, ids: np.ndarray, col: np.ndarray) -> None:
         """Each seed's decision (default: nothing to remember)."""
