@@ -209,9 +209,12 @@ class BayesOptEIArrays(ArmArrays):
             redo = (self.fit_t[seeds] != t) | (self.fit_q[seeds] != quarter[at])
             kept, again = np.flatnonzero(~redo), np.flatnonzero(redo)
             nk, m, nl = len(kept), len(again), len(LENGTH_SCALES)
-            src = np.concatenate([kept, np.tile(again, nl)])
-            lengths = np.concatenate([self.length[seeds[kept]], np.repeat(LENGTH_SCALES, m)])
-            gm, gs, yc, weights = gp_posteriors(x[src], y[src], noise[src], grid, lengths)
+            lengths = self.length[seeds[kept]]
+            if m:
+                src = np.concatenate([kept, np.tile(again, nl)])
+                lengths = np.concatenate([lengths, np.repeat(LENGTH_SCALES, m)])
+                x, y, noise = x[src], y[src], noise[src]
+            gm, gs, yc, weights = gp_posteriors(x, y, noise, grid, lengths)
             mean[at[kept]], std[at[kept]] = gm[:nk], gs[:nk]
             for j, i in enumerate(again.tolist()):
                 fits = range(nk + j, nk + nl * m, m)  # its stack rows, one per length scale
