@@ -18,19 +18,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 
-from zeus_bench.sim.policies.base import Policy
+from zeus_bench.sim.policies.base import Policy, PolicyContext
 from zeus_bench.sim.policies.seeds import Decided, Outcome, ScalarPolicies, Tried
 from zeus_bench.sim.policies.zeus_plus import profiling_overhead
 
 if TYPE_CHECKING:
     from zeus_bench.sim.model import JobModel
-    from zeus_bench.sim.policies.baselines import ArmBandit
 
-__all__ = ["ArmArrays", "py_max", "py_min"]
+__all__ = ["ArmArrays", "ArmPolicy", "py_max", "py_min"]
+
+
+class ArmPolicy(Protocol):
+    """What the face reads of a seed's policy object (an :class:`~zeus_bench.sim.policies.baselines.ArmBandit`)."""
+
+    ctx: PolicyContext
+    arms: list[int]
+    index: dict[int, int]
+    b0: int
+    cap: float
 
 
 def py_min(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
@@ -52,13 +61,13 @@ class ArmArrays:
     an outcome teaches besides) and :meth:`decided` (what a decision is remembered for).
     """
 
-    def __init__(self, model: JobModel, policies: Sequence[ArmBandit]) -> None:
+    def __init__(self, model: JobModel, policies: Sequence[ArmPolicy]) -> None:
         """Every seed with no observation (:meth:`applies` holds)."""
         p = policies[0]
         self.model = model
-        self.policies = list(policies)
-        self.cls = type(p)
-        self.rngs = [q.ctx.rng for q in self.policies]
+        self.policies = [cast("Policy", q) for q in policies]  # ArmBandit objects
+        self.cls = type(self.policies[0])
+        self.rngs = [q.ctx.rng for q in policies]
         self.arms = list(p.arms)
         self.b0 = p.index[p.b0]  # b0's column
         self.cap = p.cap
@@ -73,7 +82,7 @@ class ArmArrays:
                 for b, j in zip(self.arms, self.jit_pj.tolist(), strict=True)
             ]
         )
-        a, k = len(self.policies), len(self.arms)
+        a, k = len(policies), len(self.arms)
         self.n, self.s1, self.s2 = np.zeros((a, k)), np.zeros((a, k)), np.zeros((a, k))
         self.reached = np.zeros((a, k), dtype=np.int64)  # tries of each arm that reached the target
         self.learnt = np.zeros((a, k), dtype=bool)  # the arm's JIT limit known (profiled)
@@ -85,7 +94,7 @@ class ArmArrays:
         self.min_cost = np.full(a, math.inf)  # least recurrence total so far
 
     @staticmethod
-    def applies(model: JobModel, policies: Sequence[ArmBandit]) -> bool:
+    def applies(model: JobModel, policies: Sequence[ArmPolicy]) -> bool:
         """Whether the face replays ``policies`` exactly: one context but the generator, the model's arms, every JIT limit measured."""
         if model.at_jit_limits() is None:
             return False
