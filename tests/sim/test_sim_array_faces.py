@@ -1,7 +1,7 @@
 """Every built-in policy's face over seeds on arrays gives each seed the rows of its scalar face, bit for bit.
 
 The scalar face (one policy object per seed, asked in turn: ``Policy.batched``'s default) is the
-reference; the array faces (``BatchedPolicies`` of the bandit baselines and ``bo-ei``; ``bs-only`` on
+reference; the array faces (``seed_arms.ArmArrays`` of the bandit baselines and ``bo-ei``; ``bs-only`` on
 Zeus's ``SeedZeus`` at its maximum limits; ``seed_simple``'s of pl-only, grid-search and the
 fixed references) are held to it on the published traces' whole grid (both
 halves of the paths, several eta and beta, the horizon known and unknown) and on toy jobs.
@@ -17,8 +17,9 @@ import pytest
 
 from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
-from zeus_bench.sim.policies import Policy, get_policy, seed_simple, seed_zeus
-from zeus_bench.sim.policies.seeds import BatchedPolicies, SeedArrays
+from zeus_bench.sim.policies import Policy, baselines, bo, get_policy, seed_simple, seed_zeus
+from zeus_bench.sim.policies.seed_arms import ArmArrays
+from zeus_bench.sim.policies.seeds import SeedArrays
 from zeus_bench.sim.replay import JobModel, default_recurrences, replay_many
 from zeus_bench.sim.rules import KNOWN, UNKNOWN, Horizon
 from zeus_bench.studies.crossfit import split_job
@@ -27,11 +28,11 @@ from zeus_bench.traces.jobs import JobTrace
 #: The policies with an array face, and the face each gets.
 FACES: dict[str, type] = {
     "bs-only": seed_zeus.SeedZeus,
-    "eps-greedy": BatchedPolicies,
-    "ucb1": BatchedPolicies,
-    "sw-ts": BatchedPolicies,
-    "conservative-ucb": BatchedPolicies,
-    "bo-ei": BatchedPolicies,
+    "eps-greedy": baselines.EpsilonGreedyArrays,
+    "ucb1": baselines.UCB1Arrays,
+    "sw-ts": baselines.SlidingWindowTSArrays,
+    "conservative-ucb": baselines.ConservativeUCBArrays,
+    "bo-ei": bo.BayesOptEIArrays,
     "pl-only": seed_simple.JitB0Arrays,
     "grid-search": seed_simple.GridArrays,
     "baseline": seed_simple.FixedArrays,
@@ -122,10 +123,10 @@ def test_a_subclass_changing_a_rule_gets_the_scalar_face() -> None:
     model = JobModel(toy_job(), Cost(0.5))
     ucb1 = get_policy("ucb1")
     tuned: type[Policy] = type("Tuned", (ucb1,), {"alpha": 0.1})  # a constant: the face still applies
-    assert isinstance(tuned.batched(model, [tuned(_ctx(model, s)) for s in SEEDS]), BatchedPolicies)
+    assert isinstance(tuned.batched(model, [tuned(_ctx(model, s)) for s in SEEDS]), ArmArrays)
     changed: type[Policy] = type("Changed", (ucb1,), {"choose": lambda self: self.b0})
     face: SeedArrays | object = changed.batched(model, [changed(_ctx(model, s)) for s in SEEDS])
-    assert not isinstance(face, BatchedPolicies)
+    assert not isinstance(face, ArmArrays)
     bo = get_policy("bo-ei")
     other: type[Policy] = type("Other", (bo,), {"posterior": vars(bo)["posterior"]})
-    assert not isinstance(other.batched(model, [other(_ctx(model, s)) for s in SEEDS]), BatchedPolicies)
+    assert not isinstance(other.batched(model, [other(_ctx(model, s)) for s in SEEDS]), ArmArrays)

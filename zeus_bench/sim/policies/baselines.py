@@ -46,12 +46,13 @@ from zeus_bench.sim.policies.base import (
     scalar_face,
 )
 from zeus_bench.sim.policies.builtin import JitMixin
-from zeus_bench.sim.policies.seeds import BatchedPolicies
+from zeus_bench.sim.policies.seed_arms import ArmArrays, py_max, py_min
+from zeus_bench.sim.policies.seed_simple import changes_rules
 from zeus_bench.sim.policies.zeus_plus import baseline_ratio, profiling_overhead
 
 if TYPE_CHECKING:
     from zeus_bench.sim.model import JobModel
-    from zeus_bench.sim.policies.seeds import SeedArrays, SeedPolicies
+    from zeus_bench.sim.policies.seeds import SeedArrays, SeedPolicies, Tried
 
 #: Recurrences the baselines assume when their number is not known (sw-ts's window, conservative-ucb's funds).
 UNKNOWN_RECURRENCES = 50
@@ -59,20 +60,15 @@ CAP_WITHOUT_EARLY_STOP = 4.0  # cap of an observation (units of the first cost) 
 EPS_C = 1.0  # eps-greedy: eps_t = min(1, EPS_C * K / t) (Auer et al. 2002, c / d^2 = 1)
 SIGMA_MIN = 0.02  # least noise std of a normalized cost (pooled estimates of one-path arms are 0)
 TS_PRIOR_STD = 0.25  # sw-ts: std of an arm's prior (around its all-time mean, or 1 if never run)
+SEQUENTIAL_SUM = 7  # NumPy sums this many numbers or fewer one after the other (pairwise beyond)
 MIN_SEEDS = 5  # fewer seeds replay one object per seed (the default face): at 4 seeds the two break even
 
-#: The methods whose rules a class's ``choose_many`` replays on arrays over seeds: a subclass
-#: overriding one of them below the class that defines its ``choose_many`` gets the default face.
+#: The methods whose rules a class's face over seeds (its ``array_face``) replays on arrays: a
+#: subclass overriding one of them below the class that defines its ``array_face`` gets the default face.
 ARM_RULES = (
-    "__init__", "predict", "predict_many", "choose", "choose_many", "observe", "record", "means", "best",
-    "pooled_std", "pooled_stds", "first_unplayed", "ordered_unplayed", "posteriors", "posterior", "bounds", "stop_cost", "started",
-    "_decide", "_learn_limit",
+    "__init__", "predict", "choose", "observe", "record", "means", "best", "pooled_std", "ordered_unplayed",
+    "posteriors", "posterior", "bounds", "stop_cost", "started", "_decide", "_learn_limit",
 )  # fmt: skip
-
-
-def stacked(objs: Sequence[ArmBandit], attr: str) -> np.ndarray:
-    """The per-arm array ``attr`` of every object, one row each."""
-    return np.array([getattr(o, attr) for o in objs])
 
 
 @functools.lru_cache(maxsize=64)
@@ -87,6 +83,42 @@ def least_mean(means: np.ndarray, b0: int) -> np.ndarray:
     least = means.min(axis=1)
     ties = means == least[:, None]
     return np.where(ties[:, b0], b0, np.argmax(ties, axis=1))
+
+
+def pooled_stds(n: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
+    """:meth:`ArmBandit.pooled_std` of every row of the per-arm sums (the same sums, row by row).
+
+    Each row's terms are summed in :meth:`ArmBandit.pooled_std`'s order: NumPy sums up to
+    :data:`SEQUENTIAL_SUM` numbers from the first to the last, as a running sum over the row does
+    (the other arms' zeros added exactly); a row of more terms is summed alone among those of
+    as many (pairwise, as NumPy sums them).
+    """
+    many = n > 1
+    dof = np.where(many, n - 1.0, 0.0).sum(axis=1)  # whole numbers: exact in any order
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = s2 - s1**2 / n
+    counts = many.sum(axis=1)
+    ss = np.cumsum(np.where(many, terms, 0.0), axis=1)[:, -1]
+    if len(n) and int(counts.max()) > SEQUENTIAL_SUM:
+        for c in np.unique(counts[counts > SEQUENTIAL_SUM]).tolist():
+            rows = np.flatnonzero(counts == c)
+            cols = np.nonzero(many[rows])[1].reshape(len(rows), c)
+            ss[rows] = terms[rows[:, None], cols].sum(
+                axis=1
+            )  # each row's terms alone, as pooled_std sums them
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sigma = np.maximum(np.sqrt(np.maximum(ss, 0.0) / dof), SIGMA_MIN)
+    return np.where(dof > 0.0, sigma, SIGMA_MIN)
+
+
+def first_unplayed(face: ArmArrays, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed (rows of ``n``, the counts): whether an arm is untried, and the column of the first.
+
+    The first in :meth:`ArmBandit.ordered_unplayed`'s order.
+    """
+    order = np.array(unplayed_order(tuple(face.arms), face.arms[face.b0]))
+    untried = (n == 0)[:, order]
+    return untried.any(axis=1), order[np.argmax(untried, axis=1)]
 
 
 class ArmBandit(JitMixin, Policy):
@@ -130,32 +162,24 @@ class ArmBandit(JitMixin, Policy):
         raise NotImplementedError
 
     @classmethod
-    def predict_many(cls, objs: Sequence[ArmBandit]) -> list[Decision]:
-        """:meth:`predict` of each of ``objs`` (this class's), the choices made by :meth:`choose_many`."""
-        pending = [o for o in objs if o.successes > 0]
-        chosen = iter(cls.choose_many(pending) if pending else ())
-        return [o._decide(next(chosen) if o.successes > 0 else o.b0) for o in objs]
-
-    @classmethod
-    def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
-        """:meth:`choose` of each of ``objs`` (this class's, after a success); subclasses do it on arrays."""
-        return [o.choose() for o in objs]
-
-    @classmethod
     def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
-        """The face that decides for every seed at once (:class:`~zeus_bench.sim.policies.seeds.BatchedPolicies`).
+        """The face that decides and observes every seed on arrays (the class's ``array_face``).
 
-        Unless a subclass changes a rule of :data:`ARM_RULES` below the class whose
-        :meth:`choose_many` it would use (it gets the default face, one object asked per seed), or
-        there are fewer than :data:`MIN_SEEDS` seeds.
+        Unless no class defines ``array_face``, a subclass changes a rule of :data:`ARM_RULES`
+        below the class that does (it gets the default face, one object asked per seed), there
+        are fewer than :data:`MIN_SEEDS` seeds, or the face does not apply
+        (:meth:`ArmArrays.applies <zeus_bench.sim.policies.seed_arms.ArmArrays.applies>`).
         """
-        mro = cls.__mro__
-        owner = next(k for k in mro if "choose_many" in vars(k))
-        below = mro[: mro.index(owner)]
-        if len(policies) < MIN_SEEDS or any(name in vars(k) for k in below for name in ARM_RULES):
+        owner = next((k for k in cls.__mro__ if "array_face" in vars(k)), None)
+        objs = cast("Sequence[ArmBandit]", policies)
+        if (
+            owner is None
+            or len(policies) < MIN_SEEDS
+            or changes_rules(cls, owner, ARM_RULES)
+            or not ArmArrays.applies(model, objs)
+        ):
             return scalar_face(model, policies)
-        face = scalar_face(model, policies)
-        return BatchedPolicies(model, policies, face._stops, cls.predict_many)
+        return cast("SeedArrays", getattr(cls, "array_face")(model, objs))  # noqa: B009 - defined by subclasses only
 
     def observe(self, outcome: Outcome) -> None:
         """Record the try's normalized cost, its success and the money spent."""
@@ -209,42 +233,10 @@ class ArmBandit(JitMixin, Policy):
         ss = float((s2[many] - s1[many] ** 2 / n[many]).sum())
         return max(math.sqrt(max(ss, 0.0) / dof), SIGMA_MIN)
 
-    @staticmethod
-    def pooled_stds(n: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
-        """:meth:`pooled_std` of every row of the per-arm sums (the same sums, row by row)."""
-        many = n > 1
-        dof = np.where(many, n - 1.0, 0.0).sum(axis=1)  # whole numbers: exact in any order
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = s2 - s1**2 / n
-        ss = np.zeros(len(n))
-        counts = many.sum(axis=1)
-        for c in np.unique(counts).tolist():
-            if c == 0:
-                continue
-            rows = np.flatnonzero(counts == c)
-            cols = np.nonzero(many[rows])[1].reshape(len(rows), c)
-            ss[rows] = terms[rows[:, None], cols].sum(
-                axis=1
-            )  # each row's terms alone, as pooled_std sums them
-        with np.errstate(divide="ignore", invalid="ignore"):
-            sigma = np.maximum(np.sqrt(np.maximum(ss, 0.0) / dof), SIGMA_MIN)
-        return np.where(dof > 0.0, sigma, SIGMA_MIN)
-
     def ordered_unplayed(self) -> list[int]:
         """Batch sizes never tried, nearest b0 first in doublings (the larger of two equals first)."""
         n = self.n
         return [self.arms[i] for i in unplayed_order(tuple(self.arms), self.b0) if n[i] == 0]
-
-    @staticmethod
-    def first_unplayed(objs: Sequence[ArmBandit], n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per object (rows of ``n``, the counts): whether an arm is untried, and the index of the first.
-
-        The first in :meth:`ordered_unplayed`'s order (the objects share their arms and b0).
-        """
-        o = objs[0]
-        order = np.array(unplayed_order(tuple(o.arms), o.b0))
-        untried = (n == 0)[:, order]
-        return untried.any(axis=1), order[np.argmax(untried, axis=1)]
 
 
 @register_policy
@@ -265,21 +257,23 @@ class EpsilonGreedy(ArmBandit):
         return min(self.arms, key=lambda b: (means[self.index[b]], b != self.b0))
 
     @classmethod
-    def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
-        """:meth:`choose` of each: each seed's own draws, the greedy arms on arrays."""
-        o = objs[0]
-        k = len(o.arms)
-        n, s1 = stacked(objs, "n"), stacked(objs, "s1")
-        with np.errstate(invalid="ignore", divide="ignore"):
-            greedy = least_mean(np.where(n > 0, s1 / np.maximum(n, 1.0), np.inf), o.index[o.b0]).tolist()
-        out = []
-        for x, g in zip(objs, greedy, strict=True):
-            rng = x.ctx.rng
-            if rng.random() < min(1.0, EPS_C * k / (x.tries + 1)):
-                out.append(x.arms[int(rng.integers(k))])
-            else:
-                out.append(x.arms[g])
-        return out
+    def array_face(cls, model: JobModel, policies: Sequence[ArmBandit]) -> ArmArrays:
+        """Its face over seeds (:class:`EpsilonGreedyArrays`)."""
+        return EpsilonGreedyArrays(model, policies)
+
+
+class EpsilonGreedyArrays(ArmArrays):
+    """``eps-greedy``'s seeds on arrays."""
+
+    def choose(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`EpsilonGreedy.choose` of each: each seed's own draws, the greedy arms on arrays."""
+        k = len(self.arms)
+        greedy = least_mean(self.means(rows), self.b0).tolist()
+        rngs, out = self.rngs, []
+        for i, g, t in zip(rows.tolist(), greedy, self.tries[rows].tolist(), strict=True):
+            rng = rngs[i]
+            out.append(int(rng.integers(k)) if rng.random() < min(1.0, EPS_C * k / (t + 1)) else g)
+        return np.array(out, dtype=np.intp)
 
 
 @register_policy
@@ -298,18 +292,21 @@ class UCB1(ArmBandit):
         return self.arms[int(np.argmax(index))]
 
     @classmethod
-    def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
-        """:meth:`choose` of each, on arrays over the objects."""
-        n, s1 = stacked(objs, "n"), stacked(objs, "s1")
-        untried, first = cls.first_unplayed(objs, n)
-        log_t = np.array([math.log(o.tries) if o.tries > 0 else 0.0 for o in objs])
-        cap = np.array([o.cap for o in objs])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = np.where(n > 0, s1 / np.maximum(n, 1.0), np.inf)
-            index = 1.0 - means / cap[:, None] + np.sqrt((2.0 * log_t)[:, None] / n)
-        pick = np.where(untried, first, np.argmax(index, axis=1)).tolist()
-        arms = objs[0].arms
-        return [arms[i] for i in pick]
+    def array_face(cls, model: JobModel, policies: Sequence[ArmBandit]) -> ArmArrays:
+        """Its face over seeds (:class:`UCB1Arrays`)."""
+        return UCB1Arrays(model, policies)
+
+
+class UCB1Arrays(ArmArrays):
+    """``ucb1``'s seeds on arrays."""
+
+    def choose(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`UCB1.choose` of each, on arrays over the seeds."""
+        n = self.n[rows]
+        untried, first = first_unplayed(self, n)
+        log_t = np.array([math.log(t) if t > 0 else 0.0 for t in self.tries[rows].tolist()])
+        index = 1.0 - self.means(rows) / self.cap + np.sqrt((2.0 * log_t)[:, None] / n)
+        return np.where(untried, first, np.argmax(index, axis=1))
 
 
 def sliding_window(horizon: int) -> int:
@@ -370,19 +367,57 @@ class SlidingWindowTS(ArmBandit):
         return self.arms[int(np.argmin(means + stds * z))]
 
     @classmethod
-    def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
-        """:meth:`choose` of each: the posteriors on arrays, each seed's own draws."""
-        wins = cast("Sequence[SlidingWindowTS]", objs)
-        n, s1, w1, wn = stacked(wins, "n"), stacked(wins, "s1"), stacked(wins, "w1"), stacked(wins, "wn")
-        sigma2 = (cls.pooled_stds(wn, w1, stacked(wins, "w2")) ** 2)[:, None]
+    def array_face(cls, model: JobModel, policies: Sequence[ArmBandit]) -> ArmArrays:
+        """Its face over seeds (:class:`SlidingWindowTSArrays`)."""
+        return SlidingWindowTSArrays(model, policies)
+
+
+class SlidingWindowTSArrays(ArmArrays):
+    """``sw-ts``'s seeds on arrays: each seed's window a ring of its last tries."""
+
+    def __init__(self, model: JobModel, policies: Sequence[ArmBandit]) -> None:
+        """Every seed's window empty."""
+        super().__init__(model, policies)
+        self.window = w = cast("SlidingWindowTS", policies[0]).window
+        a, k = len(self.policies), len(self.arms)
+        self.wn, self.w1, self.w2 = np.zeros((a, k)), np.zeros((a, k)), np.zeros((a, k))
+        self.ring_col = np.zeros((a, w + 1), dtype=np.intp)  # the window's tries (one more, popped at once)
+        self.ring_x = np.zeros((a, w + 1))
+        self.head = np.zeros(a, dtype=np.int64)  # each ring's oldest
+        self.size = np.zeros(a, dtype=np.int64)
+
+    def record(self, rows: np.ndarray, col: np.ndarray, x: np.ndarray) -> None:
+        """Also slide each seed's window (:meth:`SlidingWindowTS.record`)."""
+        super().record(rows, col, x)
+        cap = self.window + 1
+        at = (self.head[rows] + self.size[rows]) % cap
+        self.ring_col[rows, at], self.ring_x[rows, at] = col, x
+        self.wn[rows, col] += 1.0
+        self.w1[rows, col] += x
+        self.w2[rows, col] += x * x
+        self.size[rows] += 1
+        full = self.size[rows] > self.window
+        if full.any():
+            out = rows[full]
+            old = self.head[out]
+            j, y = self.ring_col[out, old], self.ring_x[out, old]
+            self.wn[out, j] -= 1.0
+            self.w1[out, j] -= y
+            self.w2[out, j] -= y * y
+            self.head[out] = (old + 1) % cap
+            self.size[out] -= 1
+
+    def choose(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`SlidingWindowTS.choose` of each: the posteriors on arrays, each seed's own draws."""
+        n, wn, w1 = self.n[rows], self.wn[rows], self.w1[rows]
+        sigma2 = (pooled_stds(wn, w1, self.w2[rows]) ** 2)[:, None]
         prior_prec = 1.0 / TS_PRIOR_STD**2
-        prior_mean = np.where(n > 0, s1 / np.maximum(n, 1.0), 1.0)
+        prior_mean = np.where(n > 0, self.s1[rows] / np.maximum(n, 1.0), 1.0)
         prec = prior_prec + wn / sigma2
         means, stds = (prior_prec * prior_mean + w1 / sigma2) / prec, np.sqrt(1.0 / prec)
-        k = len(objs[0].arms)
-        z = np.array([o.ctx.rng.standard_normal(k) for o in objs])
-        arms = objs[0].arms
-        return [arms[i] for i in np.argmin(means + stds * z, axis=1).tolist()]
+        k, rngs = len(self.arms), self.rngs
+        z = np.array([rngs[i].standard_normal(k) for i in rows.tolist()])
+        return np.argmin(means + stds * z, axis=1)
 
 
 @register_policy
@@ -443,29 +478,9 @@ class ConservativeUCB(ArmBandit):
             return np.where(self.n > 0, means - width, -np.inf), np.where(self.n > 0, means + width, np.inf)
 
     @classmethod
-    def predict_many(cls, objs: Sequence[ArmBandit]) -> list[Decision]:
-        """:meth:`predict` of each (remembering each one's batch size)."""
-        decisions = super().predict_many(objs)
-        for o, d in zip(cast("Sequence[ConservativeUCB]", objs), decisions, strict=True):
-            o.last = d.batch_size
-        return decisions
-
-    @classmethod
-    def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
-        """:meth:`choose` of each, the confidence bounds on arrays over the objects."""
-        n, s1 = stacked(objs, "n"), stacked(objs, "s1")
-        sigma = cls.pooled_stds(n, s1, stacked(objs, "s2"))[:, None]
-        log_t = np.array([2.0 * math.log(max(o.tries, 2)) for o in objs])[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            width = sigma * np.sqrt(log_t / n)
-            means = np.where(n > 0, s1 / np.maximum(n, 1.0), np.inf)
-            lo, hi = np.where(n > 0, means - width, -np.inf), np.where(n > 0, means + width, np.inf)
-        return [
-            o.choose(bounds)
-            for o, bounds in zip(
-                cast("Sequence[ConservativeUCB]", objs), zip(lo, hi, strict=True), strict=True
-            )
-        ]
+    def array_face(cls, model: JobModel, policies: Sequence[ArmBandit]) -> ArmArrays:
+        """Its face over seeds (:class:`ConservativeUCBArrays`)."""
+        return ConservativeUCBArrays(model, policies)
 
     def choose(self, bounds: tuple[np.ndarray, np.ndarray] | None = None) -> int:
         """The optimistic arm when the budget pays its pessimistic cost, else the safest paid one, else b0.
@@ -494,3 +509,60 @@ class ConservativeUCB(ArmBandit):
             if pessimistic(safest) <= budget:
                 return safest
         return self.b0
+
+
+class ConservativeUCBArrays(ArmArrays):
+    """``conservative-ucb``'s seeds on arrays: each seed's baseline ratio and last batch size too."""
+
+    def __init__(self, model: JobModel, policies: Sequence[ArmBandit]) -> None:
+        """Every seed's ratio 1 (until b0's profile), its last batch size b0."""
+        super().__init__(model, policies)
+        a = len(self.policies)
+        self.alpha = float(cast("ConservativeUCB", policies[0]).alpha)
+        self.ratio = np.ones(a)
+        self.last = np.full(a, self.b0, dtype=np.intp)
+        ctx = policies[0].ctx
+        limit = float(np.asarray(ctx.job.power_limits, dtype=float)[self.jit_pj[self.b0]])
+        self.b0_ratio = baseline_ratio(ctx.job, ctx.cost, limit)  # what b0's profile measures
+
+    def decided(self, ids: np.ndarray, col: np.ndarray) -> None:
+        """Remember each seed's batch size (b0 runs without early stop)."""
+        self.last[ids] = col
+
+    def stop_cost(self, ids: np.ndarray, bound: np.ndarray, epoch_cost: np.ndarray) -> np.ndarray:
+        """No early stop for b0 (:meth:`ConservativeUCB.stop_cost`)."""
+        return np.where(self.last[ids] == self.b0, math.inf, bound)
+
+    def learn(self, ids: np.ndarray, tried: Tried) -> None:
+        """b0's profile teaches the seed the baseline's epoch-cost ratio."""
+        self.ratio[ids[tried.profiled & (tried.bi == self.b0)]] = self.b0_ratio
+
+    def choose(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`ConservativeUCB.choose` of each, on arrays over the seeds."""
+        n, i0 = self.n[rows], self.b0
+        sigma = pooled_stds(n, self.s1[rows], self.s2[rows])[:, None]
+        log_t = np.array([2.0 * math.log(max(t, 2)) for t in self.tries[rows].tolist()])[:, None]
+        width = sigma * np.sqrt(log_t / n)
+        means = self.means(rows)
+        lo, hi = np.where(n > 0, means - width, -np.inf), np.where(n > 0, means + width, np.inf)
+        scale = self.scale[rows]
+        budget = (
+            (1.0 + self.alpha)
+            * (self.successes[rows] + 1)
+            * py_max(lo[:, i0], 0.0)
+            * self.ratio[rows]
+            * scale
+        )
+        budget = budget - self.spent[rows]
+        worst = self.beta * self.min_cost[rows] + hi[:, i0] * scale
+        reached = self.reached[rows] > 0
+        pessimistic = np.where(reached, py_min(hi * scale[:, None], worst[:, None]), worst[:, None])
+        untried, first = first_unplayed(self, n)
+        candidate = np.where(untried, first, least_mean(lo, i0))
+        k = np.arange(len(rows))
+        paid = (candidate == i0) | (pessimistic[k, candidate] <= budget)
+        done = reached.copy()
+        done[:, i0] = False
+        safest = np.argmin(np.where(done, hi, np.inf), axis=1)
+        safe = done.any(axis=1) & (pessimistic[k, safest] <= budget)
+        return np.where(paid, candidate, np.where(safe, safest, i0))

@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from zeus_bench.sim.policies.base import PolicyContext, register_policy
-from zeus_bench.sim.policies.baselines import ArmBandit, least_mean, stacked
+from zeus_bench.sim.policies.baselines import ArmBandit, least_mean, pooled_stds
+from zeus_bench.sim.policies.seed_arms import ArmArrays
+
+if TYPE_CHECKING:
+    from zeus_bench.sim.model import JobModel
 
 SIGNAL_STD = 0.5  # prior std of a batch size's normalized cost around the constant mean
 LENGTH_SCALES = (0.5, 1.0, 2.0, 4.0)  # candidate length scales, in doublings of batch size
@@ -164,51 +168,63 @@ class BayesOptEI(ArmBandit):
         return min(done, key=lambda b: (float(mean[self.index[b]]), b != self.b0))
 
     @classmethod
-    def choose_many(cls, objs: Sequence[ArmBandit]) -> list[int]:
-        """:meth:`choose` of each: the GPs of as many objects as have tried as many batch sizes at once."""
-        bos = cast("Sequence[BayesOptEI]", objs)
-        o = bos[0]
-        n, s1 = stacked(objs, "n"), stacked(objs, "s1")
+    def array_face(cls, model: JobModel, policies: Sequence[ArmBandit]) -> ArmArrays:
+        """Its face over seeds (:class:`BayesOptEIArrays`)."""
+        return BayesOptEIArrays(model, policies)
+
+
+class BayesOptEIArrays(ArmArrays):
+    """``bo-ei``'s seeds on arrays: each seed's length scale and when it was chosen too."""
+
+    def __init__(self, model: JobModel, policies: Sequence[ArmBandit]) -> None:
+        """Every seed's length scale 1, never chosen."""
+        super().__init__(model, policies)
+        a = len(self.policies)
+        self.log_bs = np.log2(np.array(self.arms, dtype=float))
+        self.length = np.ones(a)
+        self.fit_t = np.zeros(a, dtype=np.int64)  # the key of the last choice: batch sizes tried,
+        self.fit_q = np.zeros(a, dtype=np.int64)  # and tries // REFIT_EVERY
+
+    def choose(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`BayesOptEI.choose` of each: the GPs of as many seeds as have tried as many batch sizes at once."""
+        n, s1 = self.n[rows], self.s1[rows]
         tried = n > 0
         counts = tried.sum(axis=1)
-        sigma2 = cls.pooled_stds(n, s1, stacked(objs, "s2")) ** 2
-        k = len(o.arms)
-        mean, std = np.empty((len(objs), k)), np.empty((len(objs), k))
+        sigma2 = pooled_stds(n, s1, self.s2[rows]) ** 2
+        grid = self.log_bs
+        k = len(self.arms)
+        mean, std = np.empty((len(rows), k)), np.empty((len(rows), k))
+        quarter = self.tries[rows] // REFIT_EVERY
         for t in np.unique(counts).tolist():
-            rows = np.flatnonzero(counts == t)
-            cols = np.nonzero(tried[rows])[1].reshape(len(rows), t)
-            nn = n[rows[:, None], cols]
-            x, y, noise = o.log_bs[cols], s1[rows[:, None], cols] / nn, sigma2[rows, None] / nn
+            at = np.flatnonzero(counts == t)
+            cols = np.nonzero(tried[at])[1].reshape(len(at), t)
+            nn = n[at[:, None], cols]
+            x, y, noise = grid[cols], s1[at[:, None], cols] / nn, sigma2[at, None] / nn
             if t < 3:
-                mean[rows], std[rows], _, _ = gp_posteriors(x, y, noise, o.log_bs, np.ones(len(rows)))
+                mean[at], std[at], _, _ = gp_posteriors(x, y, noise, grid, np.ones(len(at)))
                 continue
-            keys = [(t, bos[i].tries // REFIT_EVERY) for i in rows.tolist()]
-            refit = np.array([key != bos[i]._fit_key for i, key in zip(rows.tolist(), keys, strict=True)])
-            keep = rows[~refit]
-            if len(keep):
-                lengths = np.array([bos[i]._length for i in keep.tolist()])
-                mean[keep], std[keep], _, _ = gp_posteriors(
-                    x[~refit], y[~refit], noise[~refit], o.log_bs, lengths
-                )
-            if refit.any():
-                fits = [
-                    gp_posteriors(
-                        x[refit], y[refit], noise[refit], o.log_bs, np.full(int(refit.sum()), length)
-                    )
-                    for length in LENGTH_SCALES
-                ]
-                again = rows[refit].tolist()
-                keys_again = [key for key, r in zip(keys, refit.tolist(), strict=True) if r]
-                for j, (i, key) in enumerate(zip(again, keys_again, strict=True)):
-                    logliks = [log_likelihood(f[2][j], f[3][j]) for f in fits]
-                    best = max(range(len(fits)), key=lambda q: logliks[q])
-                    bos[i]._length, bos[i]._fit_key = LENGTH_SCALES[best], key
-                    mean[i], std[i] = fits[best][0][j], fits[best][1][j]
-        with np.errstate(invalid="ignore"):
-            best_mean = np.where(tried, mean, np.inf).min(axis=1)
+            # one stack of GPs: the seeds keeping their length scale, then those choosing it
+            # again once per candidate (each matrix's LAPACK calls as alone)
+            seeds = rows[at]
+            redo = (self.fit_t[seeds] != t) | (self.fit_q[seeds] != quarter[at])
+            kept, again = np.flatnonzero(~redo), np.flatnonzero(redo)
+            nk, m, nl = len(kept), len(again), len(LENGTH_SCALES)
+            lengths = self.length[seeds[kept]]
+            if m:
+                src = np.concatenate([kept, np.tile(again, nl)])
+                lengths = np.concatenate([lengths, np.repeat(LENGTH_SCALES, m)])
+                x, y, noise = x[src], y[src], noise[src]
+            gm, gs, yc, weights = gp_posteriors(x, y, noise, grid, lengths)
+            mean[at[kept]], std[at[kept]] = gm[:nk], gs[:nk]
+            for j, i in enumerate(again.tolist()):
+                fits = range(nk + j, nk + nl * m, m)  # its stack rows, one per length scale
+                logliks = [log_likelihood(yc[f], weights[f]) for f in fits]
+                best = max(range(nl), key=logliks.__getitem__)
+                self.length[seeds[i]] = LENGTH_SCALES[best]
+                mean[at[i]], std[at[i]] = gm[fits[best]], gs[fits[best]]
+            self.fit_t[seeds[again]], self.fit_q[seeds[again]] = t, quarter[at[again]]
+        best_mean = np.where(tried, mean, np.inf).min(axis=1)
         ei = expected_improvement(mean, std, best_mean[:, None])
         explore = ei.max(axis=1) >= EI_MIN
-        reached = np.array([[x.reached[b] > 0 for b in x.arms] for x in bos])
-        exploit = least_mean(np.where(reached, mean, np.inf), o.index[o.b0])
-        pick = np.where(explore, np.argmax(ei, axis=1), exploit).tolist()
-        return [o.arms[i] for i in pick]
+        exploit = least_mean(np.where(self.reached[rows] > 0, mean, np.inf), self.b0)
+        return np.where(explore, np.argmax(ei, axis=1), exploit)

@@ -12,8 +12,8 @@ executor to replay from scratch with its scalar :meth:`~SeedArrays.fallback`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from zeus_bench.sim.model import JobModel
 
 __all__ = [
-    "BatchedPolicies", "Decided", "Decision", "Outcome", "ScalarPolicies", "ScalarPolicy", "SeedArrays", "SeedList",
+    "Decided", "Decision", "Outcome", "ScalarPolicies", "ScalarPolicy", "SeedArrays", "SeedList",
     "SeedPolicies", "Tried", "decision_indices", "outcomes",
 ]  # fmt: skip
 
@@ -214,10 +214,6 @@ class ScalarPolicies:
             self.policies[i].observe(out)
 
 
-#: Decides for many seeds' objects at once: their decisions, in order (a class's ``predict_many``).
-PredictMany = Callable[[Sequence[Any]], list[Decision]]
-
-
 class SeedList:
     """A step's seed ids as a Python list, converted once per step.
 
@@ -235,53 +231,6 @@ class SeedList:
         if ids is not self._ids:
             self._ids, self._list = ids, ids.tolist()
         return self._list
-
-
-class BatchedPolicies(ScalarPolicies):
-    """A face of one scalar policy object per seed that decides for every seed at once (the array protocol).
-
-    The objects keep each seed's state and learn from each outcome one by one
-    (:meth:`~zeus_bench.sim.policies.Policy.observe`), as in :class:`ScalarPolicies`; the
-    decisions of a step are made by the class's ``predict_many`` over the seeds' objects, whose
-    rules are their ``predict``'s on arrays over seeds (the array work that dominates a try is
-    done once per step, not once per seed). No seed is ever reported gone.
-    """
-
-    def __init__(
-        self, model: JobModel, policies: Sequence[ScalarPolicy], stops: bool, predict_many: PredictMany
-    ) -> None:
-        """Face ``policies`` on ``model``; ``predict_many`` gives the decisions of a list of them."""
-        super().__init__(model, policies, stops)
-        self.predict_many = predict_many
-        self.limits = np.asarray(model.job.power_limits, dtype=float)
-        self._seeds = SeedList()
-        self._decisions: list[Decision] = []
-
-    def decide_arrays(self, ids: np.ndarray, left: np.ndarray) -> Decided:
-        """Every seed's decision from ``predict_many``, as configuration indices."""
-        self._decisions = decisions = self.predict_many([self.policies[i] for i in self._seeds(ids)])
-        indices = self.indices
-        idx = [indices(d) for d in decisions]
-        bi, pj, jit = zip(*idx, strict=True) if idx else ((), (), ())
-        return Decided(np.array(bi, dtype=np.intp), np.array(pj, dtype=np.intp), np.array(jit, dtype=bool))
-
-    def early_stopping(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
-        """Each policy's ``early_stopping``."""
-        return super().early_stopping(self._seeds(ids) if isinstance(ids, np.ndarray) else ids)
-
-    def stop_cost(
-        self, ids: Sequence[int] | np.ndarray, bound: np.ndarray, epoch_cost: np.ndarray
-    ) -> np.ndarray:
-        """Each policy's ``stop_cost`` (the bound where not overridden)."""
-        return super().stop_cost(self._seeds(ids) if isinstance(ids, np.ndarray) else ids, bound, epoch_cost)
-
-    def observe_arrays(self, ids: np.ndarray, tried: Tried) -> None:
-        """Each policy's :meth:`~zeus_bench.sim.policies.Policy.observe` of its outcome."""
-        self.observe(self._seeds(ids), outcomes(self._decisions, self.limits, tried))
-
-    def fallback(self, ids: Sequence[int]) -> SeedPolicies:
-        """Never asked (no seed goes); the objects' scalar face."""
-        return ScalarPolicies(self.model, [self.policies[i] for i in ids], self._stops)
 
 
 def outcomes(decisions: Sequence[Decision], limits: np.ndarray, tried: Tried) -> list[Outcome]:
