@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zeus_bench.sim.policies.baselines import SEQUENTIAL_SUM, SIGMA_MIN, ArmBandit, pooled_stds
+from zeus_bench.sim.policies.arm_faces import SEQUENTIAL_SUM, SIGMA_MIN, pooled_stds
+from zeus_bench.sim.policies.baselines import ArmBandit
 from zeus_bench.sim.policies.seed_arms import py_max, py_min
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
-from zeus_bench.sim.policies import Policy, baselines, bo, get_policy, seed_simple, seed_zeus
+from zeus_bench.sim.policies import Policy, arm_faces, bo, get_policy, seed_simple, seed_zeus
 from zeus_bench.sim.policies.seed_arms import ArmArrays
 from zeus_bench.sim.policies.seeds import SeedArrays
 from zeus_bench.sim.replay import JobModel, default_recurrences, replay_many
@@ -28,10 +28,10 @@ from zeus_bench.traces.jobs import JobTrace
 #: The policies with an array face, and the face each gets.
 FACES: dict[str, type] = {
     "bs-only": seed_zeus.SeedZeus,
-    "eps-greedy": baselines.EpsilonGreedyArrays,
-    "ucb1": baselines.UCB1Arrays,
-    "sw-ts": baselines.SlidingWindowTSArrays,
-    "conservative-ucb": baselines.ConservativeUCBArrays,
+    "eps-greedy": arm_faces.EpsilonGreedyArrays,
+    "ucb1": arm_faces.UCB1Arrays,
+    "sw-ts": arm_faces.SlidingWindowTSArrays,
+    "conservative-ucb": arm_faces.ConservativeUCBArrays,
     "bo-ei": bo.BayesOptEIArrays,
     "pl-only": seed_simple.JitB0Arrays,
     "grid-search": seed_simple.GridArrays,

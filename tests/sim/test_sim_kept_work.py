@@ -16,7 +16,7 @@ from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import BOOTSTRAP_REPS, BOOTSTRAP_SEED, bootstrap_indices
 from zeus_bench.sim.policies import PolicyContext, get_policy
-from zeus_bench.sim.policies.baselines import unplayed_order
+from zeus_bench.sim.policies.arm_faces import unplayed_order
 from zeus_bench.sim.policies.builtin import max_batch_configuration, max_limit_w
 from zeus_bench.sim.policies.seeds import Decision, ScalarPolicies, decision_indices
 from zeus_bench.sim.replay import JobModel

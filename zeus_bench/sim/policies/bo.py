@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from zeus_bench.sim.policies.arm_faces import least_mean, pooled_stds
 from zeus_bench.sim.policies.base import PolicyContext, register_policy
-from zeus_bench.sim.policies.baselines import ArmBandit, least_mean, pooled_stds
+from zeus_bench.sim.policies.baselines import ArmBandit
 from zeus_bench.sim.policies.seed_arms import ArmArrays
 
 if TYPE_CHECKING:
