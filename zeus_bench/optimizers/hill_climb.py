@@ -140,7 +140,7 @@ class SafeHillClimb(ClimbEstimates):
         self._incumbent: int | None = None  # incumbent()'s answer
         self._neighbours_of: dict[tuple[int, frozenset[int] | None], list[int]] = {}  # _neighbours' answers
         self._sums: dict[
-            str, tuple[list[float], int, float, float]
+            str | int, tuple[list[float], int, float, float]
         ] = {}  # _summary's (list, length, mean, se)
         self._costs: dict[int, list[float]] = {}
         self.epochs: dict[int, list[float]] = {}
