@@ -24,26 +24,46 @@ The objects' state is the state the default face would leave, so no seed is ever
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from zeus_bench.sim.policies.seeds import Decided, Decision, Outcome, ScalarPolicies, Tried, decision_indices
 
 if TYPE_CHECKING:
+    from zeus_bench.optimizers.hill_climb import SafeHillClimb
     from zeus_bench.sim.model import JobModel
-    from zeus_bench.sim.policies.zeus_plus import ZeusPlus
 
-__all__ = ["ZeusPlusArrays"]
+__all__ = ["ClimbingPolicy", "ZeusPlusArrays"]
+
+
+class ClimbingPolicy(Protocol):
+    """What the face asks of a seed's policy object (a :class:`~zeus_bench.sim.policies.zeus_plus.ZeusPlus`)."""
+
+    climber: SafeHillClimb
+    jit_limits: dict[int, float]
+    early_stopping: bool
+
+    def predict(self) -> Decision:  # noqa: D102 (the policy's)
+        ...
+
+    def stop_cost(self, default: float, epoch_cost: float = ...) -> float:  # noqa: D102
+        ...
+
+    def observe(self, outcome: Outcome) -> None:  # noqa: D102
+        ...
+
+    def feed(self, batch_size: int, cost: float, reached: bool, epochs: float, extra: float = ...) -> None:  # noqa: D102
+        ...
 
 
 class ZeusPlusArrays:
     """The array face of ``zeus-plus`` objects (one per seed, one class): their optimizers asked directly."""
 
-    def __init__(self, model: JobModel, policies: Sequence[ZeusPlus]) -> None:
+    def __init__(self, model: JobModel, policies: Sequence[ClimbingPolicy]) -> None:
         """Face ``policies`` (seed ``i``'s at position ``i``, all of one class) on ``model``."""
         self.model = model
-        self.zp: list[ZeusPlus] = list(policies)
+        self.zp: list[ClimbingPolicy] = list(policies)
         self.stops = bool(type(self.zp[0]).early_stopping) if self.zp else True
         self.limits = np.asarray(model.job.power_limits, dtype=float)
         self.batch_sizes: list[int] = [int(b) for b in model.job.batch_sizes]

@@ -36,7 +36,7 @@ from zeus_bench.sim.policies.base import (
 )
 from zeus_bench.sim.policies.builtin import JitMixin
 from zeus_bench.sim.policies.seed_simple import changes_rules
-from zeus_bench.sim.policies.seed_zeus_plus import ZeusPlusArrays
+from zeus_bench.sim.policies.seed_zeus_plus import ClimbingPolicy, ZeusPlusArrays
 from zeus_bench.traces.jobs import JobTrace
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ class ZeusPlus(JitMixin, Policy):
         """
         if changes_rules(cls, ZeusPlus, SEED_FACE_RULES):
             return scalar_face(model, policies)
-        return ZeusPlusArrays(model, cast("Sequence[ZeusPlus]", policies))
+        return ZeusPlusArrays(model, cast("Sequence[ClimbingPolicy]", policies))
 
 
 #: The methods of :class:`ZeusPlus` whose rules its face over seeds asks around (a subclass
