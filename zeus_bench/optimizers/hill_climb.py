@@ -143,7 +143,6 @@ class SafeHillClimb(ClimbEstimates):
             str | int, tuple[list[float], int, float, float]
         ] = {}  # _summary's (list, length, mean, se)
         self._costs: dict[int, list[float]] = {}
-        self._partials: dict[tuple[int, int], tuple[list[float], int, list[float] | None]] = {}  # _fsum's
         self.epochs: dict[int, list[float]] = {}
         self.tried: set[int] = set()
         self.ruled_out: set[int] = {int(b) for b in ruled_out if int(b) != b0}

@@ -27,23 +27,6 @@ def mean_of(xs: Sequence[float]) -> float:
     return math.fsum(xs) / len(xs)
 
 
-def _grow(partials: list[float], x: float) -> None:
-    """Add ``x`` to ``partials`` in place: non-overlapping floats whose sum is exactly that of the values added.
-
-    Shewchuk's exact addition (what :func:`math.fsum` does inside); exact while the values and their sum are finite.
-    """
-    i = 0
-    for z in partials:
-        x, y = (z, x) if abs(x) < abs(z) else (x, z)
-        hi = x + y
-        lo = y - (hi - x)
-        if lo:
-            partials[i] = lo
-            i += 1
-        x = hi
-    partials[i:] = [x]
-
-
 class ClimbEstimates:
     """Runs and estimates of the batch-size optimizer (its subclass's ``__init__`` sets the attributes)."""
 
@@ -64,7 +47,6 @@ class ClimbEstimates:
     _incumbent: int | None
     _sums: dict[str | int, tuple[list[float], int, float, float]]
     _moments: dict[int, tuple[list[float], int, float, float]]
-    _partials: dict[tuple[int, int], tuple[list[float], int, list[float] | None]]
 
     @property
     def costs(self) -> dict[int, list[float]]:
@@ -107,33 +89,8 @@ class ClimbEstimates:
         m = self._means.get(b)
         if m is None:
             c = self._recent(b)
-            m = self._means[b] = (
-                (self._fsum(c, len(c)) if not self.window else math.fsum(c)) / len(c) if c else math.inf
-            )
+            m = self._means[b] = mean_of(c) if c else math.inf
         return m
-
-    def _fsum(self, c: list[float], k: int, part: int = 0) -> float:
-        """``math.fsum(c[:k])``, kept as exact partial sums per list (``part``: which prefix, a list may have two).
-
-        The lists only grow in place or are replaced (as :meth:`_summary` says), so the partials of
-        the first ``n`` values stay exact and only the values after them are added; their
-        :func:`math.fsum` is the correctly rounded exact sum, that of ``c[:k]`` itself. A value not
-        finite (or a sum past the largest float): summed again whole, every time.
-        """
-        key = (id(c), part)
-        hit = self._partials.get(key)
-        if hit is not None and hit[0] is c and hit[1] <= k:
-            n, partials = hit[1], hit[2]
-        else:
-            n, partials = 0, []
-        if partials is not None:
-            for x in c[n:k]:
-                _grow(partials, x)
-                if not -math.inf < partials[-1] < math.inf:  # a value not finite, or the sum overflowed
-                    partials = None
-                    break
-        self._partials[key] = (c, k, partials)
-        return math.fsum(c[:k]) if partials is None else math.fsum(partials)
 
     def incumbent(self) -> int:
         """Batch size of least mean cost (b0 before any run reached the target).
@@ -216,12 +173,10 @@ class ClimbEstimates:
         hit = self._sums.get(key)
         if hit is not None and hit[0] is c and hit[1] == len(c) and (not se or not math.isnan(hit[3])):
             return hit[2], hit[3]
-        m = self._fsum(c, len(c)) / len(c)
+        m = mean_of(c)
         err = math.nan
         if se:
-            err = (
-                math.sqrt(math.fsum([(x - m) ** 2 for x in c]) / (len(c) - 1) / len(c)) if len(c) > 1 else 0.0
-            )
+            err = math.sqrt(math.fsum((x - m) ** 2 for x in c) / (len(c) - 1) / len(c)) if len(c) > 1 else 0.0
         self._sums[key] = (c, len(c), m, err)
         return m, err
 
@@ -249,15 +204,10 @@ class ClimbEstimates:
         c = self.costs[b]
         if len(c) <= DRIFT_RUNS + 1:
             return
-        m1 = mean_of(c[-DRIFT_RUNS:])
-        if self.window:
-            before = c[:-DRIFT_RUNS][-self.window :]
-            m0 = mean_of(before)
-        else:
-            m0 = self._fsum(c, len(c) - DRIFT_RUNS, 1) / (len(c) - DRIFT_RUNS)
+        before = c[:-DRIFT_RUNS][-self.window :] if self.window else c[:-DRIFT_RUNS]
+        m0, m1 = mean_of(before), mean_of(c[-DRIFT_RUNS:])
         if m1 <= (1.0 + DRIFT_RISE) * m0:
             return  # (the spread is only needed past the rise: not computed on every run)
-        before = c[:-DRIFT_RUNS][-self.window :] if self.window else c[:-DRIFT_RUNS]
         sd = math.sqrt(mean_of([(x - m0) ** 2 for x in before])) if len(before) > 1 else 0.0
         if m1 - m0 <= DRIFT_Z * sd / math.sqrt(DRIFT_RUNS):
             return
