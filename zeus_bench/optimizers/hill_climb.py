@@ -250,12 +250,14 @@ class SafeHillClimb(ClimbEstimates):
         incumbent even at the incumbent's epochs ends the list.
         """
         full = (1.0 + self.margin) * inc_cost
-        budget = self.budget(inc_cost)
         view = Verdicts(self, inc)  # one view of the state for the whole decision
         expected = view.expected
+        budget: float | None = None  # (asked at the first candidate within reach: most decisions have none)
         for b in sorted(view.candidates(), key=expected):
             if expected(b) > full:
                 break
+            if budget is None:
+                budget = self.budget(inc_cost)
             funds = budget + self.loan * view.promise(b) * self._base()
             if funds >= view.need(b):
                 self.probe, self.probe_cap, self.probe_funds = b, min(full, funds), funds
