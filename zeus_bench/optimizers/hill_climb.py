@@ -140,7 +140,7 @@ class SafeHillClimb(ClimbEstimates):
         self._incumbent: int | None = None  # incumbent()'s answer
         self._neighbours_of: dict[tuple[int, frozenset[int] | None], list[int]] = {}  # _neighbours' answers
         self._sums: dict[
-            str, tuple[list[float], int, float, float]
+            str | int, tuple[list[float], int, float, float]
         ] = {}  # _summary's (list, length, mean, se)
         self._costs: dict[int, list[float]] = {}
         self.epochs: dict[int, list[float]] = {}
@@ -250,12 +250,14 @@ class SafeHillClimb(ClimbEstimates):
         incumbent even at the incumbent's epochs ends the list.
         """
         full = (1.0 + self.margin) * inc_cost
-        budget = self.budget(inc_cost)
         view = Verdicts(self, inc)  # one view of the state for the whole decision
         expected = view.expected
+        budget: float | None = None  # (asked at the first candidate within reach: most decisions have none)
         for b in sorted(view.candidates(), key=expected):
             if expected(b) > full:
                 break
+            if budget is None:
+                budget = self.budget(inc_cost)
             funds = budget + self.loan * view.promise(b) * self._base()
             if funds >= view.need(b):
                 self.probe, self.probe_cap, self.probe_funds = b, min(full, funds), funds

@@ -45,7 +45,7 @@ class ClimbEstimates:
     _means: dict[int, float]
     _spreads: dict[int, float]
     _incumbent: int | None
-    _sums: dict[str, tuple[list[float], int, float, float]]
+    _sums: dict[str | int, tuple[list[float], int, float, float]]
     _moments: dict[int, tuple[list[float], int, float, float]]
 
     @property
@@ -162,8 +162,10 @@ class ClimbEstimates:
         m, se = self._summary("base", self.base_costs, True)
         return (m - se) * self.baseline_ratio
 
-    def _summary(self, key: str, c: list[float], se: bool = False) -> tuple[float, float]:
+    def _summary(self, key: str | int, c: list[float], se: bool = False) -> tuple[float, float]:
         """Mean of the runs ``c`` and (``se``) its standard error, kept while ``c`` is the same list, as long.
+
+        ``key``: ``"base"`` for the baseline's runs, a batch size for its epochs.
 
         The lists only grow in place or are replaced (:meth:`observe`, drift), so the same list
         object of the same length holds the same values (the entry keeps the list: its id is not reused).
@@ -180,7 +182,7 @@ class ClimbEstimates:
 
     def _mean_epochs(self, b: int) -> float:
         e = self.epochs.get(b)
-        return self._summary(f"epochs {b}", e)[0] if e else math.nan
+        return self._summary(b, e)[0] if e else math.nan
 
     def _expected(self, b: int, inc: int) -> float:
         """Expected cost of a run of ``b``: its measured epoch cost x the incumbent's mean epochs.

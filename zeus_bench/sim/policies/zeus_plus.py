@@ -9,6 +9,8 @@ and computes what a deployment's JIT profile would measure on a job's trace
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -24,9 +26,22 @@ from zeus_bench.optimizers.hill_climb import (
     SAFE_LOOKAHEAD,
     SafeHillClimb,
 )
-from zeus_bench.sim.policies.base import Decision, Outcome, Policy, PolicyContext, register_policy
+from zeus_bench.sim.policies.base import (
+    Decision,
+    Outcome,
+    Policy,
+    PolicyContext,
+    register_policy,
+    scalar_face,
+)
 from zeus_bench.sim.policies.builtin import JitMixin
+from zeus_bench.sim.policies.seed_simple import changes_rules
+from zeus_bench.sim.policies.seed_zeus_plus import ClimbingPolicy, ZeusPlusArrays
 from zeus_bench.traces.jobs import JobTrace
+
+if TYPE_CHECKING:
+    from zeus_bench.sim.model import JobModel
+    from zeus_bench.sim.policies.seeds import SeedArrays, SeedPolicies
 
 __all__ = ["ZeusPlus", "ZeusPlusSafe", "baseline_ratio", "profiling_overhead"]
 
@@ -142,15 +157,44 @@ class ZeusPlus(JitMixin, Policy):
         an epoch of b0 costs at the maximum limit (the baseline) against the limit chosen.
         """
         self._learn_limit(outcome)
-        if outcome.profiled and outcome.batch_size == self.ctx.job.b0:
+        if not outcome.profiled:
+            self.feed(outcome.batch_size, outcome.cost, outcome.reached, outcome.epochs)
+            return
+        if outcome.batch_size == self.ctx.job.b0:
             self.climber.baseline_ratio = baseline_ratio(self.ctx.job, self.ctx.cost, outcome.power_limit_w)
-        cost = outcome.cost if outcome.epochs > 0.0 else 0.0
-        extra = profiling_overhead(self.ctx.job, self.ctx.cost, outcome) if cost > 0.0 else 0.0
-        self.climber.observe(outcome.batch_size, cost, outcome.reached, outcome.epochs, min(extra, cost))
+        extra = profiling_overhead(self.ctx.job, self.ctx.cost, outcome) if outcome.epochs > 0.0 else 0.0
+        self.feed(outcome.batch_size, outcome.cost, outcome.reached, outcome.epochs, extra)
+
+    def feed(self, batch_size: int, cost: float, reached: bool, epochs: float, extra: float = 0.0) -> None:
+        """The optimizer's observation of a try (what :meth:`observe` tells it, the limit learnt).
+
+        A try that never ran (no epochs) costs nothing; ``extra``: what its profiling first epoch
+        cost more than an epoch at the limit chosen (0: not profiled), at most its cost.
+        """
+        cost = cost if epochs > 0.0 else 0.0
+        self.climber.observe(batch_size, cost, reached, epochs, min(extra if cost > 0.0 else 0.0, cost))
 
     def best(self) -> Decision:
         """Incumbent at its JIT limit."""
         return self._decide(self.climber.best_batch_size())
+
+    @classmethod
+    def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
+        """Its face over seeds on arrays (:class:`~zeus_bench.sim.policies.seed_zeus_plus.ZeusPlusArrays`).
+
+        For this class and its subclasses, unless a subclass changes how it decides or learns (any
+        of :data:`SEED_FACE_RULES`: it gets the default face, one object per seed).
+        """
+        if changes_rules(cls, ZeusPlus, SEED_FACE_RULES):
+            return scalar_face(model, policies)
+        return ZeusPlusArrays(model, cast("Sequence[ClimbingPolicy]", policies))
+
+
+#: The methods of :class:`ZeusPlus` whose rules its face over seeds asks around (a subclass
+#: overriding one of them gets the default face).
+SEED_FACE_RULES = (
+    "__init__", "batched", "predict", "observe", "feed", "stop_cost", "early_stopping", "_decide", "_learn_limit",
+)  # fmt: skip
 
 
 @register_policy
