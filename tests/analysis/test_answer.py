@@ -176,7 +176,7 @@ def _validation(
     if repeats:
         values |= {"repeat_runs": 2.0, "measured_runs_spread_pct": 5.3}
     if early is not None:
-        values["early_stop_share_of_gap"] = early
+        values |= {"early_stop_share_of_gap": early, "time_power_share_of_gap": 0.45}
     return pd.DataFrame(
         {
             "gpu": "h200",
@@ -194,7 +194,12 @@ def test_validation_line_flips_with_the_findings():
     assert above.key == "answer.validation.h200"
     s = above.sentence
     assert "26.4 % above the simulated median" in s and "outside the simulated 95 % band" in s
-    assert "does not cover" in s and "3 measured runs spread by 5.3 %" in s and "about 29 % of the gap" in s
+    assert (
+        "does not cover" in s
+        and "3 measured runs spread by 5.3 %" in s
+        and "early stop (one epoch after the replay's) about 29 %" in s
+    )
+    assert "on the same tries, make 45 % of the gap" in s
     assert "N = 30" in s and "`results/validation/h200/report.md`" in s
     (below,) = validation_lines({path: _validation(-3.0, 1.0, 1.0, False, None)})
     s = below.sentence

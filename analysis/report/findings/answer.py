@@ -218,10 +218,15 @@ def validation_lines(tables: Mapping[str, pd.DataFrame]) -> list[Finding]:
             sentence += (
                 f"; {int(v['repeat_runs']) + 1} measured runs spread by {v['measured_runs_spread_pct']:.1f} %"
             )
+        if "time_power_share_of_gap" in v:
+            sentence += (
+                f"; the run's own time and power beyond the measured trace, on the same tries, make "
+                f"{100 * v['time_power_share_of_gap']:.0f} % of the gap"
+            )
         if "early_stop_share_of_gap" in v:
             sentence += (
-                f"; the online optimizer's early stop (one epoch after the replay's) makes about "
-                f"{100 * v['early_stop_share_of_gap']:.0f} % of the gap"
+                f" and the online optimizer's early stop (one epoch after the replay's) about "
+                f"{100 * v['early_stop_share_of_gap']:.0f} %"
             )
         sentence += f" (`{Path(path).parent}/report.md`)."
         out.append(Finding(f"answer.validation.{gpu}", sentence, v))
