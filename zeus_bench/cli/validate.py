@@ -99,6 +99,7 @@ def _compare(args: argparse.Namespace) -> int:
     from zeus_bench.studies.validation import (
         findings,
         findings_table,
+        gap_at_n,
         recurrence_table,
         render_report,
         repeat_findings,
@@ -115,8 +116,7 @@ def _compare(args: argparse.Namespace) -> int:
     level = float(noise["noise_level"].iloc[0])
     found = findings(rec, level, measured=measured)
     if args.power is not None:
-        last = rec.iloc[-1]
-        gap = float(last["measured_cum_cost"] - last["sim_cum_cost_p50"])
+        gap = gap_at_n(rec)
         if gap != 0.0:
             eta = float(sim["eta"].iloc[0])
             found = [*found, *trace_cost_findings(measured, read_table(args.power, "power"), eta, gap)]

@@ -206,6 +206,11 @@ def findings(
     return [count, *_trajectory_findings(rec, n, checkpoints), *_band_findings(rec.loc[n], n, level), *gap]
 
 
+def gap_at_n(rec: pd.DataFrame) -> float:
+    """Measured minus simulated median cumulative cost at N (``validation_recurrences`` rows in order)."""
+    return float(rec["measured_cum_cost"].iloc[-1] - rec["sim_cum_cost_p50"].iloc[-1])
+
+
 def gap_findings(rec: pd.DataFrame, measured: pd.DataFrame, checkpoints: Sequence[int]) -> list[Finding]:
     """Where the measured run's gap to the simulated median at N comes from.
 
@@ -222,7 +227,7 @@ def gap_findings(rec: pd.DataFrame, measured: pd.DataFrame, checkpoints: Sequenc
     ``validation_online`` rows. Nothing is returned when the gap at N is zero.
     """
     n = int(rec.index.max())
-    gap_n = float(rec.loc[n, "measured_cum_cost"] - rec.loc[n, "sim_cum_cost_p50"])
+    gap_n = gap_at_n(rec)
     if gap_n == 0.0:
         return []
     out: list[Finding] = []

@@ -36,7 +36,16 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from zeus_bench.optimizers.hill_climb import DEFAULT_SAFETY
-from zeus_bench.sim.policies.arm_faces import EPS_C, SIGMA_MIN, TS_PRIOR_STD, unplayed_order
+from zeus_bench.sim.policies.arm_faces import (
+    EPS_C,
+    SIGMA_MIN,
+    TS_PRIOR_STD,
+    ConservativeUCBArrays,
+    EpsilonGreedyArrays,
+    SlidingWindowTSArrays,
+    UCB1Arrays,
+    unplayed_order,
+)
 from zeus_bench.sim.policies.base import (
     Decision,
     Outcome,
@@ -205,8 +214,6 @@ class EpsilonGreedy(ArmBandit):
     @classmethod
     def array_face(cls, model: JobModel, policies: Sequence[ArmBandit]) -> ArmArrays:
         """Its face over seeds (:class:`EpsilonGreedyArrays`)."""
-        from zeus_bench.sim.policies.arm_faces import EpsilonGreedyArrays
-
         return EpsilonGreedyArrays(model, policies)
 
 
@@ -228,8 +235,6 @@ class UCB1(ArmBandit):
     @classmethod
     def array_face(cls, model: JobModel, policies: Sequence[ArmBandit]) -> ArmArrays:
         """Its face over seeds (:class:`UCB1Arrays`)."""
-        from zeus_bench.sim.policies.arm_faces import UCB1Arrays
-
         return UCB1Arrays(model, policies)
 
 
@@ -293,8 +298,6 @@ class SlidingWindowTS(ArmBandit):
     @classmethod
     def array_face(cls, model: JobModel, policies: Sequence[ArmBandit]) -> ArmArrays:
         """Its face over seeds (:class:`SlidingWindowTSArrays`)."""
-        from zeus_bench.sim.policies.arm_faces import SlidingWindowTSArrays
-
         return SlidingWindowTSArrays(model, policies)
 
 
@@ -358,8 +361,6 @@ class ConservativeUCB(ArmBandit):
     @classmethod
     def array_face(cls, model: JobModel, policies: Sequence[ArmBandit]) -> ArmArrays:
         """Its face over seeds (:class:`ConservativeUCBArrays`)."""
-        from zeus_bench.sim.policies.arm_faces import ConservativeUCBArrays
-
         return ConservativeUCBArrays(model, policies)
 
     def choose(self, bounds: tuple[np.ndarray, np.ndarray] | None = None) -> int:
