@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from measure import run_measured
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_UNITS = 300.0
@@ -58,15 +58,9 @@ Timed = tuple[float, float, float | None, float | None, float]
 def _timed(cmd: list[str]) -> Timed:
     """Wall and CPU seconds of ``cmd`` (a child process), the calibration before and after, its peak RSS."""
     before = _calibration()
-    usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(cmd, check=True)
-    wall = time.perf_counter() - start
-    usage1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    m = run_measured(cmd)  # its own peak RSS, not this process's (measure.py)
     after = _calibration()
-    cpu = (usage1.ru_utime + usage1.ru_stime) - (usage0.ru_utime + usage0.ru_stime)
-    # the largest child so far (Linux: KiB); the command is the largest child this script runs
-    return wall, cpu, before, after, usage1.ru_maxrss / 1024.0
+    return m.wall_s, m.cpu_s, before, after, m.peak_mib
 
 
 def _report(title: str, timed: Timed, goal: float) -> None:

@@ -4,7 +4,7 @@ Times the whole process ``zeus-bench simulate --gpu v100 --policies zeus --seeds
 TABLE`` on the table of ``synth-arrivals --workloads <all six> --groups 10000 --jobs-per-group 50
 --seed 7`` (10,000 groups per workload: 60,000 groups, 3,000,000 submissions; made first, not
 timed, by the function the command calls, in a child process):
-wall and CPU seconds and the process's own peak resident memory (``wait4``). With ``--peer``, the original simulator's ``simulate_one_alibaba_group``
+wall and CPU seconds and the process's own peak resident memory (``measure.py``: not this benchmark's). With ``--peer``, the original simulator's ``simulate_one_alibaba_group``
 and this package's replay on the same slice of that table (the first groups of each workload),
 side by side, and the ratio of their seconds per group.
 """
@@ -12,11 +12,12 @@ side by side, and the ratio of their seconds per group.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from measure import run_measured
 
 from zeus_bench.core.cost import Cost
 
@@ -62,17 +63,13 @@ def whole_process(traces: Path, table: Path, out_dir: Path) -> tuple[float, floa
         sys.executable, "-m", "zeus_bench.cli.main", "simulate", "--traces", str(traces), "--gpu", GPU,
         "--policies", "zeus", "--seeds", "1", "--arrivals", str(table), "--out", str(out),
     ]  # fmt: skip
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"zeus-bench simulate --arrivals failed ({proc.returncode})")
+    m = run_measured(cmd, quiet_stderr=True)  # its own peak RSS, not this process's (measure.py)
+    if m.returncode != 0:
+        raise RuntimeError(f"zeus-bench simulate --arrivals failed ({m.returncode})")
     import pyarrow.parquet as pq
 
     rows = pq.ParquetFile(out).metadata.num_rows
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, rows
+    return m.wall_s, m.cpu_s, m.peak_mib, rows
 
 
 def slice_ratio(python: str, csv_dir: Path, traces: Path, table: Path, per_workload: int) -> dict[str, float]:

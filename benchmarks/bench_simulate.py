@@ -32,12 +32,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from measure import run_measured
 
 REPO = Path(__file__).resolve().parents[1]
 GRID_GPU = "v100"
@@ -87,13 +88,9 @@ def _whole_process(traces: Path, out_dir: Path) -> tuple[float, float, int, floa
         sys.executable, "-m", "zeus_bench.cli.main", "simulate", "--traces", str(traces), "--gpu", GRID_GPU,
         "--workloads", "all", "--policies", "zeus", "--seeds", f"1-{GRID_SEEDS}", "--out", str(out),
     ]  # fmt: skip
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    peak_mib = after.ru_maxrss / 1024  # KiB on Linux; the largest child so far (calib.py is small)
+    # Its own peak RSS: a child forked from this process would report at least this one's (measure.py).
+    m = run_measured(cmd, quiet_stderr=True)
+    wall, cpu, peak_mib = m.wall_s, m.cpu_s, m.peak_mib
     from zeus_bench.traces.jobs import TraceSet
 
     jobs = len(TraceSet(traces).workload_ids(GRID_GPU)) * GRID_SEEDS

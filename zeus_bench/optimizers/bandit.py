@@ -346,6 +346,13 @@ class PruningThompsonSampling:
         b, c, r = int(batch_size), float(cost), bool(reached)
         if b not in self._bs_set:
             raise ConfigError(f"batch size {b} is not among {self.batch_sizes}")
+        self.feed(b, c, r)
+
+    def feed(self, b: int, c: float, r: bool) -> None:
+        """:meth:`observe` without its checks, for a replay's own outcomes (millions of them).
+
+        ``b`` must be one of the batch sizes (an ``int``), ``c`` a ``float`` and ``r`` a ``bool``.
+        """
         self._history.append((b, c, r))
         if self._arms is None:
             if self.concurrency:

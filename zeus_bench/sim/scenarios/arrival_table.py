@@ -60,14 +60,17 @@ def read_arrivals(path: str | Path) -> pd.DataFrame:
         numbers = {c: np.empty(n) for c in _NUMBER_COLUMNS}
         labels = {c: _Dictionary(n) for c in _LABEL_COLUMNS}
         pf = pq.ParquetFile(path, read_dictionary=text, pre_buffer=False)
-        at = 0
-        for batch in pf.iter_batches(_SLICE_ROWS, columns=columns, use_threads=False):  # one slice at a time
-            size = batch.num_rows
-            for c in _NUMBER_COLUMNS:
-                numbers[c][at : at + size] = batch.column(c).to_numpy(zero_copy_only=False)
-            for c in _LABEL_COLUMNS:
-                labels[c].add(batch.column(c), at)
-            at += size
+        pool = pa.default_memory_pool()
+        for c in columns:  # one column at a time, one slice at a time: Arrow's buffers stay small
+            at = 0
+            for batch in pf.iter_batches(_SLICE_ROWS, columns=[c], use_threads=False):
+                size = batch.num_rows
+                if c in numbers:
+                    numbers[c][at : at + size] = batch.column(0).to_numpy(zero_copy_only=False)
+                else:
+                    labels[c].add(batch.column(0), at)
+                at += size
+            pool.release_unused()  # the pool's freed pages back to the system before the next column
     except FileNotFoundError:
         raise TraceFormatError(f"{path}: no such arrival table") from None
     except (ValueError, OSError, pa.ArrowException) as exc:

@@ -244,7 +244,7 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
     job = shared.model.job
     bandit = PruningThompsonSampling(shared.batch_sizes, job.b0, _policy_generator(seed), concurrency=True)
     predict = bandit.predict
-    observe = bandit.observe
+    observe = bandit.feed  # (the outcomes' batch sizes are the bandit's, their costs floats)
     bs_index = shared.model.bs_index
     n_bs = len(configs)
     missed = shared.missed

@@ -1,0 +1,46 @@
+"""benchmarks/measure.py: a child's own peak RSS, not the benchmark's (Linux keeps ru_maxrss across fork/exec)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+MEASURE = Path(__file__).resolve().parents[2] / "benchmarks" / "measure.py"
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss semantics are Linux's")
+
+
+def _measure_module():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("bench_measure", MEASURE)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # (its dataclass looks its module up)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_childs_own_peak_not_the_parents() -> None:
+    held = np.ones(40_000_000)  # 305 MiB resident in this process while the children start
+    cmd = [sys.executable, "-c", "import numpy; a = numpy.ones(8_000_000)"]  # about 61 MiB of its own
+    naive = subprocess.Popen(cmd)
+    _, _, usage = os.wait4(naive.pid, 0)
+    assert usage.ru_maxrss / 1024 > 300  # the plain child reports at least this process's RSS
+    m = _measure_module().run_measured(cmd)
+    assert m.returncode == 0
+    assert 61 < m.peak_mib < 200  # its own array and interpreter, not this process's 305 MiB
+    assert m.wall_s > 0 and m.cpu_s > 0
+    del held
+
+
+def test_a_failing_command_raises_unless_asked_not_to() -> None:
+    mod = _measure_module()
+    cmd = [sys.executable, "-c", "raise SystemExit(3)"]
+    with pytest.raises(subprocess.CalledProcessError):
+        mod.run_measured(cmd, quiet_stderr=True)
+    assert mod.run_measured(cmd, check=False, quiet_stderr=True).returncode == 3
