@@ -71,6 +71,27 @@ def test_leaving_out_the_deciding_workload_flips_the_pick() -> None:
     assert table["jobs"].tolist() == [2, 2, 2] and table["jobs_unsafe_lowo"].tolist() == [0, 0, 0]
 
 
+def test_intervals_resample_the_seeds_paired_with_zeus() -> None:
+    sc = _scores({"v100": 40.0, "a40": 40.0})
+    a_jobs = [t for t in range(len(sc.flat)) if sc.workload(t) == "a"]
+    for t in a_jobs:  # Y's regret on a varies over the seeds: 30, 50, 40, 40 (mean 40: ratio 4)
+        sc.mine[1][t] = (np.array([30.0, 50.0, 40.0, 40.0]), sc.mine[1][t][1])
+    table = leave_one_workload_out(sc).set_index("left_out")
+    lo, hi = table.loc["a", ["regret_ratio_lowo_ci_lo", "regret_ratio_lowo_ci_hi"]]
+    assert 3.0 <= lo < 4.0 < hi <= 5.0  # within the resampled means' extremes 30 / 10 and 50 / 10
+    # every seed alike: an interval of zero width at the ratio
+    assert table.loc["a", "regret_ratio_pooled_ci_lo"] == table.loc["a", "regret_ratio_pooled_ci_hi"] == 0.5
+    # Zeus varying with the policy on the same seeds (a constant ratio 4 per seed): zero width again
+    for t in a_jobs:
+        sc.zeus[t] = (np.array([7.5, 12.5, 10.0, 10.0]), sc.zeus[t][1])
+    lo, hi = (
+        leave_one_workload_out(sc)
+        .set_index("left_out")
+        .loc["a", ["regret_ratio_lowo_ci_lo", "regret_ratio_lowo_ci_hi"]]
+    )
+    assert lo == pytest.approx(4.0) and hi == pytest.approx(4.0)
+
+
 def test_a_pick_that_transfers_everywhere() -> None:
     # Y is best on a too (regret 3): every leave-out picks Y, the pooled pick is Y
     table = leave_one_workload_out(_scores({"v100": 3.0, "a40": 3.0}))

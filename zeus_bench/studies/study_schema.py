@@ -230,7 +230,7 @@ TUNING = register_schema(
             "(margin, up_first) or unknown (horizon, margin, up_first; `tuning-unknown-safety.csv`: `--grid unknown-horizon`, "
             "horizon 0 = the anytime budget, then with loan 1 and lookahead 4, 14, 20, 50 x safety 0, 0.01, 0.02; no longer a pick: an unknown horizon now runs the anytime budget with no loan or lookahead, a rule; `tuning-known-evidence.csv`, "
             "`tuning-known-evidence-fold2.csv`: `--grid epoch-evidence`, margin x up_first x epoch_evidence, "
-            "horizon known); fold2 tables keep fold 2's other constants (zeus_bench.studies.tuning.fold_base); the arena "
+            "horizon known, seeds 1-50; the other tables seeds 1-10); fold2 tables keep fold 2's other constants (zeus_bench.studies.tuning.fold_base); the arena "
             "reports the other half. Version 2: the 95th percentiles are of the paired cost ratio (over the baseline's "
             "cost on the same seed; version 1: over its expected cost). "
             f"Columns named `{GPU}_...` appear once per GPU tuned on (`v100_regret_pct`, ...)."
@@ -333,7 +333,7 @@ SETTING_COLUMNS = tuple(c for c in TUNING.columns if c.name in TUNING.key)
 TUNING_LOWO = register_schema(
     TableSchema(
         kind="policy_tuning_lowo",
-        version=1,
+        version=2,
         description=(
             "`tuning-known-lowo.csv`: leave one workload out for zeus-plus's tuned constants (`python -m "
             "zeus_bench.studies.tuning --leave-one-workload-out`), one row per workload: the setting the rule of "
@@ -356,7 +356,19 @@ TUNING_LOWO = register_schema(
                 "On the left-out workload's jobs: mean over GPUs of the regret ratio to Zeus under the pick made without it",
                 "0.52",
             ),
+            _ratio(
+                "regret_ratio_lowo_ci_lo",
+                "Lower end of its 95 % interval: the seeds resampled, paired with Zeus's (the tune half's recorded "
+                "paths replayed, not redrawn: the seed level alone)",
+                "0.41",
+                nullable=True,
+            ),
+            _ratio("regret_ratio_lowo_ci_hi", "Upper end of that interval", "0.63", nullable=True),
             _ratio("regret_ratio_pooled", "The same under the pick of every workload", "0.50"),
+            _ratio(
+                "regret_ratio_pooled_ci_lo", "Lower end of its interval (as above)", "0.40", nullable=True
+            ),
+            _ratio("regret_ratio_pooled_ci_hi", "Upper end of that interval", "0.61", nullable=True),
             _ratio(
                 "p95_max_lowo",
                 "Largest over the left-out workload's jobs of the paired 95th percentile under the pick made without it",

@@ -29,7 +29,7 @@ import pandas as pd
 
 from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ZeusBenchError
-from zeus_bench.sim.metrics import cost_ratio, regret_pct
+from zeus_bench.sim.metrics import bootstrap_indices, cost_ratio, percentile_ci, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences
 from zeus_bench.sim.rules import Horizon
@@ -223,6 +223,7 @@ def leave_one_workload_out(sc: GridScores) -> pd.DataFrame:
         without = settings_table(sc, rest)
         pick = int(without.index[without["chosen"]][0])
         on_w = settings_table(sc, mine)
+        lowo_ci, pooled_ci = (ratio_interval(sc, pick, mine), ratio_interval(sc, pooled_pick, mine))
         rows.append(
             {
                 "left_out": w,
@@ -230,12 +231,39 @@ def leave_one_workload_out(sc: GridScores) -> pd.DataFrame:
                 "same_as_pooled": pick == pooled_pick,
                 "jobs": len(mine),
                 "regret_ratio_lowo": float(on_w.loc[pick, "regret_ratio_mean"]),
+                "regret_ratio_lowo_ci_lo": lowo_ci[0],
+                "regret_ratio_lowo_ci_hi": lowo_ci[1],
                 "regret_ratio_pooled": float(on_w.loc[pooled_pick, "regret_ratio_mean"]),
+                "regret_ratio_pooled_ci_lo": pooled_ci[0],
+                "regret_ratio_pooled_ci_hi": pooled_ci[1],
                 "p95_max_lowo": float(on_w.loc[pick, "p95_max"]),
                 "jobs_unsafe_lowo": int(on_w.loc[pick, "jobs_unsafe"]),
             }
         )
     return pd.DataFrame(rows)
+
+
+def ratio_interval(sc: GridScores, setting: int, keep: Sequence[int]) -> tuple[float, float]:
+    """95 % interval of a setting's regret ratio to Zeus over the jobs ``keep``, the seeds resampled.
+
+    The ratio is :func:`settings_table`'s ``regret_ratio_mean`` (per GPU the ratio of the mean
+    regrets, then the mean over GPUs). The seeds resampled with replacement, the same draw for every job and for Zeus (paired:
+    :func:`~zeus_bench.sim.metrics.bootstrap_indices`): the seed level alone (a tuning half's
+    recorded paths are replayed, not redrawn).
+    """
+    mine = sc.mine[setting]
+    n = len(sc.zeus[keep[0]][0])
+    idx = bootstrap_indices(n)
+    ratios = []
+    for gpu in dict.fromkeys(sc.flat[t][0] for t in keep):
+        pos = [t for t in keep if sc.flat[t][0] == gpu]
+        reg = np.mean([mine[t][0][idx].mean(axis=1) for t in pos], axis=0)
+        z = np.mean([sc.zeus[t][0][idx].mean(axis=1) for t in pos], axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios.append(reg / z)
+    draws = np.mean(ratios, axis=0)
+    draws = draws[np.isfinite(draws)]
+    return percentile_ci(draws) if len(draws) else (float("nan"), float("nan"))
 
 
 def choose(table: pd.DataFrame) -> int:
