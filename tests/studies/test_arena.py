@@ -46,9 +46,18 @@ def _unique_job():  # type: ignore[no-untyped-def]
     )
 
 
-def test_split_drops_single_path_batch_sizes_and_refuses_an_empty_b0() -> None:
+def test_split_drops_single_path_batch_sizes_and_refuses_an_empty_b0(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zeus_bench.studies import crossfit
+
+    monkeypatch.setattr(crossfit, "_SAID", set())
+    caplog.set_level("INFO", logger="zeus_bench.studies.crossfit")
     job = _unique_job()
     tune, judge = split_job(job, "tune"), split_job(job, "judge")
+    split_job(job, "judge", split=2)
+    said = [r.getMessage() for r in caplog.records if "single training path" in r.getMessage()]
+    assert len(said) == 1 and "[64]" in said[0]  # said once per job, not once per half and split
     assert 64 not in tune.batch_sizes and 64 not in judge.batch_sizes  # one path: in neither half
     for t, j in zip(tune.target_epochs, judge.target_epochs, strict=True):
         assert not set(t[~np.isnan(t)]) & set(j[~np.isnan(j)])

@@ -45,6 +45,9 @@ from zeus_bench.traces.jobs import JobTrace
 
 log = logging.getLogger(__name__)
 
+#: The dropped batch sizes already said, by job (each is said once per process, not once per split).
+_SAID: set[tuple[str, str, tuple[int, ...]]] = set()
+
 HALVES = ("tune", "judge")
 """The two halves: constants are chosen on ``tune`` and reported on ``judge``."""
 
@@ -194,7 +197,9 @@ def split_job(job: JobTrace, half: str, split: int = 1) -> JobTrace:
             "training path(s): cross-fitting needs at least 2 (an empty split)"
         )
     dropped = job.batch_sizes[~keep].tolist()
-    if dropped:
+    said = (job.gpu, job.workload.id, tuple(dropped))
+    if dropped and said not in _SAID:
+        _SAID.add(said)
         log.info("%s: batch size(s) %s have a single training path: left out of both halves", where, dropped)
     key = job_key(job)
     paths = tuple(

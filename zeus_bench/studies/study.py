@@ -203,12 +203,16 @@ def drift_study(
         ("sw-ts", "sw-ts", 0),
     )
     rows, curves = [], []
+    grid = list(itertools.product(SCENARIOS, DRIFT_FACTORS))
+    progress = Progress(
+        "study: drift replays", sum(len(js) for js in jobs.values()) * len(grid) * len(runs), logger=log
+    )
     for gpu, js in jobs.items():
         for job in js:
             model = JobModel(job, cost)
             n = default_recurrences(job)
             at = n // 2
-            for kind, factor in itertools.product(SCENARIOS, DRIFT_FACTORS):
+            for kind, factor in grid:
                 drift = Drift(scenario(job, cost, kind, at, factor, MORPH_RAMP), job)
                 oracle = oracle_cost_by_recurrence(job, cost, drift, n)
                 for label, name, window in runs:
@@ -243,6 +247,7 @@ def drift_study(
                             }
                         )
                     )
+                    progress.done(1, f"{gpu} {job.workload.id} {kind} x{factor} {label}")
     return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
 
 
@@ -264,26 +269,31 @@ def warmstart_study(
     ``warm_runs`` (for :func:`zeus_bench.studies.warmjobs.jobs_table`).
     """
     rows = []
-    for src, dst in pairs:
-        for w in sets[dst].workload_ids(dst):
-            if w not in sets[src].workload_ids(src) or (workloads is not None and w not in workloads):
-                continue
-            job = sets[dst].job(dst, w)
-            model = JobModel(job, cost)
-            n = default_recurrences(job)
-            key = (dst, w, "zeus-plus", tuple(seeds), cost, beta, n)
-            cold = runs[key][0] if runs is not None and key in runs else None
-            c = warm_job_costs(model, sets[src], src, seeds, beta, cold)
-            if warm_runs is not None:
-                warm_runs[(src, dst, w)] = c
-            row: dict[str, object] = {"prior_gpu": src, "gpu": dst, "workload": w, "recurrences": n}
-            for label, costs in (("cold", c.cold), ("warm", c.warm)):
-                k = min(EARLY, n)
-                row[f"regret_first{EARLY}_pct_{label}"] = regret_pct(
-                    costs[:, :k].sum(axis=1).mean(), k * c.oracle
-                )
-                row[f"cost_last{EARLY}_vs_oracle_{label}"] = costs[:, -k:].sum(axis=1).mean() / (k * c.oracle)
-            rows.append(row)
+    todo = [
+        (src, dst, w)
+        for src, dst in pairs
+        for w in sets[dst].workload_ids(dst)
+        if w in sets[src].workload_ids(src) and (workloads is None or w in workloads)
+    ]
+    progress = Progress("study: warm-start jobs", len(todo), logger=log)
+    for src, dst, w in todo:
+        job = sets[dst].job(dst, w)
+        model = JobModel(job, cost)
+        n = default_recurrences(job)
+        key = (dst, w, "zeus-plus", tuple(seeds), cost, beta, n)
+        cold = runs[key][0] if runs is not None and key in runs else None
+        c = warm_job_costs(model, sets[src], src, seeds, beta, cold)
+        if warm_runs is not None:
+            warm_runs[(src, dst, w)] = c
+        row: dict[str, object] = {"prior_gpu": src, "gpu": dst, "workload": w, "recurrences": n}
+        for label, costs in (("cold", c.cold), ("warm", c.warm)):
+            k = min(EARLY, n)
+            row[f"regret_first{EARLY}_pct_{label}"] = regret_pct(
+                costs[:, :k].sum(axis=1).mean(), k * c.oracle
+            )
+            row[f"cost_last{EARLY}_vs_oracle_{label}"] = costs[:, -k:].sum(axis=1).mean() / (k * c.oracle)
+        rows.append(row)
+        progress.done(1, f"{src} -> {dst} {w}")
     return pd.DataFrame(rows)
 
 
