@@ -12,6 +12,7 @@ from analysis.report.findings.answer import (
     best_policy,
     paper_lines,
     power_limit_only,
+    recommendation,
     scope,
     validation_lines,
     zeus_savings,
@@ -59,6 +60,28 @@ def test_best_policy_beats_zeus_only_when_the_interval_says_so() -> None:
     assert all("no policy beats Zeus with 95 % confidence" in x.sentence for x in tie)
     assert all("misses on 2 of 6 jobs" in x.sentence for x in tie) and tie[0].numbers["beats"] == 0.0
     assert set(scope(_summary(0.9, 0, pooled=False))["fold"]) == {1}  # no pooled rows: fold 1
+
+
+def test_a_policy_is_recommended_over_zeus_only_if_it_passes_on_every_gpu() -> None:
+    """Recommended: beats Zeus with 95 % confidence and meets the safety goal on each GPU; one GPU
+    where it misses the safety goal (or where the interval reaches 1) and there is none."""
+    ok = recommendation(_summary(0.9, 0), "unknown", {"h200": "projected"})
+    assert ok.numbers == {"recommended": 1.0, "gpus": 2.0, "held_out_kept": 2.0}
+    assert "horizon unknown: **zeus-plus**" in ok.sentence and "h200 (projected)" in ok.sentence
+    assert "left out in 2 of 2" in ok.sentence
+    one_unsafe = _summary(0.9, 0)
+    one_unsafe.loc[
+        (one_unsafe["gpu"] == "h200") & (one_unsafe["policy"] == "zeus-plus"), "jobs_p95_over_safe"
+    ] = 3
+    none = recommendation(one_unsafe, "unknown", {})
+    assert none.numbers["recommended"] == 0.0 and none.numbers["held_out_kept"] == 0.0
+    assert none.numbers["nearest_gpus_passed"] == 1.0
+    assert "**none**" in none.sentence and "Keep Zeus" in none.sentence
+    assert "nearest: zeus-plus (on h200 it misses the safety goal on 3 of 6 jobs)" in none.sentence
+    tie = recommendation(_summary(1.1, 0), "known", {})
+    assert "horizon known: **none**" in tie.sentence
+    assert "on v100 it does not beat Zeus with 95 % confidence" in tie.sentence
+    assert tie.numbers["nearest_gpus_passed"] == 0.0
 
 
 def test_paper_lines_reproduce_or_differ() -> None:
@@ -119,7 +142,9 @@ def test_the_first_screen_fits_in_40_lines(tmp_path: Path) -> None:
     assert 0 < len(rep.parts) <= 40 - 2  # the title line and its blank come first
     assert text.index("horizon unknown") < text.index("horizon known")  # the realistic case first
     assert all(len(line) <= 400 for line in rep.parts)
-    assert len(rep.findings) == 2 + 2 + 2  # savings, best unknown, best known: one line per GPU
+    # savings, best unknown (+ the recommendation), best known: one line per GPU
+    assert len(rep.findings) == 2 + 2 + 1 + 2
+    assert [f.key for f in rep.findings].index("answer.recommend.unknown") == 4
 
 
 def test_the_profile_and_recurrence_figures_draw(tmp_path: Path) -> None:

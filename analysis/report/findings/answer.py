@@ -5,7 +5,8 @@
    with its two-stage interval.)
 2. Which policy is best per GPU, with the horizon unknown, then known? (:func:`best_policy`: rank 1
    by mean regret; it *beats* Zeus only when the interval of its regret ratio lies below 1; its
-   safety goal on every job.)
+   safety goal on every job.) Which one to use instead of Zeus, if any? (:func:`recommendation`: one
+   that beats Zeus and meets the safety goal on every GPU, checked with each GPU held out.)
 3. Which of the paper's stated numbers reproduce? (:func:`paper_lines`: one line per stated
    number, the nearest computed definition named with its baseline.)
 
@@ -15,7 +16,7 @@ arena tables' provenance labels each GPU).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -100,6 +101,72 @@ def best_policy(summary: pd.DataFrame, horizon: str, labels: Mapping[str, str]) 
         }
         out.append(Finding(f"answer.best.{horizon}.{gpu}", sentence, nums))
     return out
+
+
+def _passes(row: pd.Series) -> bool:
+    """Beats Zeus with 95 % confidence (ratio interval below 1) and meets the safety goal on every job."""
+    return bool(row["regret_ratio_vs_zeus_ci_hi"] < 1.0) and int(row["jobs_p95_over_safe"]) == 0
+
+
+def _pick(rows: pd.DataFrame, gpus: Sequence[str]) -> str | None:
+    """The policy passing (:func:`_passes`) on every GPU of ``gpus`` with the least mean ratio to Zeus."""
+    ok = []
+    for policy, g in rows[rows["gpu"].isin(gpus)].groupby("policy", sort=True):
+        if policy == "zeus" or set(g["gpu"]) != set(gpus):
+            continue
+        if all(_passes(r) for _, r in g.iterrows()):
+            ok.append((float(g["regret_ratio_vs_zeus"].mean()), str(policy)))
+    return min(ok)[1] if ok else None
+
+
+def recommendation(summary: pd.DataFrame, horizon: str, labels: Mapping[str, str]) -> Finding:
+    """The policy to use instead of Zeus with the horizon ``horizon``, or none.
+
+    Recommended: the policy that beats Zeus with 95 % confidence and meets the safety goal on every
+    job on *every* GPU of the table (least mean ratio to Zeus among those). Held-out GPUs: the same
+    rule applied without each GPU in turn; the finding counts the GPUs on which that pick also
+    passes (a GPU one does not have). None passing everywhere: the nearest policy (the most GPUs
+    passed, then the least mean ratio) and where it fails, and the advice to keep Zeus.
+    """
+    rows = scope(summary)
+    gpus = sorted(str(g) for g in rows["gpu"].unique())
+    where = ", ".join(f"{g} ({label(g, labels)})" for g in gpus)
+    held = 0
+    for g in gpus:
+        pick = _pick(rows, [x for x in gpus if x != g]) if len(gpus) > 1 else None
+        ok = pick is not None and _passes(rows[(rows["gpu"] == g) & (rows["policy"] == pick)].iloc[0])
+        held += int(ok)
+    chosen = _pick(rows, gpus)
+    nums = {"recommended": float(chosen is not None), "gpus": float(len(gpus)), "held_out_kept": float(held)}
+    held_s = f"chosen without each GPU in turn, the pick passes on the GPU left out in {held} of {len(gpus)}"
+    if chosen is not None:
+        sentence = (
+            f"Recommended over Zeus, horizon {horizon}: **{chosen}**: it beats Zeus with 95 % confidence and meets "
+            f"the safety goal on every job on each of {where}; {held_s}."
+        )
+        return Finding(f"answer.recommend.{horizon}", sentence, nums)
+    scores = []
+    for policy, g in rows.groupby("policy", sort=True):
+        if policy != "zeus":
+            passed = sum(_passes(r) for _, r in g.iterrows())
+            scores.append((-passed, float(g["regret_ratio_vs_zeus"].mean()), str(policy)))
+    fails = []
+    if scores:
+        near = min(scores)[2]
+        for _, r in rows[rows["policy"] == near].sort_values("gpu").iterrows():
+            if r["regret_ratio_vs_zeus_ci_hi"] >= 1.0:
+                fails.append(f"on {r['gpu']} it does not beat Zeus with 95 % confidence")
+            if int(r["jobs_p95_over_safe"]):
+                fails.append(
+                    f"on {r['gpu']} it misses the safety goal on {int(r['jobs_p95_over_safe'])} of {int(r['jobs'])} jobs"
+                )
+        nums["nearest_gpus_passed"] = float(-min(scores)[0])
+    nearest = f"; nearest: {near} ({'; '.join(fails)})" if scores else ""
+    sentence = (
+        f"Recommended over Zeus, horizon {horizon}: **none**: no policy beats Zeus with 95 % confidence and meets "
+        f"the safety goal on every job on each of {where}{nearest}. Keep Zeus."
+    )
+    return Finding(f"answer.recommend.{horizon}", sentence, nums)
 
 
 def _verdict(stated: float, got: float) -> str:

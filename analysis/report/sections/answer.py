@@ -12,7 +12,13 @@ from typing import Any
 
 import zeus_bench.catalog  # noqa: F401  (registers the arena's kinds)
 from analysis.report.findings import Finding
-from analysis.report.findings.answer import best_policy, paper_lines, validation_lines, zeus_savings
+from analysis.report.findings.answer import (
+    best_policy,
+    paper_lines,
+    recommendation,
+    validation_lines,
+    zeus_savings,
+)
 from analysis.report.findings.headline import candidates, paper_targets
 from zeus_bench.store import read_metadata, read_table
 
@@ -43,7 +49,7 @@ def answer_items(report: Any) -> list[tuple[str, list[Finding]]]:
         blocks.append(
             (
                 "**Which policy is best, horizon unknown** (the realistic case)?",
-                best_policy(unknown, "unknown", labels),
+                [*best_policy(unknown, "unknown", labels), recommendation(unknown, "unknown", labels)],
             )
         )
     if known is not None:
