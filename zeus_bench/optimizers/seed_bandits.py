@@ -354,7 +354,7 @@ class SeedThompson(PolicyStreams):
         self.pol_pos = first + n
         slow = np.flatnonzero(self.slow_cum[rows, first + n] != self.slow_cum[rows, first])
         if len(slow):
-            z[slow], self.pol_pos[slow], ok = self.slow_draws(slow, first[slow])
+            z[slow], self.pol_pos[slow], ok = self.slow_draws(slow, first[slow], z[slow])
             gone[slow[~ok]] = True
         gone &= live
         win, certain = certified_pick(self.mean, self.std, self.c0, self.c1, z, self.valid)

@@ -166,27 +166,33 @@ class PolicyStreams:
         self.made[seed_id, pos] = x, taken
         return x, taken
 
-    def slow_draws(self, sub: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def slow_draws(
+        self, sub: np.ndarray, first: np.ndarray, z: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The normal draws of seed rows ``sub`` from output columns ``first`` when some take more outputs.
 
-        Each row's draws follow one another: a draw starts at the output after the previous one's
-        last (:attr:`res_next`) and is its start's resolved value (:attr:`res_val`); a start whose
-        draw NumPy makes (:data:`_ASK_NUMPY`) is drawn then (:meth:`slow_normal`). Few rows take
-        this path at a step (about one seed in 30), a few draws each: plain Python beats arrays.
-        Returns the draws (one row per seed, padded with 0), the column after the last draw, and
+        ``z``: their draws as if each took one output (right up to the first slow one). Each row's
+        draws from its first slow one follow one another: a draw starts at the output after the
+        previous one's last (:attr:`res_next`) and is its start's resolved value (:attr:`res_val`);
+        a start whose draw NumPy makes (:data:`_ASK_NUMPY`) is drawn then (:meth:`slow_normal`).
+        Few rows take this path at a step (about one seed in 12), a few draws each: plain Python
+        beats arrays. Returns the draws (``z``, filled in), the column after the last draw, and
         whether all were resolved within the fetched outputs (a row that was not: its draws and end
         are meaningless, its seed goes).
         """
         width = self.pol_raw.shape[1]
         res_next, res_val = self.res_next, self.res_val
-        z = np.zeros((len(sub), len(self.cols)))
-        end = np.zeros(len(sub), dtype=np.int64)
+        n_arms = self.n_arms[sub]
+        # Each row's first slow draw (the caller found one among its n draws' outputs).
+        skip = self.slow[sub[:, None], np.minimum(first[:, None] + self.cols[None, :], width - 1)].argmax(
+            axis=1
+        )
+        end = first + n_arms
         ok = np.ones(len(sub), dtype=bool)
-        for r, (row, start, n) in enumerate(
-            zip(sub.tolist(), first.tolist(), self.n_arms[sub].tolist(), strict=True)
-        ):
+        rows = zip(sub.tolist(), (first + skip).tolist(), skip.tolist(), n_arms.tolist(), strict=True)
+        for r, (row, start, j0, n) in enumerate(rows):
             nxt_row, val_row, out = res_next[row], res_val[row], z[r]
-            for j in range(n):
+            for j in range(j0, n):
                 if start >= width:
                     ok[r] = False
                     break
