@@ -53,6 +53,7 @@ class PolicyStreams:
     pol_base: int
     twins: dict[int, list[Any]]
     made: dict[tuple[int, int], tuple[float, int]]
+    reject_cum: np.ndarray | None
 
     def _remaining(self) -> np.ndarray:
         raise NotImplementedError
@@ -81,8 +82,11 @@ class PolicyStreams:
         for n, words in self.rejectable.items():
             rows = self.n_arms == n
             bad[rows] = holds_word(self.pol_raw[rows], words)
-        zero = np.zeros((len(bad), 1), np.int32)
-        self.reject_cum = np.concatenate([zero, np.cumsum(bad, axis=1, dtype=np.int32)], axis=1)
+        # Per seed, the rejectable outputs before each column (None: there are none, as almost always).
+        self.reject_cum = None
+        if bad.any():
+            zero = np.zeros((len(bad), 1), np.int32)
+            self.reject_cum = np.concatenate([zero, np.cumsum(bad, axis=1, dtype=np.int32)], axis=1)
 
     def _resolve(self) -> None:
         """Per policy output, the normal draw that starts there: its value and the next output.
