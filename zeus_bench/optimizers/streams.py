@@ -14,20 +14,26 @@ from typing import Any
 
 import numpy as np
 
-from zeus_bench.optimizers.rng import MASK32, fast_normals, pcg64_steps_between
+from zeus_bench.optimizers.rng import fast_normals, pcg64_steps_between
 
-_U32 = np.uint64(MASK32)
 # A wedge test is decided here only when its two sides differ by more than this: the stored
 # densities are within about 1e-16 of NumPy's (tests/sim/test_sim_seed_zeus.py), both sides' rounding
 # a few units of 1e-16; closer calls (about one in 10**12) are left to NumPy.
 _WEDGE_MARGIN = 1e-12
 _ASK_NUMPY = -2  # res_next of an output whose draw NumPy makes when a draw starts there
-_SHIFT32 = np.uint64(32)
+_FEW_WORDS = 32  # up to this many words, one comparison each (holds_word)
 
 
 def holds_word(raw: np.ndarray, words: np.ndarray) -> np.ndarray:
     """Whether each 64-bit output's low or high 32-bit word is one of ``words``."""
-    return np.isin(raw & _U32, words) | np.isin(raw >> _SHIFT32, words)
+    half = raw.view(np.uint32)  # each output's two words side by side (their order does not matter)
+    if len(words) > _FEW_WORDS:
+        hit = np.isin(half, words.astype(np.uint32))
+    else:  # a comparison per word beats isin's own sorting and its 64-bit halves
+        hit = np.zeros(half.shape, dtype=bool)
+        for w in words.astype(np.uint32).tolist():
+            hit |= half == w
+    return hit.view(np.uint16) != 0  # two flags per output: either word
 
 
 class PolicyStreams:
@@ -72,11 +78,15 @@ class PolicyStreams:
         # At most about 48 MiB of outputs and their resolutions (some 48 bytes each) at a time.
         cap = max(256, (48 << 20) // (48 * len(self.ids)))
         grow = max(int(short.max()), min(est, cap))
-        fresh = np.stack([h.pol_rng.bit_generator.random_raw(grow) for h in self.handovers])
         cut = int(self.pol_pos.min())
+        kept = self.pol_raw.shape[1] - cut
+        raw = np.empty((len(self.handovers), kept + grow), dtype=np.uint64)
+        raw[:, :kept] = self.pol_raw[:, cut:]
+        for row, h in zip(raw, self.handovers, strict=True):
+            row[kept:] = h.pol_rng.bit_generator.random_raw(grow)
         self.pol_base += cut
         self.pol_pos = self.pol_pos - cut
-        self.pol_raw = np.concatenate([self.pol_raw[:, cut:], fresh], axis=1)
+        self.pol_raw = raw
         self._resolve()
         bad = np.zeros(self.pol_raw.shape, dtype=bool)
         for n, words in self.rejectable.items():
@@ -104,7 +114,9 @@ class PolicyStreams:
         self.z, self.slow = x, slow
         zero = np.zeros((a, 1), np.int32)
         self.slow_cum = np.concatenate([zero, np.cumsum(slow, axis=1, dtype=np.int32)], axis=1)
-        val = x.copy()
+        # The resolved values in place of the one-output draws: a slow output's one-output draw is
+        # never read (a row's draws from its first slow one are walked: slow_draws).
+        val = x
         nxt = np.broadcast_to(np.arange(1, width + 1, dtype=np.int64), (a, width)).copy()
         rows, cols = np.nonzero(slow)
         if len(rows):
@@ -194,8 +206,8 @@ class PolicyStreams:
         end = first + n_arms
         ok = np.ones(len(sub), dtype=bool)
         rows = zip(sub.tolist(), (first + skip).tolist(), skip.tolist(), n_arms.tolist(), strict=True)
-        for r, (row, start, j0, n) in enumerate(rows):
-            nxt_row, val_row, out = res_next[row], res_val[row], z[r]
+        for r, (row, begin, j0, n) in enumerate(rows):
+            nxt_row, val_row, out, start = res_next[row], res_val[row], z[r], begin
             for j in range(j0, n):
                 if start >= width:
                     ok[r] = False
