@@ -192,21 +192,36 @@ class PolicyStreams:
         previous one's last (:attr:`res_next`) and is its start's resolved value (:attr:`res_val`);
         a start whose draw NumPy makes (:data:`_ASK_NUMPY`) is drawn then (:meth:`slow_normal`).
         Few rows take this path at a step (about one seed in 12), a few draws each: plain Python
-        beats arrays. Returns the draws (``z``, filled in), the column after the last draw, and
+        beats arrays (most rows need no walk: see below). Returns the draws (``z``, filled in), the column after the last draw, and
         whether all were resolved within the fetched outputs (a row that was not: its draws and end
         are meaningless, its seed goes).
         """
         width = self.pol_raw.shape[1]
         res_next, res_val = self.res_next, self.res_val
         n_arms = self.n_arms[sub]
+        cols = self.cols[None, :]
+        rows = sub[:, None]
         # Each row's first slow draw (the caller found one among its n draws' outputs).
-        skip = self.slow[sub[:, None], np.minimum(first[:, None] + self.cols[None, :], width - 1)].argmax(
-            axis=1
-        )
-        end = first + n_arms
+        skip = self.slow[rows, np.minimum(first[:, None] + cols, width - 1)].argmax(axis=1)
+        at = first + skip
+        after = res_next[sub, at]
+        # Most rows: that draw is resolved, and every later one takes one output (they all move
+        # on by the outputs it took beyond one): filled at once; the others are walked below.
+        moved = (after - at - 1)[:, None]
+        later = (cols > skip[:, None]) & (cols < n_arms[:, None])
+        outputs = first[:, None] + cols + moved
+        inside = np.maximum(np.minimum(outputs, width - 1), 0)
+        simple = (after > at) & ~((self.slow[rows, inside] | (outputs >= width)) & later).any(axis=1)
+        z = np.where(later & simple[:, None], res_val[rows, inside], z)
+        z[simple, skip[simple]] = res_val[sub[simple], at[simple]]
+        end = first + n_arms + moved[:, 0]
         ok = np.ones(len(sub), dtype=bool)
-        rows = zip(sub.tolist(), (first + skip).tolist(), skip.tolist(), n_arms.tolist(), strict=True)
-        for r, (row, begin, j0, n) in enumerate(rows):
+        walk = np.flatnonzero(~simple)
+        sub, skip, n_arms = sub[walk], skip[walk], n_arms[walk]
+        walked = zip(
+            walk.tolist(), sub.tolist(), at[walk].tolist(), skip.tolist(), n_arms.tolist(), strict=True
+        )
+        for r, row, begin, j0, n in walked:
             nxt_row, val_row, out, start = res_next[row], res_val[row], z[r], begin
             for j in range(j0, n):
                 if start >= width:
