@@ -182,7 +182,7 @@ def next_round(p: Pruning, over: Any) -> Pruning:
 
 
 def certified_pick(
-    mean: Any, std: Any, c0: Any, c1: Any, z: Any, valid: Any = None, one: Any = None
+    mean: Any, std: Any, c0: Any, c1: Any, z: Any, valid: Any = None, single: Any = None
 ) -> tuple[Any, Any]:
     """The arm (column) of largest :func:`~zeus_bench.optimizers.posterior.posterior_sample`, and if it is certain.
 
@@ -192,7 +192,7 @@ def certified_pick(
     (:func:`~zeus_bench.optimizers.posterior.approx_from_sums`; their largest over the arms):
     every approximate sample lies within ``B = c0 + c1 * max |z|`` of the exact one, so when the
     largest exceeds the second by more than ``2 B`` the exact samples have the same, unique,
-    largest. One arm is always certain (many seeds: ``one``, the rows of one arm, if known). Where not certain (near-ties, non-finite bounds) the
+    largest. One arm is always certain (many seeds: ``single``, the rows of one arm, if known). Where not certain (near-ties, non-finite bounds) the
     caller decides from the exact posteriors. The samples are finite (the approximate posteriors
     of non-finite sums are 0 with an infinite ``c0``), so the first largest is the same whichever
     way it is found: in Python for one seed, over the array's rows for many.
@@ -213,8 +213,7 @@ def certified_pick(
         samples[rows, win] = -_INF
         second = samples.max(axis=1)
         z_max = np.where(valid, np.abs(z), 0.0).max(axis=1)
-        if one is None:
-            one = np.count_nonzero(valid, axis=1) == 1
+        one = np.count_nonzero(valid, axis=1) == 1 if single is None else single
     bound = c0 + c1 * z_max
     return where(one, 0, win), (best - bound > second + bound) | one
 

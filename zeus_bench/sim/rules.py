@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -50,9 +50,8 @@ def seed_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator
     optimizer's generators; they are separate objects, so the policy's draws never shift the
     paths sampled (the same seed samples the same paths under every policy).
     """
-    seeds = _SeedWords(
-        np.random.SeedSequence(seed)
-    )  # what default_rng(seed) hashes the seed with, once for both
+    # What default_rng(seed) hashes the seed with, once for both (PCG64 takes any ISeedSequence).
+    seeds = cast("np.random.SeedSequence", _SeedWords(np.random.SeedSequence(seed)))
     return np.random.Generator(np.random.PCG64(seeds)), np.random.Generator(np.random.PCG64(seeds))
 
 
