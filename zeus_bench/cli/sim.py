@@ -185,6 +185,7 @@ def _simulate(args: argparse.Namespace) -> int:
     import time
 
     from zeus_bench.core.cost import Cost
+    from zeus_bench.core.entry import busy_heap
     from zeus_bench.sim.grid import Grid, ReplayOptions, plan
     from zeus_bench.sim.policies.base import load_policy_module
     from zeus_bench.sim.replay import BanditKnobs
@@ -214,7 +215,8 @@ def _simulate(args: argparse.Namespace) -> int:
     del scenario
     replays = sum(t.units for t in tasks)
     start = time.perf_counter()
-    rows = _write_runs(args.out, tasks, provenance, args.jobs)
+    with busy_heap():  # (the inputs are read: what the replay makes is what the collector walks)
+        rows = _write_runs(args.out, tasks, provenance, args.jobs)
     elapsed = time.perf_counter() - start
     log.info("%d tries of %d replays in %.2f s -> %s", rows, replays, elapsed, args.out)
     return 0
