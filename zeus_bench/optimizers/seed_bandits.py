@@ -364,8 +364,9 @@ class SeedThompson(PolicyStreams):
             gone[slow[~ok]] = True
         gone &= live
         win, certain = certified_pick(self.mean, self.std, self.c0, self.c1, z, self.valid, self.one)
-        for i in np.flatnonzero(~certain & live & ~gone).tolist():
-            win[i] = self.exact_winner(i, z[i, : n[i]].tolist())
+        if not certain.all():  # near-ties (rare): the exact posteriors decide
+            for i in np.flatnonzero(~certain & live & ~gone).tolist():
+                win[i] = self.exact_winner(i, z[i, : n[i]].tolist())
         return win, self.arm[rows, win], gone
 
     def observe(self, win: np.ndarray, cost: np.ndarray) -> None:
