@@ -26,7 +26,8 @@ _FEW_WORDS = 32  # up to this many words, one comparison each (holds_word)
 
 def holds_word(raw: np.ndarray, words: np.ndarray) -> np.ndarray:
     """Whether each 64-bit output's low or high 32-bit word is one of ``words``."""
-    half = raw.view(np.uint32)  # each output's two words side by side (their order does not matter)
+    # Each output's two words side by side (their order does not matter).
+    half = np.ascontiguousarray(raw).view(np.uint32)
     if len(words) > _FEW_WORDS:
         hit = np.isin(half, words.astype(np.uint32))
     else:  # a comparison per word beats isin's own sorting and its 64-bit halves
