@@ -107,16 +107,18 @@ from zeus_bench.core.cost import Cost
 from zeus_bench.traces.jobs import TraceSet
 from zeus_bench.sim.grid import Grid, iter_simulate_tables, plan
 from zeus_bench.store import TableWriter
-build_parser()
+from zeus_bench.core.entry import busy_heap
+build_parser("simulate")  # the command's own parser, as main() builds it
 imported = time.process_time()
 tasks = plan(TraceSet(sys.argv[1]), sys.argv[2], Grid(None, ["zeus"], range(1, int(sys.argv[3]) + 1), [Cost(0.5)], [2.0]))
 planned = time.process_time()
-tables = list(iter_simulate_tables(tasks))
-replayed = time.process_time()
-with TableWriter(sys.argv[4], "runs") as out:
-    for table in tables:
-        out.write(table)
-written = time.process_time()
+with busy_heap():  # as the command replays and writes
+    tables = list(iter_simulate_tables(tasks))
+    replayed = time.process_time()
+    with TableWriter(sys.argv[4], "runs") as out:
+        for table in tables:
+            out.write(table)
+    written = time.process_time()
 rows = sum(getattr(t, "rows", 0) or len(t) for t in tables)
 print(imported - start, planned - imported, replayed - planned, written - replayed, rows)
 """

@@ -83,12 +83,17 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     """
     from zeus_bench.core.errors import ConfigError
     from zeus_bench.sim.grid import DEFAULT_PERIOD_S, Scenario
-    from zeus_bench.sim.scenarios.arrivals import read_arrivals
-    from zeus_bench.sim.scenarios.drift import read_drift
     from zeus_bench.traces.jobs import TraceSet
 
-    arrivals = read_arrivals(args.arrivals) if args.arrivals is not None else None
-    drift = read_drift(args.drift, args.workloads_file) if args.drift is not None else None
+    arrivals = drift = None  # (each scenario's module is imported where its flag is given)
+    if args.arrivals is not None:
+        from zeus_bench.sim.scenarios.arrivals import read_arrivals
+
+        arrivals = read_arrivals(args.arrivals)
+    if args.drift is not None:
+        from zeus_bench.sim.scenarios.drift import read_drift
+
+        drift = read_drift(args.drift, args.workloads_file)
     if (args.prior_traces is None) != (args.prior_gpu is None):
         raise ConfigError("--prior-traces and --prior-gpu go together")
     prior = None if args.prior_traces is None else (TraceSet(args.prior_traces), args.prior_gpu)
@@ -180,6 +185,7 @@ def _simulate(args: argparse.Namespace) -> int:
     import time
 
     from zeus_bench.core.cost import Cost
+    from zeus_bench.core.entry import busy_heap
     from zeus_bench.sim.grid import Grid, ReplayOptions, plan
     from zeus_bench.sim.policies.base import load_policy_module
     from zeus_bench.sim.replay import BanditKnobs
@@ -209,7 +215,8 @@ def _simulate(args: argparse.Namespace) -> int:
     del scenario
     replays = sum(t.units for t in tasks)
     start = time.perf_counter()
-    rows = _write_runs(args.out, tasks, provenance, args.jobs)
+    with busy_heap():  # (the inputs are read: what the replay makes is what the collector walks)
+        rows = _write_runs(args.out, tasks, provenance, args.jobs)
     elapsed = time.perf_counter() - start
     log.info("%d tries of %d replays in %.2f s -> %s", rows, replays, elapsed, args.out)
     return 0

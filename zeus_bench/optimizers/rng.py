@@ -333,11 +333,13 @@ def fast_normals(
     raw: np.ndarray, widths: np.ndarray, thresholds: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per 64-bit output, the normal draw it makes alone and whether it does (no further output)."""
-    idx = (raw & np.uint64(0xFF)).astype(np.intp)
+    # The strip (low 8 bits) and the sign (bit 8) index tables of 512 entries: the signed width
+    # makes -x at once (-0.0 for a zero magnitude, as NumPy's negation).
+    idx = (raw & np.uint64(0x1FF)).astype(np.intp)
     x = ((raw >> np.uint64(9)) & np.uint64(MASK52)).astype(np.float64)  # the magnitude: exact (< 2**52)
-    fast = x < np.take(thresholds.astype(np.float64), idx)  # thresholds <= 2**52: exact as doubles
-    x *= np.take(widths, idx)
-    x.view(np.uint64)[...] ^= ((raw >> np.uint64(8)) & np.uint64(1)) << np.uint64(63)  # -x: the sign bit
+    limits = thresholds.astype(np.float64)  # thresholds <= 2**52: exact as doubles
+    fast = x < np.concatenate([limits, limits]).take(idx)
+    x *= np.concatenate([widths, -widths]).take(idx)
     return x, fast
 
 

@@ -181,7 +181,9 @@ def next_round(p: Pruning, over: Any) -> Pruning:
     )  # fmt: skip
 
 
-def certified_pick(mean: Any, std: Any, c0: Any, c1: Any, z: Any, valid: Any = None) -> tuple[Any, Any]:
+def certified_pick(
+    mean: Any, std: Any, c0: Any, c1: Any, z: Any, valid: Any = None, single: Any = None
+) -> tuple[Any, Any]:
     """The arm (column) of largest :func:`~zeus_bench.optimizers.posterior.posterior_sample`, and if it is certain.
 
     One seed (``valid`` None): ``mean``, ``std``, ``z`` floats over the arms, ``c0``, ``c1`` floats;
@@ -190,7 +192,7 @@ def certified_pick(mean: Any, std: Any, c0: Any, c1: Any, z: Any, valid: Any = N
     (:func:`~zeus_bench.optimizers.posterior.approx_from_sums`; their largest over the arms):
     every approximate sample lies within ``B = c0 + c1 * max |z|`` of the exact one, so when the
     largest exceeds the second by more than ``2 B`` the exact samples have the same, unique,
-    largest. One arm is always certain. Where not certain (near-ties, non-finite bounds) the
+    largest. One arm is always certain (many seeds: ``single``, the rows of one arm, if known). Where not certain (near-ties, non-finite bounds) the
     caller decides from the exact posteriors. The samples are finite (the approximate posteriors
     of non-finite sums are 0 with an infinite ``c0``), so the first largest is the same whichever
     way it is found: in Python for one seed, over the array's rows for many.
@@ -211,7 +213,7 @@ def certified_pick(mean: Any, std: Any, c0: Any, c1: Any, z: Any, valid: Any = N
         samples[rows, win] = -_INF
         second = samples.max(axis=1)
         z_max = np.where(valid, np.abs(z), 0.0).max(axis=1)
-        one = np.count_nonzero(valid, axis=1) == 1
+        one = np.count_nonzero(valid, axis=1) == 1 if single is None else single
     bound = c0 + c1 * z_max
     return where(one, 0, win), (best - bound > second + bound) | one
 
@@ -304,6 +306,7 @@ class SeedThompson(PolicyStreams):
         self.cols = np.arange(width)
         valid = self.cols[None, :] < n_arms[:, None]
         self.valid = valid
+        self.one = n_arms == 1  # the rows of one arm (always certain)
         self.arm = np.zeros((a, width), dtype=np.intp)
         sums = np.zeros((4, a, width))
         sums[0] = 1.0  # padding: harmless values (its samples are forced to -inf)
@@ -348,18 +351,22 @@ class SeedThompson(PolicyStreams):
         # The visiting order's words (n - 1 outputs: a rejectable one makes the seed go), then one
         # normal per arm.
         first = self.pol_pos + n - 1
-        gone = self.reject_cum[rows, first] != self.reject_cum[rows, self.pol_pos]
+        if self.reject_cum is None:  # no rejectable word fetched (the rule: one in some 10**8)
+            gone = np.zeros(len(rows), dtype=bool)
+        else:
+            gone = self.reject_cum[rows, first] != self.reject_cum[rows, self.pol_pos]
         take = np.minimum(first[:, None] + self.cols[None, :], self.pol_raw.shape[1] - 1)
         z = self.z[rows[:, None], take]
         self.pol_pos = first + n
         slow = np.flatnonzero(self.slow_cum[rows, first + n] != self.slow_cum[rows, first])
         if len(slow):
-            z[slow], self.pol_pos[slow], ok = self.slow_draws(slow, first[slow])
+            z[slow], self.pol_pos[slow], ok = self.slow_draws(slow, first[slow], z[slow])
             gone[slow[~ok]] = True
         gone &= live
-        win, certain = certified_pick(self.mean, self.std, self.c0, self.c1, z, self.valid)
-        for i in np.flatnonzero(~certain & live & ~gone).tolist():
-            win[i] = self.exact_winner(i, z[i, : n[i]].tolist())
+        win, certain = certified_pick(self.mean, self.std, self.c0, self.c1, z, self.valid, self.one)
+        if not certain.all():  # near-ties (rare): the exact posteriors decide
+            for i in np.flatnonzero(~certain & live & ~gone).tolist():
+                win[i] = self.exact_winner(i, z[i, : n[i]].tolist())
         return win, self.arm[rows, win], gone
 
     def observe(self, win: np.ndarray, cost: np.ndarray) -> None:
@@ -392,9 +399,11 @@ class SeedThompson(PolicyStreams):
     def keep(self, rows: np.ndarray) -> None:
         """Keep only the seed rows ``rows`` (the others finished or left)."""
         for name in (
-            "ids", "n_arms", "valid", "arm", "mean", "std", "c0", "c1", "pol_pos", "pol_raw", "z", "slow",
-            "slow_cum", "reject_cum", "res_val", "res_next", "left",
+            "ids", "n_arms", "valid", "one", "arm", "mean", "std", "c0", "c1", "pol_pos", "pol_raw", "z", "slow",
+            "slow_cum", "res_val", "res_next", "left",
         ):  # fmt: skip
             setattr(self, name, getattr(self, name)[rows])
+        if self.reject_cum is not None:
+            self.reject_cum = self.reject_cum[rows]
         self.sums = self.sums[:, rows]
         self.handovers = [self.handovers[i] for i in rows.tolist()]

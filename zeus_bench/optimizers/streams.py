@@ -14,20 +14,27 @@ from typing import Any
 
 import numpy as np
 
-from zeus_bench.optimizers.rng import MASK32, fast_normals, pcg64_steps_between
+from zeus_bench.optimizers.rng import fast_normals, pcg64_steps_between
 
-_U32 = np.uint64(MASK32)
 # A wedge test is decided here only when its two sides differ by more than this: the stored
 # densities are within about 1e-16 of NumPy's (tests/sim/test_sim_seed_zeus.py), both sides' rounding
 # a few units of 1e-16; closer calls (about one in 10**12) are left to NumPy.
 _WEDGE_MARGIN = 1e-12
 _ASK_NUMPY = -2  # res_next of an output whose draw NumPy makes when a draw starts there
-_SHIFT32 = np.uint64(32)
+_FEW_WORDS = 32  # up to this many words, one comparison each (holds_word)
 
 
 def holds_word(raw: np.ndarray, words: np.ndarray) -> np.ndarray:
     """Whether each 64-bit output's low or high 32-bit word is one of ``words``."""
-    return np.isin(raw & _U32, words) | np.isin(raw >> _SHIFT32, words)
+    # Each output's two words side by side (their order does not matter).
+    half = np.ascontiguousarray(raw).view(np.uint32)
+    if len(words) > _FEW_WORDS:
+        hit = np.isin(half, words.astype(np.uint32))
+    else:  # a comparison per word beats isin's own sorting and its 64-bit halves
+        hit = np.zeros(half.shape, dtype=bool)
+        for w in words.astype(np.uint32).tolist():
+            hit |= half == w
+    return hit.view(np.uint16) != 0  # two flags per output: either word
 
 
 class PolicyStreams:
@@ -53,6 +60,7 @@ class PolicyStreams:
     pol_base: int
     twins: dict[int, list[Any]]
     made: dict[tuple[int, int], tuple[float, int]]
+    reject_cum: np.ndarray | None
 
     def _remaining(self) -> np.ndarray:
         raise NotImplementedError
@@ -71,18 +79,25 @@ class PolicyStreams:
         # At most about 48 MiB of outputs and their resolutions (some 48 bytes each) at a time.
         cap = max(256, (48 << 20) // (48 * len(self.ids)))
         grow = max(int(short.max()), min(est, cap))
-        fresh = np.stack([h.pol_rng.bit_generator.random_raw(grow) for h in self.handovers])
         cut = int(self.pol_pos.min())
+        kept = self.pol_raw.shape[1] - cut
+        raw = np.empty((len(self.handovers), kept + grow), dtype=np.uint64)
+        raw[:, :kept] = self.pol_raw[:, cut:]
+        for row, h in zip(raw, self.handovers, strict=True):
+            row[kept:] = h.pol_rng.bit_generator.random_raw(grow)
         self.pol_base += cut
         self.pol_pos = self.pol_pos - cut
-        self.pol_raw = np.concatenate([self.pol_raw[:, cut:], fresh], axis=1)
+        self.pol_raw = raw
         self._resolve()
         bad = np.zeros(self.pol_raw.shape, dtype=bool)
         for n, words in self.rejectable.items():
             rows = self.n_arms == n
             bad[rows] = holds_word(self.pol_raw[rows], words)
-        zero = np.zeros((len(bad), 1), np.int32)
-        self.reject_cum = np.concatenate([zero, np.cumsum(bad, axis=1, dtype=np.int32)], axis=1)
+        # Per seed, the rejectable outputs before each column (None: there are none, as almost always).
+        self.reject_cum = None
+        if bad.any():
+            zero = np.zeros((len(bad), 1), np.int32)
+            self.reject_cum = np.concatenate([zero, np.cumsum(bad, axis=1, dtype=np.int32)], axis=1)
 
     def _resolve(self) -> None:
         """Per policy output, the normal draw that starts there: its value and the next output.
@@ -100,7 +115,9 @@ class PolicyStreams:
         self.z, self.slow = x, slow
         zero = np.zeros((a, 1), np.int32)
         self.slow_cum = np.concatenate([zero, np.cumsum(slow, axis=1, dtype=np.int32)], axis=1)
-        val = x.copy()
+        # The resolved values in place of the one-output draws: a slow output's one-output draw is
+        # never read (a row's draws from its first slow one are walked: slow_draws).
+        val = x
         nxt = np.broadcast_to(np.arange(1, width + 1, dtype=np.int64), (a, width)).copy()
         rows, cols = np.nonzero(slow)
         if len(rows):
@@ -166,43 +183,62 @@ class PolicyStreams:
         self.made[seed_id, pos] = x, taken
         return x, taken
 
-    def slow_draws(self, sub: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def slow_draws(
+        self, sub: np.ndarray, first: np.ndarray, z: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The normal draws of seed rows ``sub`` from output columns ``first`` when some take more outputs.
 
-        Draw ``j`` starts ``j`` outputs on plus the outputs every earlier draw took beyond one
-        (:attr:`res_next`); that sum is found by iterating from none: each pass gets the starts of
-        the draws before the first wrong one right, so it ends (mostly after two or three passes)
-        when nothing moves. Each draw is then its start's resolved value (:attr:`res_val`).
-        Returns the draws (one row per seed), the column after the last draw, and whether all
-        were resolved within the fetched outputs.
+        ``z``: their draws as if each took one output (right up to the first slow one). Each row's
+        draws from its first slow one follow one another: a draw starts at the output after the
+        previous one's last (:attr:`res_next`) and is its start's resolved value (:attr:`res_val`);
+        a start whose draw NumPy makes (:data:`_ASK_NUMPY`) is drawn then (:meth:`slow_normal`).
+        Few rows take this path at a step (about one seed in 12), a few draws each: plain Python
+        beats arrays (most rows need no walk: see below). Returns the draws (``z``, filled in), the column after the last draw, and
+        whether all were resolved within the fetched outputs (a row that was not: its draws and end
+        are meaningless, its seed goes).
         """
-        n = self.n_arms[sub]
         width = self.pol_raw.shape[1]
-        in_use = self.cols[None, :] < n[:, None]
-        slots = first[:, None] + self.cols[None, :]
+        res_next, res_val = self.res_next, self.res_val
+        n_arms = self.n_arms[sub]
+        cols = self.cols[None, :]
         rows = sub[:, None]
-        moved = np.zeros(slots.shape, dtype=np.int64)
-        while True:
-            starts = np.clip(slots + moved, 0, width - 1)
-            nxt = self.res_next[rows, starts]
-            taken = np.where(in_use, nxt - starts, 1)  # outputs each draw took
-            again = np.zeros(slots.shape, dtype=np.int64)
-            np.cumsum(taken[:, :-1] - 1, axis=1, out=again[:, 1:])
-            if np.array_equal(again, moved):
-                ask = in_use & (nxt == _ASK_NUMPY)
-                if not ask.any():
+        # Each row's first slow draw (the caller found one among its n draws' outputs).
+        skip = self.slow[rows, np.minimum(first[:, None] + cols, width - 1)].argmax(axis=1)
+        at = first + skip
+        after = res_next[sub, at]
+        # Most rows: that draw is resolved, and every later one takes one output (they all move
+        # on by the outputs it took beyond one): filled at once; the others are walked below.
+        moved = (after - at - 1)[:, None]
+        later = (cols > skip[:, None]) & (cols < n_arms[:, None])
+        outputs = first[:, None] + cols + moved
+        inside = np.maximum(np.minimum(outputs, width - 1), 0)
+        simple = (after > at) & ~((self.slow[rows, inside] | (outputs >= width)) & later).any(axis=1)
+        z = np.where(later & simple[:, None], res_val[rows, inside], z)
+        z[simple, skip[simple]] = res_val[sub[simple], at[simple]]
+        end = first + n_arms + moved[:, 0]
+        ok = np.ones(len(sub), dtype=bool)
+        walk = np.flatnonzero(~simple)
+        sub, skip, n_arms = sub[walk], skip[walk], n_arms[walk]
+        walked = zip(
+            walk.tolist(), sub.tolist(), at[walk].tolist(), skip.tolist(), n_arms.tolist(), strict=True
+        )
+        for r, row, begin, j0, n in walked:
+            nxt_row, val_row, out, start = res_next[row], res_val[row], z[r], begin
+            for j in range(j0, n):
+                if start >= width:
+                    ok[r] = False
                     break
-                # The first such draw of each row starts where it is (the draws before it are
-                # known): NumPy draws it, then the pass goes on.
-                for r in np.flatnonzero(ask.any(axis=1)).tolist():
-                    row, start = int(sub[r]), int(starts[r, int(ask[r].argmax())])
+                nxt = int(nxt_row[start])
+                if nxt == _ASK_NUMPY:
                     drawn = self.slow_normal(row, start)
-                    self.res_next[row, start] = -1 if drawn is None else start + drawn[1]
+                    nxt = -1 if drawn is None else start + drawn[1]
+                    nxt_row[start] = nxt
                     if drawn is not None:
-                        self.res_val[row, start] = drawn[0]
-            moved = again
-        ends = slots + moved
-        ok = ((taken > 0) & (ends < width) | ~in_use).all(axis=1)
-        last = n - 1
-        end = ends[np.arange(len(sub)), last] + taken[np.arange(len(sub)), last]
-        return self.res_val[rows, starts], end, ok
+                        val_row[start] = drawn[0]
+                if nxt <= start:  # not known within the fetched outputs
+                    ok[r] = False
+                    break
+                out[j] = val_row[start]
+                start = nxt
+            end[r] = start
+        return z, end, ok

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -32,14 +31,13 @@ from zeus_bench.sim.replay import (
     replay_many,
 )
 from zeus_bench.sim.rules import KNOWN, PAPER_OPTIONS, Horizon, ReplayOptions, check_horizon, check_noise
-from zeus_bench.sim.scenarios.arrivals import fused_chunks, fused_tries, generic_chunks, group_columns
-from zeus_bench.sim.scenarios.drift import Drift, drift_of
-from zeus_bench.sim.scenarios.warmstart import Prior, bind_prior, check_prior_gpu, prior_for
 from zeus_bench.store import Coded, ColumnTable, ColumnValues, as_frame
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 if TYPE_CHECKING:  # frames come from pandas only where callers ask for them
     import pandas as pd
+
+    from zeus_bench.sim.scenarios.warmstart import Prior
 
 
 log = logging.getLogger(__name__)
@@ -136,7 +134,11 @@ def iter_task_tables(
     """
     for module in task.policy_modules:  # worker processes need the user's policies too
         load_policy_module(module)
-    policy_cls = bind_prior(get_policy(task.policy), task.prior)
+    policy_cls = get_policy(task.policy)
+    if task.prior is not None:  # (the scenarios' modules are imported where a task has one)
+        from zeus_bench.sim.scenarios.warmstart import bind_prior
+
+        policy_cls = bind_prior(policy_cls, task.prior)
     try:
         yield from _replay_frames(task, policy_cls, progress, chunk_rows)
     except ZeusBenchError:
@@ -167,7 +169,11 @@ def _replay_frames(
     for term in task.cost.terms:  # (plan checked it for the grid's tasks; a task built by hand too)
         term.reach(when[1:], "recurrence")  # type: ignore[index]
     model = JobModel(task.job, task.cost, when)
-    drift = None if task.drift is None else Drift(task.drift, task.job)
+    drift = None
+    if task.drift is not None:
+        from zeus_bench.sim.scenarios.drift import Drift
+
+        drift = Drift(task.drift, task.job)
     options = ReplayOptions(task.recurrences, task.window, task.horizon, task.noise, task.knobs)
     per_group = max(1, min(GROUP_SEEDS, chunk_rows // max(1, task.recurrences)))
     seeds = list(task.seeds)
@@ -191,6 +197,8 @@ def _arrival_tables(
 ) -> Iterator[ColumnTable]:
     """Every (beta, seed) of an arrival task, every group in name order: tables of about ``chunk_rows`` rows."""
     assert task.arrivals is not None
+    from zeus_bench.sim.scenarios.arrivals import fused_chunks, fused_tries, generic_chunks, group_columns
+
     groups = group_columns(task.arrivals)
     labels = [g[0] for g in groups]
     # Each row's runtime ratio is its submission's: the groups' ratios end to end, by offset.
@@ -343,6 +351,8 @@ def _check_scenario(grid: Grid, options: ReplayOptions, scenario: Scenario) -> S
     if arrivals is not None and (options.horizon != KNOWN or options.noise > 0.0):
         raise ConfigError("--horizon and --noise apply to plain recurring jobs, not to --arrivals")
     if scenario.prior is not None:
+        from zeus_bench.sim.scenarios.warmstart import check_prior_gpu
+
         check_prior_gpu(*scenario.prior)
     return replace(scenario, period_s=period_s)
 
@@ -387,6 +397,10 @@ def plan(
     sc = _check_scenario(grid, options, scenario)
     origin_s = 0.0 if sc.arrivals is None else float(sc.arrivals["start_time"].min())
     terms = list({id(t): t for c in grid.costs for t in c.terms}.values())
+    if sc.drift is not None:
+        from zeus_bench.sim.scenarios.drift import drift_of
+    if sc.prior is not None:
+        from zeus_bench.sim.scenarios.warmstart import prior_for
     tasks = []
     for w in _workloads(traces, gpu, grid, sc.arrivals):
         job = traces.job(gpu, w)
@@ -450,6 +464,8 @@ def iter_simulate_tables(
 ) -> Iterator[pd.DataFrame | ColumnTable]:
     """:func:`iter_simulate`, yielding in one process :class:`~zeus_bench.store.ColumnTable` (no pandas)."""
     if jobs > 1 and len(tasks) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for task, frame in zip(tasks, pool.map(_run_task_quiet, tasks), strict=True):
                 if progress is not None:

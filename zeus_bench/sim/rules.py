@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -22,6 +22,27 @@ MAX_SUBMISSION_TRIES = 1000
 ZERO_BUDGET_PENALTY = 100.0  # a zero-budget try is observed at this x beta x min_cost
 
 
+class _SeedWords(np.random.bit_generator.ISeedSequence):
+    """A :class:`numpy.random.SeedSequence` whose words are hashed once for every generator seeded from it.
+
+    Both generators of a seed ask for the same words (PCG64: four 64-bit words); the second gets
+    the first's, the same values a second hashing would give.
+    """
+
+    def __init__(self, seq: np.random.SeedSequence) -> None:
+        """Words of ``seq``."""
+        self._seq = seq
+        self._words: dict[tuple[int, Any], np.ndarray] = {}
+
+    def generate_state(self, n_words: int, dtype: Any = np.uint32) -> np.ndarray:
+        """``seq.generate_state(n_words, dtype)``, hashed at its first call."""
+        key = (n_words, dtype)
+        words = self._words.get(key)
+        if words is None:
+            words = self._words[key] = self._seq.generate_state(n_words, dtype)
+        return words.copy()
+
+
 def seed_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
     """Environment (path sampling) and policy generators of a seed.
 
@@ -29,7 +50,8 @@ def seed_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator
     optimizer's generators; they are separate objects, so the policy's draws never shift the
     paths sampled (the same seed samples the same paths under every policy).
     """
-    seeds = np.random.SeedSequence(seed)  # what default_rng(seed) hashes the seed with, once for both
+    # What default_rng(seed) hashes the seed with, once for both (PCG64 takes any ISeedSequence).
+    seeds = cast("np.random.SeedSequence", _SeedWords(np.random.SeedSequence(seed)))
     return np.random.Generator(np.random.PCG64(seeds)), np.random.Generator(np.random.PCG64(seeds))
 
 

@@ -24,7 +24,7 @@ from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.core.fsutil import atomic_path
 from zeus_bench.core.provenance import base_provenance
 from zeus_bench.store.frames import read_checked, read_table, validate
-from zeus_bench.store.schema import METADATA_KEY, Coded, Column, check_numbers, get_schema
+from zeus_bench.store.schema import METADATA_KEY, Coded, Column, check_numbers, duplicate_row, get_schema
 
 if TYPE_CHECKING:  # pandas is imported where frames are handled: the simulator's path runs without it
     import pandas as pd
@@ -88,7 +88,7 @@ def _validated_arrow(table: ColumnTable, kind: str, where: str) -> pa.Table:
         if col.name in schema.key:
             keyed.append(value)
     if schema.key and keyed:
-        row = _duplicate_row(keyed)
+        row = duplicate_row(keyed)
         if row is not None:
             shown = {c: table.columns[c] for c in schema.key if c in table.columns}
             key = ", ".join(
@@ -288,7 +288,7 @@ def read_columns(path: str | Path, kind: str, names: Sequence[str]) -> dict[str,
         out[name] = _column_values(table.column(name).combine_chunks(), col, str(path))
     keyed = [out[k] for k in schema.key if k in out]
     if schema.key and len(keyed) == len(schema.key):
-        row = _duplicate_row(keyed)
+        row = duplicate_row(keyed)
         if row is not None:
             key = ", ".join(f"{k}={out[k][row]}" for k in schema.key)
             raise TraceFormatError(f"{path}: duplicate rows for key ({key})")
@@ -377,19 +377,3 @@ def _repeated(value: Any, n: int, arrow_type: pa.DataType) -> pa.Array:
         offsets = np.arange(n + 1, dtype=np.int64) * len(encoded)
         return pa.Array.from_buffers(arrow_type, n, [None, pa.py_buffer(offsets), pa.py_buffer(encoded * n)])
     return _arrow(np.full(n, value), arrow_type)
-
-
-def _duplicate_row(keyed: list[np.ndarray]) -> int | None:
-    """A row whose values in every one of ``keyed`` (equal-length arrays) repeat another row's."""
-    n = len(keyed[0])
-    if n < 2:
-        return None
-    codes = [np.unique(k, return_inverse=True)[1] if k.dtype == object else k for k in keyed]
-    order = np.lexsort(codes[::-1])
-    same = np.ones(n - 1, dtype=bool)
-    for k in codes:
-        ordered = k[order]
-        same &= ordered[1:] == ordered[:-1]
-    if not same.any():
-        return None
-    return int(order[int(np.flatnonzero(same)[0]) + 1])

@@ -10,6 +10,7 @@ imports it first; :func:`get_schema` names it when a kind is unknown.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -137,12 +138,30 @@ def schemas() -> dict[str, TableSchema]:
     return dict(_SCHEMAS)
 
 
+def _numbers_pass(arr: np.ndarray, present: np.ndarray, col: Column) -> bool:
+    """Whether ``col``'s checks all pass on a column without missing values, in a few passes (no copies).
+
+    False also where it cannot tell at once (a missing or infinite value): :func:`check_numbers`
+    then checks it value by value, naming the first bad row.
+    """
+    if not len(arr) or not present.all():
+        return False
+    lo, hi = float(arr.min()), float(arr.max())
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return False
+    if ("positive" in col.checks and lo <= 0) or ("nonnegative" in col.checks and lo < 0):
+        return False
+    return col.dtype != "int" or bool((np.mod(arr, 1.0) == 0).all())
+
+
 def check_numbers(arr: np.ndarray, present: np.ndarray, col: Column, where: str) -> None:
     """Apply ``col``'s value checks to a numeric column (``arr`` as floats, ``present``: not missing).
 
     Raises:
         TraceFormatError: one line naming ``where``, the column, the first bad row and the value.
     """
+    if _numbers_pass(arr, present, col):
+        return
     name = col.name
     if not np.isfinite(arr[present]).all() and ("finite" in col.checks or col.dtype == "int"):
         row = int(np.flatnonzero(present & ~np.isfinite(arr))[0])
@@ -158,3 +177,36 @@ def check_numbers(arr: np.ndarray, present: np.ndarray, col: Column, where: str)
         if frac.any():
             row = int(np.flatnonzero(frac)[0])
             raise TraceFormatError(f"{where}: column {name!r} row {row}: must be an integer, got {arr[row]}")
+
+
+def _ascending(keyed: list[np.ndarray]) -> bool:
+    """Whether the rows are in strictly ascending order of ``keyed`` (numeric arrays), then none repeats.
+
+    The tables written row by row mostly are (a replay's rows by seed, recurrence and attempt): a
+    pass over neighbouring rows, without sorting.
+    """
+    if any(k.dtype.kind not in "biuf" for k in keyed):
+        return False
+    rising = np.zeros(len(keyed[0]) - 1, dtype=bool)  # ascending at an earlier key
+    tied = np.ones(len(rising), dtype=bool)  # equal at every key so far
+    for k in keyed:
+        before, after = k[:-1], k[1:]
+        rising |= tied & (after > before)
+        tied &= after == before
+    return bool(rising.all())
+
+
+def duplicate_row(keyed: list[np.ndarray]) -> int | None:
+    """A row whose values in every one of ``keyed`` (equal-length arrays) repeat another row's."""
+    n = len(keyed[0])
+    if n < 2 or _ascending(keyed):
+        return None
+    codes = [np.unique(k, return_inverse=True)[1] if k.dtype == object else k for k in keyed]
+    order = np.lexsort(codes[::-1])
+    same = np.ones(n - 1, dtype=bool)
+    for k in codes:
+        ordered = k[order]
+        same &= ordered[1:] == ordered[:-1]
+    if not same.any():
+        return None
+    return int(order[int(np.flatnonzero(same)[0]) + 1])
