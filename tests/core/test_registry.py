@@ -71,3 +71,17 @@ def test_bad_user_files(tmp_path: Path, text: str, message: str) -> None:
 def test_unknown_workload() -> None:
     with pytest.raises(UnknownWorkloadError, match="unknown workload 'mnist'; known: cifar100"):
         get_workload("mnist")
+
+
+def test_the_builtin_registry_reads_the_same_with_either_loader() -> None:
+    """libyaml's loader (used for the built-in file when PyYAML has it) gives the pure-Python one's data."""
+    from importlib import resources
+
+    import yaml
+
+    from zeus_bench.traces import workloads
+
+    text = resources.files("zeus_bench").joinpath("data/workloads.yaml").read_text()
+    fast = yaml.load(text, Loader=workloads.BUILTIN_LOADER)
+    assert fast == yaml.safe_load(text) and len(fast["workloads"]) >= 6
+    assert workloads.BUILTIN_LOADER.__name__ in ("CSafeLoader", "SafeLoader")

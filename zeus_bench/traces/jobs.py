@@ -290,7 +290,7 @@ def _check_one_gpu(path: Path, gpus: np.ndarray, gpu: str) -> None:
     Raises:
         TraceFormatError: the file, the column and the kinds found.
     """
-    others = sorted({str(g) for g in np.unique(gpus.astype(str))} - {gpu})
+    others = sorted(set(gpus.astype(str).tolist()) - {gpu})  # (a set: np.unique would import numpy.ma)
     if others:
         raise TraceFormatError(
             f"{path}: column gpu holds {', '.join(others)} besides {gpu}: a power trace holds one GPU kind "
