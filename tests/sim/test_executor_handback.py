@@ -67,3 +67,16 @@ def test_seeds_handed_back_mid_replay_under_noise_give_their_rows_alone(
         assert _run(model, True, gone_at=step, handed=handed) == scalar
         assert handed == [GONE]  # the scalar face replayed these two from their start
     assert _run(model, True) == scalar  # and without a hand-back
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7, 200, 2**40 + 3, 2**70 + 11])
+def test_a_seeds_generators_are_default_rngs_of_it_however_often_asked(seed: int) -> None:
+    """Both generators start as ``default_rng(seed)``; asked again (words kept per process) and after
+    the first ones drew, still; a numpy integer seed is the same seed."""
+    expect = np.random.default_rng(seed).bit_generator.state
+    env, pol = seed_generators(seed)
+    assert env.bit_generator.state == expect and pol.bit_generator.state == expect
+    first = env.random(5)
+    again = seed_generators(np.int64(seed) if seed < 2**63 else seed)
+    assert all(g.bit_generator.state == expect for g in again)
+    assert np.array_equal(again[0].random(5), first) and not np.array_equal(pol.random(5), env.random(5))

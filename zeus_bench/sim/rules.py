@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -22,25 +23,31 @@ MAX_SUBMISSION_TRIES = 1000
 ZERO_BUDGET_PENALTY = 100.0  # a zero-budget try is observed at this x beta x min_cost
 
 
-class _SeedWords(np.random.bit_generator.ISeedSequence):
-    """A :class:`numpy.random.SeedSequence` whose words are hashed once for every generator seeded from it.
+@functools.lru_cache(maxsize=4096)
+def _seed_words(seed: int, n_words: int, dtype: Any) -> np.ndarray:
+    """``SeedSequence(seed).generate_state(n_words, dtype)``, hashed once per process (read-only).
 
-    Both generators of a seed ask for the same words (PCG64: four 64-bit words); the second gets
-    the first's, the same values a second hashing would give.
+    A grid replays each seed on every job: the same words for each (1,200 jobs: 200 hashings, not 2,400).
+    """
+    words = np.random.SeedSequence(seed).generate_state(n_words, dtype)
+    words.setflags(write=False)
+    return words
+
+
+class _SeedWords(np.random.bit_generator.ISeedSequence):
+    """The :class:`numpy.random.SeedSequence` of a seed as its generators ask it: its words, hashed once.
+
+    Both generators of a seed (and the seed's generators on every job) ask for the same words
+    (PCG64: four 64-bit words); each gets a copy of the words a hashing gives.
     """
 
-    def __init__(self, seq: np.random.SeedSequence) -> None:
-        """Words of ``seq``."""
-        self._seq = seq
-        self._words: dict[tuple[int, Any], np.ndarray] = {}
+    def __init__(self, seed: int) -> None:
+        """Words of ``SeedSequence(seed)``."""
+        self._seed = seed
 
     def generate_state(self, n_words: int, dtype: Any = np.uint32) -> np.ndarray:
-        """``seq.generate_state(n_words, dtype)``, hashed at its first call."""
-        key = (n_words, dtype)
-        words = self._words.get(key)
-        if words is None:
-            words = self._words[key] = self._seq.generate_state(n_words, dtype)
-        return words.copy()
+        """``SeedSequence(seed).generate_state(n_words, dtype)`` (kept per process)."""
+        return _seed_words(self._seed, n_words, dtype).copy()
 
 
 def seed_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
@@ -50,8 +57,8 @@ def seed_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator
     optimizer's generators; they are separate objects, so the policy's draws never shift the
     paths sampled (the same seed samples the same paths under every policy).
     """
-    # What default_rng(seed) hashes the seed with, once for both (PCG64 takes any ISeedSequence).
-    seeds = cast("np.random.SeedSequence", _SeedWords(np.random.SeedSequence(seed)))
+    # What default_rng(seed) hashes the seed with, once per seed (PCG64 takes any ISeedSequence).
+    seeds = cast("np.random.SeedSequence", _SeedWords(seed))
     return np.random.Generator(np.random.PCG64(seeds)), np.random.Generator(np.random.PCG64(seeds))
 
 
