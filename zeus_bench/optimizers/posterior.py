@@ -100,9 +100,9 @@ def add_reward(n: Any, s1: Any, s2: Any, s_abs: Any, reward: Any) -> tuple[Any, 
     return n + 1.0, s1 + reward, s2 + reward * reward, s_abs + abs(reward)
 
 
-def running_sums(rewards: Sequence[float]) -> list[float]:
-    """The running sums (:func:`add_reward`) of an arm's rewards, from none."""
-    sums = (0.0, 0.0, 0.0, 0.0)
+def running_sums(rewards: Sequence[float], sums: Sequence[float] = (0.0, 0.0, 0.0, 0.0)) -> list[float]:
+    """The running sums (:func:`add_reward`) of an arm's rewards, from none or from ``sums`` (those of earlier rewards)."""
+    sums = tuple(sums)
     for r in rewards:
         sums = add_reward(*sums, r)
     return list(sums)

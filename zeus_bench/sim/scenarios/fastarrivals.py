@@ -250,6 +250,9 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
     missed = shared.missed
     by_pos = shared.by_pos
     resolve = shared.launch
+    pop, push = heappop, heappush
+    one_attempt, max_zeros = _ONE_ATTEMPT, MAX_ZERO_BUDGET_TRIES
+    last_key = MAX_SUBMISSION_TRIES << _ATTEMPT_SHIFT  # keys below it: attempts below the most
     known: set[int] = set()  # batch sizes whose JIT profile was launched
     min_cost = math.inf
     memo = by_pos.setdefault(min_cost, {})  # launches at the least cost so far
@@ -262,16 +265,15 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
     launches = 0
     codes: list[int] = []
     append = codes.append
-    submissions = zip(starts.tolist(), ends.tolist(), strict=True)
-    sub = 0
-    next_start, next_end = next(submissions, (math.inf, math.inf))
-    retry = None
+    start_at = starts.tolist()
+    end_at = ends.tolist()
+    n_subs = len(start_at)
+    start_at.append(math.inf)  # after the last submission: none starts
+    sub = 0  # submissions launched
+    next_start = start_at[0]
     while True:
-        if retry is not None:  # a retry, launched at once
-            start, end, key, zeros, ran = retry
-            retry = None
-        elif running and running[0][0] <= next_start:  # the first to end, observed
-            end, _, start, b, out, key, zeros, ran = heappop(running)
+        if running and running[0][0] <= next_start:  # the first to end, observed
+            end, _, start, b, out, key, zeros, ran = pop(running)
             cost, reached, this_ran, base, _ = out
             observe(b, cost, reached)
             if this_ran:
@@ -281,15 +283,18 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
                     min_cost = cost
                     memo = by_pos.setdefault(cost, {})
                     best_b = b
-            elif zeros < MAX_ZERO_BUDGET_TRIES and key >> _ATTEMPT_SHIFT < MAX_SUBMISSION_TRIES:
-                retry = (end, end + (end - start), key + _ONE_ATTEMPT, zeros, ran)
-            elif not ran:
-                append(missed[bs_index[b]] | key)
-            continue
-        elif next_start < math.inf:  # the next submission
+                continue
+            if zeros < max_zeros and key < last_key:  # a retry, launched at once
+                start, end, key = end, end + (end - start), key + one_attempt
+            else:
+                if not ran:
+                    append(missed[bs_index[b]] | key)
+                continue
+        elif sub < n_subs:  # the next submission
+            start, end = next_start, end_at[sub]
             sub += 1
-            start, end, key, zeros, ran = next_start, next_end, _ONE_ATTEMPT | sub, 0, False
-            next_start, next_end = next(submissions, (math.inf, math.inf))
+            key, zeros, ran = one_attempt | sub, 0, False
+            next_start = start_at[sub]
         else:
             return codes
         launches += 1
@@ -300,9 +305,9 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
             known.add(b)
         out, pos = memo.get((pos * n_bs + bi) * 2 + profiled) or resolve(bi, pos, profiled, min_cost)
         if out[4]:  # a zero budget: nothing ran
-            heappush(running, (end, launches, start, b, out, key, zeros + 1, ran))
+            push(running, (end, launches, start, b, out, key, zeros + 1, ran))
         else:
-            heappush(running, (end, launches, start, b, out, key, 0, True))
+            push(running, (end, launches, start, b, out, key, 0, True))
 
 
 _POLICY_GENERATORS: dict[int, tuple[np.random.Generator, Any]] = {}
