@@ -155,8 +155,6 @@ class PruningThompsonSampling:
         self.batch_sizes: list[int] = bs
         self._bs_set = frozenset(bs)
         self.default_batch_size = int(default_batch_size)
-        self._rng = rng
-        self._order_draws = ChoiceDraws(rng)
         self.prune_rounds = int(prune_rounds)
         self.window = int(window)
         check_prior(prior_mean, prior_precision)
@@ -164,10 +162,28 @@ class PruningThompsonSampling:
         self.prior_precision = float(prior_precision)
         self._no_prior = self.prior_mean == 0.0 and self.prior_precision == 0.0
         self.concurrency = bool(concurrency)
+        self._index = {b: i for i, b in enumerate(bs)}
+        self._first = Pruning.one(len(bs), self._index[self.default_batch_size])  # pruning's first state
+        self._start(rng)
+
+    def restarted(self, rng: np.random.Generator) -> PruningThompsonSampling:
+        """A new optimizer with this one's settings, in its initial state, drawing from ``rng``.
+
+        What the constructor with the same arguments makes, without its checks and conversions
+        again (a replay of many groups starts one optimizer per group).
+        """
+        fresh = object.__new__(type(self))
+        fresh.__dict__.update(self.__dict__)  # the settings; every per-run field is _start's
+        fresh._start(rng)
+        return fresh
+
+    def _start(self, rng: np.random.Generator) -> None:
+        """Every per-run field in its initial state (pruning round 1 at b0), drawing from ``rng``."""
+        self._rng = rng
+        self._order_draws = ChoiceDraws(rng)
         self._awaiting: int | None = None  # concurrency: the batch size the last predict asked pruning for
         # Pruning state: one seed's row of the batched rule's state (indices into batch_sizes).
-        self._index = {b: i for i, b in enumerate(bs)}
-        self._prune = Pruning.one(len(bs), self._index[self.default_batch_size])
+        self._prune = self._first
         self._frozen: dict[str, Any] | None = None  # pruning's fields of state_dict once it is over ...
         self._frozen_from: tuple[Pruning, Pruning | None] | None = None  # ... from its last states
         self._next: int | None = None  # the batch size pruning waits for (None: not computed yet)

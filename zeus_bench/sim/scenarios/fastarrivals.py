@@ -103,6 +103,10 @@ class SharedTries:
         self.entries: list[Entry] = []
         self.missed = [self._entry(self.batch_sizes[bi], c, _MISSED)
                        for bi, c in enumerate(configs)]  # fmt: skip
+        #: The optimizer every group's restarts from (:meth:`PruningThompsonSampling.restarted`).
+        self.optimizer = PruningThompsonSampling(
+            self.batch_sizes, model.job.b0, np.random.default_rng(0), concurrency=True
+        )
 
     def _entry(self, b: int, config: Any, tried: TryFields) -> int:
         """A new entry's code base (its number, shifted above attempt and submission)."""
@@ -241,8 +245,7 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
     ends first (before a submission that starts at or after its end).
     """
     configs = shared.configs
-    job = shared.model.job
-    bandit = PruningThompsonSampling(shared.batch_sizes, job.b0, _policy_generator(seed), concurrency=True)
+    bandit = shared.optimizer.restarted(_policy_generator(seed))
     predict = bandit.predict
     observe = bandit.feed  # (the outcomes' batch sizes are the bandit's, their costs floats)
     bs_index = shared.model.bs_index
@@ -256,7 +259,7 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
     known: set[int] = set()  # batch sizes whose JIT profile was launched
     min_cost = math.inf
     memo = by_pos.setdefault(min_cost, {})  # launches at the least cost so far
-    best_b = int(job.b0)
+    best_b = bandit.default_batch_size
     pos = 0  # the group's position in the environment's words
     # Running jobs, a heap of (end, launch number, start, b, outcome, attempt << 32 | submission,
     # zero-budget tries in a row, a try of the submission ran): the first to end first, the
