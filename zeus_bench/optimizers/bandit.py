@@ -75,10 +75,14 @@ _choice = functools.lru_cache(maxsize=1 << 14)(prune_choice)
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _transition(p: Pruning, index: int, cost: float, reached: bool) -> tuple[Pruning, Pruning]:
-    """Pruning's step on one observation, then the next round if that one is over: (stepped, next)."""
+def _transition(p: Pruning, index: int, cost: float, reached: bool) -> tuple[Pruning, Pruning, int]:
+    """Pruning's step on one observation, then the next round if that one is over.
+
+    Returns (stepped, next state, the batch-size index the next state tries: :func:`prune_choice`).
+    """
     stepped, over = prune_step(p, index, cost, reached)
-    return stepped, next_round(stepped, over)
+    after = next_round(stepped, over)
+    return stepped, after, prune_choice(after)
 
 
 STATE_VERSION = 1
@@ -280,10 +284,12 @@ class PruningThompsonSampling:
 
     def _prune_observe(self, batch_size: int, cost: float, reached: bool) -> None:
         """Pruning's transition (:func:`~zeus_bench.optimizers.seed_bandits.prune_observe`, one row)."""
-        stepped, self._prune = _transition(self._prune, self._index[batch_size], cost, reached)
-        self._next = None
+        stepped, self._prune, choice = _transition(self._prune, self._index[batch_size], cost, reached)
         if self._prune.rounds >= self.prune_rounds:
+            self._next = None
             self._begin_sampling(self._prune, stepped)
+        else:
+            self._next = self.batch_sizes[choice]
 
     # ----------------------------------------------------------------------- public interface
     @property
@@ -417,13 +423,16 @@ class PruningThompsonSampling:
         are added to the arm's sums in their order (:func:`~zeus_bench.optimizers.posterior.running_sums`
         from the sums so far), the same additions as one per observation.
         """
-        stale = self._stale
+        stale, post, approx, all_sums, rewards = (
+            self._stale, self._post_cache, self._approx_cache, self._sums, self._rewards
+        )
         for b in stale:
-            self._post_cache.pop(b, None)
-            self._approx_cache.pop(b, None)
-            sums = self._sums.get(b)
+            if post:
+                post.pop(b, None)
+            approx.pop(b, None)
+            sums = all_sums.get(b)
             if sums is not None:
-                sums[:] = running_sums(self._rewards[b][int(sums[0]) :], sums)
+                all_sums[b] = running_sums(rewards[b][int(sums[0]) :], sums)
         self._dirty |= stale
         stale.clear()
 
