@@ -257,7 +257,7 @@ class PruningThompsonSampling:
         """
         self._frozen_from = (final, last)
         self._arms = self._listed(final.candidates, range(len(self.batch_sizes)))
-        rewards = arm_rewards(((b, c) for b, c, _ in self._history), self._arms)
+        rewards = arm_rewards([(b, c) for b, c, _ in self._history], self._arms)
         self._rewards = dict(zip(self._arms, rewards, strict=True))
 
     def _frozen_fields(self) -> dict[str, Any]:
@@ -306,8 +306,10 @@ class PruningThompsonSampling:
         """Batch size for the next run."""
         arms = self._arms
         if arms is None:  # pruning: the batch size it waits for
-            b = self._expected()
-            assert b is not None
+            b = self._next  # (computed at the last observation pruning took, or now)
+            if b is None:
+                b = self._expected()
+                assert b is not None
             self._awaiting = b
             return b
         if self._stale:
@@ -424,7 +426,11 @@ class PruningThompsonSampling:
         from the sums so far), the same additions as one per observation.
         """
         stale, post, approx, all_sums, rewards = (
-            self._stale, self._post_cache, self._approx_cache, self._sums, self._rewards
+            self._stale,
+            self._post_cache,
+            self._approx_cache,
+            self._sums,
+            self._rewards,
         )
         for b in stale:
             if post:

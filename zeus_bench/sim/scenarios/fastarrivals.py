@@ -6,7 +6,9 @@
 in between. For ``zeus`` with the paper's knobs and no window this module runs the same rules
 (documented in :mod:`zeus_bench.sim.scenarios.arrivals`) with those layers removed; the batch-size
 optimizer is the real :class:`~zeus_bench.optimizers.bandit.PruningThompsonSampling`
-(``concurrency=True``), driven through its public ``predict`` and ``observe``.
+(``concurrency=True``), each group's restarted from one made per job model
+(:meth:`~zeus_bench.optimizers.bandit.PruningThompsonSampling.restarted`) and driven through its
+public ``predict`` and ``feed``.
 
 Every group of a table starts from the same seeded generators, so what a try draws and costs is
 shared across groups (:class:`SharedTries`, made once per job model, seed and beta): the
