@@ -312,8 +312,6 @@ class PruningThompsonSampling:
                 assert b is not None
             self._awaiting = b
             return b
-        if self._stale:
-            self._refresh()
         # One random visiting order per prediction, drawn even when every arm is explored,
         # then one posterior sample per arm in arm order: the paper's sequence of draws.
         n = len(arms)
@@ -336,6 +334,8 @@ class PruningThompsonSampling:
 
     def _exact_sample(self, arms: list[int], z: list[float]) -> int:
         """The arm of largest sample ``mean + std * z[i]`` from the exact posteriors."""
+        if self._stale:
+            self._refresh()
         cache = self._post_cache
         return arms[largest_sample([cache.get(b) or self._posterior(b) for b in arms], z)]
 
@@ -371,6 +371,8 @@ class PruningThompsonSampling:
         the exact posteriors. The rule is :func:`~zeus_bench.optimizers.seed_bandits.certified_pick`
         for one seed, as the replay's batched Zeus calls it for many.
         """
+        if self._stale:
+            self._refresh()
         lists = self._approx_lists
         if lists is None:
             self._arm_pos = {b: i for i, b in enumerate(arms)}
@@ -470,6 +472,8 @@ class PruningThompsonSampling:
         Reward precision ``1 / var`` (population variance), prior precision 0: the posterior
         precision is ``n / var`` and the mean the sample mean; zero variance gives a point mass.
         """
+        if self._stale:
+            self._refresh()
         cached = self._post_cache.get(arm)
         if cached is not None:
             return cached
