@@ -52,7 +52,6 @@ import numpy as np
 
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.optimizers.posterior import (
-    add_reward,
     approx_from_sums,
     check_prior,
     largest_sample,
@@ -73,8 +72,18 @@ from zeus_bench.optimizers.state import rng_from_state, rng_state
 # One seed's pruning states are small tuples of Python numbers, and the replays of one job meet
 # the same ones again and again (the same costs): the one-seed face remembers the rules' answers.
 _choice = functools.lru_cache(maxsize=1 << 14)(prune_choice)
-_step = functools.lru_cache(maxsize=1 << 14)(prune_step)
-_round = functools.lru_cache(maxsize=1 << 14)(next_round)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _transition(p: Pruning, index: int, cost: float, reached: bool) -> tuple[Pruning, Pruning, int]:
+    """Pruning's step on one observation, then the next round if that one is over.
+
+    Returns (stepped, next state, the batch-size index the next state tries: :func:`prune_choice`).
+    """
+    stepped, over = prune_step(p, index, cost, reached)
+    after = next_round(stepped, over)
+    return stepped, after, prune_choice(after)
+
 
 STATE_VERSION = 1
 MIN_OBSERVATIONS = 2  # per arm, before Thompson Sampling draws from the posteriors
@@ -150,8 +159,6 @@ class PruningThompsonSampling:
         self.batch_sizes: list[int] = bs
         self._bs_set = frozenset(bs)
         self.default_batch_size = int(default_batch_size)
-        self._rng = rng
-        self._order_draws = ChoiceDraws(rng)
         self.prune_rounds = int(prune_rounds)
         self.window = int(window)
         check_prior(prior_mean, prior_precision)
@@ -159,11 +166,30 @@ class PruningThompsonSampling:
         self.prior_precision = float(prior_precision)
         self._no_prior = self.prior_mean == 0.0 and self.prior_precision == 0.0
         self.concurrency = bool(concurrency)
+        self._index = {b: i for i, b in enumerate(bs)}
+        self._first = Pruning.one(len(bs), self._index[self.default_batch_size])  # pruning's first state
+        self._start(rng)
+
+    def restarted(self, rng: np.random.Generator) -> PruningThompsonSampling:
+        """A new optimizer with this one's settings, in its initial state, drawing from ``rng``.
+
+        What the constructor with the same arguments makes, without its checks and conversions
+        again (a replay of many groups starts one optimizer per group).
+        """
+        fresh = object.__new__(type(self))
+        fresh.__dict__.update(self.__dict__)  # the settings; every per-run field is _start's
+        fresh._start(rng)
+        return fresh
+
+    def _start(self, rng: np.random.Generator) -> None:
+        """Every per-run field in its initial state (pruning round 1 at b0), drawing from ``rng``."""
+        self._rng = rng
+        self._order_draws = ChoiceDraws(rng)
         self._awaiting: int | None = None  # concurrency: the batch size the last predict asked pruning for
         # Pruning state: one seed's row of the batched rule's state (indices into batch_sizes).
-        self._index = {b: i for i, b in enumerate(bs)}
-        self._prune = Pruning.one(len(bs), self._index[self.default_batch_size])
-        self._frozen: dict[str, Any] | None = None  # pruning's fields of state_dict once it is over
+        self._prune = self._first
+        self._frozen: dict[str, Any] | None = None  # pruning's fields of state_dict once it is over ...
+        self._frozen_from: tuple[Pruning, Pruning | None] | None = None  # ... from its last states
         self._next: int | None = None  # the batch size pruning waits for (None: not computed yet)
         # Thompson Sampling state: rewards per arm (None until pruning ends).
         self._arms: list[int] | None = None
@@ -175,10 +201,11 @@ class PruningThompsonSampling:
         self._approx_cache: dict[int, tuple[float, float, float, float]] = {}
         self._approx_lists: list[list[float]] | None = None  # means, stds, c0s, c1s in arm order
         self._arm_pos: dict[int, int] = {}
-        self._dirty: set[int] = set()
+        self._dirty: set[int] = set()  # arms whose approximate posterior changed since _approx_lists
+        self._stale: set[int] = set()  # arms observed since their caches were last brought up to date
         self._explored = False
         if self.prune_rounds == 0:  # no pruning: every batch size is an arm
-            self._begin_sampling({**self._pruning_fields(self._prune), "down": [], "up": []})
+            self._begin_sampling(self._prune, None)
 
     @property
     def rng(self) -> np.random.Generator:
@@ -192,9 +219,7 @@ class PruningThompsonSampling:
         bs = self.batch_sizes
         n, cand, good, d = len(bs), p.candidates, p.good, p.default
 
-        def listed(mask: int, indices: range) -> list[int]:
-            return [bs[i] for i in indices if mask >> i & 1]
-
+        listed = self._listed
         return {
             "round": p.rounds,
             "candidates": listed(cand, range(n)),
@@ -206,6 +231,11 @@ class PruningThompsonSampling:
             "round_best": bs[p.best],
             "round_best_cost": None if math.isinf(p.best_cost) else p.best_cost,
         }
+
+    def _listed(self, mask: int, indices: range) -> list[int]:
+        """The batch sizes of ``mask``'s bits (indices into :attr:`batch_sizes`), in the order of ``indices``."""
+        bs = self.batch_sizes
+        return [bs[i] for i in indices if mask >> i & 1]
 
     def _load_pruning(self, d: dict[str, Any]) -> Pruning:
         """The pruning state whose :meth:`_pruning_fields` are ``d``'s."""
@@ -219,12 +249,30 @@ class PruningThompsonSampling:
             math.inf if rbc is None else float(rbc),
         )  # fmt: skip
 
-    def _begin_sampling(self, frozen: dict[str, Any]) -> None:
-        """Pruning is over (its last fields ``frozen``): the candidates become the arms."""
-        self._frozen = frozen
-        self._arms = [int(b) for b in frozen["candidates"]]
-        rewards = arm_rewards(((b, c) for b, c, _ in self._history), self._arms)
+    def _begin_sampling(self, final: Pruning, last: Pruning | None) -> None:
+        """Pruning is over: the candidates of its ``final`` state become the arms.
+
+        ``last``: the last round's state before it ended (None: no pruning); pruning's fields of
+        :meth:`state_dict` are made from both when asked (:meth:`_frozen_fields`).
+        """
+        self._frozen_from = (final, last)
+        self._arms = self._listed(final.candidates, range(len(self.batch_sizes)))
+        rewards = arm_rewards([(b, c) for b, c, _ in self._history], self._arms)
         self._rewards = dict(zip(self._arms, rewards, strict=True))
+
+    def _frozen_fields(self) -> dict[str, Any]:
+        """Pruning's fields of :meth:`state_dict` once it is over: its final state's, the last round's kept."""
+        if self._frozen is None:
+            assert self._frozen_from is not None
+            final, last = self._frozen_from
+            fields = self._pruning_fields(final)
+            if last is None:  # no pruning
+                fields.update(down=[], up=[])
+            else:  # the last round's fields stay in the state
+                kept = self._pruning_fields(last)
+                fields.update({k: kept[k] for k in ("down", "up", "good", "round_best_cost")})
+            self._frozen = fields
+        return self._frozen
 
     def _expected(self) -> int | None:
         """Batch size pruning waits for, or None once pruning is over."""
@@ -236,13 +284,12 @@ class PruningThompsonSampling:
 
     def _prune_observe(self, batch_size: int, cost: float, reached: bool) -> None:
         """Pruning's transition (:func:`~zeus_bench.optimizers.seed_bandits.prune_observe`, one row)."""
-        stepped, over = _step(self._prune, self._index[batch_size], cost, reached)
-        self._prune = _round(stepped, over)
-        self._next = None
-        if self._prune.rounds >= self.prune_rounds:  # the last round's fields stay in the state
-            last = self._pruning_fields(stepped)
-            kept = {k: last[k] for k in ("down", "up", "good", "round_best_cost")}
-            self._begin_sampling({**self._pruning_fields(self._prune), **kept})
+        stepped, self._prune, choice = _transition(self._prune, self._index[batch_size], cost, reached)
+        if self._prune.rounds >= self.prune_rounds:
+            self._next = None
+            self._begin_sampling(self._prune, stepped)
+        else:
+            self._next = self.batch_sizes[choice]
 
     # ----------------------------------------------------------------------- public interface
     @property
@@ -259,8 +306,10 @@ class PruningThompsonSampling:
         """Batch size for the next run."""
         arms = self._arms
         if arms is None:  # pruning: the batch size it waits for
-            b = self._expected()
-            assert b is not None
+            b = self._next  # (computed at the last observation pruning took, or now)
+            if b is None:
+                b = self._expected()
+                assert b is not None
             self._awaiting = b
             return b
         # One random visiting order per prediction, drawn even when every arm is explored,
@@ -285,6 +334,8 @@ class PruningThompsonSampling:
 
     def _exact_sample(self, arms: list[int], z: list[float]) -> int:
         """The arm of largest sample ``mean + std * z[i]`` from the exact posteriors."""
+        if self._stale:
+            self._refresh()
         cache = self._post_cache
         return arms[largest_sample([cache.get(b) or self._posterior(b) for b in arms], z)]
 
@@ -320,6 +371,8 @@ class PruningThompsonSampling:
         the exact posteriors. The rule is :func:`~zeus_bench.optimizers.seed_bandits.certified_pick`
         for one seed, as the replay's batched Zeus calls it for many.
         """
+        if self._stale:
+            self._refresh()
         lists = self._approx_lists
         if lists is None:
             self._arm_pos = {b: i for i, b in enumerate(arms)}
@@ -361,14 +414,35 @@ class PruningThompsonSampling:
                     self._prune_observe(b, c, r)
             elif b == self._expected():
                 self._prune_observe(b, c, r)
-        elif b in self._rewards:
-            self._rewards[b].append(-c)
-            self._post_cache.pop(b, None)
-            self._approx_cache.pop(b, None)
-            self._dirty.add(b)
-            sums = self._sums.get(b)
-            if sums is not None:  # the order of the additions is the rewards' order
-                sums[:] = add_reward(sums[0], sums[1], sums[2], sums[3], -c)
+        else:
+            rewards = self._rewards.get(b)
+            if rewards is not None:  # the arm's caches are brought up to date when next read (_refresh)
+                rewards.append(-c)
+                self._stale.add(b)
+
+    def _refresh(self) -> None:
+        """The caches of the arms observed since the last call: dropped, their running sums extended.
+
+        A run of observations between two predictions costs one update per arm: the new rewards
+        are added to the arm's sums in their order (:func:`~zeus_bench.optimizers.posterior.running_sums`
+        from the sums so far), the same additions as one per observation.
+        """
+        stale, post, approx, all_sums, rewards = (
+            self._stale,
+            self._post_cache,
+            self._approx_cache,
+            self._sums,
+            self._rewards,
+        )
+        for b in stale:
+            if post:
+                post.pop(b, None)
+            approx.pop(b, None)
+            sums = all_sums.get(b)
+            if sums is not None:
+                all_sums[b] = running_sums(rewards[b][int(sums[0]) :], sums)
+        self._dirty |= stale
+        stale.clear()
 
     def best_batch_size(self) -> int:
         """Best batch size known so far.
@@ -379,9 +453,11 @@ class PruningThompsonSampling:
         """
         if self._arms is None:
             return self.batch_sizes[self._prune.best]
+        if self._stale:
+            self._refresh()
         observed = [b for b in self._arms if self._rewards[b]]
         if not observed:
-            return int(self._frozen["default"])  # type: ignore[index]
+            return int(self._frozen_fields()["default"])
         means, _ = self._posteriors(observed)
         return observed[int(np.argmax(means))]
 
@@ -396,6 +472,8 @@ class PruningThompsonSampling:
         Reward precision ``1 / var`` (population variance), prior precision 0: the posterior
         precision is ``n / var`` and the mean the sample mean; zero variance gives a point mass.
         """
+        if self._stale:
+            self._refresh()
         cached = self._post_cache.get(arm)
         if cached is not None:
             return cached
@@ -423,7 +501,7 @@ class PruningThompsonSampling:
             "prune_rounds": self.prune_rounds,
             "window": self.window,
             "rng": rng_state(self.rng),
-            **(self._frozen if self._frozen is not None else self._pruning_fields(self._prune)),
+            **(self._frozen_fields() if self._arms is not None else self._pruning_fields(self._prune)),
             "arms": None if self._arms is None else list(self._arms),
             "rewards": [[b, list(r)] for b, r in self._rewards.items()],
             "history": [[b, c, r] for b, c, r in self._history],
@@ -456,6 +534,7 @@ class PruningThompsonSampling:
         obj._prune = obj._load_pruning(d)
         obj._next = None
         obj._frozen = None
+        obj._frozen_from = None
         obj._arms = None
         if d["arms"] is not None:  # pruning's fields as saved (they change no more)
             rbc = d["round_best_cost"]

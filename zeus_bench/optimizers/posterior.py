@@ -100,12 +100,15 @@ def add_reward(n: Any, s1: Any, s2: Any, s_abs: Any, reward: Any) -> tuple[Any, 
     return n + 1.0, s1 + reward, s2 + reward * reward, s_abs + abs(reward)
 
 
-def running_sums(rewards: Sequence[float]) -> list[float]:
-    """The running sums (:func:`add_reward`) of an arm's rewards, from none."""
-    sums = (0.0, 0.0, 0.0, 0.0)
+def running_sums(rewards: Sequence[float], sums: Sequence[float] = (0.0, 0.0, 0.0, 0.0)) -> list[float]:
+    """The running sums of an arm's rewards, from none or from ``sums`` (those of earlier rewards).
+
+    :func:`add_reward` once per reward, in order (written out: the same operations on floats).
+    """
+    n, s1, s2, s_abs = sums
     for r in rewards:
-        sums = add_reward(*sums, r)
-    return list(sums)
+        n, s1, s2, s_abs = n + 1.0, s1 + r, s2 + r * r, s_abs + abs(r)
+    return [n, s1, s2, s_abs]
 
 
 def approx_from_sums(n: Any, s1: Any, s2: Any, s_abs: Any) -> tuple[Any, Any, Any, Any]:

@@ -6,7 +6,9 @@
 in between. For ``zeus`` with the paper's knobs and no window this module runs the same rules
 (documented in :mod:`zeus_bench.sim.scenarios.arrivals`) with those layers removed; the batch-size
 optimizer is the real :class:`~zeus_bench.optimizers.bandit.PruningThompsonSampling`
-(``concurrency=True``), driven through its public ``predict`` and ``observe``.
+(``concurrency=True``), each group's restarted from one made per job model
+(:meth:`~zeus_bench.optimizers.bandit.PruningThompsonSampling.restarted`) and driven through its
+public ``predict`` and ``feed``.
 
 Every group of a table starts from the same seeded generators, so what a try draws and costs is
 shared across groups (:class:`SharedTries`, made once per job model, seed and beta): the
@@ -103,6 +105,10 @@ class SharedTries:
         self.entries: list[Entry] = []
         self.missed = [self._entry(self.batch_sizes[bi], c, _MISSED)
                        for bi, c in enumerate(configs)]  # fmt: skip
+        #: The optimizer every group's restarts from (:meth:`PruningThompsonSampling.restarted`).
+        self.optimizer = PruningThompsonSampling(
+            self.batch_sizes, model.job.b0, np.random.default_rng(0), concurrency=True
+        )
 
     def _entry(self, b: int, config: Any, tried: TryFields) -> int:
         """A new entry's code base (its number, shifted above attempt and submission)."""
@@ -241,8 +247,7 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
     ends first (before a submission that starts at or after its end).
     """
     configs = shared.configs
-    job = shared.model.job
-    bandit = PruningThompsonSampling(shared.batch_sizes, job.b0, _policy_generator(seed), concurrency=True)
+    bandit = shared.optimizer.restarted(_policy_generator(seed))
     predict = bandit.predict
     observe = bandit.feed  # (the outcomes' batch sizes are the bandit's, their costs floats)
     bs_index = shared.model.bs_index
@@ -250,10 +255,13 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
     missed = shared.missed
     by_pos = shared.by_pos
     resolve = shared.launch
+    pop, push = heappop, heappush
+    one_attempt, max_zeros = _ONE_ATTEMPT, MAX_ZERO_BUDGET_TRIES
+    last_key = MAX_SUBMISSION_TRIES << _ATTEMPT_SHIFT  # keys below it: attempts below the most
     known: set[int] = set()  # batch sizes whose JIT profile was launched
     min_cost = math.inf
     memo = by_pos.setdefault(min_cost, {})  # launches at the least cost so far
-    best_b = int(job.b0)
+    best_b = bandit.default_batch_size
     pos = 0  # the group's position in the environment's words
     # Running jobs, a heap of (end, launch number, start, b, outcome, attempt << 32 | submission,
     # zero-budget tries in a row, a try of the submission ran): the first to end first, the
@@ -262,16 +270,15 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
     launches = 0
     codes: list[int] = []
     append = codes.append
-    submissions = zip(starts.tolist(), ends.tolist(), strict=True)
-    sub = 0
-    next_start, next_end = next(submissions, (math.inf, math.inf))
-    retry = None
+    start_at = starts.tolist()
+    end_at = ends.tolist()
+    n_subs = len(start_at)
+    start_at.append(math.inf)  # after the last submission: none starts
+    sub = 0  # submissions launched
+    next_start = start_at[0]
     while True:
-        if retry is not None:  # a retry, launched at once
-            start, end, key, zeros, ran = retry
-            retry = None
-        elif running and running[0][0] <= next_start:  # the first to end, observed
-            end, _, start, b, out, key, zeros, ran = heappop(running)
+        if running and running[0][0] <= next_start:  # the first to end, observed
+            end, _, start, b, out, key, zeros, ran = pop(running)
             cost, reached, this_ran, base, _ = out
             observe(b, cost, reached)
             if this_ran:
@@ -281,15 +288,18 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
                     min_cost = cost
                     memo = by_pos.setdefault(cost, {})
                     best_b = b
-            elif zeros < MAX_ZERO_BUDGET_TRIES and key >> _ATTEMPT_SHIFT < MAX_SUBMISSION_TRIES:
-                retry = (end, end + (end - start), key + _ONE_ATTEMPT, zeros, ran)
-            elif not ran:
-                append(missed[bs_index[b]] | key)
-            continue
-        elif next_start < math.inf:  # the next submission
+                continue
+            if zeros < max_zeros and key < last_key:  # a retry, launched at once
+                start, end, key = end, end + (end - start), key + one_attempt
+            else:
+                if not ran:
+                    append(missed[bs_index[b]] | key)
+                continue
+        elif sub < n_subs:  # the next submission
+            start, end = next_start, end_at[sub]
             sub += 1
-            start, end, key, zeros, ran = next_start, next_end, _ONE_ATTEMPT | sub, 0, False
-            next_start, next_end = next(submissions, (math.inf, math.inf))
+            key, zeros, ran = one_attempt | sub, 0, False
+            next_start = start_at[sub]
         else:
             return codes
         launches += 1
@@ -300,9 +310,9 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
             known.add(b)
         out, pos = memo.get((pos * n_bs + bi) * 2 + profiled) or resolve(bi, pos, profiled, min_cost)
         if out[4]:  # a zero budget: nothing ran
-            heappush(running, (end, launches, start, b, out, key, zeros + 1, ran))
+            push(running, (end, launches, start, b, out, key, zeros + 1, ran))
         else:
-            heappush(running, (end, launches, start, b, out, key, 0, True))
+            push(running, (end, launches, start, b, out, key, 0, True))
 
 
 _POLICY_GENERATORS: dict[int, tuple[np.random.Generator, Any]] = {}
