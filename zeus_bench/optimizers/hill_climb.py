@@ -138,6 +138,7 @@ class SafeHillClimb(ClimbEstimates):
         self._spreads: dict[int, float] = {}  # _spread of each batch size
         self._moments: dict[int, tuple[list[float], int, float, float]] = {}  # spread_bounds' running sums
         self._incumbent: int | None = None  # incumbent()'s answer
+        self._runs: dict[int, tuple[int, float]] | None = None  # run_summary()'s answer
         self._neighbours_of: dict[tuple[int, frozenset[int] | None], list[int]] = {}  # _neighbours' answers
         self._sums: dict[
             str | int, tuple[list[float], int, float, float]
@@ -178,11 +179,15 @@ class SafeHillClimb(ClimbEstimates):
 
         They depend on ``b`` and :attr:`capped` alone (the batch sizes and ``up_first`` are fixed): kept.
         """
+        return list(self._neighbours_kept(b))
+
+    def _neighbours_kept(self, b: int) -> list[int]:
+        """:meth:`_neighbours`, the kept list itself (read only: no copy)."""
         key = (b, frozenset(self.capped) if self.capped else None)
         hit = self._neighbours_of.get(key)
         if hit is None:
             hit = self._neighbours_of[key] = self._find_neighbours(b)
-        return list(hit)
+        return hit
 
     def _find_neighbours(self, b: int) -> list[int]:
         bs = self.batch_sizes

@@ -45,6 +45,7 @@ class ClimbEstimates:
     _means: dict[int, float]
     _spreads: dict[int, float]
     _incumbent: int | None
+    _runs: dict[int, tuple[int, float]] | None
     _sums: dict[str | int, tuple[list[float], int, float, float]]
     _moments: dict[int, tuple[list[float], int, float, float]]
 
@@ -65,6 +66,7 @@ class ClimbEstimates:
         self._spreads.clear()
         self._moments.clear()
         self._incumbent = None
+        self._runs = None
 
     def _add_cost(self, b: int, cost: float) -> None:
         c = self._costs.setdefault(b, [])
@@ -72,6 +74,12 @@ class ClimbEstimates:
         self._means.pop(b, None)
         self._spreads.pop(b, None)
         self._incumbent = None
+        runs = self._runs
+        if runs is not None:
+            if b in runs or next(reversed(self._costs)) == b:  # (a new batch size comes last in both)
+                runs[b] = (min(len(c), self.window) if self.window else len(c), self.mean_cost(b))
+            else:
+                self._runs = None  # (it had an empty list, earlier in the costs' order)
         kept = self._moments.get(b)
         if kept is not None and kept[0] is c and kept[1] == len(c) - 1:
             # Welford's update of the running mean and sum of squared deviations (approximate).
@@ -91,6 +99,21 @@ class ClimbEstimates:
             c = self._recent(b)
             m = self._means[b] = mean_of(c) if c else math.inf
         return m
+
+    def run_summary(self) -> dict[int, tuple[int, float]]:
+        """Each batch size with runs, in the costs' order: the number of its runs counted and :meth:`mean_cost`.
+
+        Kept between calls and brought up to date by :meth:`_add_cost` (one batch size's entry): read only.
+        """
+        runs = self._runs
+        if runs is None:
+            w, mean_cost = self.window, self.mean_cost
+            runs = self._runs = {}
+            for b, c in self._costs.items():
+                n = min(len(c), w) if w else len(c)
+                if n:
+                    runs[b] = (n, mean_cost(b))
+        return runs
 
     def incumbent(self) -> int:
         """Batch size of least mean cost (b0 before any run reached the target).

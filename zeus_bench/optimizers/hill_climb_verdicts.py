@@ -39,6 +39,8 @@ class Climber(Protocol):
 
     def mean_cost(self, b: int) -> float: ...  # noqa: D102
 
+    def run_summary(self) -> dict[int, tuple[int, float]]: ...  # noqa: D102
+
     def _spread(self, b: int) -> float: ...
 
     def spread_bounds(self, b: int) -> tuple[float, float] | None: ...  # noqa: D102
@@ -48,6 +50,8 @@ class Climber(Protocol):
     def _base(self) -> float: ...
 
     def _neighbours(self, b: int) -> list[int]: ...
+
+    def _neighbours_kept(self, b: int) -> list[int]: ...
 
 
 class Verdicts:
@@ -61,13 +65,7 @@ class Verdicts:
         (The estimates are pure functions of the state, only cached: reading them early changes nothing.)
         """
         self.opt, self.inc = opt, inc
-        w, means, mean_cost = opt.window, opt._means, opt.mean_cost
-        runs: dict[int, tuple[int, float]] = {}  # per batch size with runs (costs' order): their number, mean
-        for b, c in opt.costs.items():
-            n = min(len(c), w) if w else len(c)
-            if n:
-                m = means.get(b)
-                runs[b] = (n, mean_cost(b) if m is None else m)
+        runs = opt.run_summary()  # per batch size with runs (costs' order): their number, mean
         self.runs = runs
         self.m_inc = runs[inc][1] if inc in runs else math.inf
         self.n_inc = runs[inc][0] if inc in runs else 0
@@ -152,17 +150,60 @@ class Verdicts:
         The prior's best (warm start), then the neighbours of the incumbent, then those of every
         other batch size whose mean cost is within ``(1 + margin) x`` the incumbent's (a noisy
         plateau does not end the search), cheapest first.
+
+        (:meth:`settled` and :meth:`beyond_dearer` inlined: a replay asks this millions of times, and
+        mostly gets nothing. Every batch size with runs is asked :meth:`refuted` first, as the order
+        needs; :meth:`beyond_dearer` is then the nearest refuted batch size on ``b``'s side of the incumbent.)
         """
         opt, inc, refuted, runs = self.opt, self.inc, self.refuted, self.runs
-        near = sorted((b for b in runs if b != inc and not refuted(b)), key=lambda b: runs[b][1])
+        near = [b for b in runs if b != inc and not refuted(b)]
+        if len(near) > 1:
+            near.sort(key=lambda b: runs[b][1])
         order = [opt.prior_best] if opt.prior_best is not None else []
-        neighbours = opt._neighbours
+        neighbours = opt._neighbours_kept
         for b in [inc, *near]:
             order += neighbours(b)
-        prune, settled, beyond = opt.prune, self.settled, self.beyond_dearer
-        return [
-            b for b in dict.fromkeys(order) if b is not None and not settled(b) and not (prune and beyond(b))
-        ]
+        ruled_out, tried, prune, second_chance = opt.ruled_out, opt.tried, opt.prune, opt.second_chance
+        below: float | None = None  # the nearest refuted batch size below the incumbent (prune), once asked
+        above: float | None = None
+        out = []
+        for b in dict.fromkeys(order):
+            if b is None or b in ruled_out:
+                continue
+            if b in tried:  # settled(b), inlined
+                r = runs.get(b)
+                if not second_chance or r is None or r[0] > 1:
+                    continue
+                if self.n_inc > 1:
+                    if self.dearer(b):
+                        continue
+                elif r[1] > (1.0 + opt.margin) * self.m_inc:
+                    continue
+            if prune and b != inc:
+                if b < inc:
+                    if below is None:
+                        below = self._nearest_refuted(False)
+                    if below > b:
+                        continue
+                else:
+                    if above is None:
+                        above = self._nearest_refuted(True)
+                    if above < b:
+                        continue
+            out.append(b)
+        return out
+
+    def _nearest_refuted(self, up: bool) -> float:
+        """The refuted batch size nearest the incumbent above it (``up``) or below it; none: -+inf.
+
+        :meth:`beyond_dearer` of ``b`` on that side is whether it lies strictly between it and ``b``.
+        """
+        bs, inc, refuted = self.opt.batch_sizes, self.inc, self.refuted
+        i = bs.index(inc)
+        for c in bs[i + 1 :] if up else reversed(bs[:i]):
+            if refuted(c):
+                return c
+        return math.inf if up else -math.inf
 
     def promise(self, b: int) -> float:
         """Saving per recurrence that ``b``'s measured epoch cost promises, in baseline costs.
