@@ -256,9 +256,12 @@ class SafeHillClimb(ClimbEstimates):
         """
         full = (1.0 + self.margin) * inc_cost
         view = Verdicts(self, inc)  # one view of the state for the whole decision
+        candidates = view.candidates()
+        if not candidates:
+            return inc  # (most decisions)
         expected = view.expected
         budget: float | None = None  # (asked at the first candidate within reach: most decisions have none)
-        for b in sorted(view.candidates(), key=expected):
+        for b in sorted(candidates, key=expected):
             if expected(b) > full:
                 break
             if budget is None:

@@ -151,22 +151,51 @@ class Verdicts:
         other batch size whose mean cost is within ``(1 + margin) x`` the incumbent's (a noisy
         plateau does not end the search), cheapest first.
 
-        (:meth:`settled` and :meth:`beyond_dearer` inlined: a replay asks this millions of times, and
+        (:meth:`refuted`, :meth:`dearer`, :meth:`settled` and :meth:`beyond_dearer` inlined: a replay asks this millions of times, and
         mostly gets nothing. Every batch size with runs is asked :meth:`refuted` first, as the order
         needs; :meth:`beyond_dearer` is then the nearest refuted batch size on ``b``'s side of the incumbent.)
         """
-        opt, inc, refuted, runs = self.opt, self.inc, self.refuted, self.runs
-        near = [b for b in runs if b != inc and not refuted(b)]
+        opt, inc, runs, memo = self.opt, self.inc, self.runs, self.memo
+        ruled_out, tried, capped, m_inc, z = opt.ruled_out, opt.tried, opt.capped, self.m_inc, opt.noise_z
+        evidence, epoch_costs, e_inc = opt.epoch_evidence, opt.epoch_costs, self.e_inc
+        near: list[int] = []  # the batch sizes with runs not refuted
+        dear: dict[int, bool] = {}  # dearer's answers
+        for b, (n, m) in runs.items():  # refuted(b) and dearer(b), inlined
+            if b == inc:
+                continue
+            out = memo.get(b)
+            if out is None:
+                bounds = self.bounds
+                if b in ruled_out and b in tried and b not in capped:
+                    d = True
+                elif bounds is None:
+                    d = self.dearer(b)
+                elif m <= m_inc:
+                    d = False
+                elif m > m_inc + z * bounds[1] / math.sqrt(n):
+                    d = True
+                elif not m > m_inc + z * bounds[0] / math.sqrt(n):
+                    d = False
+                else:
+                    d = self.dearer(b)  # (the spread itself)
+                dear[b] = out = d
+                if d and evidence:
+                    ec = epoch_costs.get(b)
+                    e = ec * e_inc if ec is not None and math.isfinite(e_inc) else -math.inf
+                    out = not -math.inf < e <= m_inc
+                memo[b] = out
+            if not out:
+                near.append(b)
         if len(near) > 1:
             near.sort(key=lambda b: runs[b][1])
         order = [opt.prior_best] if opt.prior_best is not None else []
         neighbours = opt._neighbours_kept
         for b in [inc, *near]:
             order += neighbours(b)
-        ruled_out, tried, prune, second_chance = opt.ruled_out, opt.tried, opt.prune, opt.second_chance
+        prune, second_chance = opt.prune, opt.second_chance
         below: float | None = None  # the nearest refuted batch size below the incumbent (prune), once asked
         above: float | None = None
-        out = []
+        probes: list[int] = []
         for b in dict.fromkeys(order):
             if b is None or b in ruled_out:
                 continue
@@ -175,7 +204,8 @@ class Verdicts:
                 if not second_chance or r is None or r[0] > 1:
                     continue
                 if self.n_inc > 1:
-                    if self.dearer(b):
+                    known = dear.get(b)
+                    if known if known is not None else self.dearer(b):
                         continue
                 elif r[1] > (1.0 + opt.margin) * self.m_inc:
                     continue
@@ -190,8 +220,8 @@ class Verdicts:
                         above = self._nearest_refuted(True)
                     if above < b:
                         continue
-            out.append(b)
-        return out
+            probes.append(b)
+        return probes
 
     def _nearest_refuted(self, up: bool) -> float:
         """The refuted batch size nearest the incumbent above it (``up``) or below it; none: -+inf.
