@@ -138,6 +138,7 @@ class SafeHillClimb(ClimbEstimates):
         self._spreads: dict[int, float] = {}  # _spread of each batch size
         self._moments: dict[int, tuple[list[float], int, float, float]] = {}  # spread_bounds' running sums
         self._incumbent: int | None = None  # incumbent()'s answer
+        self._extremes: dict[int, tuple[list[float], int, float, float]] = {}  # spread_bounds' max and min
         self._runs: dict[int, tuple[int, float]] | None = None  # run_summary()'s answer
         self._neighbours_of: dict[tuple[int, frozenset[int] | None], list[int]] = {}  # _neighbours' answers
         self._sums: dict[

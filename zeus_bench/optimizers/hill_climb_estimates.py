@@ -48,6 +48,7 @@ class ClimbEstimates:
     _runs: dict[int, tuple[int, float]] | None
     _sums: dict[str | int, tuple[list[float], int, float, float]]
     _moments: dict[int, tuple[list[float], int, float, float]]
+    _extremes: dict[int, tuple[list[float], int, float, float]]
 
     @property
     def costs(self) -> dict[int, list[float]]:
@@ -65,21 +66,38 @@ class ClimbEstimates:
         self._means.clear()
         self._spreads.clear()
         self._moments.clear()
+        self._extremes.clear()
         self._incumbent = None
         self._runs = None
 
     def _add_cost(self, b: int, cost: float) -> None:
         c = self._costs.setdefault(b, [])
         c.append(cost)
-        self._means.pop(b, None)
+        before, inc = self._means.pop(b, None), self._incumbent
         self._spreads.pop(b, None)
         self._incumbent = None
         runs = self._runs
         if runs is not None:
             if b in runs or next(reversed(self._costs)) == b:  # (a new batch size comes last in both)
-                runs[b] = (min(len(c), self.window) if self.window else len(c), self.mean_cost(b))
+                m = self.mean_cost(b)
+                runs[b] = (min(len(c), self.window) if self.window else len(c), m)
+                # The incumbent follows from its mean and b's, the only one changed (else incumbent() looks).
+                m_inc = None if inc is None else self._means.get(inc)
+                if inc is None or m_inc is None:
+                    pass
+                elif b != inc:
+                    if m < m_inc or (m == m_inc < math.inf and b < inc):
+                        self._incumbent = b
+                    elif m > m_inc:
+                        self._incumbent = inc
+                elif before is not None and m <= before:
+                    self._incumbent = inc  # (NaN: looked for again)
             else:
                 self._runs = None  # (it had an empty list, earlier in the costs' order)
+        ext = self._extremes.get(b)
+        if ext is not None and ext[0] is c and ext[1] == len(c) - 1:  # as max() and min() would find them
+            hi, lo = cost if cost > ext[2] else ext[2], cost if cost < ext[3] else ext[3]
+            self._extremes[b] = (c, len(c), hi, lo)
         kept = self._moments.get(b)
         if kept is not None and kept[0] is c and kept[1] == len(c) - 1:
             # Welford's update of the running mean and sum of squared deviations (approximate).
@@ -173,8 +191,10 @@ class ClimbEstimates:
             if math.isfinite(ss) and ss >= SPREAD_MIN_CV**2 * (n - 1) * mw * mw:
                 sd = math.sqrt(ss / (n - 1))
                 return sd * (1.0 - SPREAD_SLACK), sd * (1.0 + SPREAD_SLACK)
-        m = self.mean_cost(b)
-        hi = max(max(c) - m, m - min(c)) * math.sqrt(n / (n - 1)) * (1.0 + 1e-9)
+        m, ext = self.mean_cost(b), self._extremes.get(b)
+        if ext is None or ext[0] is not c or ext[1] != n:
+            ext = self._extremes[b] = (c, n, max(c), min(c))  # (kept: _add_cost brings them up to date)
+        hi = max(ext[2] - m, m - ext[3]) * math.sqrt(n / (n - 1)) * (1.0 + 1e-9)
         return (0.0, hi) if math.isfinite(hi) else None
 
     def _base(self) -> float:
