@@ -49,7 +49,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.optimizers.hill_climb_estimates import ClimbEstimates, mean_of
+from zeus_bench.optimizers.hill_climb_estimates import ClimbEstimates
 from zeus_bench.optimizers.hill_climb_settings import (
     ANYTIME_LOAN,
     ANYTIME_LOOKAHEAD,
@@ -333,9 +333,9 @@ class SafeHillClimb(ClimbEstimates):
         if self.probe is not None and self.probe > inc and math.isfinite(epoch_cost):
             epochs = self.epochs.get(inc)
             # Beyond the noise of the incumbent's runs: a cheaper path of it could still lose.
-            if epochs and epoch_cost * mean_of(epochs) > self.mean_cost(inc) + self.noise_z * self._spread(
+            if epochs and epoch_cost * self._mean_epochs(inc) > self.mean_cost(
                 inc
-            ):
+            ) + self.noise_z * self._spread(inc):
                 cap, self.one_epoch = epoch_cost, True
         if self.probe is None and math.isfinite(epoch_cost):
             self.epoch_costs[inc] = float(epoch_cost)

@@ -191,11 +191,16 @@ class ClimbEstimates:
             if math.isfinite(ss) and ss >= SPREAD_MIN_CV**2 * (n - 1) * mw * mw:
                 sd = math.sqrt(ss / (n - 1))
                 return sd * (1.0 - SPREAD_SLACK), sd * (1.0 + SPREAD_SLACK)
-        m, ext = self.mean_cost(b), self._extremes.get(b)
-        if ext is None or ext[0] is not c or ext[1] != n:
-            ext = self._extremes[b] = (c, n, max(c), min(c))  # (kept: _add_cost brings them up to date)
-        hi = max(ext[2] - m, m - ext[3]) * math.sqrt(n / (n - 1)) * (1.0 + 1e-9)
+        m, (most, least) = self.mean_cost(b), self._extremes_of(b, c)
+        hi = max(most - m, m - least) * math.sqrt(n / (n - 1)) * (1.0 + 1e-9)
         return (0.0, hi) if math.isfinite(hi) else None
+
+    def _extremes_of(self, b: int, c: list[float]) -> tuple[float, float]:
+        """``max(c)`` and ``min(c)`` of ``b``'s runs ``c``, kept (:meth:`_add_cost` brings them up to date)."""
+        ext = self._extremes.get(b)
+        if ext is None or ext[0] is not c or ext[1] != len(c):
+            ext = self._extremes[b] = (c, len(c), max(c), min(c))
+        return ext[2], ext[3]
 
     def _base(self) -> float:
         """Cost of the baseline's recurrence (b0 at its maximum limit), estimated from b0's runs.
@@ -247,8 +252,15 @@ class ClimbEstimates:
         c = self.costs[b]
         if len(c) <= DRIFT_RUNS + 1:
             return
+        m1 = mean_of(c[-DRIFT_RUNS:])
+        if not self.window:
+            # Every earlier run costs at least the least of all runs, and so does their mean (within
+            # its rounding, which the 1e-12 covers): no rise past it, no drift, and no sum of them asked.
+            least = self._extremes_of(b, c)[1]
+            if least > 1e-300 and m1 <= (1.0 + DRIFT_RISE) * least * (1.0 - 1e-12):
+                return
         before = c[:-DRIFT_RUNS][-self.window :] if self.window else c[:-DRIFT_RUNS]
-        m0, m1 = mean_of(before), mean_of(c[-DRIFT_RUNS:])
+        m0 = mean_of(before)
         if m1 <= (1.0 + DRIFT_RISE) * m0:
             return  # (the spread is only needed past the rise: not computed on every run)
         sd = math.sqrt(mean_of([(x - m0) ** 2 for x in before])) if len(before) > 1 else 0.0
