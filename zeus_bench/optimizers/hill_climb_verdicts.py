@@ -57,7 +57,7 @@ class Climber(Protocol):
 class Verdicts:
     """The rules of the optimizer ``opt`` against incumbent ``inc``, on its state as it is now."""
 
-    __slots__ = ("bounds", "e_inc", "inc", "m_inc", "memo", "n_inc", "opt", "runs", "sd_inc")
+    __slots__ = ("_e_inc", "bounds", "inc", "m_inc", "memo", "n_inc", "opt", "runs", "sd_inc")
 
     def __init__(self, opt: Climber, inc: int) -> None:
         """Read what the rules need of the incumbent ``inc`` and of every batch size with runs.
@@ -71,8 +71,16 @@ class Verdicts:
         self.n_inc = runs[inc][0] if inc in runs else 0
         self.bounds = opt.spread_bounds(inc)  # the incumbent's spread: bounds, then (when needed) itself
         self.sd_inc = math.nan if self.bounds is not None else opt._spread(inc)
-        self.e_inc = opt._mean_epochs(inc)
+        self._e_inc: float | None = None  # e_inc, once asked
         self.memo: dict[int, bool] = {}  # refuted's answers
+
+    @property
+    def e_inc(self) -> float:
+        """The incumbent's mean epochs (nan: none recorded), read once asked (most decisions do not)."""
+        e = self._e_inc
+        if e is None:
+            e = self._e_inc = self.opt._mean_epochs(self.inc)
+        return e
 
     def expected(self, b: int) -> float:
         """Expected cost of a run of ``b``: its measured epoch cost x the incumbent's mean epochs (-inf: unmeasured)."""
@@ -157,7 +165,7 @@ class Verdicts:
         """
         opt, inc, runs, memo = self.opt, self.inc, self.runs, self.memo
         ruled_out, tried, capped, m_inc, z = opt.ruled_out, opt.tried, opt.capped, self.m_inc, opt.noise_z
-        evidence, epoch_costs, e_inc = opt.epoch_evidence, opt.epoch_costs, self.e_inc
+        evidence, epoch_costs = opt.epoch_evidence, opt.epoch_costs
         near: list[int] = []  # the batch sizes with runs not refuted
         dear: dict[int, bool] = {}  # dearer's answers
         for b, (n, m) in runs.items():  # refuted(b) and dearer(b), inlined
@@ -180,7 +188,7 @@ class Verdicts:
                     d = self.dearer(b)  # (the spread itself)
                 dear[b] = out = d
                 if d and evidence:
-                    ec = epoch_costs.get(b)
+                    ec, e_inc = epoch_costs.get(b), self.e_inc
                     e = ec * e_inc if ec is not None and math.isfinite(e_inc) else -math.inf
                     out = not -math.inf < e <= m_inc
                 memo[b] = out
