@@ -49,7 +49,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.optimizers.hill_climb_estimates import ClimbEstimates, mean_of
+from zeus_bench.optimizers.hill_climb_estimates import ClimbEstimates
 from zeus_bench.optimizers.hill_climb_settings import (
     ANYTIME_LOAN,
     ANYTIME_LOOKAHEAD,
@@ -138,6 +138,8 @@ class SafeHillClimb(ClimbEstimates):
         self._spreads: dict[int, float] = {}  # _spread of each batch size
         self._moments: dict[int, tuple[list[float], int, float, float]] = {}  # spread_bounds' running sums
         self._incumbent: int | None = None  # incumbent()'s answer
+        self._extremes: dict[int, tuple[list[float], int, float, float]] = {}  # spread_bounds' max and min
+        self._runs: dict[int, tuple[int, float]] | None = None  # run_summary()'s answer
         self._neighbours_of: dict[tuple[int, frozenset[int] | None], list[int]] = {}  # _neighbours' answers
         self._sums: dict[
             str | int, tuple[list[float], int, float, float]
@@ -178,11 +180,15 @@ class SafeHillClimb(ClimbEstimates):
 
         They depend on ``b`` and :attr:`capped` alone (the batch sizes and ``up_first`` are fixed): kept.
         """
+        return list(self._neighbours_kept(b))
+
+    def _neighbours_kept(self, b: int) -> list[int]:
+        """:meth:`_neighbours`, the kept list itself (read only: no copy)."""
         key = (b, frozenset(self.capped) if self.capped else None)
         hit = self._neighbours_of.get(key)
         if hit is None:
             hit = self._neighbours_of[key] = self._find_neighbours(b)
-        return list(hit)
+        return hit
 
     def _find_neighbours(self, b: int) -> list[int]:
         bs = self.batch_sizes
@@ -251,9 +257,12 @@ class SafeHillClimb(ClimbEstimates):
         """
         full = (1.0 + self.margin) * inc_cost
         view = Verdicts(self, inc)  # one view of the state for the whole decision
+        candidates = view.candidates()
+        if not candidates:
+            return inc  # (most decisions)
         expected = view.expected
         budget: float | None = None  # (asked at the first candidate within reach: most decisions have none)
-        for b in sorted(view.candidates(), key=expected):
+        for b in sorted(candidates, key=expected):
             if expected(b) > full:
                 break
             if budget is None:
@@ -324,9 +333,9 @@ class SafeHillClimb(ClimbEstimates):
         if self.probe is not None and self.probe > inc and math.isfinite(epoch_cost):
             epochs = self.epochs.get(inc)
             # Beyond the noise of the incumbent's runs: a cheaper path of it could still lose.
-            if epochs and epoch_cost * mean_of(epochs) > self.mean_cost(inc) + self.noise_z * self._spread(
+            if epochs and epoch_cost * self._mean_epochs(inc) > self.mean_cost(
                 inc
-            ):
+            ) + self.noise_z * self._spread(inc):
                 cap, self.one_epoch = epoch_cost, True
         if self.probe is None and math.isfinite(epoch_cost):
             self.epoch_costs[inc] = float(epoch_cost)

@@ -45,8 +45,10 @@ class ClimbEstimates:
     _means: dict[int, float]
     _spreads: dict[int, float]
     _incumbent: int | None
+    _runs: dict[int, tuple[int, float]] | None
     _sums: dict[str | int, tuple[list[float], int, float, float]]
     _moments: dict[int, tuple[list[float], int, float, float]]
+    _extremes: dict[int, tuple[list[float], int, float, float]]
 
     @property
     def costs(self) -> dict[int, list[float]]:
@@ -64,14 +66,38 @@ class ClimbEstimates:
         self._means.clear()
         self._spreads.clear()
         self._moments.clear()
+        self._extremes.clear()
         self._incumbent = None
+        self._runs = None
 
     def _add_cost(self, b: int, cost: float) -> None:
         c = self._costs.setdefault(b, [])
         c.append(cost)
-        self._means.pop(b, None)
+        before, inc = self._means.pop(b, None), self._incumbent
         self._spreads.pop(b, None)
         self._incumbent = None
+        runs = self._runs
+        if runs is not None:
+            if b in runs or next(reversed(self._costs)) == b:  # (a new batch size comes last in both)
+                m = self.mean_cost(b)
+                runs[b] = (min(len(c), self.window) if self.window else len(c), m)
+                # The incumbent follows from its mean and b's, the only one changed (else incumbent() looks).
+                m_inc = None if inc is None else self._means.get(inc)
+                if inc is None or m_inc is None:
+                    pass
+                elif b != inc:
+                    if m < m_inc or (m == m_inc < math.inf and b < inc):
+                        self._incumbent = b
+                    elif m > m_inc:
+                        self._incumbent = inc
+                elif before is not None and m <= before:
+                    self._incumbent = inc  # (NaN: looked for again)
+            else:
+                self._runs = None  # (it had an empty list, earlier in the costs' order)
+        ext = self._extremes.get(b)
+        if ext is not None and ext[0] is c and ext[1] == len(c) - 1:  # as max() and min() would find them
+            hi, lo = cost if cost > ext[2] else ext[2], cost if cost < ext[3] else ext[3]
+            self._extremes[b] = (c, len(c), hi, lo)
         kept = self._moments.get(b)
         if kept is not None and kept[0] is c and kept[1] == len(c) - 1:
             # Welford's update of the running mean and sum of squared deviations (approximate).
@@ -91,6 +117,21 @@ class ClimbEstimates:
             c = self._recent(b)
             m = self._means[b] = mean_of(c) if c else math.inf
         return m
+
+    def run_summary(self) -> dict[int, tuple[int, float]]:
+        """Each batch size with runs, in the costs' order: the number of its runs counted and :meth:`mean_cost`.
+
+        Kept between calls and brought up to date by :meth:`_add_cost` (one batch size's entry): read only.
+        """
+        runs = self._runs
+        if runs is None:
+            w, mean_cost = self.window, self.mean_cost
+            runs = self._runs = {}
+            for b, c in self._costs.items():
+                n = min(len(c), w) if w else len(c)
+                if n:
+                    runs[b] = (n, mean_cost(b))
+        return runs
 
     def incumbent(self) -> int:
         """Batch size of least mean cost (b0 before any run reached the target).
@@ -150,9 +191,16 @@ class ClimbEstimates:
             if math.isfinite(ss) and ss >= SPREAD_MIN_CV**2 * (n - 1) * mw * mw:
                 sd = math.sqrt(ss / (n - 1))
                 return sd * (1.0 - SPREAD_SLACK), sd * (1.0 + SPREAD_SLACK)
-        m = self.mean_cost(b)
-        hi = max(max(c) - m, m - min(c)) * math.sqrt(n / (n - 1)) * (1.0 + 1e-9)
+        m, (most, least) = self.mean_cost(b), self._extremes_of(b, c)
+        hi = max(most - m, m - least) * math.sqrt(n / (n - 1)) * (1.0 + 1e-9)
         return (0.0, hi) if math.isfinite(hi) else None
+
+    def _extremes_of(self, b: int, c: list[float]) -> tuple[float, float]:
+        """``max(c)`` and ``min(c)`` of ``b``'s runs ``c``, kept (:meth:`_add_cost` brings them up to date)."""
+        ext = self._extremes.get(b)
+        if ext is None or ext[0] is not c or ext[1] != len(c):
+            ext = self._extremes[b] = (c, len(c), max(c), min(c))
+        return ext[2], ext[3]
 
     def _base(self) -> float:
         """Cost of the baseline's recurrence (b0 at its maximum limit), estimated from b0's runs.
@@ -204,8 +252,15 @@ class ClimbEstimates:
         c = self.costs[b]
         if len(c) <= DRIFT_RUNS + 1:
             return
+        m1 = mean_of(c[-DRIFT_RUNS:])
+        if not self.window:
+            # Every earlier run costs at least the least of all runs, and so does their mean (within
+            # its rounding, which the 1e-12 covers): no rise past it, no drift, and no sum of them asked.
+            least = self._extremes_of(b, c)[1]
+            if least > 1e-300 and m1 <= (1.0 + DRIFT_RISE) * least * (1.0 - 1e-12):
+                return
         before = c[:-DRIFT_RUNS][-self.window :] if self.window else c[:-DRIFT_RUNS]
-        m0, m1 = mean_of(before), mean_of(c[-DRIFT_RUNS:])
+        m0 = mean_of(before)
         if m1 <= (1.0 + DRIFT_RISE) * m0:
             return  # (the spread is only needed past the rise: not computed on every run)
         sd = math.sqrt(mean_of([(x - m0) ** 2 for x in before])) if len(before) > 1 else 0.0

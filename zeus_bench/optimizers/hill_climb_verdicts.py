@@ -39,6 +39,8 @@ class Climber(Protocol):
 
     def mean_cost(self, b: int) -> float: ...  # noqa: D102
 
+    def run_summary(self) -> dict[int, tuple[int, float]]: ...  # noqa: D102
+
     def _spread(self, b: int) -> float: ...
 
     def spread_bounds(self, b: int) -> tuple[float, float] | None: ...  # noqa: D102
@@ -49,11 +51,13 @@ class Climber(Protocol):
 
     def _neighbours(self, b: int) -> list[int]: ...
 
+    def _neighbours_kept(self, b: int) -> list[int]: ...
+
 
 class Verdicts:
     """The rules of the optimizer ``opt`` against incumbent ``inc``, on its state as it is now."""
 
-    __slots__ = ("bounds", "e_inc", "inc", "m_inc", "memo", "n_inc", "opt", "runs", "sd_inc")
+    __slots__ = ("_e_inc", "bounds", "inc", "m_inc", "memo", "n_inc", "opt", "runs", "sd_inc")
 
     def __init__(self, opt: Climber, inc: int) -> None:
         """Read what the rules need of the incumbent ``inc`` and of every batch size with runs.
@@ -61,20 +65,22 @@ class Verdicts:
         (The estimates are pure functions of the state, only cached: reading them early changes nothing.)
         """
         self.opt, self.inc = opt, inc
-        w, means, mean_cost = opt.window, opt._means, opt.mean_cost
-        runs: dict[int, tuple[int, float]] = {}  # per batch size with runs (costs' order): their number, mean
-        for b, c in opt.costs.items():
-            n = min(len(c), w) if w else len(c)
-            if n:
-                m = means.get(b)
-                runs[b] = (n, mean_cost(b) if m is None else m)
+        runs = opt.run_summary()  # per batch size with runs (costs' order): their number, mean
         self.runs = runs
         self.m_inc = runs[inc][1] if inc in runs else math.inf
         self.n_inc = runs[inc][0] if inc in runs else 0
         self.bounds = opt.spread_bounds(inc)  # the incumbent's spread: bounds, then (when needed) itself
         self.sd_inc = math.nan if self.bounds is not None else opt._spread(inc)
-        self.e_inc = opt._mean_epochs(inc)
+        self._e_inc: float | None = None  # e_inc, once asked
         self.memo: dict[int, bool] = {}  # refuted's answers
+
+    @property
+    def e_inc(self) -> float:
+        """The incumbent's mean epochs (nan: none recorded), read once asked (most decisions do not)."""
+        e = self._e_inc
+        if e is None:
+            e = self._e_inc = self.opt._mean_epochs(self.inc)
+        return e
 
     def expected(self, b: int) -> float:
         """Expected cost of a run of ``b``: its measured epoch cost x the incumbent's mean epochs (-inf: unmeasured)."""
@@ -152,17 +158,90 @@ class Verdicts:
         The prior's best (warm start), then the neighbours of the incumbent, then those of every
         other batch size whose mean cost is within ``(1 + margin) x`` the incumbent's (a noisy
         plateau does not end the search), cheapest first.
+
+        (:meth:`refuted`, :meth:`dearer`, :meth:`settled` and :meth:`beyond_dearer` inlined: a replay asks this millions of times, and
+        mostly gets nothing. Every batch size with runs is asked :meth:`refuted` first, as the order
+        needs; :meth:`beyond_dearer` is then the nearest refuted batch size on ``b``'s side of the incumbent.)
         """
-        opt, inc, refuted, runs = self.opt, self.inc, self.refuted, self.runs
-        near = sorted((b for b in runs if b != inc and not refuted(b)), key=lambda b: runs[b][1])
+        opt, inc, runs, memo = self.opt, self.inc, self.runs, self.memo
+        ruled_out, tried, capped, m_inc, z = opt.ruled_out, opt.tried, opt.capped, self.m_inc, opt.noise_z
+        evidence, epoch_costs = opt.epoch_evidence, opt.epoch_costs
+        near: list[int] = []  # the batch sizes with runs not refuted
+        dear: dict[int, bool] = {}  # dearer's answers
+        for b, (n, m) in runs.items():  # refuted(b) and dearer(b), inlined
+            if b == inc:
+                continue
+            out = memo.get(b)
+            if out is None:
+                bounds = self.bounds
+                if b in ruled_out and b in tried and b not in capped:
+                    d = True
+                elif bounds is None:
+                    d = self.dearer(b)
+                elif m <= m_inc:
+                    d = False
+                elif m > m_inc + z * bounds[1] / math.sqrt(n):
+                    d = True
+                elif not m > m_inc + z * bounds[0] / math.sqrt(n):
+                    d = False
+                else:
+                    d = self.dearer(b)  # (the spread itself)
+                dear[b] = out = d
+                if d and evidence:
+                    ec, e_inc = epoch_costs.get(b), self.e_inc
+                    e = ec * e_inc if ec is not None and math.isfinite(e_inc) else -math.inf
+                    out = not -math.inf < e <= m_inc
+                memo[b] = out
+            if not out:
+                near.append(b)
+        if len(near) > 1:
+            near.sort(key=lambda b: runs[b][1])
         order = [opt.prior_best] if opt.prior_best is not None else []
-        neighbours = opt._neighbours
+        neighbours = opt._neighbours_kept
         for b in [inc, *near]:
             order += neighbours(b)
-        prune, settled, beyond = opt.prune, self.settled, self.beyond_dearer
-        return [
-            b for b in dict.fromkeys(order) if b is not None and not settled(b) and not (prune and beyond(b))
-        ]
+        prune, second_chance = opt.prune, opt.second_chance
+        below: float | None = None  # the nearest refuted batch size below the incumbent (prune), once asked
+        above: float | None = None
+        probes: list[int] = []
+        for b in dict.fromkeys(order):
+            if b is None or b in ruled_out:
+                continue
+            if b in tried:  # settled(b), inlined
+                r = runs.get(b)
+                if not second_chance or r is None or r[0] > 1:
+                    continue
+                if self.n_inc > 1:
+                    known = dear.get(b)
+                    if known if known is not None else self.dearer(b):
+                        continue
+                elif r[1] > (1.0 + opt.margin) * self.m_inc:
+                    continue
+            if prune and b != inc:
+                if b < inc:
+                    if below is None:
+                        below = self._nearest_refuted(False)
+                    if below > b:
+                        continue
+                else:
+                    if above is None:
+                        above = self._nearest_refuted(True)
+                    if above < b:
+                        continue
+            probes.append(b)
+        return probes
+
+    def _nearest_refuted(self, up: bool) -> float:
+        """The refuted batch size nearest the incumbent above it (``up``) or below it; none: -+inf.
+
+        :meth:`beyond_dearer` of ``b`` on that side is whether it lies strictly between it and ``b``.
+        """
+        bs, inc, refuted = self.opt.batch_sizes, self.inc, self.refuted
+        i = bs.index(inc)
+        for c in bs[i + 1 :] if up else reversed(bs[:i]):
+            if refuted(c):
+                return c
+        return math.inf if up else -math.inf
 
     def promise(self, b: int) -> float:
         """Saving per recurrence that ``b``'s measured epoch cost promises, in baseline costs.
