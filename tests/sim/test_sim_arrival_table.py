@@ -97,3 +97,51 @@ def test_numeric_group_ids_read_as_text(tmp_path: Path) -> None:
     got = read_arrivals(path)
     assert got["group"].tolist() == ["12", "7", "7"]  # text order, as sort_values on str
     assert got["start_time"].tolist() == [0.0, 0.0, 2.0]
+
+
+def test_columns_are_the_frame_and_a_workloads_rows_in_order(tmp_path: Path) -> None:
+    df = _shuffled(5)
+    path = tmp_path / "a.parquet"
+    df.to_parquet(path, index=False)
+    table = arrival_table.read_arrival_columns(path)
+    pd.testing.assert_frame_equal(table.frame(), read_arrivals(path))
+    assert len(table) == len(df)
+    # The workloads in order of first appearance (rows in group order: imagenet's groups first).
+    frame = table.frame()
+    assert table.workloads() == list(frame["workload"].unique()) == ["imagenet", "squad"]
+    squad = table.of_workload("squad")
+    want = frame[frame["workload"] == "squad"]
+    assert squad.start_time.tolist() == want["start_time"].tolist()
+    assert [squad.group_names[c] for c in squad.group] == want["group"].astype(str).tolist()
+    assert len(table.of_workload("cifar100")) == 0
+    # A frame becomes columns through the same checks (a frame's unsorted rows sorted).
+    assert arrival_table.ArrivalColumns.of(df).start_time.tolist() == table.start_time.tolist()
+
+
+def test_reading_a_parquet_table_as_columns_imports_no_pandas(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "a.parquet"
+    table = _shuffled(6)
+    # Integer start times and float32 ratios: read from their buffers too, converted to floats.
+    table = table.assign(
+        start_time=table["start_time"].round().astype("int64"), end_time=table["end_time"] + 10.0
+    )
+    table.assign(runtime_ratio=table["runtime_ratio"].astype("float32")).to_parquet(path, index=False)
+    code = (
+        "import sys; from zeus_bench.sim.scenarios.arrival_table import read_arrival_columns; "
+        f"t = read_arrival_columns({str(path)!r}); assert 'pandas' not in sys.modules, 'pandas imported'; "
+        "print(len(t), t.start_time.dtype, float(t.start_time.sum()), float(t.runtime_ratio.sum()))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    got = read_arrivals(path)
+    assert out == [
+        str(len(table)),
+        "float64",
+        repr(float(got["start_time"].sum())),
+        repr(float(got["runtime_ratio"].sum())),
+    ]
+    assert set(got["start_time"].tolist()) == {float(v) for v in table["start_time"]}

@@ -87,9 +87,9 @@ def _scenario(args: argparse.Namespace) -> Scenario:
 
     arrivals = drift = None  # (each scenario's module is imported where its flag is given)
     if args.arrivals is not None:
-        from zeus_bench.sim.scenarios.arrivals import read_arrivals
+        from zeus_bench.sim.scenarios.arrival_table import read_arrival_columns
 
-        arrivals = read_arrivals(args.arrivals)
+        arrivals = read_arrival_columns(args.arrivals)
     if args.drift is not None:
         from zeus_bench.sim.scenarios.drift import read_drift
 

@@ -37,6 +37,7 @@ from zeus_bench.traces.jobs import JobTrace, TraceSet
 if TYPE_CHECKING:  # frames come from pandas only where callers ask for them
     import pandas as pd
 
+    from zeus_bench.sim.scenarios.arrival_table import ArrivalColumns
     from zeus_bench.sim.scenarios.warmstart import Prior
 
 
@@ -60,7 +61,7 @@ class Task:
     seeds: tuple[int, ...]
     recurrences: int
     window: int
-    arrivals: pd.DataFrame | None = None
+    arrivals: ArrivalColumns | None = None  # the job's submissions (zeus_bench.sim.scenarios.arrival_table)
     policy_modules: tuple[str, ...] = ()
     drift: pd.DataFrame | None = None  # the job's drift rows (zeus_bench.sim.scenarios.drift)
     prior: Prior | None = None  # cross-GPU warm start (zeus_bench.sim.scenarios.warmstart)
@@ -311,7 +312,7 @@ class Grid:
 class Scenario:
     """What the jobs live through besides recurring (none by default)."""
 
-    arrivals: pd.DataFrame | None = None  # arrival table (zeus_bench.sim.scenarios.arrivals)
+    arrivals: pd.DataFrame | ArrivalColumns | None = None  # arrival table (zeus_bench.sim.scenarios.arrivals)
     drift: pd.DataFrame | None = None  # drift table (zeus_bench.sim.scenarios.drift)
     prior: tuple[TraceSet, str] | None = (
         None  # warm start from (traces, GPU) (zeus_bench.sim.scenarios.warmstart)
@@ -357,11 +358,11 @@ def _check_scenario(grid: Grid, options: ReplayOptions, scenario: Scenario) -> S
     return replace(scenario, period_s=period_s)
 
 
-def _workloads(traces: TraceSet, gpu: str, grid: Grid, arrivals: pd.DataFrame | None) -> list[str]:
+def _workloads(traces: TraceSet, gpu: str, grid: Grid, arrivals: ArrivalColumns | None) -> list[str]:
     """The workloads to simulate: the grid's (in the arrival table's order with one), else the GPU's."""
     workloads = grid.workloads
     if arrivals is not None:
-        in_table = list(arrivals["workload"].unique())  # in order of appearance
+        in_table = arrivals.workloads()  # in order of appearance
         if workloads is not None:
             in_table = [w for w in in_table if w in set(workloads)]
         workloads = in_table
@@ -395,24 +396,29 @@ def plan(
 
     betas = tuple(check_beta(b) for b in grid.betas)
     sc = _check_scenario(grid, options, scenario)
-    origin_s = 0.0 if sc.arrivals is None else float(sc.arrivals["start_time"].min())
+    table = None
+    if sc.arrivals is not None:  # (a frame is validated: the replay reads columns)
+        from zeus_bench.sim.scenarios.arrival_table import ArrivalColumns
+
+        table = ArrivalColumns.of(sc.arrivals)
+    origin_s = 0.0 if table is None else float(table.start_time.min())
     terms = list({id(t): t for c in grid.costs for t in c.terms}.values())
     if sc.drift is not None:
         from zeus_bench.sim.scenarios.drift import drift_of
     if sc.prior is not None:
         from zeus_bench.sim.scenarios.warmstart import prior_for
     tasks = []
-    for w in _workloads(traces, gpu, grid, sc.arrivals):
+    for w in _workloads(traces, gpu, grid, table):
         job = traces.job(gpu, w)
         check_job(job)
         n_rec = options.recurrences if options.recurrences is not None else default_recurrences(job)
-        sub = None if sc.arrivals is None else sc.arrivals[sc.arrivals["workload"] == w]
+        sub = None if table is None else table.of_workload(w)
         job_drift = None if sc.drift is None else drift_of(sc.drift, job)
         for term in terms:  # a term's data too short fails here, before any replay
             if sub is None:
                 term.reach(recurrence_times(n_rec, sc.period_s)[1:], "recurrence")
             else:
-                term.reach(sub["start_time"].to_numpy(dtype=float) - origin_s, "submission")
+                term.reach(sub.start_time - origin_s, "submission")
         for cost in grid.costs:
             job_prior = None if sc.prior is None else prior_for(job, sc.prior[0], sc.prior[1], cost)
             tasks += [

@@ -9,6 +9,7 @@ replay of a table is :mod:`zeus_bench.sim.scenarios.arrivals`'s.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,15 @@ from zeus_bench.store.frames import read_user_file
 if TYPE_CHECKING:  # pandas is imported where tables are read or built
     import pandas as pd
 
-__all__ = ["ARRIVAL_COLUMNS", "MAX_RUNTIME_RATIO", "read_arrivals", "synthetic_arrivals", "validate_arrivals"]
+__all__ = [
+    "ARRIVAL_COLUMNS",
+    "MAX_RUNTIME_RATIO",
+    "ArrivalColumns",
+    "read_arrival_columns",
+    "read_arrivals",
+    "synthetic_arrivals",
+    "validate_arrivals",
+]
 
 ARRIVAL_COLUMNS = tuple(ARRIVALS.names)
 _NUMBER_COLUMNS = ("start_time", "end_time", "runtime_ratio")
@@ -29,11 +38,89 @@ _LABEL_COLUMNS = ("group", "workload")
 _SLICE_ROWS = 1 << 18  # rows of a Parquet file read at a time
 
 
+@dataclass(frozen=True)
+class ArrivalColumns:
+    """A validated arrival table as NumPy arrays, its rows in (group, start_time) order.
+
+    What :func:`read_arrivals` returns as a frame (:meth:`frame`), without pandas: the replay
+    of ``simulate --arrivals`` reads a table this way (pandas' import alone is about 0.4 s).
+    ``group`` and ``workload`` are codes (``int32``) into ``group_names`` and ``workload_names``,
+    each sorted, so that the codes follow the names' order.
+    """
+
+    group: np.ndarray
+    group_names: list[str]
+    workload: np.ndarray
+    workload_names: list[str]
+    start_time: np.ndarray
+    end_time: np.ndarray
+    runtime_ratio: np.ndarray
+
+    def __len__(self) -> int:
+        """The number of submissions (rows)."""
+        return len(self.start_time)
+
+    @classmethod
+    def of(cls, table: ArrivalColumns | pd.DataFrame, where: str = "arrival table") -> ArrivalColumns:
+        """``table`` as columns: itself, or a frame validated (:func:`validate_arrivals`'s rules)."""
+        if isinstance(table, ArrivalColumns):
+            return table
+        _check_shape(list(table.columns), len(table), where)
+        return _validated(
+            {c: table[c] for c in _NUMBER_COLUMNS}, {c: _labels(table[c]) for c in _LABEL_COLUMNS}, where
+        )
+
+    def workloads(self) -> list[str]:
+        """The workloads of the rows, in order of first appearance."""
+        codes, first = np.unique(self.workload, return_index=True)
+        return [self.workload_names[int(c)] for c in codes[np.argsort(first, kind="stable")]]
+
+    def of_workload(self, name: str) -> ArrivalColumns:
+        """The rows of workload ``name`` (in the same order; every name list kept)."""
+        if name not in self.workload_names:
+            rows = np.zeros(len(self), dtype=bool)
+        else:
+            rows = self.workload == self.workload_names.index(name)
+        return ArrivalColumns(
+            self.group[rows], self.group_names, self.workload[rows], self.workload_names,
+            self.start_time[rows], self.end_time[rows], self.runtime_ratio[rows],
+        )  # fmt: skip
+
+    def frame(self) -> pd.DataFrame:
+        """The table as :func:`read_arrivals` returns it: ``group`` and ``workload`` categorical."""
+        import pandas as pd
+
+        def labels(codes: np.ndarray, names: list[str]) -> pd.Categorical:
+            return pd.Categorical.from_codes(codes, categories=pd.Index(names, dtype=object))
+
+        return pd.DataFrame(
+            {
+                "group": labels(self.group, self.group_names),
+                "start_time": self.start_time,
+                "end_time": self.end_time,
+                "workload": labels(self.workload, self.workload_names),
+                "runtime_ratio": self.runtime_ratio,
+            },
+            copy=False,  # the arrays as they are (one column each), not copied into one block
+        )
+
+
 def read_arrivals(path: str | Path) -> pd.DataFrame:
-    """Read and validate an arrival table (``.csv`` or ``.parquet``).
+    """Read and validate an arrival table (``.csv`` or ``.parquet``): :func:`read_arrival_columns` as a frame.
+
+    Raises:
+        TraceFormatError: unreadable file, missing columns, bad values, or a group with more
+            than one workload.
+    """
+    return read_arrival_columns(path).frame()
+
+
+def read_arrival_columns(path: str | Path) -> ArrivalColumns:
+    """Read and validate an arrival table (``.csv`` or ``.parquet``) as :class:`ArrivalColumns`.
 
     A Parquet file is read column by column, its text columns as dictionaries (a code per row):
-    a table of millions of submissions holds no Python string per row.
+    a table of millions of submissions holds no Python string per row, and pandas is not
+    imported.
 
     Raises:
         TraceFormatError: unreadable file, missing columns, bad values, or a group with more
@@ -41,7 +128,7 @@ def read_arrivals(path: str | Path) -> pd.DataFrame:
     """
     path = Path(path)
     if path.suffix != ".parquet":
-        return validate_arrivals(read_user_file(path, "arrival table"), str(path))
+        return ArrivalColumns.of(read_user_file(path, "arrival table"), str(path))
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -55,7 +142,7 @@ def read_arrivals(path: str | Path) -> pd.DataFrame:
             pa.types.is_floating(schema.field(c).type) or pa.types.is_integer(schema.field(c).type)
             for c in _NUMBER_COLUMNS
         ):  # not the usual types: the whole table, for the messages to quote its values
-            return validate_arrivals(pf.read(columns=columns).to_pandas(), str(path))
+            return ArrivalColumns.of(pf.read(columns=columns).to_pandas(), str(path))
         n = pf.metadata.num_rows
         numbers = {c: np.empty(n) for c in _NUMBER_COLUMNS}
         labels = {c: _Dictionary(n) for c in _LABEL_COLUMNS}
@@ -66,7 +153,7 @@ def read_arrivals(path: str | Path) -> pd.DataFrame:
             for batch in pf.iter_batches(_SLICE_ROWS, columns=[c], use_threads=False):
                 size = batch.num_rows
                 if c in numbers:
-                    numbers[c][at : at + size] = batch.column(0).to_numpy(zero_copy_only=False)
+                    numbers[c][at : at + size] = _values(batch.column(0))
                 else:
                     labels[c].add(batch.column(0), at)
                 at += size
@@ -101,11 +188,31 @@ class _Dictionary:
                 dtype=np.int32,
             )
             self._last = (values.dictionary, local)
-        self.codes[at : at + len(values)] = local[np.asarray(values.indices.fill_null(-1), dtype=np.int64)]
+        indices = values.indices
+        if indices.null_count:  # missing names: code -1 (local's last entry)
+            indices = indices.fill_null(-1)
+        self.codes[at : at + len(values)] = local[_values(indices).astype(np.int64)]
 
     def sorted(self) -> tuple[np.ndarray, list[str]]:
         """(codes, names) with the names sorted (:func:`_sorted_codes`)."""
         return _sorted_codes(self.codes, list(self._index))
+
+
+def _values(array: Any) -> np.ndarray:
+    """An Arrow array of numbers as NumPy: its buffer, read-only, when it has no null (else NaN or -1 filled by Arrow).
+
+    Arrow's own conversion imports pandas (about 0.4 s), which the replay of a table does not
+    otherwise need.
+    """
+    import pyarrow as pa
+
+    kind = array.type
+    if array.null_count == 0 and (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+        width = kind.bit_width // 8
+        code = "f" if pa.types.is_floating(kind) else "i" if pa.types.is_signed_integer(kind) else "u"
+        dtype = np.dtype(f"{code}{width}")  # (native order, as Arrow keeps it)
+        return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * width)
+    return np.asarray(array.to_numpy(zero_copy_only=False))
 
 
 def _is_text(arrow_type: object) -> bool:
@@ -124,9 +231,7 @@ def validate_arrivals(df: pd.DataFrame, where: str = "arrival table") -> pd.Data
     the rules across rows (end after start, one workload per group) are this function's.
     ``group`` and ``workload`` come back categorical (their names as text, in sorted order).
     """
-    _check_shape(list(df.columns), len(df), where)
-    numbers = {c: df[c] for c in _NUMBER_COLUMNS}
-    return _validated(numbers, {c: _labels(df[c]) for c in _LABEL_COLUMNS}, where)
+    return ArrivalColumns.of(df, where).frame()
 
 
 def _check_shape(columns: list[str], rows: int, where: str) -> None:
@@ -141,13 +246,11 @@ def _check_shape(columns: list[str], rows: int, where: str) -> None:
 
 def _validated(
     raw: dict[str, Any], labels: dict[str, tuple[np.ndarray, list[str]]], where: str
-) -> pd.DataFrame:
+) -> ArrivalColumns:
     """The table from its number columns as read and its text columns' (codes, sorted names)."""
-    import pandas as pd
-
     numbers = {}
     for col in _NUMBER_COLUMNS:
-        numbers[col] = np.asarray(pd.to_numeric(raw[col], errors="coerce"), dtype=float)
+        numbers[col] = _numbers(raw[col])
         check_number_column(numbers[col], raw[col], col, where, ("finite",))
     if any((codes < 0).any() for codes, _ in labels.values()):
         raise TraceFormatError(f"{where}: missing group or workload")
@@ -171,18 +274,16 @@ def _validated(
         raise TraceFormatError(
             f"{where}: group {group_names[group[first[mixed[0]]]]!r} has more than one workload"
         )
-    return pd.DataFrame(
-        {
-            "group": pd.Categorical.from_codes(group, categories=pd.Index(group_names, dtype=object)),
-            "start_time": starts,
-            "end_time": ends,
-            "workload": pd.Categorical.from_codes(
-                workload, categories=pd.Index(workload_names, dtype=object)
-            ),
-            "runtime_ratio": ratios,
-        },
-        copy=False,  # the arrays as they are (one column each), not copied into one block
-    )
+    return ArrivalColumns(group, group_names, workload, workload_names, starts, ends, ratios)
+
+
+def _numbers(values: Any) -> np.ndarray:
+    """A number column as floats, NaN where a value is not a number (pandas only for other types)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "fiu":
+        return values.astype(float, copy=False)
+    import pandas as pd
+
+    return np.asarray(pd.to_numeric(values, errors="coerce"), dtype=float)
 
 
 def _labels(series: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -201,14 +302,22 @@ def _sorted_codes(codes: np.ndarray, uniques: list[Any]) -> tuple[np.ndarray, li
     Values are compared as ``str`` (a group 7 and a group "7" are one group) and names no row
     uses are dropped, so that the codes follow the names' order.
     """
-    names, inverse = np.unique(np.array([str(u) for u in uniques], dtype=object), return_inverse=True)
+    text = [str(u) for u in uniques]
+    names = sorted(set(text))  # (sorted as np.unique sorts them: by Python's order of str)
+    rank = {name: i for i, name in enumerate(names)}
+    inverse = np.fromiter((rank[t] for t in text), dtype=np.intp, count=len(text))
     present = codes >= 0
-    mapped = np.where(present, inverse[np.where(present, codes, 0)] if len(inverse) else -1, -1)
-    used = np.flatnonzero(np.bincount(mapped[present], minlength=len(names)))
+    if present.all():  # (as almost always) no missing value
+        mapped = inverse[codes]
+        counts = np.bincount(mapped, minlength=len(names))
+    else:
+        mapped = np.where(present, inverse[np.where(present, codes, 0)] if len(inverse) else -1, -1)
+        counts = np.bincount(mapped[present], minlength=len(names))
+    used = np.flatnonzero(counts)
     if len(used) < len(names):  # categories no row uses
-        names = names[used]
+        names = [names[i] for i in used.tolist()]
         mapped = np.where(present, np.searchsorted(used, mapped), -1)
-    return mapped.astype(np.int32), [str(n) for n in names]
+    return mapped.astype(np.int32), names
 
 
 def synthetic_arrivals(

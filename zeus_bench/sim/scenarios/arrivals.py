@@ -63,6 +63,8 @@ from zeus_bench.sim.rules import (
 from zeus_bench.sim.scenarios.arrival_table import (
     ARRIVAL_COLUMNS,
     MAX_RUNTIME_RATIO,
+    ArrivalColumns,
+    read_arrival_columns,
     read_arrivals,
     synthetic_arrivals,
     validate_arrivals,
@@ -76,8 +78,10 @@ if TYPE_CHECKING:
 __all__ = [
     "ARRIVAL_COLUMNS",
     "MAX_RUNTIME_RATIO",
+    "ArrivalColumns",
     "fused_chunks",
     "generic_chunks",
+    "read_arrival_columns",
     "read_arrivals",
     "replay_group",
     "replay_groups",
@@ -242,26 +246,22 @@ def _end(job: _Running) -> float:
     return job.end
 
 
-def group_columns(arrivals: pd.DataFrame) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+def group_columns(
+    arrivals: ArrivalColumns | pd.DataFrame,
+) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
     """Per group (sorted by name), its start, end and runtime-ratio arrays in start order.
 
-    The table is sorted by (group, start_time) (:func:`~zeus_bench.sim.scenarios.arrivals.validate_arrivals`);
-    this sorts again (stably) in case a caller's is not (unless it is: the stable sort of sorted
-    rows leaves them as they are), and slices the columns, so that no frame per group is built.
+    The table's rows are in (group, start_time) order (:class:`ArrivalColumns`; a frame is
+    validated first, :func:`validate_arrivals`' rules), and its group codes follow the names'
+    order; this slices the columns, so that no frame per group is built.
     """
-    import pandas as pd
-
-    codes, names = pd.factorize(arrivals["group"], sort=True)  # vectorised, whatever the string storage
-    labels = [str(n) for n in names]
-    starts = arrivals["start_time"].to_numpy(dtype=float)
-    ends = arrivals["end_time"].to_numpy(dtype=float)
-    ratios = arrivals["runtime_ratio"].to_numpy(dtype=float)
-    step, rise = np.diff(codes), np.diff(starts)
-    if not np.all((step > 0) | ((step == 0) & (rise >= 0))):
-        order = np.lexsort((starts, codes))
-        codes, starts, ends, ratios = codes[order], starts[order], ends[order], ratios[order]
+    table = ArrivalColumns.of(arrivals)
+    codes, labels = table.group, table.group_names
+    starts, ends, ratios = table.start_time, table.end_time, table.runtime_ratio
     cuts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     bounds = [0, *cuts.tolist(), len(codes)]
+    if not len(codes):
+        return []
     return [(labels[codes[a]], starts[a:b], ends[a:b], ratios[a:b]) for a, b in itertools.pairwise(bounds)]
 
 
