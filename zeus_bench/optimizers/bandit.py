@@ -198,10 +198,8 @@ class PruningThompsonSampling:
         self._post_cache: dict[int, tuple[float, float]] = {}
         # Running sums per arm, for the certified approximate posteriors (see _sampled_arm).
         self._sums: dict[int, list[float]] = {}
-        self._approx_cache: dict[int, tuple[float, float, float, float]] = {}
         self._approx_lists: list[list[float]] | None = None  # means, stds, c0s, c1s in arm order
         self._arm_pos: dict[int, int] = {}
-        self._dirty: set[int] = set()  # arms whose approximate posterior changed since _approx_lists
         self._stale: set[int] = set()  # arms observed since their caches were last brought up to date
         self._explored = False
         if self.prune_rounds == 0:  # no pruning: every batch size is an arm
@@ -351,15 +349,10 @@ class PruningThompsonSampling:
         + 2 |mean| d + d^2; square roots turn a variance error e into a std error of at most
         sqrt(e / n). The bounds below take twice u per operation and multiply by 8 on top.
         """
-        approx = self._approx_cache.get(arm)
-        if approx is not None:
-            return approx
         sums = self._sums.get(arm)
         if sums is None:
             sums = self._sums[arm] = running_sums(self._rewards[arm])
-        approx = approx_from_sums(*sums)
-        self._approx_cache[arm] = approx
-        return approx
+        return approx_from_sums(*sums)
 
     def _sampled_arm(self, arms: list[int], z: list[float]) -> int | None:
         """The arm of largest sample when the approximate posteriors decide it beyond doubt.
@@ -372,18 +365,12 @@ class PruningThompsonSampling:
         for one seed, as the replay's batched Zeus calls it for many.
         """
         if self._stale:
-            self._refresh()
+            self._refresh()  # (the lists' entries of the arms observed since, when there are lists)
         lists = self._approx_lists
         if lists is None:
             self._arm_pos = {b: i for i, b in enumerate(arms)}
             approx = [self._approx_posterior(b) for b in arms]
             lists = self._approx_lists = [[a[k] for a in approx] for k in range(4)]
-            self._dirty.clear()
-        elif self._dirty:
-            for b in self._dirty:
-                i = self._arm_pos[b]
-                lists[0][i], lists[1][i], lists[2][i], lists[3][i] = self._approx_posterior(b)
-            self._dirty.clear()
         means, stds, c0s, c1s = lists
         win, certain = certified_pick(means, stds, max(c0s), max(c1s), z)
         return arms[win] if certain else None
@@ -421,27 +408,30 @@ class PruningThompsonSampling:
                 self._stale.add(b)
 
     def _refresh(self) -> None:
-        """The caches of the arms observed since the last call: dropped, their running sums extended.
+        """The caches of the arms observed since the last call brought up to date.
 
-        A run of observations between two predictions costs one update per arm: the new rewards
-        are added to the arm's sums in their order (:func:`~zeus_bench.optimizers.posterior.running_sums`
+        Their exact posteriors are dropped, their running sums extended and, once the approximate
+        posteriors are listed (:meth:`_sampled_arm`), their entries there made anew. A run of
+        observations between two predictions costs one update per arm: the new rewards are added
+        to the arm's sums in their order (:func:`~zeus_bench.optimizers.posterior.running_sums`
         from the sums so far), the same additions as one per observation.
         """
-        stale, post, approx, all_sums, rewards = (
+        stale, post, all_sums, rewards, lists = (
             self._stale,
             self._post_cache,
-            self._approx_cache,
             self._sums,
             self._rewards,
+            self._approx_lists,
         )
         for b in stale:
             if post:
                 post.pop(b, None)
-            approx.pop(b, None)
             sums = all_sums.get(b)
             if sums is not None:
-                all_sums[b] = running_sums(rewards[b][int(sums[0]) :], sums)
-        self._dirty |= stale
+                sums = all_sums[b] = running_sums(rewards[b][int(sums[0]) :], sums)
+                if lists is not None:  # (then every arm has its sums) its approximate posterior, anew
+                    i = self._arm_pos[b]
+                    lists[0][i], lists[1][i], lists[2][i], lists[3][i] = approx_from_sums(*sums)
         stale.clear()
 
     def best_batch_size(self) -> int:

@@ -106,8 +106,11 @@ def running_sums(rewards: Sequence[float], sums: Sequence[float] = (0.0, 0.0, 0.
     :func:`add_reward` once per reward, in order (written out: the same operations on floats).
     """
     n, s1, s2, s_abs = sums
-    for r in rewards:
-        n, s1, s2, s_abs = n + 1.0, s1 + r, s2 + r * r, s_abs + abs(r)
+    for r in rewards:  # (one statement per sum: no tuple built per reward)
+        n += 1.0
+        s1 += r
+        s2 += r * r
+        s_abs += abs(r)
     return [n, s1, s2, s_abs]
 
 

@@ -247,7 +247,8 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
     ends first (before a submission that starts at or after its end).
     """
     configs = shared.configs
-    bandit = shared.optimizer.restarted(_policy_generator(seed))
+    generator = _policy_generator(seed)
+    bandit = shared.optimizer.restarted(generator[0])
     predict = bandit.predict
     observe = bandit.feed  # (the outcomes' batch sizes are the bandit's, their costs floats)
     bs_index = shared.model.bs_index
@@ -301,6 +302,8 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
             key, zeros, ran = one_attempt | sub, 0, False
             next_start = start_at[sub]
         else:
+            if bandit.pruning:  # it never drew: the generator is still in its seeded state
+                generator[2] = False
             return codes
         launches += 1
         b = best_b if running else predict()
@@ -315,21 +318,24 @@ def _replay(shared: SharedTries, seed: int, starts: np.ndarray, ends: np.ndarray
             push(running, (end, launches, start, b, out, key, 0, True))
 
 
-_POLICY_GENERATORS: dict[int, tuple[np.random.Generator, Any]] = {}
+_POLICY_GENERATORS: dict[int, list[Any]] = {}
 
 
-def _policy_generator(seed: int) -> np.random.Generator:
-    """The policy generator of ``seed_generators(seed)``, reset to its seeded state (made once per seed).
+def _policy_generator(seed: int) -> list[Any]:
+    """``[generator, its seeded state, drawn]``: the policy generator of ``seed_generators(seed)`` in its seeded state.
 
-    Every group starts from the same seeded generator; setting a bit generator's state is much
-    cheaper than seeding one (a cluster-scale table has tens of thousands of groups). A group's
-    replay is over before the next asks for it (one replay at a time in a process).
+    Made once per seed. Every group starts from the same seeded generator; setting a bit
+    generator's state is much cheaper than seeding one (a cluster-scale table has tens of
+    thousands of groups), and not setting it cheaper still: the state is set again only if the
+    last group may have drawn from it. ``drawn`` is True from here on; a replay that ends with
+    its optimizer still pruning (which draws nothing) sets it back to False. A group's replay is
+    over before the next asks for it (one replay at a time in a process).
     """
     cached = _POLICY_GENERATORS.get(seed)
     if cached is None:
         _, pol = seed_generators(seed)
-        cached = (pol, pol.bit_generator.state)
-        _POLICY_GENERATORS[seed] = cached
-    pol, state = cached
-    pol.bit_generator.state = state
-    return pol
+        cached = _POLICY_GENERATORS[seed] = [pol, pol.bit_generator.state, False]
+    elif cached[2]:
+        cached[0].bit_generator.state = cached[1]
+    cached[2] = True
+    return cached
