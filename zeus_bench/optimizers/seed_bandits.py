@@ -181,6 +181,11 @@ def next_round(p: Pruning, over: Any) -> Pruning:
     )  # fmt: skip
 
 
+def _row_max(x: np.ndarray) -> np.ndarray:
+    """Each row's largest element of a ``(seeds, arms)`` array (arms few)."""
+    return np.ascontiguousarray(x.T).max(axis=0)  # type: ignore[no-any-return]
+
+
 def certified_pick(
     mean: Any, std: Any, c0: Any, c1: Any, z: Any, valid: Any = None, single: Any = None
 ) -> tuple[Any, Any]:
@@ -207,12 +212,14 @@ def certified_pick(
         one: Any = len(values) == 1
     else:
         samples = posterior_sample(mean, std, z)
-        rows = np.arange(len(samples))
         win = samples.argmax(axis=1)
-        best = samples[rows, win]
-        samples[rows, win] = -_INF
-        second = samples.max(axis=1)
-        z_max = np.where(valid, np.abs(z), 0.0).max(axis=1)
+        at = np.arange(0, samples.size, samples.shape[1]) + win  # the winners' flat positions
+        best = samples.take(at)
+        samples.put(at, -_INF)
+        # Each row's largest over the arms: over the transposed copy's rows (a few times faster
+        # than along the short rows themselves; exact either way).
+        second = _row_max(samples)
+        z_max = _row_max(np.where(valid, np.abs(z), 0.0))
         one = np.count_nonzero(valid, axis=1) == 1 if single is None else single
     bound = c0 + c1 * z_max
     return where(one, 0, win), (best - bound > second + bound) | one
@@ -333,10 +340,19 @@ class SeedThompson(PolicyStreams):
             if rejectable_words(n)
         }
         self.left = np.ones(a, dtype=np.int64)  # per seed, a bound on the recurrences left
+        self._per_row()
         self.log: list[tuple[np.ndarray, ...]] = []  # per step: ids, arm column, cost (exact fallback)
 
     def _remaining(self) -> np.ndarray:
         return self.left
+
+    def _per_row(self) -> None:
+        """What each step reads per seed row, kept while the rows are: positions, words, outputs asked."""
+        self.rows = np.arange(len(self.ids))
+        self.words = self.n_arms - 1  # the visiting order's words before the normals
+        self.need = 2 * self.n_arms + 8  # outputs a prediction may take past the position (refill_policy)
+        self.sums = np.ascontiguousarray(self.sums)
+        self.flat_sums = self.sums.reshape(4, -1)  # a view: (sums, seeds x arms)
 
     def decide(self, live: np.ndarray, left: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each seed's prediction: its arm column, batch-size index, and whether it is gone.
@@ -345,20 +361,22 @@ class SeedThompson(PolicyStreams):
         seed, a bound on the recurrences left (how many outputs to fetch ahead).
         """
         self.left = left
-        rows = np.arange(len(self.ids))
+        rows = self.rows
         n = self.n_arms
-        self.refill_policy(2 * n + 8)
+        self.refill_policy(self.need)
         # The visiting order's words (n - 1 outputs: a rejectable one makes the seed go), then one
         # normal per arm.
-        first = self.pol_pos + n - 1
+        first = self.pol_pos + self.words
         if self.reject_cum is None:  # no rejectable word fetched (the rule: one in some 10**8)
             gone = np.zeros(len(rows), dtype=bool)
         else:
             gone = self.reject_cum[rows, first] != self.reject_cum[rows, self.pol_pos]
-        take = np.minimum(first[:, None] + self.cols[None, :], self.pol_raw.shape[1] - 1)
-        z = self.z[rows[:, None], take]
+        width = self.pol_raw.shape[1]
+        # Flat positions in the row-major arrays of width columns (z) and width + 1 (slow_cum).
+        z = self.z.take(np.minimum(first[:, None] + self.cols, width - 1) + rows[:, None] * width)
         self.pol_pos = first + n
-        slow = np.flatnonzero(self.slow_cum[rows, first + n] != self.slow_cum[rows, first])
+        at = first + rows * (width + 1)
+        slow = np.flatnonzero(self.slow_cum.take(at + n) != self.slow_cum.take(at))
         if len(slow):
             z[slow], self.pol_pos[slow], ok = self.slow_draws(slow, first[slow], z[slow])
             gone[slow[~ok]] = True
@@ -371,13 +389,13 @@ class SeedThompson(PolicyStreams):
 
     def observe(self, win: np.ndarray, cost: np.ndarray) -> None:
         """Each seed's arm ``win`` (column) observed at ``cost``: its running sums and posterior."""
-        rows = np.arange(len(self.ids))
-        count, total, squares, magnitudes = self.sums[:, rows, win]
+        at = self.rows * self.mean.shape[1] + win  # flat positions in (seeds, arms)
+        count, total, squares, magnitudes = self.flat_sums[:, at]
         arm_sums = add_reward(count, total, squares, magnitudes, -cost)
-        self.sums[:, rows, win] = arm_sums
+        self.flat_sums[:, at] = arm_sums
         mean, std, c0, c1 = approx_from_sums(*arm_sums)
-        self.mean[rows, win] = mean
-        self.std[rows, win] = std
+        self.mean.put(at, mean)
+        self.std.put(at, std)
         self.c0 = np.maximum(self.c0, c0)
         self.c1 = np.maximum(self.c1, c1)
         self.log.append((self.ids, win, cost))
@@ -407,3 +425,4 @@ class SeedThompson(PolicyStreams):
             self.reject_cum = self.reject_cum[rows]
         self.sums = self.sums[:, rows]
         self.handovers = [self.handovers[i] for i in rows.tolist()]
+        self._per_row()
