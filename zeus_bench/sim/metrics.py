@@ -322,10 +322,26 @@ def two_stage_resamples(
         axis) gives its percentile interval with :func:`percentile_ci`.
     """
     rec = np.asarray(recorded, dtype=float)
-    out = rec[:, bootstrap_indices(rec.shape[1], reps, seed)]
+    m, n = rec.shape
+    # ``rec[:, indices]`` by one flat take of the seeds' rows, laid out as that indexing lays it out
+    # (quantities innermost: a mean over the seeds then sums in the same order, bit for bit).
+    out = np.take(rec.T, _flat_indices(n, reps, seed), axis=0).reshape(reps, n, m).transpose(2, 0, 1)
     if replicates is not None and replicates.shape[1] >= 2:
         means = np.asarray(replicates, dtype=float).mean(axis=2)
         dev = means - means.mean(axis=1, keepdims=True)
-        pick = np.random.default_rng(seed + 1).integers(0, means.shape[1], size=reps)
-        out = out + dev[:, pick, None]
+        out = out + dev[:, _picks(means.shape[1], reps, seed + 1), None]
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _flat_indices(n: int, reps: int, seed: int) -> np.ndarray:
+    """:func:`bootstrap_indices` flattened (row after row), kept read-only."""
+    return bootstrap_indices(n, reps, seed).ravel()
+
+
+@functools.lru_cache(maxsize=8)
+def _picks(replicates: int, reps: int, seed: int) -> np.ndarray:
+    """The replicate of each of ``reps`` draws (one fresh generator of ``seed``), drawn once and kept read-only."""
+    out = np.random.default_rng(seed).integers(0, replicates, size=reps)
+    out.setflags(write=False)
     return out

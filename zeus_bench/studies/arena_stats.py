@@ -10,8 +10,8 @@ rows (``docs/policies.md``, "The arena protocol").
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -49,12 +49,43 @@ Pair = tuple[np.ndarray, np.ndarray]
 
 @dataclass
 class Part:
-    """One (split, fold) of one job: its per-replay quantities per policy and its floors."""
+    """One (split, fold) of one job: its per-replay quantities per policy and its floors.
+
+    ``resampled``: each policy's :class:`Resampled` (:func:`part_resampled`), kept once asked.
+    """
 
     split: int
     fold: int
     values: dict[str, dict[str, Pair]]
     floors: dict[str, float]
+    resampled: dict[str, Resampled] = field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Resampled:
+    """One policy's two-stage resamples (:func:`two_stage_resamples`) on one part, reduced to what rows read.
+
+    ``means``: per quantity of :data:`QUANTITIES` (rows), each draw's mean over the seeds;
+    ``p95``: each draw's :data:`P_SAFE` percentile of ``cost_ratio_vs_baseline`` over the seeds.
+    Every part's draws are the same indices, so several parts' rows are their concatenation.
+    """
+
+    means: np.ndarray
+    p95: np.ndarray
+
+
+def part_resampled(part: Part, policy: str) -> Resampled:
+    """``policy``'s :class:`Resampled` on ``part``, drawn once per part and policy (every scope reads it)."""
+    hit = part.resampled.get(policy)
+    if hit is None:
+        draws = _resamples([[part.values[policy][q] for q in QUANTITIES]])
+        hit = part.resampled[policy] = Resampled(draws.mean(axis=2), np.percentile(draws[0], P_SAFE, axis=1))
+    return hit
+
+
+def resampled_means(pairs: Sequence[Pair]) -> np.ndarray:
+    """Each pair's two-stage resamples' means over the seeds: shape ``(len(pairs), draws)``."""
+    return _resamples([pairs]).mean(axis=2)
 
 
 def _verdict(lo: float, hi: float) -> str:
@@ -73,7 +104,12 @@ def _resamples(parts: Sequence[Sequence[Pair]]) -> np.ndarray:
         rec = np.stack([q[0] for q in quantities])
         reps = np.stack([q[1] for q in quantities])
         out.append(two_stage_resamples(rec, reps))
-    return np.concatenate(out, axis=1)
+    return out[0] if len(out) == 1 else np.concatenate(out, axis=1)
+
+
+def _joined(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The parts' draws side by side (last axis): one part's as they are."""
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis=-1)
 
 
 def _point(parts: Sequence[Sequence[Pair]], q: int) -> float:
@@ -204,8 +240,8 @@ def job_parts(
 def _row(parts: Sequence[Part], policy: str) -> dict[str, object]:
     """The metrics of a job's ``arena_jobs`` row over ``parts`` (one (split, fold), or several pooled)."""
     qs = [[p.values[policy][q] for q in QUANTITIES] for p in parts]
-    draws = _resamples(qs)
-    means = draws.mean(axis=2)
+    resampled = [part_resampled(p, policy) for p in parts]
+    means = _joined([r.means for r in resampled])
     row: dict[str, object] = {}
     for i, name in enumerate(QUANTITIES):
         lo, hi = percentile_ci(means[i])
@@ -213,7 +249,7 @@ def _row(parts: Sequence[Part], policy: str) -> dict[str, object]:
     ratio_b = np.concatenate([p.values[policy]["cost_ratio_vs_baseline"][0] for p in parts])
     expected_b = np.concatenate([p.values[policy]["cost_ratio_vs_expected_baseline"][0] for p in parts])
     row["cost_ratio_vs_baseline_p95"] = float(np.percentile(ratio_b, P_SAFE))
-    lo, hi = percentile_ci(np.percentile(draws[0], P_SAFE, axis=1))
+    lo, hi = percentile_ci(_joined([r.p95 for r in resampled]))
     row["cost_ratio_vs_baseline_p95_ci_lo"], row["cost_ratio_vs_baseline_p95_ci_hi"] = lo, hi
     row["unsafe_seed_share"] = float(np.mean(ratio_b > SAFE))
     row["cost_ratio_vs_expected_baseline_mean"] = float(expected_b.mean())
@@ -280,29 +316,20 @@ def summary_table(
     """
     rows = []
     scopes = {(fold, splits): keys for fold, splits, keys in row_scopes(parts)}
+    gpu_means: dict[str, _JobMeans] = {}  # every scope's (the pooled scope reads its parts' draws again)
     for (gpu, fold, splits), g in jobs_df.groupby(["gpu", "fold", "splits"], sort=False):
         keys = scopes[(int(fold), int(splits))]
-        workloads = list(dict.fromkeys(g["workload"]))
-
-        def job_mean(
-            k: tuple[int, int],
-            p: str,
-            q: str = "regret_pct",
-            w_list: list[str] = workloads,
-            gpu: str = str(gpu),
-        ) -> Pair:
-            pairs = [parts[k][(gpu, w)].values[p][q] for w in w_list]
-            return np.mean([q[0] for q in pairs], axis=0), np.mean([q[1] for q in pairs], axis=0)
-
+        jm = gpu_means.setdefault(str(gpu), _JobMeans(parts, str(gpu)))
+        jm.workloads = tuple(dict.fromkeys(g["workload"]))
         floor = float(g.drop_duplicates("workload")["anytime_floor_regret_pct"].mean())
-        zeus_parts = [job_mean(k, COMPARATOR) for k in keys]
-        zdraws = _resamples([[z] for z in zeus_parts])[0].mean(axis=1)
+        zeus_parts = [jm.pair(k, COMPARATOR) for k in keys]
+        zdraws = jm.draws(keys, COMPARATOR)
         zpoint = _point([[z] for z in zeus_parts], 0)
         f = floor / zpoint if zpoint else float("nan")
         flo, fhi = _finite_ci(floor / zdraws)
         for p, gp in g.groupby("policy", sort=False):
-            qs = [[job_mean(k, str(p)), z] for k, z in zip(keys, zeus_parts, strict=True)]
-            d = _resamples(qs).mean(axis=2)
+            qs = [[jm.pair(k, str(p)), z] for k, z in zip(keys, zeus_parts, strict=True)]
+            d = jm.paired_draws(keys, str(p))
             m, r = _point(qs, 0), _point(qs, 0) / zpoint if zpoint else float("nan")
             lo, hi = percentile_ci(d[0])
             rlo, rhi = _finite_ci(d[0] / d[1])
@@ -314,7 +341,7 @@ def summary_table(
                     "half": str(gp["half"].iloc[0]), "horizon": str(gp["horizon"].iloc[0]),
                     "noise": float(gp["noise"].iloc[0]),
                     "regret_pct_mean": m, "regret_pct_ci_lo": lo, "regret_pct_ci_hi": hi,
-                    **_job_means(keys, str(p), job_mean),
+                    **_job_means(keys, str(p), jm),
                     "regret_ratio_vs_zeus": r, "regret_ratio_vs_zeus_ci_lo": rlo, "regret_ratio_vs_zeus_ci_hi": rhi,
                     "prob_better_than_zeus_mean": float(gp["prob_better_than_zeus"].mean()),
                     "worst_workload": str(worst["workload"]), "worst_regret_pct_mean": float(worst["regret_pct_mean"]),
@@ -338,14 +365,58 @@ SUMMARY_RATIOS = ("cost_ratio_vs_baseline", "cost_ratio_vs_max_batch")
 """Paired cost ratios whose mean over a GPU's jobs ``arena_summary`` gives with its two-stage interval."""
 
 
-def _job_means(
-    keys: Sequence[tuple[int, int]], policy: str, job_mean: Callable[[tuple[int, int], str, str], Pair]
-) -> dict[str, float]:
+class _JobMeans:
+    """A GPU's per-replay means over its jobs (``workloads``), per part, policy and quantity, and their draws' means.
+
+    Both kept: every scope asks its parts' again (the pooled scope, each part's).
+    """
+
+    def __init__(self, parts: dict[tuple[int, int], dict[tuple[str, str], Part]], gpu: str) -> None:
+        """The GPU ``gpu``'s means over the jobs of ``parts`` (``workloads`` set before asking)."""
+        self.parts, self.gpu = parts, gpu
+        self.workloads: tuple[str, ...] = ()
+        self._kept: dict[tuple[object, ...], Pair] = {}
+        self._drawn_kept: dict[tuple[object, ...], np.ndarray] = {}
+
+    def pair(self, k: tuple[int, int], policy: str, q: str = "regret_pct") -> Pair:
+        """The mean over the jobs of quantity ``q`` of ``policy`` on part ``k``, per replay."""
+        key = (k, self.workloads, policy, q)
+        hit = self._kept.get(key)
+        if hit is None:
+            pairs = [self.parts[k][(self.gpu, w)].values[policy][q] for w in self.workloads]
+            hit = self._kept[key] = (
+                np.mean([x[0] for x in pairs], axis=0),
+                np.mean([x[1] for x in pairs], axis=0),
+            )
+        return hit
+
+    def draws(self, keys: Sequence[tuple[int, int]], policy: str, q: str = "regret_pct") -> np.ndarray:
+        """Each two-stage draw's mean of :meth:`pair` over the seeds, the parts ``keys``' draws side by side."""
+        return _joined([self._drawn(k, (policy,), q) for k in keys])
+
+    def paired_draws(self, keys: Sequence[tuple[int, int]], policy: str) -> np.ndarray:
+        """:meth:`draws` of the regret of ``policy`` and of Zeus (rows), resampled together (the same draws)."""
+        return _joined([self._drawn(k, (policy, COMPARATOR), "regret_pct") for k in keys])
+
+    def _drawn(self, k: tuple[int, int], policies: tuple[str, ...], q: str) -> np.ndarray:
+        """The draws' means of the policies' :meth:`pair` on part ``k`` (one row: that row alone), kept.
+
+        Resampled together as :func:`resampled_means` resamples them: a row's means are summed in
+        the order that the number of rows gives (one row alone, or several side by side).
+        """
+        key = (k, self.workloads, policies, q)
+        hit = self._drawn_kept.get(key)
+        if hit is None:
+            hit = self._drawn_kept[key] = resampled_means([self.pair(k, p, q) for p in policies])
+        return hit[0] if len(policies) == 1 else hit
+
+
+def _job_means(keys: Sequence[tuple[int, int]], policy: str, jm: _JobMeans) -> dict[str, float]:
     """``<ratio>_mean/_ci_lo/_ci_hi`` of :data:`SUMMARY_RATIOS`: the mean over jobs, two-stage resampled."""
     out = {}
     for q in SUMMARY_RATIOS:
-        qs = [[job_mean(k, policy, q)] for k in keys]
-        lo, hi = percentile_ci(_resamples(qs)[0].mean(axis=1))
+        qs = [[jm.pair(k, policy, q)] for k in keys]
+        lo, hi = percentile_ci(jm.draws(keys, policy, q))
         out[f"{q}_mean"], out[f"{q}_ci_lo"], out[f"{q}_ci_hi"] = _point(qs, 0), lo, hi
     return out
 
