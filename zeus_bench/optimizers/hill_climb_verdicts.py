@@ -57,7 +57,19 @@ class Climber(Protocol):
 class Verdicts:
     """The rules of the optimizer ``opt`` against incumbent ``inc``, on its state as it is now."""
 
-    __slots__ = ("_e_inc", "bounds", "inc", "m_inc", "memo", "n_inc", "opt", "runs", "sd_inc")
+    __slots__ = (
+        "_above",
+        "_below",
+        "_e_inc",
+        "bounds",
+        "inc",
+        "m_inc",
+        "memo",
+        "n_inc",
+        "opt",
+        "runs",
+        "sd_inc",
+    )
 
     def __init__(self, opt: Climber, inc: int) -> None:
         """Read what the rules need of the incumbent ``inc`` and of every batch size with runs.
@@ -73,6 +85,8 @@ class Verdicts:
         self.sd_inc = math.nan if self.bounds is not None else opt._spread(inc)
         self._e_inc: float | None = None  # e_inc, once asked
         self.memo: dict[int, bool] = {}  # refuted's answers
+        self._below: float | None = None  # the nearest refuted batch size below the incumbent, once asked
+        self._above: float | None = None  # (above it)
 
     @property
     def e_inc(self) -> float:
@@ -163,6 +177,8 @@ class Verdicts:
         mostly gets nothing. Every batch size with runs is asked :meth:`refuted` first, as the order
         needs; :meth:`beyond_dearer` is then the nearest refuted batch size on ``b``'s side of the incumbent.)
         """
+        if self.none_due():
+            return []
         opt, inc, runs, memo = self.opt, self.inc, self.runs, self.memo
         ruled_out, tried, capped, m_inc, z = opt.ruled_out, opt.tried, opt.capped, self.m_inc, opt.noise_z
         evidence, epoch_costs = opt.epoch_evidence, opt.epoch_costs
@@ -201,8 +217,6 @@ class Verdicts:
         for b in [inc, *near]:
             order += neighbours(b)
         prune, second_chance = opt.prune, opt.second_chance
-        below: float | None = None  # the nearest refuted batch size below the incumbent (prune), once asked
-        above: float | None = None
         probes: list[int] = []
         for b in dict.fromkeys(order):
             if b is None or b in ruled_out:
@@ -217,19 +231,54 @@ class Verdicts:
                         continue
                 elif r[1] > (1.0 + opt.margin) * self.m_inc:
                     continue
-            if prune and b != inc:
-                if b < inc:
-                    if below is None:
-                        below = self._nearest_refuted(False)
-                    if below > b:
-                        continue
-                else:
-                    if above is None:
-                        above = self._nearest_refuted(True)
-                    if above < b:
-                        continue
+            if prune and b != inc and self._pruned(b):
+                continue
             probes.append(b)
         return probes
+
+    def none_due(self) -> bool:
+        """Whether :meth:`candidates` is certainly empty, told from fewer verdicts (most decisions' case).
+
+        A candidate is neither ruled out nor settled by its runs alone: untried, or tried once with
+        a second chance due. None is due when every such batch size is pruned (beyond a refuted one
+        on its side of the incumbent) or, tried once, settled by its verdict (:meth:`settled`).
+        False: not told here (the incumbent among them, no pruning, or an untried batch size not
+        pruned, whose place among the neighbours decides).
+        """
+        opt, inc, runs = self.opt, self.inc, self.runs
+        ruled_out, tried, second_chance, prune = opt.ruled_out, opt.tried, opt.second_chance, opt.prune
+        for b in opt.batch_sizes:
+            if b in ruled_out:
+                continue
+            r = None
+            if b in tried:
+                r = runs.get(b)
+                if not second_chance or r is None or r[0] > 1:
+                    continue
+            if b == inc or not prune:
+                return False
+            if self._pruned(b):
+                continue
+            if r is None or not (
+                self.dearer(b) if self.n_inc > 1 else r[1] > (1.0 + opt.margin) * self.m_inc
+            ):
+                return False
+        return True
+
+    def _pruned(self, b: int) -> bool:
+        """Whether ``b`` (not the incumbent) lies beyond the nearest refuted batch size on its side (:meth:`beyond_dearer`).
+
+        The nearest refuted batch size of each side is looked for once per view.
+        """
+        if b < self.inc:
+            below = self._below
+            if below is None:
+                below = self._below = self._nearest_refuted(False)
+            return below > b
+        above = self._above
+        if above is None:
+            above = self._above = self._nearest_refuted(True)
+        return above < b
 
     def _nearest_refuted(self, up: bool) -> float:
         """The refuted batch size nearest the incumbent above it (``up``) or below it; none: -+inf.
