@@ -74,28 +74,61 @@ def gp_posterior(
     return mean, np.sqrt(var), loglik
 
 
+def grid_kernels(grid: np.ndarray, lengths: Sequence[float]) -> np.ndarray:
+    """The kernel between every two points of ``grid``, one ``(k, k)`` matrix per length scale.
+
+    Element by element the IEEE operations of :func:`_kernel` (the same floats): a GP's kernels are
+    gathered from it (:func:`stacked_kernels`).
+    """
+    d = grid[:, None] - grid[None, :]
+    return np.stack([SIGNAL_STD**2 * np.exp(-0.5 * (d / length) ** 2) for length in lengths])
+
+
+def stacked_kernels(table: np.ndarray, which: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The kernels of a stack of GPs on the grid, gathered from ``table`` (:func:`grid_kernels`).
+
+    Row ``i`` observes the grid's points ``cols[i]`` (``t`` of them) with the length scale
+    ``table[which[i]]``'s. Returns the kernels between its points ``(m, t, t)`` and from every
+    grid point to them ``(m, k, t)``: those :func:`gp_posterior` computes (a new array each).
+    """
+    k = table.shape[1]
+    base = (which * (k * k))[:, None, None]
+    kxx = np.take(table, base + cols[:, :, None] * k + cols[:, None, :])
+    kgx = np.take(table, base + np.arange(k)[None, :, None] * k + cols[:, None, :])
+    return kxx, kgx
+
+
 def gp_posteriors(
-    x: np.ndarray, y: np.ndarray, noise: np.ndarray, grid: np.ndarray, length: np.ndarray
+    x: np.ndarray,
+    y: np.ndarray,
+    noise: np.ndarray,
+    grid: np.ndarray,
+    length: np.ndarray,
+    kernels: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`gp_posterior` of many GPs at once (rows of ``x``, ``y``, ``noise``; ``length`` one each).
 
     Every row's figures are those :func:`gp_posterior` gives it alone (the same LAPACK and BLAS
-    calls, matrix by matrix). Returns the posterior means and stds at ``grid`` (a row each), and
-    what the row's log marginal likelihood needs: the centred values and the weights
-    (:func:`log_likelihood`).
+    calls, matrix by matrix). ``kernels``: the rows' kernels when ``x`` lies on ``grid``
+    (:func:`stacked_kernels`; None: computed here). Returns the posterior means and stds at
+    ``grid`` (a row each), and what the row's log marginal likelihood needs: the centred values
+    and the weights (:func:`log_likelihoods`).
     """
     m = y.mean(axis=1)
-    ln = length[:, None, None]
-    d = x[:, :, None] - x[:, None, :]
-    k = SIGNAL_STD**2 * np.exp(-0.5 * (d / ln) ** 2)
+    if kernels is None:
+        ln = length[:, None, None]
+        d = x[:, :, None] - x[:, None, :]
+        k = SIGNAL_STD**2 * np.exp(-0.5 * (d / ln) ** 2)
+        ds = grid[None, :, None] - x[:, None, :]
+        ks = SIGNAL_STD**2 * np.exp(-0.5 * (ds / ln) ** 2)
+    else:
+        k, ks = kernels
     r = np.arange(x.shape[1])
     k[:, r, r] += noise
     chol = np.linalg.cholesky(k)
     yc = y - m[:, None]
     inner = np.linalg.solve(chol, yc[:, :, None])
     alpha = np.linalg.solve(chol.transpose(0, 2, 1), inner)
-    ds = grid[None, :, None] - x[:, None, :]
-    ks = SIGNAL_STD**2 * np.exp(-0.5 * (ds / ln) ** 2)
     mean = m[:, None] + np.matmul(ks, alpha)[:, :, 0]
     v = np.linalg.solve(chol, ks.transpose(0, 2, 1))
     var = np.maximum(SIGNAL_STD**2 - (v * v).sum(axis=1), 1e-12)
@@ -107,6 +140,14 @@ def log_likelihood(yc: np.ndarray, weights: np.ndarray) -> float:
     t = len(yc)
     alpha, diag = weights[:t], weights[t:]
     return -0.5 * float(yc @ alpha) - float(np.log(diag).sum()) - 0.5 * t * math.log(2 * math.pi)
+
+
+def log_likelihoods(yc: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """:func:`log_likelihood` of every row at once (the same floats: a stacked ``matmul`` is the rows' ``@``)."""
+    t = yc.shape[1]
+    alpha, diag = np.ascontiguousarray(weights[:, :t]), np.ascontiguousarray(weights[:, t:])
+    fit = np.matmul(np.ascontiguousarray(yc)[:, None, :], alpha[:, :, None])[:, 0, 0]
+    return -0.5 * fit - np.log(diag).sum(axis=1) - 0.5 * t * math.log(2 * math.pi)  # type: ignore[no-any-return]
 
 
 def expected_improvement(
@@ -182,6 +223,7 @@ class BayesOptEIArrays(ArmArrays):
         super().__init__(model, policies)
         a = len(self.policies)
         self.log_bs = np.log2(np.array(self.arms, dtype=float))
+        self.kernels = grid_kernels(self.log_bs, LENGTH_SCALES)  # every GP's kernels are gathered from it
         self.length = np.ones(a)
         self.fit_t = np.zeros(a, dtype=np.int64)  # the key of the last choice: batch sizes tried,
         self.fit_q = np.zeros(a, dtype=np.int64)  # and tries // REFIT_EVERY
@@ -202,7 +244,9 @@ class BayesOptEIArrays(ArmArrays):
             nn = n[at[:, None], cols]
             x, y, noise = grid[cols], s1[at[:, None], cols] / nn, sigma2[at, None] / nn
             if t < 3:
-                mean[at], std[at], _, _ = gp_posteriors(x, y, noise, grid, np.ones(len(at)))
+                ones = np.full(len(at), _ONE)
+                kernels = stacked_kernels(self.kernels, ones, cols)
+                mean[at], std[at], _, _ = gp_posteriors(x, y, noise, grid, np.ones(len(at)), kernels)
                 continue
             # one stack of GPs: the seeds keeping their length scale, then those choosing it
             # again once per candidate (each matrix's LAPACK calls as alone)
@@ -211,21 +255,29 @@ class BayesOptEIArrays(ArmArrays):
             kept, again = np.flatnonzero(~redo), np.flatnonzero(redo)
             nk, m, nl = len(kept), len(again), len(LENGTH_SCALES)
             lengths = self.length[seeds[kept]]
+            which = np.searchsorted(_SCALES, lengths)
             if m:
                 src = np.concatenate([kept, np.tile(again, nl)])
                 lengths = np.concatenate([lengths, np.repeat(LENGTH_SCALES, m)])
-                x, y, noise = x[src], y[src], noise[src]
-            gm, gs, yc, weights = gp_posteriors(x, y, noise, grid, lengths)
+                which = np.concatenate([which, np.repeat(np.arange(nl), m)])
+                x, y, noise, cols = x[src], y[src], noise[src], cols[src]
+            kernels = stacked_kernels(self.kernels, which, cols)
+            gm, gs, yc, weights = gp_posteriors(x, y, noise, grid, lengths, kernels)
             mean[at[kept]], std[at[kept]] = gm[:nk], gs[:nk]
-            for j, i in enumerate(again.tolist()):
-                fits = range(nk + j, nk + nl * m, m)  # its stack rows, one per length scale
-                logliks = [log_likelihood(yc[f], weights[f]) for f in fits]
-                best = max(range(nl), key=logliks.__getitem__)
-                self.length[seeds[i]] = LENGTH_SCALES[best]
-                mean[at[i]], std[at[i]] = gm[fits[best]], gs[fits[best]]
-            self.fit_t[seeds[again]], self.fit_q[seeds[again]] = t, quarter[at[again]]
+            if m:
+                # each seed's candidates' likelihoods (rows nk + j, nk + m + j, ...), the first largest
+                liks = log_likelihoods(yc[nk:], weights[nk:]).reshape(nl, m).T.tolist()
+                best = np.array([max(range(nl), key=lik.__getitem__) for lik in liks])
+                fits = nk + best * m + np.arange(m)
+                self.length[seeds[again]] = _SCALES[best]
+                mean[at[again]], std[at[again]] = gm[fits], gs[fits]
+                self.fit_t[seeds[again]], self.fit_q[seeds[again]] = t, quarter[at[again]]
         best_mean = np.where(tried, mean, np.inf).min(axis=1)
         ei = expected_improvement(mean, std, best_mean[:, None])
         explore = ei.max(axis=1) >= EI_MIN
         exploit = least_mean(np.where(self.reached[rows] > 0, mean, np.inf), self.b0)
         return np.where(explore, np.argmax(ei, axis=1), exploit)
+
+
+_SCALES = np.array(LENGTH_SCALES)  # (ascending: a length scale's index by searchsorted)
+_ONE = LENGTH_SCALES.index(1.0)  # the length scale before three batch sizes were tried
