@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zeus_bench.optimizers.hill_climb import SafeHillClimb
-from zeus_bench.optimizers.hill_climb_estimates import DRIFT_RISE, DRIFT_RUNS, DRIFT_Z, mean_of
+from zeus_bench.optimizers.hill_climb_estimates import DRIFT_RISE, DRIFT_RUNS, DRIFT_Z, kept_mean, mean_of
 
 BS = [16, 32, 64, 128, 256]
 RUNS = st.lists(
@@ -59,6 +60,37 @@ def test_a_replaced_list_is_summed_again() -> None:
     assert opt.run_summary() == {64: (2, 1.5), 32: (1, 0.5)} and opt.incumbent() == 32
     lo, hi = opt.spread_bounds(64) or (0.0, 0.0)
     assert lo == 0.0 and 0.5 * (2.0**0.5) <= hi < 0.71  # from the new list's max and min
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    values=st.lists(
+        st.sampled_from([0.0, 1.0, 0.1, 1e16, -1e16, 3.0, 1e-300])
+        | st.floats(-1e6, 1e6)
+        | st.floats(0.0, 1e300),
+        min_size=1,
+        max_size=60,
+    )
+)
+def test_kept_means_are_fsums_means(values: list[float]) -> None:
+    """The kept exact partial sums give :func:`mean_of`'s float bit for bit, the list grown one run at a time."""
+    kept: dict[object, tuple[list[float], int, list[float]]] = {}
+    xs: list[float] = []
+    for x in values:
+        xs.append(x)
+        assert kept_mean(kept, 0, xs).hex() == mean_of(xs).hex()
+    assert kept_mean(kept, 0, list(xs)).hex() == mean_of(xs).hex()  # another list: summed again
+
+
+def test_kept_means_leave_infinities_to_fsum() -> None:
+    kept: dict[object, tuple[list[float], int, list[float]]] = {}
+    xs = [1.0, 1.7e308, 1.7e308]
+    try:
+        mean_of(xs)
+    except OverflowError:
+        with pytest.raises(OverflowError):
+            kept_mean(kept, 0, xs)
+    assert kept_mean(kept, 1, [1.0, math.inf]) == math.inf and 1 not in kept
 
 
 def _drift_as_stated(costs: list[float]) -> bool:

@@ -137,6 +137,7 @@ class SafeHillClimb(ClimbEstimates):
         self._means: dict[int, float] = {}  # mean_cost of each batch size
         self._spreads: dict[int, float] = {}  # _spread of each batch size
         self._moments: dict[int, tuple[list[float], int, float, float]] = {}  # spread_bounds' running sums
+        self._exact: dict[object, tuple[list[float], int, list[float]]] = {}  # kept_mean's partial sums
         self._incumbent: int | None = None  # incumbent()'s answer
         self._extremes: dict[int, tuple[list[float], int, float, float]] = {}  # spread_bounds' max and min
         self._runs: dict[int, tuple[int, float]] | None = None  # run_summary()'s answer

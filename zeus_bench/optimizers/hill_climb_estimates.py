@@ -27,6 +27,47 @@ def mean_of(xs: Sequence[float]) -> float:
     return math.fsum(xs) / len(xs)
 
 
+def add_exact(partials: list[float], x: float) -> bool:
+    """Add ``x`` to ``partials`` (non-overlapping floats whose exact sum is what was added): fsum's own step.
+
+    False, the partials then unusable, where ``x`` or a partial sum is not finite (:func:`math.fsum`
+    raises or handles infinities itself there).
+    """
+    i = 0
+    for p in partials:
+        x, y = (p, x) if abs(x) < abs(p) else (x, p)
+        hi = x + y
+        lo = y - (hi - x)  # exact: hi + lo == x + y
+        if lo:
+            partials[i] = lo
+            i += 1
+        x = hi
+    partials[i:] = [x]
+    return math.isfinite(x)
+
+
+def kept_mean(
+    kept: dict[object, tuple[list[float], int, list[float]]], key: object, xs: list[float]
+) -> float:
+    """:func:`mean_of` of the list ``xs``, from exact partial sums kept under ``key`` while the list only grows.
+
+    :func:`math.fsum` rounds the exact sum once (correctly), so the exact sum of the kept partials,
+    rounded by it, is the same float; a list grown since adds only its new values. The entry keeps
+    the list (its id is not reused); another list, or a shorter one, starts again.
+    """
+    hit = kept.get(key)
+    if hit is not None and hit[0] is xs and hit[1] <= len(xs):
+        partials, start = hit[2], hit[1]
+    else:
+        partials, start = [], 0
+    for i in range(start, len(xs)):
+        if not add_exact(partials, xs[i]):
+            kept.pop(key, None)
+            return mean_of(xs)
+    kept[key] = (xs, len(xs), partials)
+    return math.fsum(partials) / len(xs)
+
+
 class ClimbEstimates:
     """Runs and estimates of the batch-size optimizer (its subclass's ``__init__`` sets the attributes)."""
 
@@ -49,6 +90,7 @@ class ClimbEstimates:
     _sums: dict[str | int, tuple[list[float], int, float, float]]
     _moments: dict[int, tuple[list[float], int, float, float]]
     _extremes: dict[int, tuple[list[float], int, float, float]]
+    _exact: dict[object, tuple[list[float], int, list[float]]]
 
     @property
     def costs(self) -> dict[int, list[float]]:
@@ -67,6 +109,7 @@ class ClimbEstimates:
         self._spreads.clear()
         self._moments.clear()
         self._extremes.clear()
+        self._exact.clear()
         self._incumbent = None
         self._runs = None
 
@@ -115,7 +158,9 @@ class ClimbEstimates:
         m = self._means.get(b)
         if m is None:
             c = self._recent(b)
-            m = self._means[b] = mean_of(c) if c else math.inf
+            # every run counted: the list itself, its exact sums kept as it grows
+            m = math.inf if not c else mean_of(c) if self.window else kept_mean(self._exact, b, c)
+            self._means[b] = m
         return m
 
     def run_summary(self) -> dict[int, tuple[int, float]]:
@@ -221,7 +266,7 @@ class ClimbEstimates:
         hit = self._sums.get(key)
         if hit is not None and hit[0] is c and hit[1] == len(c) and (not se or not math.isnan(hit[3])):
             return hit[2], hit[3]
-        m = mean_of(c)
+        m = kept_mean(self._exact, ("summary", key), c)
         err = math.nan
         if se:
             err = math.sqrt(math.fsum((x - m) ** 2 for x in c) / (len(c) - 1) / len(c)) if len(c) > 1 else 0.0
