@@ -20,6 +20,7 @@ _NO_RUNS: list[float] = []  # the runs of a batch size never run (read only)
 #: rounding errors are below 1e-12 relative where it is used), and the least coefficient of variation it is
 #: used at (below it, cancellation could cost the running sums their digits: the spread is computed).
 SPREAD_SLACK, SPREAD_MIN_CV = 1e-6, 1e-2
+KEPT_FROM = 64  # the least length of a list whose exact partial sums are kept (:func:`kept_mean`)
 
 
 def mean_of(xs: Sequence[float]) -> float:
@@ -53,8 +54,11 @@ def kept_mean(
 
     :func:`math.fsum` rounds the exact sum once (correctly), so the exact sum of the kept partials,
     rounded by it, is the same float; a list grown since adds only its new values. The entry keeps
-    the list (its id is not reused); another list, or a shorter one, starts again.
+    the list (its id is not reused); another list, or a shorter one, starts again. A list shorter
+    than :data:`KEPT_FROM` is summed whole (as fast).
     """
+    if len(xs) < KEPT_FROM:
+        return mean_of(xs)
     hit = kept.get(key)
     if hit is not None and hit[0] is xs and hit[1] <= len(xs):
         partials, start = hit[2], hit[1]
