@@ -333,6 +333,62 @@ def two_stage_resamples(
     return out
 
 
+def two_stage_percentiles(
+    recorded: np.ndarray,
+    replicates: np.ndarray | None,
+    q: float,
+    reps: int = BOOTSTRAP_REPS,
+    seed: int = BOOTSTRAP_SEED,
+) -> np.ndarray:
+    """``np.percentile(two_stage_resamples(...), q, axis=2)``, the same floats, without the draws.
+
+    A draw's ``q``-th percentile interpolates two order statistics of its resampled seeds (NumPy's
+    ``linear`` method): they are read off each quantity's sorted seeds by the draw's counts of
+    each seed (kept per generator), and shifted by the draw's replicate deviation (rounding is
+    monotone: the shifted order statistics are the order statistics of the shifted values); the
+    interpolation is NumPy's own arithmetic (``_lerp``). Values not finite, or a -0.0 (tied with
+    0.0: the sort picks one): the draws themselves.
+
+    Returns:
+        Shape ``(m, reps)``.
+    """
+    rec = np.asarray(recorded, dtype=float)
+    dev = None
+    if replicates is not None and replicates.shape[1] >= 2:
+        means = np.asarray(replicates, dtype=float).mean(axis=2)
+        dev = means - means.mean(axis=1, keepdims=True)
+    signed_zero = bool(np.signbit(rec[rec == 0.0]).any())  # -0.0 ties 0.0: which one ranks is the sort's
+    if signed_zero or not np.isfinite(rec).all() or (dev is not None and not np.isfinite(dev).all()):
+        return np.percentile(two_stage_resamples(rec, replicates, reps, seed), q, axis=2)  # type: ignore[no-any-return]
+    m, n = rec.shape
+    virtual = (n - 1) * np.true_divide(q, 100)  # as np.percentile finds the two order statistics
+    prev = np.floor(virtual)
+    above = prev + 1
+    if virtual >= n - 1:
+        prev = above = np.float64(n - 1)
+    gamma = virtual - prev
+    order = np.argsort(rec, axis=1, kind="stable")
+    ranked = np.take_along_axis(rec, order, axis=1)
+    cum = np.cumsum(np.take(_counts(n, reps, seed), order, axis=1), axis=2)  # (reps, m, n)
+    rows = np.arange(m)[None, :]
+    lo = ranked[rows, (cum <= prev).sum(axis=2)].T  # the order statistics' ranks: (m, reps)
+    hi = ranked[rows, (cum <= above).sum(axis=2)].T
+    if dev is not None:
+        shift = dev[:, _picks(dev.shape[1], reps, seed + 1)]
+        lo, hi = lo + shift, hi + shift
+    diff = hi - lo  # NumPy's _lerp(lo, hi, gamma)
+    return hi - diff * (1 - gamma) if gamma >= 0.5 else lo + diff * gamma  # type: ignore[no-any-return]
+
+
+@functools.lru_cache(maxsize=8)
+def _counts(n: int, reps: int, seed: int) -> np.ndarray:
+    """How many times each of ``n`` seeds is drawn in each of :func:`bootstrap_indices`' rows: ``(reps, n)``, kept read-only."""
+    idx = bootstrap_indices(n, reps, seed)
+    out = np.bincount((idx + n * np.arange(reps)[:, None]).ravel(), minlength=reps * n).reshape(reps, n)
+    out.setflags(write=False)
+    return out
+
+
 @functools.lru_cache(maxsize=8)
 def _flat_indices(n: int, reps: int, seed: int) -> np.ndarray:
     """:func:`bootstrap_indices` flattened (row after row), kept read-only."""

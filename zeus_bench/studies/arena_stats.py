@@ -18,7 +18,13 @@ import numpy as np
 import pandas as pd
 
 from zeus_bench.core.cost import Cost
-from zeus_bench.sim.metrics import cost_ratio, percentile_ci, regret_pct, two_stage_resamples
+from zeus_bench.sim.metrics import (
+    cost_ratio,
+    percentile_ci,
+    regret_pct,
+    two_stage_percentiles,
+    two_stage_resamples,
+)
 from zeus_bench.sim.replay import JobModel
 from zeus_bench.studies.arena_protocol import (
     COMPARATOR,
@@ -75,11 +81,18 @@ class Resampled:
 
 
 def part_resampled(part: Part, policy: str) -> Resampled:
-    """``policy``'s :class:`Resampled` on ``part``, drawn once per part and policy (every scope reads it)."""
+    """``policy``'s :class:`Resampled` on ``part``, drawn once per part (every policy, every scope reads it)."""
     hit = part.resampled.get(policy)
     if hit is None:
-        draws = _resamples([[part.values[policy][q] for q in QUANTITIES]])
-        hit = part.resampled[policy] = Resampled(draws.mean(axis=2), np.percentile(draws[0], P_SAFE, axis=1))
+        names = list(part.values)
+        ratios = [part.values[p][QUANTITIES[0]] for p in names]
+        p95 = two_stage_percentiles(
+            np.stack([r[0] for r in ratios]), np.stack([r[1] for r in ratios]), P_SAFE
+        )
+        for p, p95_p in zip(names, p95, strict=True):
+            draws = _resamples([[part.values[p][q] for q in QUANTITIES]])
+            part.resampled[p] = Resampled(draws.mean(axis=2), p95_p)
+        hit = part.resampled[policy]
     return hit
 
 
