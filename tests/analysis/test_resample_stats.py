@@ -46,3 +46,19 @@ def test_draw_statistics_without_the_draws_are_the_draws_own(trial: int) -> None
     for q in (95.0, 50.0, 0.0, 100.0, 2.5, 97.5, 33.3):
         expected = np.percentile(draws, q, axis=2)
         assert np.array_equal(_bits(two_stage_percentiles(rec, replicates, q)), _bits(expected)), q
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 9, 16, 50, 51, 100])
+def test_several_policies_stacked_sum_each_row_as_alone(n: int) -> None:
+    """A part's policies resampled as one stack (4 quantities each): each row's means as its policy's alone."""
+    rng = np.random.default_rng(n)
+    for policies in (1, 3, 11, 16):
+        rec = rng.standard_normal((4 * policies, n)) * 10 ** rng.uniform(-3, 3, (4 * policies, 1))
+        replicates = rng.standard_normal((4 * policies, 2, 2)) if policies % 2 else None
+        stacked = two_stage_resamples(rec, replicates).mean(axis=2)
+        for i in range(policies):
+            rows = slice(4 * i, 4 * i + 4)
+            alone = two_stage_resamples(rec[rows], None if replicates is None else replicates[rows]).mean(
+                axis=2
+            )
+            assert np.array_equal(_bits(stacked[rows]), _bits(alone))

@@ -19,6 +19,7 @@ import pandas as pd
 
 from zeus_bench.core.cost import Cost
 from zeus_bench.sim.metrics import (
+    BOOTSTRAP_REPS,
     cost_ratio,
     percentile_ci,
     regret_pct,
@@ -89,11 +90,21 @@ def part_resampled(part: Part, policy: str) -> Resampled:
         p95 = two_stage_percentiles(
             np.stack([r[0] for r in ratios]), np.stack([r[1] for r in ratios]), P_SAFE
         )
-        for p, p95_p in zip(names, p95, strict=True):
-            draws = _resamples([[part.values[p][q] for q in QUANTITIES]])
-            part.resampled[p] = Resampled(draws.mean(axis=2), p95_p)
+        # Several policies' quantities resampled as one stack (rows): each row's mean is summed as
+        # alone (the quantities stay innermost), in as few passes as the memory bound allows.
+        seeds, q_n = len(ratios[0][0]), len(QUANTITIES)
+        size = max(1, _DRAWS_AT_ONCE // (q_n * BOOTSTRAP_REPS * max(1, seeds)))
+        for lo in range(0, len(names), size):
+            group = names[lo : lo + size]
+            means = _resamples([[part.values[p][q] for p in group for q in QUANTITIES]]).mean(axis=2)
+            for i, p in enumerate(group):
+                part.resampled[p] = Resampled(means[i * q_n : (i + 1) * q_n], p95[lo + i])
         hit = part.resampled[policy]
     return hit
+
+
+_DRAWS_AT_ONCE = 4_000_000
+"""The most draws x seeds values :func:`part_resampled` resamples at once (32 MB)."""
 
 
 def resampled_means(pairs: Sequence[Pair]) -> np.ndarray:
