@@ -125,6 +125,7 @@ class SafeHillClimb(ClimbEstimates):
             raise ConfigError(f"default batch size {b0} is not among {bs}")
         self.settings = settings
         self.batch_sizes = bs
+        self._feasible = frozenset(bs)  # (observe's check)
         self._coarse_of: dict[tuple[int, bool, float], int | None] = {}  # _coarse's answers (bs is fixed)
         self.default_batch_size = b0
         self.margin, self.safety = float(settings.margin), float(settings.safety)
@@ -361,7 +362,7 @@ class SafeHillClimb(ClimbEstimates):
         b, c, r = int(batch_size), float(cost), bool(reached)
         if not (overhead >= 0.0 and math.isfinite(overhead)):
             raise ConfigError(f"overhead must be a finite number >= 0, got {overhead}")
-        if b not in self.batch_sizes:
+        if b not in self._feasible:
             raise ConfigError(f"batch size {b} is not among {self.batch_sizes}")
         probing = b == self.probe
         # Anytime budget: a probe cut by its funds before it cost the incumbent's mean (not

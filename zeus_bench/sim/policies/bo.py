@@ -123,8 +123,9 @@ def gp_posteriors(
         ks = SIGNAL_STD**2 * np.exp(-0.5 * (ds / ln) ** 2)
     else:
         k, ks = kernels
-    r = np.arange(x.shape[1])
-    k[:, r, r] += noise
+    t = x.shape[1]
+    diag = k.reshape(len(k), t * t)[:, :: t + 1]  # each kernel's diagonal, a view (k is a new array)
+    diag += noise
     chol = np.linalg.cholesky(k)
     yc = y - m[:, None]
     inner = np.linalg.solve(chol, yc[:, :, None])
@@ -160,8 +161,8 @@ def expected_improvement(
     imp = best - xi - mean
     safe = np.where(std > 0.0, std, 1.0)
     z = imp / safe
-    erf = [math.erf(v) for v in (z / math.sqrt(2.0)).ravel().tolist()]
-    cdf = 0.5 * (1.0 + np.array(erf).reshape(z.shape))
+    erf = np.fromiter(map(math.erf, (z / math.sqrt(2.0)).ravel().tolist()), float, z.size)
+    cdf = 0.5 * (1.0 + erf.reshape(z.shape))
     pdf = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
     ei = np.where(std > 0.0, imp * cdf + std * pdf, imp)  # no uncertainty: the improvement itself
     return np.maximum(ei, 0.0)

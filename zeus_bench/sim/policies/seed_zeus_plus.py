@@ -81,17 +81,18 @@ class ZeusPlusArrays:
     def decide_arrays(self, ids: np.ndarray, left: np.ndarray) -> Decided:
         """Each seed's optimizer's batch size at the seed's JIT limit of it, as configuration indices."""
         zp, at, indices = self.zp, self._config, self._indices
-        n = len(ids)
-        bi, pj, jit = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp), np.empty(n, dtype=bool)
-        for k, i in enumerate(ids.tolist()):
+        out = []
+        for i in ids.tolist():
             p = zp[i]
             b = p.climber.predict()
             limit = p.jit_limits.get(b)
             x = at.get((b, limit))
-            if x is None:
-                x = indices(b, limit)
-            bi[k], pj[k], jit[k] = x
-        return Decided(bi, pj, jit)
+            out.append(indices(b, limit) if x is None else x)
+        if not out:
+            empty = np.empty(0, dtype=np.intp)
+            return Decided(empty, empty, np.empty(0, dtype=bool))
+        bi, pj, jit = zip(*out, strict=True)
+        return Decided(np.array(bi, dtype=np.intp), np.array(pj, dtype=np.intp), np.array(jit, dtype=bool))
 
     def early_stopping(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
         """The class's ``early_stopping``, for every seed."""
