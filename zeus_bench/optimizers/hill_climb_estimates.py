@@ -273,7 +273,9 @@ class ClimbEstimates:
         m = kept_mean(self._exact, ("summary", key), c)
         err = math.nan
         if se:
-            err = math.sqrt(math.fsum((x - m) ** 2 for x in c) / (len(c) - 1) / len(c)) if len(c) > 1 else 0.0
+            err = (
+                math.sqrt(math.fsum([(x - m) ** 2 for x in c]) / (len(c) - 1) / len(c)) if len(c) > 1 else 0.0
+            )
         self._sums[key] = (c, len(c), m, err)
         return m, err
 
