@@ -67,6 +67,7 @@ def main() -> int:
     parser.add_argument("--seeds", default="1-200", help="seeds of the grid command (default 1-200)")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
+    import zeus_bench.sim  # noqa: F401 - registers the runs table's schema (read_table knows it then)
     from zeus_bench.store import read_table
 
     with tempfile.TemporaryDirectory() as tmp_name:

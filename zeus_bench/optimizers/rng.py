@@ -335,11 +335,15 @@ def fast_normals(
     """Per 64-bit output, the normal draw it makes alone and whether it does (no further output)."""
     # The strip (low 8 bits) and the sign (bit 8) index tables of 512 entries: the signed width
     # makes -x at once (-0.0 for a zero magnitude, as NumPy's negation).
-    idx = (raw & np.uint64(0x1FF)).astype(np.intp)
-    x = ((raw >> np.uint64(9)) & np.uint64(MASK52)).astype(np.float64)  # the magnitude: exact (< 2**52)
+    # (The low 16 bits first: a narrower index array, read faster by the lookups below.)
+    idx = raw.astype(np.uint16)
+    idx &= 0x1FF
+    magnitude = raw >> np.uint64(9)
+    magnitude &= np.uint64(MASK52)
+    x = magnitude.astype(np.float64)  # the magnitude: exact (< 2**52)
     limits = thresholds.astype(np.float64)  # thresholds <= 2**52: exact as doubles
-    fast = x < np.concatenate([limits, limits]).take(idx)
-    x *= np.concatenate([widths, -widths]).take(idx)
+    fast = x < np.concatenate([limits, limits])[idx]
+    x *= np.concatenate([widths, -widths])[idx]
     return x, fast
 
 

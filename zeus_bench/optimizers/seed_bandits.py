@@ -353,6 +353,16 @@ class SeedThompson(PolicyStreams):
         self.need = 2 * self.n_arms + 8  # outputs a prediction may take past the position (refill_policy)
         self.sums = np.ascontiguousarray(self.sums)
         self.flat_sums = self.sums.reshape(4, -1)  # a view: (sums, seeds x arms)
+        self._arm_rows = self.rows * self.mean.shape[1]  # each row's first flat position in (seeds, arms)
+        self._width = -1  # the outputs' width the next two are for (set at the first step)
+        self._z_rows = self._cum_rows = self.rows
+
+    def _row_starts(self, width: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's first flat position in the outputs' row-major arrays of ``width`` columns (z) and ``width + 1`` (slow_cum)."""
+        if width != self._width:
+            self._width = width
+            self._z_rows, self._cum_rows = self.rows[:, None] * width, self.rows * (width + 1)
+        return self._z_rows, self._cum_rows
 
     def decide(self, live: np.ndarray, left: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each seed's prediction: its arm column, batch-size index, and whether it is gone.
@@ -373,9 +383,10 @@ class SeedThompson(PolicyStreams):
             gone = self.reject_cum[rows, first] != self.reject_cum[rows, self.pol_pos]
         width = self.pol_raw.shape[1]
         # Flat positions in the row-major arrays of width columns (z) and width + 1 (slow_cum).
-        z = self.z.take(np.minimum(first[:, None] + self.cols, width - 1) + rows[:, None] * width)
+        z_rows, cum_rows = self._row_starts(width)
+        z = self.z.take(np.minimum(first[:, None] + self.cols, width - 1) + z_rows)
         self.pol_pos = first + n
-        at = first + rows * (width + 1)
+        at = first + cum_rows
         slow = np.flatnonzero(self.slow_cum.take(at + n) != self.slow_cum.take(at))
         if len(slow):
             z[slow], self.pol_pos[slow], ok = self.slow_draws(slow, first[slow], z[slow])
@@ -389,7 +400,7 @@ class SeedThompson(PolicyStreams):
 
     def observe(self, win: np.ndarray, cost: np.ndarray) -> None:
         """Each seed's arm ``win`` (column) observed at ``cost``: its running sums and posterior."""
-        at = self.rows * self.mean.shape[1] + win  # flat positions in (seeds, arms)
+        at = self._arm_rows + win  # flat positions in (seeds, arms)
         count, total, squares, magnitudes = self.flat_sums[:, at]
         arm_sums = add_reward(count, total, squares, magnitudes, -cost)
         self.flat_sums[:, at] = arm_sums

@@ -113,13 +113,14 @@ class PolicyStreams:
         x, fast = fast_normals(raw, self.widths, self.thresholds)
         slow = ~fast
         self.z, self.slow = x, slow
-        zero = np.zeros((a, 1), np.int32)
-        self.slow_cum = np.concatenate([zero, np.cumsum(slow, axis=1, dtype=np.int32)], axis=1)
+        self.slow_cum = np.empty((a, width + 1), np.int32)
+        self.slow_cum[:, 0] = 0
+        np.cumsum(slow, axis=1, dtype=np.int32, out=self.slow_cum[:, 1:])
         # The resolved values in place of the one-output draws: a slow output's one-output draw is
         # never read (a row's draws from its first slow one are walked: slow_draws).
         val = x
         nxt = np.broadcast_to(np.arange(1, width + 1, dtype=np.int64), (a, width)).copy()
-        rows, cols = np.nonzero(slow)
+        rows, cols = np.divmod(np.flatnonzero(slow), width)  # (np.nonzero's, faster on few)
         if len(rows):
             q_raw = raw[rows, cols]
             idx = (q_raw & np.uint64(0xFF)).astype(np.intp)
@@ -218,6 +219,8 @@ class PolicyStreams:
         end = first + n_arms + moved[:, 0]
         ok = np.ones(len(sub), dtype=bool)
         walk = np.flatnonzero(~simple)
+        if not len(walk):  # (most steps) every row filled at once
+            return z, end, ok
         sub, skip, n_arms = sub[walk], skip[walk], n_arms[walk]
         walked = zip(
             walk.tolist(), sub.tolist(), at[walk].tolist(), skip.tolist(), n_arms.tolist(), strict=True

@@ -237,6 +237,8 @@ def try_energy_time(
     profile's energy and time (the mean over every limit of the batch size), the rest at the
     chosen limit's figures per epoch.
     """
+    if profiled is False:  # (over seeds: none of the tries profiles) every epoch at the figures per epoch
+        return epochs * energy_per_epoch_j, epochs * time_per_epoch_s  # type: ignore[return-value]
     first = profiled & (epochs != 0.0)  # no epoch: 0 x the (finite) figures per epoch, 0.0
     energy = where(first, profile_energy_j + (epochs - 1.0) * energy_per_epoch_j, epochs * energy_per_epoch_j)
     time = where(first, profile_time_s + (epochs - 1.0) * time_per_epoch_s, epochs * time_per_epoch_s)

@@ -145,15 +145,20 @@ def _tries(
         epoch_cost = epoch_cost + m.cost.term_cost(t.energy.take(at), t.time.take(at), when)
     stops = policies.early_stopping(ids)
     max_epochs = float(m.max_epochs)
-    budget = np.full(len(ids), max_epochs)
     if stops.any():
         cost_ub = policies.stop_cost(ids, env.stop_bound(beta, min_cost), epoch_cost)
         stopped = env.early_stop_budget(cost_ub, epoch_cost, max_epochs)
-        budget = stopped if stops.all() else np.where(stops, stopped, budget)
+        budget = stopped if stops.all() else np.where(stops, stopped, max_epochs)
+    else:
+        budget = np.full(len(ids), max_epochs)
     epochs, reached = env.try_epochs(target, budget)
-    energy, time = env.try_energy_time(
-        epochs, t.energy.take(at), t.time.take(at), profiled, t.profile_energy[bi], t.profile_time[bi]
-    )
+    energy_pe, time_pe = t.energy.take(at), t.time.take(at)
+    if profiled.any():
+        energy, time = env.try_energy_time(
+            epochs, energy_pe, time_pe, profiled, t.profile_energy[bi], t.profile_time[bi]
+        )
+    else:  # no try profiles (every try of Thompson Sampling): the rule's other branch alone
+        energy, time = env.try_energy_time(epochs, energy_pe, time_pe, False, 0.0, 0.0)
     return budget, epochs, reached, energy, time
 
 

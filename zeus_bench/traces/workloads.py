@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -124,10 +123,22 @@ def _parse(data: Any, source: str) -> dict[str, WorkloadSpec]:
 BUILTIN_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+#: The built-in registry's file, where the package lies in a folder (as installed, or a checkout).
+_BUILTIN_FILE = Path(__file__).parent.parent / "data" / "workloads.yaml"
+
+
+def _builtin_text() -> str:
+    """The built-in registry's text: read from its file, else (a zipped package) through importlib.resources."""
+    if _BUILTIN_FILE.is_file():  # no importlib.resources (and its zipfile) to import: some 2 ms a start
+        return _BUILTIN_FILE.read_text()
+    from importlib import resources
+
+    return resources.files("zeus_bench").joinpath("data/workloads.yaml").read_text()
+
+
 @functools.cache
 def _builtin() -> dict[str, WorkloadSpec]:
-    text = resources.files("zeus_bench").joinpath("data/workloads.yaml").read_text()
-    return _parse(yaml.load(text, Loader=BUILTIN_LOADER), "zeus_bench/data/workloads.yaml")
+    return _parse(yaml.load(_builtin_text(), Loader=BUILTIN_LOADER), "zeus_bench/data/workloads.yaml")
 
 
 def load_workloads(path: str | Path | None = None) -> dict[str, WorkloadSpec]:
