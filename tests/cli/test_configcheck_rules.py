@@ -1,6 +1,6 @@
 """The workflows' fail-fast checks at their bounds and defaults (issue 36: a rule told from its slip).
 
-Each bound is hit exactly on both sides (recurrences, window, arena.jobs, a GPU index equal to the
+Each bound is hit exactly on both sides (recurrences, window, arena.jobs, policy_study.jobs, a GPU index equal to the
 number of GPUs, power limits at exactly the ends of the GPU's range), each default is exercised by
 leaving its key out (observe, backend, gpu_index, arena.jobs, window), and duplicates are found
 across spellings (``300`` and ``300.0``). Functions are called directly (no Snakemake); the
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from zeus_bench.cli.arena import MAX_JOBS
+from zeus_bench.cli.common import MAX_JOBS
 from zeus_bench.cli.configcheck import (
     check_backends_start,
     check_main_config,
@@ -51,6 +51,9 @@ SWEEP = yaml.safe_load((REPO / "config" / "sweep.yaml").read_text())["sweep"]
         ({"arena": {"jobs": MAX_JOBS}}, True),
         ({"arena": {"jobs": 0}}, False),
         ({"arena": {"jobs": MAX_JOBS + 1}}, False),
+        ({"policy_study": {"jobs": MAX_JOBS}}, True),
+        ({"policy_study": {"jobs": 0}}, False),
+        ({"policy_study": {"jobs": MAX_JOBS + 1}}, False),
     ],
 )
 def test_sizes_at_their_bounds_and_defaults(config: dict[str, Any], ok: bool) -> None:

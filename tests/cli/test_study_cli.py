@@ -44,6 +44,20 @@ def test_study_comparison_is_the_arenas(tiny: Path, tmp_path: Path) -> None:
         assert (out / f"{name}.csv").is_file()
 
 
+def test_study_tables_do_not_depend_on_jobs(tiny: Path, tmp_path: Path) -> None:
+    """--jobs 2 replays the drift jobs in two processes: every table byte for byte the one-process one."""
+    traces = ["--traces", f"v100={tiny}", "--traces", f"a40={tiny}", "--warm-pairs", "v100:a40"]
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"study-{jobs}"
+        assert main(["study", *traces, "--seeds", "1-2", "--jobs", jobs, "--out-dir", str(out)]) == 0
+        outs.append(out)
+    drift = pd.read_csv(outs[0] / "drift.csv")
+    assert drift.groupby(["gpu", "workload"]).ngroups > 1  # several jobs: the pool has work to share
+    for name in ("comparison", "curves", "drift", "drift_curves", "warmstart", "warmstart_jobs"):
+        assert (outs[0] / f"{name}.csv").read_bytes() == (outs[1] / f"{name}.csv").read_bytes(), name
+
+
 def test_study_refuses_an_arena_it_does_not_reproduce(
     tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -56,7 +56,8 @@ RUN_MANY = str(Path(workflow.basedir, "workflows", "scripts", "zeus_bench_many.p
 
 
 # Scheduling on a few cores (Snakemake starts the ready job of highest priority first). The
-# longest step (the zeus-plus study) starts first; the GPUs' chains (simulations, then figures)
+# longest step (the zeus-plus study, on policy_study.jobs cores) starts as soon as the arena's
+# known-horizon table it checks against exists (that arena run first among the arena's); the GPUs' chains (simulations, then figures)
 # run one GPU after the other, so that the first GPU's figures start while the others simulate;
 # the small independent figures come last, longest first, so that both cores end together before
 # the report.

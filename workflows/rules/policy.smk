@@ -12,6 +12,7 @@ rule policy_study:
         arena=f"{ARENA_DIR}/known/arena_jobs.parquet",
     output:
         [f"{POLICY_DIR}/{t}.csv" for t in POLICY_TABLES],
+    threads: config["policy_study"]["jobs"]
     params:
         traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
         seeds=config["policy_study"]["seeds"],
@@ -24,7 +25,7 @@ rule policy_study:
         "logs/policy/study.log",
     shell:
         "zeus-bench study --arena {params.arena} {params.traces} --seeds {params.seeds} "
-        "--workloads {params.workloads} --out-dir {params.out_dir} --force 2>&1 | tee {log}"
+        "--workloads {params.workloads} --jobs {threads} --out-dir {params.out_dir} --force 2>&1 | tee {log}"
 
 
 # The policy arena (docs/policies.md, "The arena protocol"): every registered policy on every GPU,
@@ -32,7 +33,8 @@ rule policy_study:
 # every split pooled, column fold), arena.replicates replicate traces on split 1 (two-stage intervals:
 # paths, then seeds); misspecified horizons (0.5x, 2x: half and twice the truth): split 1, fold 1.
 rule policy_arena:
-    priority: PRIORITY["policy_study"]
+    # The known horizon's run first: the study, the longest step after it, waits for its table.
+    priority: lambda wc: PRIORITY["policy_study"] + (1 if wc.run == "known" else 0)
     input:
         traces=lambda wc: sorted({traces_of(g) for g in policy_study_gpus()}),
         code=POLICY_CODE,

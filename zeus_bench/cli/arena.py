@@ -11,6 +11,7 @@ from zeus_bench.cli.common import (
     MAX_SEEDS,
     add_format_arg,
     add_int_option,
+    add_jobs_arg,
     add_policy_module_arg,
     add_seeds_arg,
     add_workloads_arg,
@@ -20,7 +21,6 @@ from zeus_bench.cli.common import (
 from zeus_bench.core.entry import add_output_dir_arg
 
 #: Bound of --jobs (worker processes).
-MAX_JOBS = 1024
 #: Bound of --splits and --replicates.
 MAX_SPLITS = 100
 #: The three tables the arena writes into --out.
@@ -115,7 +115,7 @@ def register(sub: Any) -> None:
     )
     add_protocol_args(p)
     add_format_arg(p, out=False)
-    add_int_option(p, "--jobs", (1, MAX_JOBS), 1, "worker processes", metavar="N")
+    add_jobs_arg(p)
     add_output_dir_arg(p, "--out", "folder of the three tables (absent or empty, unless --force)")
     p.set_defaults(func=_arena)
 

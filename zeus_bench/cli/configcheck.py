@@ -229,13 +229,13 @@ def _walk(node: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]
 
 
 def check_sizes(config: Mapping[str, Any], source: str) -> None:
-    """``recurrences``, ``window`` and ``arena.jobs`` within what the commands they reach accept.
+    """``recurrences``, ``window``, ``arena.jobs`` and ``policy_study.jobs`` within what the commands they reach accept.
 
     The bounds are the commands' own (:data:`~zeus_bench.core.entry.MAX_RECURRENCES`, the
-    simulator's window rule, ``zeus-bench arena --jobs``), so the workflow refuses at start what
+    simulator's window rule, ``zeus-bench arena --jobs`` and ``study --jobs``), so the workflow refuses at start what
     a job would refuse later.
     """
-    from zeus_bench.cli.arena import MAX_JOBS
+    from zeus_bench.cli.common import MAX_JOBS
     from zeus_bench.core.entry import MAX_RECURRENCES
     from zeus_bench.sim.grid import check_window
 
@@ -249,9 +249,10 @@ def check_sizes(config: Mapping[str, Any], source: str) -> None:
     if rec != "auto" and not (isinstance(rec, int) and 1 <= rec <= MAX_RECURRENCES):
         raise ConfigError(f"{source}: recurrences: must be auto or in [1, {MAX_RECURRENCES}], got {rec!r}")
     at("window", lambda: check_window(int(config.get("window", 0))))
-    jobs = config.get("arena", {}).get("jobs", 1)
-    if not 1 <= int(jobs) <= MAX_JOBS:
-        raise ConfigError(f"{source}: arena.jobs: must be in [1, {MAX_JOBS}], got {jobs}")
+    for section in ("arena", "policy_study"):
+        jobs = config.get(section, {}).get("jobs", 1)
+        if not 1 <= int(jobs) <= MAX_JOBS:
+            raise ConfigError(f"{source}: {section}.jobs: must be in [1, {MAX_JOBS}], got {jobs}")
 
 
 def fake_backend_hint(config_path: str) -> str:

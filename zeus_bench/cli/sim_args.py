@@ -9,6 +9,7 @@ from typing import Any
 from zeus_bench.cli.common import (
     MAX_RECURRENCES,
     add_int_option,
+    add_jobs_arg,
     add_policy_module_arg,
     add_seeds_arg,
     add_workloads_arg,
@@ -20,8 +21,6 @@ from zeus_bench.core.entry import float_arg, seed_arg
 
 #: Output suffixes of the tables simulate, summarize and synth-arrivals write.
 TABLE_SUFFIXES = (".parquet", ".csv")
-#: Bound of --jobs (worker processes).
-MAX_JOBS = 1024
 #: Bound of synth-arrivals' --groups and --jobs-per-group, and of their product (rows written).
 MAX_SUBMISSIONS = 5_000_000
 
@@ -194,7 +193,7 @@ def add_simulate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--prior-gpu", default=None, metavar="NAME", help="warm start: the GPU kind in --prior-traces"
     )
-    add_int_option(p, "--jobs", (1, MAX_JOBS), 1, "worker processes (default 1)", metavar="N")
+    add_jobs_arg(p)
     p.add_argument(
         "--out",
         type=Path,

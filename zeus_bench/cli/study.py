@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cli.common import add_seeds_arg, add_workloads_arg, beta_arg, eta_arg
+from zeus_bench.cli.common import add_jobs_arg, add_seeds_arg, add_workloads_arg, beta_arg, eta_arg
 from zeus_bench.core.entry import add_output_dir_arg
 
 #: The tables ``zeus-bench study`` writes into ``--out-dir`` (CSV).
@@ -55,6 +55,7 @@ def register(sub: Any) -> None:
         "--drift-gpus", default=DRIFT_GPUS, help="GPUs of the drift experiment (multi-limit traces)"
     )
     p.add_argument("--warm-pairs", default=WARM_PAIRS, help="PRIOR:TARGET pairs")
+    add_jobs_arg(p, "worker processes of the drift replays (default 1; the tables do not depend on it)")
     add_output_dir_arg(p, "--out-dir", "folder of the study's CSV tables (absent or empty, unless --force)")
     p.set_defaults(func=_study)
 
@@ -206,7 +207,7 @@ def _study(args: argparse.Namespace) -> int:
     pairs = _warm_pairs(args.warm_pairs, sets)
     drift_gpus = _gpu_names("--drift-gpus", args.drift_gpus, DRIFT_GPUS, sets)
     tables["drift"], tables["drift_curves"] = study.drift_study(
-        {g: whole[g] for g in drift_gpus}, args.seeds, cost, beta
+        {g: whole[g] for g in drift_gpus}, args.seeds, cost, beta, args.jobs
     )
     warm_runs: dict[tuple[str, str, str], WarmCosts] = {}
     tables["warmstart"] = study.warmstart_study(sets, pairs, args.seeds, cost, beta, wanted, runs, warm_runs)

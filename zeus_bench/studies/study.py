@@ -40,7 +40,7 @@ from __future__ import annotations
 import itertools
 import logging
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -193,62 +193,88 @@ def recovery(mean_cost: np.ndarray, oracle: np.ndarray, at: int) -> float:
 
 
 def drift_study(
-    jobs: dict[str, list[JobTrace]], seeds: Sequence[int], cost: Cost, beta: float
-) -> pd.DataFrame:
-    """Recovery after every drift scenario (:data:`~zeus_bench.sim.scenarios.drift.SCENARIOS`) of every multi-limit job."""
-    runs = (
-        ("zeus", "zeus", 0),
-        (f"zeus-window{DRIFT_WINDOW}", "zeus", DRIFT_WINDOW),
-        ("zeus-plus", "zeus-plus", 0),
-        ("sw-ts", "sw-ts", 0),
-    )
-    rows, curves = [], []
-    grid = list(itertools.product(SCENARIOS, DRIFT_FACTORS))
-    progress = Progress(
-        "study: drift replays", sum(len(js) for js in jobs.values()) * len(grid) * len(runs), logger=log
-    )
-    for gpu, js in jobs.items():
-        for job in js:
-            model = JobModel(job, cost)
-            n = default_recurrences(job)
-            at = n // 2
-            for kind, factor in grid:
-                drift = Drift(scenario(job, cost, kind, at, factor, MORPH_RAMP), job)
-                oracle = oracle_cost_by_recurrence(job, cost, drift, n)
-                for label, name, window in runs:
-                    costs, _ = recurrence_costs(model, get_policy(name), seeds, beta, n, window, drift)
-                    mean = costs.mean(axis=0)
-                    after = slice(at - 1, n)
-                    rows.append(
-                        {
-                            "gpu": gpu,
-                            "workload": job.workload.id,
-                            "scenario": kind,
-                            "epoch_factor": factor,
-                            "policy": label,
-                            "change_at": at,
-                            "recurrences": n,
-                            "recovery_recurrences": recovery(
-                                mean, oracle, at if kind == "step" else at + MORPH_RAMP
-                            ),
-                            "cost_after_change_vs_oracle": float(mean[after].sum() / oracle[after].sum()),
-                        }
-                    )
-                    curves.append(
-                        pd.DataFrame(
-                            {
-                                "gpu": gpu,
-                                "workload": job.workload.id,
-                                "scenario": kind,
-                                "epoch_factor": factor,
-                                "policy": label,
-                                "since_change": np.arange(1, n + 1) - at,
-                                "cost_vs_oracle_mean": mean / oracle,
-                            }
-                        )
-                    )
-                    progress.done(1, f"{gpu} {job.workload.id} {kind} x{factor} {label}")
+    jobs: dict[str, list[JobTrace]], seeds: Sequence[int], cost: Cost, beta: float, n_jobs: int = 1
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Recovery after every drift scenario (:data:`~zeus_bench.sim.scenarios.drift.SCENARIOS`) of every multi-limit job.
+
+    ``n_jobs`` > 1 replays the jobs in that many processes (a job's replays in one), the rows in
+    the same order and equal to one process's.
+    """
+    tasks = [(gpu, job, tuple(seeds), cost, beta) for gpu, js in jobs.items() for job in js]
+    per_job = len(SCENARIOS) * len(DRIFT_FACTORS) * len(DRIFT_RUNS)
+    progress = Progress("study: drift replays", len(tasks) * per_job, logger=log)
+    rows: list[dict[str, object]] = []
+    curves: list[pd.DataFrame] = []
+
+    def collect(done: Iterable[tuple[list[dict[str, object]], list[pd.DataFrame]]]) -> None:
+        for (gpu, job, *_), (job_rows, job_curves) in zip(tasks, done, strict=True):
+            rows.extend(job_rows)
+            curves.extend(job_curves)
+            progress.done(per_job, f"{gpu} {job.workload.id}")
+
+    if n_jobs > 1 and len(tasks) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=min(n_jobs, len(tasks))) as pool:
+            collect(pool.map(_drift_job, tasks))
+    else:
+        collect(map(_drift_job, tasks))
     return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
+
+
+DRIFT_RUNS = (
+    ("zeus", "zeus", 0),
+    (f"zeus-window{DRIFT_WINDOW}", "zeus", DRIFT_WINDOW),
+    ("zeus-plus", "zeus-plus", 0),
+    ("sw-ts", "sw-ts", 0),
+)
+"""The drift experiment's runs: (label, policy, Zeus's window)."""
+
+
+def _drift_job(
+    task: tuple[str, JobTrace, tuple[int, ...], Cost, float],
+) -> tuple[list[dict[str, object]], list[pd.DataFrame]]:
+    """One job's drift rows and curves (every scenario, factor and run of :func:`drift_study`)."""
+    gpu, job, seeds, cost, beta = task
+    rows: list[dict[str, object]] = []
+    curves: list[pd.DataFrame] = []
+    model = JobModel(job, cost)
+    n = default_recurrences(job)
+    at = n // 2
+    for kind, factor in itertools.product(SCENARIOS, DRIFT_FACTORS):
+        drift = Drift(scenario(job, cost, kind, at, factor, MORPH_RAMP), job)
+        oracle = oracle_cost_by_recurrence(job, cost, drift, n)
+        for label, name, window in DRIFT_RUNS:
+            costs, _ = recurrence_costs(model, get_policy(name), seeds, beta, n, window, drift)
+            mean = costs.mean(axis=0)
+            after = slice(at - 1, n)
+            rows.append(
+                {
+                    "gpu": gpu,
+                    "workload": job.workload.id,
+                    "scenario": kind,
+                    "epoch_factor": factor,
+                    "policy": label,
+                    "change_at": at,
+                    "recurrences": n,
+                    "recovery_recurrences": recovery(mean, oracle, at if kind == "step" else at + MORPH_RAMP),
+                    "cost_after_change_vs_oracle": float(mean[after].sum() / oracle[after].sum()),
+                }
+            )
+            curves.append(
+                pd.DataFrame(
+                    {
+                        "gpu": gpu,
+                        "workload": job.workload.id,
+                        "scenario": kind,
+                        "epoch_factor": factor,
+                        "policy": label,
+                        "since_change": np.arange(1, n + 1) - at,
+                        "cost_vs_oracle_mean": mean / oracle,
+                    }
+                )
+            )
+    return rows, curves
 
 
 def warmstart_study(
