@@ -239,7 +239,8 @@ def test_the_drift_and_warm_start_experiments_say_how_far_they_are(
     zeus_traces: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Both experiments log progress lines (no silent minutes in ``make reproduce``), the last one
-    counting every replay: scenarios x factors x 4 policies per job, one line per warm-start job."""
+    counting every replay (scenarios x factors x 4 policies per job, told a job at a time), one line per
+    warm-start job."""
     from zeus_bench.sim.scenarios.drift import SCENARIOS
     from zeus_bench.studies import study
 
@@ -248,7 +249,7 @@ def test_the_drift_and_warm_start_experiments_say_how_far_they_are(
     study.drift_study({"a40": [ts.job("a40", "sentiment140")]}, [1], Cost(0.5), 2.0)
     n = len(SCENARIOS) * len(study.DRIFT_FACTORS) * 4
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("study: drift replays")]
-    assert lines and lines[-1].startswith(f"study: drift replays: {n}/{n} done (a40 sentiment140 ")
+    assert lines and lines[-1].startswith(f"study: drift replays: {n}/{n} done (a40 sentiment140)")
     caplog.clear()
     sets = {"a40": ts, "v100": ts}
     study.warmstart_study(sets, [("v100", "a40"), ("a40", "v100")], [1], Cost(0.5), 2.0, {"sentiment140"})
