@@ -11,7 +11,9 @@ Run by ``make bench`` (and ``make bench-peer``), not by the tests. It prints:
 3. with ``--peer PYTHON`` (an interpreter with PyPI ``zeus==0.16.0``; ``make bench-peer`` builds
    ``.venv-peer/``), the original simulator (``zeus._legacy.simulate``, Zeus v0.3.0 code) on one
    job per workload of the same grid, timed in ``simulate_one_job`` only (its start-up not
-   counted), and the ratio of its seconds per job to ours (whole process) per job;
+   counted), and the ratio of its seconds per job to ours (whole process) per job, by wall and by
+   CPU: both sides run ``--repeats`` times (default 3), alternated, and the least of each counts
+   (a run slowed by other load, on either side, moves the ratio by up to 2x on a shared machine);
 4. the cluster-scale arrival replay (``bench_arrivals.py``: ``synth-arrivals --workloads <all
    six> --groups 10000 --jobs-per-group 50 --seed 7``, 3,000,000 submissions, replayed under
    ``zeus`` on the V100: wall, CPU, peak RSS, calibrated right before), and with ``--peer`` the
@@ -20,7 +22,7 @@ Run by ``make bench`` (and ``make bench-peer``), not by the tests. It prints:
 5. every wall time also in calibration units (wall time / ``calib.py`` seconds, measured before
    and after; see ``../shared/bench/README.md``), which survive a busier machine.
 
-    python benchmarks/bench_simulate.py [--traces DIR] [--peer PYTHON] [--peer-jobs 6]
+    python benchmarks/bench_simulate.py [--traces DIR] [--peer PYTHON] [--peer-jobs 6] [--repeats 3]
 
 ``--traces`` is a folder of imported Parquet traces; by default the published CSV traces
 (``$ZEUS_TRACE_DIR`` or ``../shared/traces/zeus-nsdi23``) are imported to a temporary folder
@@ -185,6 +187,13 @@ def _peer(python: str, csv_traces: Path, traces: Path, n_jobs: int) -> tuple[lis
     )
 
 
+def _least(runs: list[tuple[list[float], list[float], str]]) -> tuple[float, float, int, str]:
+    """The original's least mean wall and least mean CPU seconds per job over ``runs``, its jobs and version."""
+    walls = [sum(w) / len(w) for w, _, _ in runs]
+    cpus = [sum(c) / len(c) for _, c, _ in runs]
+    return min(walls), min(cpus), len(runs[0][0]), runs[0][2]
+
+
 def main() -> int:
     """Run the benchmark and print its report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -211,9 +220,18 @@ def main() -> int:
     parser.add_argument(
         "--arrival-slice", type=int, default=1, help="groups per workload the original replays (default 1)"
     )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="runs of the whole process and of the original, alternated; the least of each counts (default 3)",
+    )
     args = parser.parse_args()
     if args.peer_jobs < 1:
         print("--peer-jobs must be >= 1", file=sys.stderr)
+        return 2
+    if not 1 <= args.repeats <= 100:
+        print("--repeats must be in [1, 100]", file=sys.stderr)
         return 2
 
     csv_dir = Path(os.environ.get("ZEUS_TRACE_DIR", REPO.parent / "shared" / "traces" / "zeus-nsdi23"))
@@ -236,9 +254,17 @@ def main() -> int:
 
         calib_before = _calibration(args.calib)
         policies = _per_policy(traces)
-        wall, cpu, jobs, peak_mib = _whole_process(traces, tmp)
+        # Alternated, the least of each side: a run slowed by other load (either side's) does not
+        # make the ratio; one such run of the original once printed 1,011x against 500-620x.
+        ours_runs, peer_runs = [], []
+        for _ in range(args.repeats):
+            ours_runs.append(_whole_process(traces, tmp))
+            if args.peer:
+                peer_runs.append(_peer(args.peer, csv_dir, traces, args.peer_jobs))
+        wall, cpu = min(r[0] for r in ours_runs), min(r[1] for r in ours_runs)
+        jobs, peak_mib = ours_runs[0][2], max(r[3] for r in ours_runs)
         phases = _phases(traces, tmp)
-        peer = _peer(args.peer, csv_dir, traces, args.peer_jobs) if args.peer else None
+        peer = _least(peer_runs) if peer_runs else None
         calib_after = _calibration(args.calib)
         arrivals = None if args.skip_arrivals else _arrivals(args, csv_dir, traces, tmp)
 
@@ -272,18 +298,22 @@ def main() -> int:
         f"Parquet output {write:.3f} s"
     )
     if peer is not None:
-        peer_wall, peer_cpu, version = peer
-        theirs, theirs_cpu = sum(peer_wall) / len(peer_wall), sum(peer_cpu) / len(peer_cpu)
+        theirs, theirs_cpu, n_peer, version = peer
         print(
             f"\noriginal simulator (Zeus v0.3.0 code: zeus=={version} zeus._legacy.simulate, "
-            f"simulate_one_job only, start-up not counted): {len(peer_wall)} jobs of the same grid"
+            f"simulate_one_job only, start-up not counted): {n_peer} jobs of the same grid"
         )
         print(f"  per job {theirs:.3f} s wall ({_units(theirs, calib)}), {theirs_cpu:.3f} s CPU")
-        print(f"  ratio, original per job / ours per job (whole process): {theirs / ours:,.0f}x wall,")
-        print(f"  {theirs_cpu / ours_cpu:,.0f}x CPU (CPU time is the steadier figure on a busy machine)")
-        verdict = "within" if theirs / ours >= GOAL_GRID_RATIO else "below"
         print(
-            f"  goal (issue 34): at least {GOAL_GRID_RATIO:,.0f}x the original per job, whole process: {verdict}"
+            f"  ratio, original per job / ours per job (whole process; the least of {args.repeats} "
+            f"alternated runs of each): {theirs / ours:,.0f}x wall,"
+        )
+        print(f"  {theirs_cpu / ours_cpu:,.0f}x CPU (CPU time is the steadier figure on a busy machine)")
+        ratio = min(theirs / ours, theirs_cpu / ours_cpu)
+        verdict = "within" if ratio >= GOAL_GRID_RATIO else "below"
+        print(
+            f"  goal (issue 34): at least {GOAL_GRID_RATIO:,.0f}x the original per job, whole process, "
+            f"by wall and by CPU: {verdict}"
         )
     if arrivals is not None:
         _print_arrivals(*arrivals)
