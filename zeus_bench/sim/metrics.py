@@ -326,11 +326,18 @@ def two_stage_resamples(
     # ``rec[:, indices]`` by one flat take of the seeds' rows, laid out as that indexing lays it out
     # (quantities innermost: a mean over the seeds then sums in the same order, bit for bit).
     out = np.take(rec.T, _flat_indices(n, reps, seed), axis=0).reshape(reps, n, m).transpose(2, 0, 1)
-    if replicates is not None and replicates.shape[1] >= 2:
-        means = np.asarray(replicates, dtype=float).mean(axis=2)
-        dev = means - means.mean(axis=1, keepdims=True)
-        out = out + dev[:, _picks(means.shape[1], reps, seed + 1), None]
+    dev = _replicate_deviations(replicates)
+    if dev is not None:
+        out = out + dev[:, _picks(dev.shape[1], reps, seed + 1), None]
     return out
+
+
+def _replicate_deviations(replicates: np.ndarray | None) -> np.ndarray | None:
+    """Each replicate trace's mean over the seeds less the replicates' mean (None: fewer than two)."""
+    if replicates is None or replicates.shape[1] < 2:
+        return None
+    means = np.asarray(replicates, dtype=float).mean(axis=2)
+    return means - means.mean(axis=1, keepdims=True)  # type: ignore[no-any-return]
 
 
 def two_stage_percentiles(
@@ -353,10 +360,7 @@ def two_stage_percentiles(
         Shape ``(m, reps)``.
     """
     rec = np.asarray(recorded, dtype=float)
-    dev = None
-    if replicates is not None and replicates.shape[1] >= 2:
-        means = np.asarray(replicates, dtype=float).mean(axis=2)
-        dev = means - means.mean(axis=1, keepdims=True)
+    dev = _replicate_deviations(replicates)
     signed_zero = bool(np.signbit(rec[rec == 0.0]).any())  # -0.0 ties 0.0: which one ranks is the sort's
     if signed_zero or not np.isfinite(rec).all() or (dev is not None and not np.isfinite(dev).all()):
         return np.percentile(two_stage_resamples(rec, replicates, reps, seed), q, axis=2)  # type: ignore[no-any-return]

@@ -340,11 +340,14 @@ def summary_table(
     """
     rows = []
     scopes = {(fold, splits): keys for fold, splits, keys in row_scopes(parts)}
-    gpu_means: dict[str, _JobMeans] = {}  # every scope's (the pooled scope reads its parts' draws again)
+    # kept across scopes (the pooled scope reads its parts' draws again)
+    gpu_means: dict[tuple[str, tuple[str, ...]], _JobMeans] = {}
     for (gpu, fold, splits), g in jobs_df.groupby(["gpu", "fold", "splits"], sort=False):
         keys = scopes[(int(fold), int(splits))]
-        jm = gpu_means.setdefault(str(gpu), _JobMeans(parts, str(gpu)))
-        jm.workloads = tuple(dict.fromkeys(g["workload"]))
+        workloads = tuple(dict.fromkeys(g["workload"]))
+        jm = gpu_means.get((str(gpu), workloads))
+        if jm is None:
+            jm = gpu_means[(str(gpu), workloads)] = _JobMeans(parts, str(gpu), workloads)
         floor = float(g.drop_duplicates("workload")["anytime_floor_regret_pct"].mean())
         zeus_parts = [jm.pair(k, COMPARATOR) for k in keys]
         zdraws = jm.draws(keys, COMPARATOR)
@@ -395,16 +398,17 @@ class _JobMeans:
     Both kept: every scope asks its parts' again (the pooled scope, each part's).
     """
 
-    def __init__(self, parts: dict[tuple[int, int], dict[tuple[str, str], Part]], gpu: str) -> None:
-        """The GPU ``gpu``'s means over the jobs of ``parts`` (``workloads`` set before asking)."""
-        self.parts, self.gpu = parts, gpu
-        self.workloads: tuple[str, ...] = ()
+    def __init__(
+        self, parts: dict[tuple[int, int], dict[tuple[str, str], Part]], gpu: str, workloads: tuple[str, ...]
+    ) -> None:
+        """The GPU ``gpu``'s means over its jobs ``workloads`` of ``parts``."""
+        self.parts, self.gpu, self.workloads = parts, gpu, workloads
         self._kept: dict[tuple[object, ...], Pair] = {}
         self._drawn_kept: dict[tuple[object, ...], np.ndarray] = {}
 
     def pair(self, k: tuple[int, int], policy: str, q: str = "regret_pct") -> Pair:
         """The mean over the jobs of quantity ``q`` of ``policy`` on part ``k``, per replay."""
-        key = (k, self.workloads, policy, q)
+        key = (k, policy, q)
         hit = self._kept.get(key)
         if hit is None:
             pairs = [self.parts[k][(self.gpu, w)].values[policy][q] for w in self.workloads]
@@ -428,7 +432,7 @@ class _JobMeans:
         Resampled together as :func:`resampled_means` resamples them: a row's means are summed in
         the order that the number of rows gives (one row alone, or several side by side).
         """
-        key = (k, self.workloads, policies, q)
+        key = (k, policies, q)
         hit = self._drawn_kept.get(key)
         if hit is None:
             hit = self._drawn_kept[key] = resampled_means([self.pair(k, p, q) for p in policies])

@@ -67,6 +67,13 @@ RECOVERY_SPAN = 5  # recurrences averaged when testing recovery
 DRIFT_FACTORS = (1.5, 2.0)  # epochs of the old optimum after the change, relative to before
 DRIFT_WINDOW = 10  # Zeus's window in the drift experiment
 MORPH_RAMP = 20
+DRIFT_RUNS = (
+    ("zeus", "zeus", 0),
+    (f"zeus-window{DRIFT_WINDOW}", "zeus", DRIFT_WINDOW),
+    ("zeus-plus", "zeus-plus", 0),
+    ("sw-ts", "sw-ts", 0),
+)
+"""The drift experiment's runs: (label, policy, Zeus's window)."""
 
 
 #: What :func:`recurrence_costs` returned for one run without drift or window, by (gpu, workload,
@@ -220,15 +227,6 @@ def drift_study(
     else:
         collect(map(_drift_job, tasks))
     return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
-
-
-DRIFT_RUNS = (
-    ("zeus", "zeus", 0),
-    (f"zeus-window{DRIFT_WINDOW}", "zeus", DRIFT_WINDOW),
-    ("zeus-plus", "zeus-plus", 0),
-    ("sw-ts", "sw-ts", 0),
-)
-"""The drift experiment's runs: (label, policy, Zeus's window)."""
 
 
 def _drift_job(
