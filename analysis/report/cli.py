@@ -49,6 +49,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="zeus-plus tuning tables of both folds (python -m zeus_bench.studies.tuning)",
     )
     p.add_argument(
+        "--arena-coverage",
+        type=Path,
+        default=None,
+        metavar="FILE.csv",
+        help="the coverage study's settings (python -m zeus_bench.studies.coverage): how the intervals were sized",
+    )
+    p.add_argument(
         "--reference",
         type=Path,
         nargs="*",

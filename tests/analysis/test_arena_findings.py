@@ -238,3 +238,56 @@ def test_unknown_horizon_winner_safety_and_the_safe_rank_flip() -> None:
         for x in f
     )
     assert [x.numbers["safe_rank"] for x in f] == [1.0, 1.0]
+
+
+def _fold_rows(gap: float) -> pd.DataFrame:
+    """Split 1's two folds of 10 pairs: one pair's intervals ``gap`` apart (disjoint when positive)."""
+    rows = []
+    for i in range(10):
+        for fold in (1, 2):
+            lo = 1.0 + (gap + 0.2 if i == 0 and fold == 2 else 0.0)
+            rows.append({"gpu": "v100", "policy": f"p{i}", "fold": fold, "splits": 1,
+                         "regret_ratio_vs_zeus_ci_lo": lo, "regret_ratio_vs_zeus_ci_hi": lo + 0.2})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_fold_agreement_finding_counts_and_flips_with_the_data() -> None:
+    from analysis.report.findings.arena import fold_agreement_check
+
+    apart = fold_agreement_check(_fold_rows(0.1), _fold_rows(-0.1))
+    assert apart.numbers["disjoint_known"] == 1 and apart.numbers["pairs_known"] == 10
+    assert apart.numbers["disjoint_unknown"] == 0
+    assert "1 of 10 with the horizon known (v100 p0)" in apart.sentence
+    assert "(goal: at most 10%: met)" in apart.sentence
+    two = _fold_rows(0.1)
+    two.loc[
+        (two["policy"] == "p1") & (two["fold"] == 2),
+        ["regret_ratio_vs_zeus_ci_lo", "regret_ratio_vs_zeus_ci_hi"],
+    ] = (5.0, 6.0)
+    missed = fold_agreement_check(two, None)
+    assert (
+        missed.numbers["disjoint_known"] == 2
+        and "not met" in missed.sentence
+        and "unknown" not in missed.sentence
+    )
+    one_fold = _fold_rows(0.1)
+    assert fold_agreement_check(one_fold[one_fold["fold"] == 1], None).sentence == ""
+
+
+def test_fold_agreement_finding_names_the_coverage_studys_pick() -> None:
+    from analysis.report.findings.arena import fold_agreement_check
+
+    settings = pd.DataFrame(
+        [{"replicates": 4, "path_draw": "pick", "worlds": 6, "coverage_mean": 0.8, "coverage_min": 0.7, "chosen": False,
+          "rule_met": True},
+         {"replicates": 16, "path_draw": "t", "worlds": 6, "coverage_mean": 0.95, "coverage_min": 0.91, "chosen": True,
+          "rule_met": True}]
+    )  # fmt: skip
+    f = fold_agreement_check(_fold_rows(-0.1), None, settings)
+    assert "(16 replicate traces, path draw 't')" in f.sentence and "91%-95%" in f.sentence
+    assert f.numbers["replicates"] == 16 and f.numbers["coverage_min"] == 0.91
+    settings["rule_met"] = False
+    assert (
+        "no setting reached the study's 90 % in every world"
+        in fold_agreement_check(_fold_rows(-0.1), None, settings).sentence
+    )

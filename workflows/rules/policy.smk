@@ -50,7 +50,8 @@ rule policy_arena:
         gpus=lambda wc: ",".join(policy_study_gpus()),
         seeds=config["arena"]["seeds"],
         scope=lambda wc: (
-            f"--fold both --splits {config['arena']['splits']} --replicates {config['arena']['replicates']}"
+            f"--fold both --splits {config['arena']['splits']} --replicates {config['arena']['replicates']} "
+            f"--path-draw {config['arena']['path_draw']}"
             if wc.run in ("known", "unknown")
             else "--fold 1"
         ),

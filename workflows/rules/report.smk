@@ -27,7 +27,7 @@ rule report:
             if input.get("policy")
             else ""
         ),
-        arena=lambda wc, input: f"--arena {ARENA_DIR}/known --arena-unknown {ARENA_DIR}/unknown --arena-tuning {POLICY_DIR}/tuning-known.csv {POLICY_DIR}/tuning-known-fold2.csv"
+        arena=lambda wc, input: f"--arena {ARENA_DIR}/known --arena-unknown {ARENA_DIR}/unknown --arena-tuning {POLICY_DIR}/tuning-known.csv {POLICY_DIR}/tuning-known-fold2.csv --arena-coverage {POLICY_DIR}/coverage.csv"
         if input.get("arena")
         else "",
         alibaba=alibaba_report_args,

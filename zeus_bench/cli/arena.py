@@ -105,6 +105,15 @@ def register(sub: Any) -> None:
         "seeds replayed on each replicate trace: the first S of --seeds (default 1)",
         metavar="S",
     )
+    p.add_argument(
+        "--path-draw",
+        type=_path_draw,
+        default="pick",
+        metavar="pick|normal|t",
+        help="how an interval's draw shifts by the path level: one replicate's deviation (pick, the "
+        "default), a Gaussian (normal) or Student-t (t) draw with the replicates' covariance "
+        "(docs/policies.md, 'Coverage study')",
+    )
     add_int_option(
         p,
         "--recurrences",
@@ -145,6 +154,15 @@ def _trace_sets(specs: list[str], gpus: list[str]) -> dict[str, Any]:
             first = named.get(gpu) or (plain[0] if plain else next(iter(named.values())))
             raise first.unknown_gpu(gpu)
     return out
+
+
+def _path_draw(text: str) -> str:
+    """Parse ``--path-draw`` (an argparse type): one of :data:`~zeus_bench.sim.metrics.PATH_DRAWS`."""
+    from zeus_bench.sim.metrics import PATH_DRAWS
+
+    if text not in PATH_DRAWS:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(PATH_DRAWS)}, got {text!r}")
+    return text
 
 
 def _overrides(items: list[str], horizon: Any = "known") -> dict[str, dict[str, Any]]:
@@ -223,6 +241,7 @@ def _protocol(args: argparse.Namespace, traces: dict[str, Any]) -> Any:
         replicates=args.replicates,
         replicate_seeds=args.replicate_seeds,
         recurrences=args.recurrences,
+        path_draw=args.path_draw,
     )
 
 
@@ -248,7 +267,7 @@ def _provenance(
     args: argparse.Namespace, protocol: Any, run: Any, tables: Any, folds: list[int]
 ) -> dict[str, Any]:
     """The provenance stored with the three tables."""
-    from zeus_bench.sim.metrics import TWO_STAGE
+    from zeus_bench.sim.metrics import two_stage_method
 
     return {
         "command": "arena",
@@ -265,7 +284,9 @@ def _provenance(
         "replicates": protocol.replicates,
         "replicate_seeds": list(protocol.seeds[: protocol.replicate_seeds]),
         "recurrences": args.recurrences,
-        "interval_method": TWO_STAGE if protocol.replicates >= 2 else "percentile bootstrap over seeds",
+        "interval_method": two_stage_method(protocol.path_draw)
+        if protocol.replicates >= 2
+        else "percentile bootstrap over seeds",
         "labels": {g: _label(run.traces[g], g) for g in args.gpu},
         "set": args.set,
         "fold_constants": {f: protocol.for_fold(f).constants for f in folds},

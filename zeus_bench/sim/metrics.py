@@ -297,11 +297,25 @@ TWO_STAGE = (
 """How every interval of the arena's tables is computed (:func:`two_stage_resamples`; their metadata)."""
 
 
+def two_stage_method(path_draw: str = "pick") -> str:
+    """:data:`TWO_STAGE` for the path draw ``path_draw`` (:func:`path_shifts`): the tables' ``interval_method``."""
+    if path_draw == "pick":
+        return TWO_STAGE
+    shift = {
+        "normal": "a draw adds a Gaussian deviation with the replicates' covariance",
+        "t": "a draw adds a Student-t deviation (R - 1 degrees of freedom) with the replicates' covariance",
+    }[path_draw]
+    return TWO_STAGE.replace(
+        "a draw adds the deviation of one replicate picked at random from the replicates' mean", shift
+    )
+
+
 def two_stage_resamples(
     recorded: np.ndarray,
     replicates: np.ndarray | None,
     reps: int = BOOTSTRAP_REPS,
     seed: int = BOOTSTRAP_SEED,
+    path_draw: str = "pick",
 ) -> np.ndarray:
     """Two-stage bootstrap resamples of per-replay quantities: training paths, then seeds.
 
@@ -313,12 +327,14 @@ def two_stage_resamples(
             ``R < 2``: the seed level alone.
         reps: Draws.
         seed: Seed of the draws' generators (seeds: ``seed``; replicates: ``seed + 1``).
+        path_draw: How a draw's path-level shift is made from the replicates' deviations
+            (:func:`path_shifts`; :data:`PATH_DRAWS`).
 
     Returns:
         Shape ``(m, reps, N)``: per draw, the recorded seeds resampled with replacement (the same
-        indices for every quantity: paired), each shifted by the deviation of one replicate picked
-        at random (the same replicate for every quantity) from the replicates' mean: the path
-        level. A statistic of the draws (a mean, a ratio of means, a percentile over the last
+        indices for every quantity: paired), each shifted by a path-level deviation (with
+        ``pick``: the deviation of one replicate picked at random, the same replicate for every
+        quantity, from the replicates' mean). A statistic of the draws (a mean, a ratio of means, a percentile over the last
         axis) gives its percentile interval with :func:`percentile_ci`.
     """
     rec = np.asarray(recorded, dtype=float)
@@ -328,8 +344,37 @@ def two_stage_resamples(
     out = np.take(rec.T, _flat_indices(n, reps, seed), axis=0).reshape(reps, n, m).transpose(2, 0, 1)
     dev = _replicate_deviations(replicates)
     if dev is not None:
-        out = out + dev[:, _picks(dev.shape[1], reps, seed + 1), None]
+        out = out + path_shifts(dev, reps, seed + 1, path_draw)[:, :, None]
     return out
+
+
+PATH_DRAWS = ("pick", "normal", "t")
+"""How :func:`path_shifts` turns the replicates' deviations into one shift per draw."""
+
+
+def path_shifts(dev: np.ndarray, reps: int, seed: int, path_draw: str = "pick") -> np.ndarray:
+    """Per draw, the path-level shift of each quantity: shape ``(m, reps)`` from deviations ``(m, R)``.
+
+    ``pick``: one replicate's deviation, picked at random (``R`` possible shifts: with few
+    replicates the tails of the path level are never reached, the largest of 4 deviations is about
+    one standard deviation). ``normal``: a Gaussian with the replicates' covariance,
+    ``dev @ g / sqrt(R - 1)`` with ``g`` standard normal (the quantities stay jointly drawn: paired).
+    ``t``: the ``normal`` shift divided by ``sqrt(chi2 / (R - 1))`` with ``R - 1`` degrees of freedom
+    (a Student-t shift: the replicates' variance is itself an estimate from ``R`` values).
+
+    Raises:
+        ValueError: an unknown ``path_draw``.
+    """
+    if path_draw == "pick":
+        return dev[:, _picks(dev.shape[1], reps, seed)]  # type: ignore[no-any-return]
+    if path_draw not in PATH_DRAWS:
+        raise ValueError(f"unknown path draw {path_draw!r}; known: {', '.join(PATH_DRAWS)}")
+    r = dev.shape[1]
+    rng = np.random.default_rng([seed, PATH_DRAWS.index(path_draw)])
+    out = dev @ rng.standard_normal((r, reps)) / np.sqrt(r - 1.0)
+    if path_draw == "t":
+        out = out / np.sqrt(rng.chisquare(r - 1.0, size=reps) / (r - 1.0))
+    return out  # type: ignore[no-any-return]
 
 
 def _replicate_deviations(replicates: np.ndarray | None) -> np.ndarray | None:
@@ -346,6 +391,7 @@ def two_stage_percentiles(
     q: float,
     reps: int = BOOTSTRAP_REPS,
     seed: int = BOOTSTRAP_SEED,
+    path_draw: str = "pick",
 ) -> np.ndarray:
     """``np.percentile(two_stage_resamples(...), q, axis=2)``, the same floats, without the draws.
 
@@ -363,7 +409,7 @@ def two_stage_percentiles(
     dev = _replicate_deviations(replicates)
     signed_zero = bool(np.signbit(rec[rec == 0.0]).any())  # -0.0 ties 0.0: which one ranks is the sort's
     if signed_zero or not np.isfinite(rec).all() or (dev is not None and not np.isfinite(dev).all()):
-        return np.percentile(two_stage_resamples(rec, replicates, reps, seed), q, axis=2)  # type: ignore[no-any-return]
+        return np.percentile(two_stage_resamples(rec, replicates, reps, seed, path_draw), q, axis=2)  # type: ignore[no-any-return]
     m, n = rec.shape
     virtual = (n - 1) * np.true_divide(q, 100)  # as np.percentile finds the two order statistics
     prev = np.floor(virtual)
@@ -378,7 +424,7 @@ def two_stage_percentiles(
     lo = ranked[rows, (cum <= prev).sum(axis=2)].T  # the order statistics' ranks: (m, reps)
     hi = ranked[rows, (cum <= above).sum(axis=2)].T
     if dev is not None:
-        shift = dev[:, _picks(dev.shape[1], reps, seed + 1)]
+        shift = path_shifts(dev, reps, seed + 1, path_draw)
         lo, hi = lo + shift, hi + shift
     diff = hi - lo  # NumPy's _lerp(lo, hi, gamma)
     return hi - diff * (1 - gamma) if gamma >= 0.5 else lo + diff * gamma  # type: ignore[no-any-return]

@@ -66,6 +66,8 @@ class Protocol:
     (:func:`~zeus_bench.studies.crossfit.replicate_job`) are replayed on the first
     ``replicate_seeds`` seeds each (the path level of the intervals; 0: seeds only).
     ``recurrences``: replay every job this many times (None: ``2 x |B| x |P|`` of the whole job).
+    ``path_draw``: how the intervals' draws shift by the path level
+    (:func:`~zeus_bench.sim.metrics.path_shifts`: ``pick``, ``normal`` or ``t``).
     """
 
     seeds: tuple[int, ...]
@@ -80,6 +82,7 @@ class Protocol:
     replicates: int = 0
     replicate_seeds: int = 1
     recurrences: int | None = None
+    path_draw: str = "pick"
 
     def for_fold(self, fold: int) -> Protocol:
         """This protocol on fold ``fold``: its judged half and its constants (crossfit.FOLD_CONSTANTS).

@@ -58,13 +58,15 @@ Pair = tuple[np.ndarray, np.ndarray]
 class Part:
     """One (split, fold) of one job: its per-replay quantities per policy and its floors.
 
-    ``resampled``: each policy's :class:`Resampled` (:func:`part_resampled`), kept once asked.
+    ``resampled``: each policy's :class:`Resampled` (:func:`part_resampled`), kept once asked;
+    ``path_draw``: how a draw's path-level shift is made (:func:`~zeus_bench.sim.metrics.path_shifts`).
     """
 
     split: int
     fold: int
     values: dict[str, dict[str, Pair]]
     floors: dict[str, float]
+    path_draw: str = "pick"
     resampled: dict[str, Resampled] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -88,7 +90,10 @@ def part_resampled(part: Part, policy: str) -> Resampled:
         names = list(part.values)
         ratios = [part.values[p][QUANTITIES[0]] for p in names]
         p95 = two_stage_percentiles(
-            np.stack([r[0] for r in ratios]), np.stack([r[1] for r in ratios]), P_SAFE
+            np.stack([r[0] for r in ratios]),
+            np.stack([r[1] for r in ratios]),
+            P_SAFE,
+            path_draw=part.path_draw,
         )
         # Several policies' quantities resampled as one stack (rows): each row's mean is summed as
         # alone (the quantities stay innermost), in as few passes as the memory bound allows.
@@ -96,7 +101,9 @@ def part_resampled(part: Part, policy: str) -> Resampled:
         size = max(1, _DRAWS_AT_ONCE // (q_n * BOOTSTRAP_REPS * max(1, seeds)))
         for lo in range(0, len(names), size):
             group = names[lo : lo + size]
-            means = _resamples([[part.values[p][q] for p in group for q in QUANTITIES]]).mean(axis=2)
+            means = _resamples([[part.values[p][q] for p in group for q in QUANTITIES]], part.path_draw).mean(
+                axis=2
+            )
             for i, p in enumerate(group):
                 part.resampled[p] = Resampled(means[i * q_n : (i + 1) * q_n], p95[lo + i])
         hit = part.resampled[policy]
@@ -107,9 +114,9 @@ _DRAWS_AT_ONCE = 4_000_000
 """The most draws x seeds values :func:`part_resampled` resamples at once (32 MB)."""
 
 
-def resampled_means(pairs: Sequence[Pair]) -> np.ndarray:
+def resampled_means(pairs: Sequence[Pair], path_draw: str = "pick") -> np.ndarray:
     """Each pair's two-stage resamples' means over the seeds: shape ``(len(pairs), draws)``."""
-    return _resamples([pairs]).mean(axis=2)
+    return _resamples([pairs], path_draw).mean(axis=2)
 
 
 def _verdict(lo: float, hi: float) -> str:
@@ -117,7 +124,7 @@ def _verdict(lo: float, hi: float) -> str:
     return "better" if hi < 0.0 else "worse" if lo > 0.0 else "tie"
 
 
-def _resamples(parts: Sequence[Sequence[Pair]]) -> np.ndarray:
+def _resamples(parts: Sequence[Sequence[Pair]], path_draw: str = "pick") -> np.ndarray:
     """Two-stage resamples (quantities x draws x seeds) of each part, the parts' draws concatenated.
 
     ``parts[j][q]`` is quantity ``q`` of part ``j``; over several parts (splits and folds) every
@@ -127,7 +134,7 @@ def _resamples(parts: Sequence[Sequence[Pair]]) -> np.ndarray:
     for quantities in parts:
         rec = np.stack([q[0] for q in quantities])
         reps = np.stack([q[1] for q in quantities])
-        out.append(two_stage_resamples(rec, reps))
+        out.append(two_stage_resamples(rec, reps, path_draw=path_draw))
     return out[0] if len(out) == 1 else np.concatenate(out, axis=1)
 
 
@@ -257,7 +264,7 @@ def job_parts(
             "paths": float(sum(len(t) for t in job.target_epochs)),
             "paths_min": float(min(len(t) for t in job.target_epochs)),
         }
-        out[(gpu, w)] = Part(protocol.split, protocol.fold, values, floors)
+        out[(gpu, w)] = Part(protocol.split, protocol.fold, values, floors, protocol.path_draw)
     return out
 
 
@@ -435,7 +442,8 @@ class _JobMeans:
         key = (k, policies, q)
         hit = self._drawn_kept.get(key)
         if hit is None:
-            hit = self._drawn_kept[key] = resampled_means([self.pair(k, p, q) for p in policies])
+            draw = next(iter(self.parts[k].values())).path_draw
+            hit = self._drawn_kept[key] = resampled_means([self.pair(k, p, q) for p in policies], draw)
         return hit[0] if len(policies) == 1 else hit
 
 

@@ -207,6 +207,11 @@ def split_job(job: JobTrace, half: str, split: int = 1) -> JobTrace:
         for i, (t, k) in enumerate(zip(job.target_epochs, keep, strict=True))
         if k
     )
+    return dataclasses.replace(keep_batch_sizes(job, keep), target_epochs=paths)
+
+
+def keep_batch_sizes(job: JobTrace, keep: np.ndarray) -> JobTrace:
+    """The job with only the batch sizes of mask ``keep`` (every per-batch-size array cut alike)."""
 
     def rows(a: np.ndarray | None) -> np.ndarray | None:
         return None if a is None else a[keep]
@@ -216,7 +221,7 @@ def split_job(job: JobTrace, half: str, split: int = 1) -> JobTrace:
         batch_sizes=job.batch_sizes[keep],
         time_per_epoch_s=job.time_per_epoch_s[keep],
         avg_power_w=job.avg_power_w[keep],
-        target_epochs=paths,
+        target_epochs=tuple(t for t, k in zip(job.target_epochs, keep, strict=True) if k),
         max_power_by_bs_w=job.max_power_by_bs_w[keep],
         jit_time_per_epoch_s=rows(job.jit_time_per_epoch_s),
         jit_avg_power_w=rows(job.jit_avg_power_w),

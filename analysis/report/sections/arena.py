@@ -16,6 +16,7 @@ from analysis.report.findings.arena import (
     PLUS,
     SAFE,
     ci_text,
+    fold_agreement_check,
     folds,
     max_batch,
     pl_only,
@@ -94,15 +95,26 @@ def plus_job_table(
 
 
 def section_items(
-    arena: Path, arena_unknown: Path | None, tuning: tuple[Path, Path] | None = None
+    arena: Path,
+    arena_unknown: Path | None,
+    tuning: tuple[Path, Path] | None = None,
+    coverage: Path | None = None,
 ) -> list[str | list[Finding] | Table]:
-    """The section in order: fixed lines (headings, tables, figure), paragraphs and tables of findings."""
+    """The section in order: fixed lines (headings, tables, figure), paragraphs and tables of findings.
+
+    ``coverage``: the coverage study's settings table (``results/policy/coverage.csv``), when there.
+    """
     jobs, summary = read(arena)
     labels = labels_of(arena)
+    unknown, unknown_summary = (None, None) if arena_unknown is None else read(arena_unknown)
+    settings = (
+        read_table(coverage, "policy_coverage") if coverage is not None and coverage.is_file() else None
+    )
+    agreement = fold_agreement_check(summary, unknown_summary, settings)
     scopes = "scope: pooled = every split's two folds, fold 1 = the judge half, fold 2 = the tune half"
     items: list[str | list[Finding] | Table] = [
         "## The policy arena: is a policy better than Zeus, by how much, how sure?",
-        [setup(summary)],
+        [setup(summary)] + ([agreement] if agreement.sentence else []),
         "The zeus-plus section above is this arena's fold 1 (the same replays of the judged half: zeus-bench "
         "study checks every mean); here with its intervals, the other policies and the second fold.",
         Table.joined(
@@ -125,7 +137,6 @@ def section_items(
     pl = pl_only(jobs[jobs["fold"] == 1])
     if pl.sentence:
         items.append([pl])
-    unknown, unknown_summary = (None, None) if arena_unknown is None else read(arena_unknown)
     if unknown is not None and unknown_summary is not None:
         items += [
             Table(
@@ -160,6 +171,11 @@ def section_items(
     return items
 
 
-def render_section(arena: Path, arena_unknown: Path | None, tuning: tuple[Path, Path] | None = None) -> str:
+def render_section(
+    arena: Path,
+    arena_unknown: Path | None,
+    tuning: tuple[Path, Path] | None = None,
+    coverage: Path | None = None,
+) -> str:
     """The section as Markdown (findings as bullet points)."""
-    return items_markdown(section_items(arena, arena_unknown, tuning))
+    return items_markdown(section_items(arena, arena_unknown, tuning, coverage))

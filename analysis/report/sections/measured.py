@@ -149,4 +149,8 @@ class MeasuredSections(Page):
     def arena(self) -> None:
         """The arena section (:mod:`analysis.report.sections.arena`), when the arena's tables are given."""
         if self.args.arena is not None:
-            self.add_items(arena_items(self.args.arena, self.args.arena_unknown, self.args.arena_tuning))
+            self.add_items(
+                arena_items(
+                    self.args.arena, self.args.arena_unknown, self.args.arena_tuning, self.args.arena_coverage
+                )
+            )
