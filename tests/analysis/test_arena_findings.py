@@ -138,6 +138,25 @@ def test_section_and_figure_from_written_tables(tmp_path: Path) -> None:
     assert len([a for a in fig.axes if a.get_visible()]) == 2
 
 
+def test_section_states_the_folds_agreement_and_the_coverage_studys_pick(tmp_path: Path) -> None:
+    jobs, summary = _tables(0.4)
+    both = pd.concat([summary, summary.assign(fold=2, half="tune")], ignore_index=True)
+    for folder in ("known", "unknown"):
+        write_table(jobs, tmp_path / folder / "arena_jobs.parquet", "arena_jobs")
+        write_table(both, tmp_path / folder / "arena_summary.parquet", "arena_summary")
+    coverage = Path(__file__).resolve().parents[2] / "results" / "policy" / "coverage.csv"
+    text = arena_section.render_section(tmp_path / "known", tmp_path / "unknown", None, coverage)
+    chosen = pd.read_csv(coverage).query("chosen").iloc[0]
+    assert "disjoint on 0 of " in text and "with the horizon unknown" in text
+    assert f"({chosen['replicates']} replicate traces, path draw '{chosen['path_draw']}')" in text
+    assert "Coverage check" in text and "chosen by the coverage study" in text
+    assert "chosen by the coverage study" not in arena_section.render_section(tmp_path / "known", None)
+    bad = tmp_path / "coverage.csv"
+    pd.read_csv(coverage).drop(columns="chosen").to_csv(bad, index=False)
+    with pytest.raises(Exception, match="chosen"):
+        arena_section.render_section(tmp_path / "known", tmp_path / "unknown", None, bad)
+
+
 def test_second_fold_from_the_tuning_tables() -> None:
     def table(chosen: int, ratios: list[float]) -> pd.DataFrame:
         return pd.DataFrame(

@@ -28,7 +28,7 @@ from analysis.report.findings.arena import (
 from analysis.report.findings.arena_horizon import unknown_regret
 from analysis.report.findings.claims import anytime_floor, horizon_price, pairing
 from analysis.report.render import items_markdown
-from zeus_bench.store import read_table
+from zeus_bench.store import read_table, validate
 
 
 def read(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -107,9 +107,10 @@ def section_items(
     jobs, summary = read(arena)
     labels = labels_of(arena)
     unknown, unknown_summary = (None, None) if arena_unknown is None else read(arena_unknown)
-    settings = (
-        read_table(coverage, "policy_coverage") if coverage is not None and coverage.is_file() else None
-    )
+    settings = None
+    if coverage is not None and coverage.is_file():
+        settings = pd.read_csv(coverage)
+        validate(settings, "policy_coverage", str(coverage))
     agreement = fold_agreement_check(summary, unknown_summary, settings)
     scopes = "scope: pooled = every split's two folds, fold 1 = the judge half, fold 2 = the tune half"
     items: list[str | list[Finding] | Table] = [
