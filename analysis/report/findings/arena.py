@@ -458,8 +458,8 @@ def fold_agreement_check(
         sentence += (
             f" The intervals' settings ({int(c['replicates'])} replicate traces, path draw '{c['path_draw']}') were "
             f"chosen by the coverage study on synthetic paths, never on these folds: their intervals held the "
-            f"synthetic truth {c['coverage_min']:.0%}-{c['coverage_mean']:.0%} (worst world-mean over "
-            f"{int(c['worlds'])} worlds; results/policy/coverage.csv, docs/policies.md 'Coverage study')"
+            f"synthetic truth {c['coverage_min']:.0%} of the time in the worst of {int(c['worlds'])} worlds, "
+            f"{c['coverage_mean']:.0%} on average (results/policy/coverage.csv, docs/policies.md 'Coverage study')"
             + ("." if bool(c["rule_met"]) else "; no setting reached the study's 90 % in every world.")
         )
     return Finding("arena.fold_agreement", sentence, nums)
