@@ -303,7 +303,10 @@ def test_fold_agreement_finding_names_the_coverage_studys_pick() -> None:
           "rule_met": True}]
     )  # fmt: skip
     f = fold_agreement_check(_fold_rows(-0.1), None, settings)
-    assert "(16 replicate traces, path draw 't')" in f.sentence and "91% of the time in the worst of 6 worlds, 95% on average" in f.sentence
+    assert (
+        "(16 replicate traces, path draw 't')" in f.sentence
+        and "91% of the time in the worst of 6 worlds, 95% on average" in f.sentence
+    )
     assert f.numbers["replicates"] == 16 and f.numbers["coverage_min"] == 0.91
     settings["rule_met"] = False
     assert (

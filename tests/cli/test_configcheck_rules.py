@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 import yaml
 
-from zeus_bench.cli.common import MAX_JOBS
 from zeus_bench.cli.configcheck import (
     check_backends_start,
     check_main_config,
@@ -25,7 +24,7 @@ from zeus_bench.cli.configcheck import (
     check_sweep_config,
     check_unique,
 )
-from zeus_bench.core.entry import MAX_RECURRENCES
+from zeus_bench.core.entry import MAX_JOBS, MAX_RECURRENCES
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.device.fake import FakeBackend
 

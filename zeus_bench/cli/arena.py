@@ -11,14 +11,13 @@ from zeus_bench.cli.common import (
     MAX_SEEDS,
     add_format_arg,
     add_int_option,
-    add_jobs_arg,
     add_policy_module_arg,
     add_seeds_arg,
     add_workloads_arg,
     beta_arg,
     eta_arg,
 )
-from zeus_bench.core.entry import add_output_dir_arg
+from zeus_bench.core.entry import add_jobs_arg, add_output_dir_arg
 
 #: Bound of --jobs (worker processes).
 #: Bound of --splits and --replicates.

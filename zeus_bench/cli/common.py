@@ -35,15 +35,6 @@ if TYPE_CHECKING:  # pandas is imported by the handlers that render tables, not 
 FORMAT_SUFFIXES: dict[str, tuple[str, ...]] = {"csv": (".csv",), "json": (".json",), "table": (".txt", ".md")}
 
 
-#: Bound of --jobs (worker processes): more is a typo.
-MAX_JOBS = 1024
-
-
-def add_jobs_arg(parser: argparse.ArgumentParser, help: str = "worker processes (default 1)") -> None:
-    """Add ``--jobs N``: worker processes, in [1, :data:`MAX_JOBS`], default 1."""
-    add_int_option(parser, "--jobs", (1, MAX_JOBS), 1, help, metavar="N")
-
-
 #: More GPU indices than any host has: a larger index is a typo.
 MAX_GPUS = 1024
 

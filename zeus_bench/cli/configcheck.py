@@ -235,8 +235,7 @@ def check_sizes(config: Mapping[str, Any], source: str) -> None:
     simulator's window rule, ``zeus-bench arena --jobs`` and ``study --jobs``), so the workflow refuses at start what
     a job would refuse later.
     """
-    from zeus_bench.cli.common import MAX_JOBS
-    from zeus_bench.core.entry import MAX_RECURRENCES
+    from zeus_bench.core.entry import MAX_JOBS, MAX_RECURRENCES
     from zeus_bench.sim.grid import check_window
 
     def at(key: str, check: Callable[[], Any]) -> None:

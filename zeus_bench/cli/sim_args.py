@@ -9,7 +9,6 @@ from typing import Any
 from zeus_bench.cli.common import (
     MAX_RECURRENCES,
     add_int_option,
-    add_jobs_arg,
     add_policy_module_arg,
     add_seeds_arg,
     add_workloads_arg,
@@ -17,7 +16,7 @@ from zeus_bench.cli.common import (
     eta_arg,
 )
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
-from zeus_bench.core.entry import float_arg, seed_arg
+from zeus_bench.core.entry import add_jobs_arg, float_arg, seed_arg
 
 #: Output suffixes of the tables simulate, summarize and synth-arrivals write.
 TABLE_SUFFIXES = (".parquet", ".csv")

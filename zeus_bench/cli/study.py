@@ -15,8 +15,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from zeus_bench.cli.common import add_jobs_arg, add_seeds_arg, add_workloads_arg, beta_arg, eta_arg
-from zeus_bench.core.entry import add_output_dir_arg
+from zeus_bench.cli.common import add_seeds_arg, add_workloads_arg, beta_arg, eta_arg
+from zeus_bench.core.entry import add_jobs_arg, add_output_dir_arg
 
 #: The tables ``zeus-bench study`` writes into ``--out-dir`` (CSV).
 TABLES = ("comparison", "curves", "drift", "drift_curves", "warmstart", "warmstart_jobs")

@@ -193,6 +193,15 @@ def add_int_option(
     return parser.add_argument(flag, type=kind, default=default, metavar=metavar, help=help)
 
 
+#: Bound of --jobs (worker processes): more is a typo.
+MAX_JOBS = 1024
+
+
+def add_jobs_arg(parser: argparse.ArgumentParser, help: str = "worker processes (default 1)") -> None:
+    """Add ``--jobs N``: worker processes, in [1, :data:`MAX_JOBS`], default 1."""
+    add_int_option(parser, "--jobs", (1, MAX_JOBS), 1, help, metavar="N")
+
+
 def seed_arg(text: str) -> int:
     """Argparse type: a random seed, an integer in [0, :data:`MAX_SEED`] (NumPy refuses negative ones)."""
     return int(bounded_int_arg(0, MAX_SEED, "seed")(text))  # type: ignore[arg-type]

@@ -370,11 +370,26 @@ def path_shifts(dev: np.ndarray, reps: int, seed: int, path_draw: str = "pick") 
     if path_draw not in PATH_DRAWS:
         raise ValueError(f"unknown path draw {path_draw!r}; known: {', '.join(PATH_DRAWS)}")
     r = dev.shape[1]
-    rng = np.random.default_rng([seed, PATH_DRAWS.index(path_draw)])
-    out = dev @ rng.standard_normal((r, reps)) / np.sqrt(r - 1.0)
-    if path_draw == "t":
-        out = out / np.sqrt(rng.chisquare(r - 1.0, size=reps) / (r - 1.0))
+    normal, chi = _path_draws(r, reps, seed, path_draw)
+    out = dev @ normal / np.sqrt(r - 1.0)
+    if chi is not None:
+        out = out / np.sqrt(chi / (r - 1.0))
     return out  # type: ignore[no-any-return]
+
+
+@functools.lru_cache(maxsize=8)
+def _path_draws(
+    replicates: int, reps: int, seed: int, path_draw: str
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`path_shifts`' standard normals ``(R, reps)`` and (``t``) chi-square draws ``(reps,)``, drawn once, read-only."""
+    rng = np.random.default_rng([seed, PATH_DRAWS.index(path_draw)])
+    normal = rng.standard_normal((replicates, reps))
+    normal.setflags(write=False)
+    if path_draw != "t":
+        return normal, None
+    chi = rng.chisquare(replicates - 1.0, size=reps)
+    chi.setflags(write=False)
+    return normal, chi
 
 
 def _replicate_deviations(replicates: np.ndarray | None) -> np.ndarray | None:

@@ -329,8 +329,7 @@ def choose(settings: pd.DataFrame) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: run the study and write its two tables."""
-    from zeus_bench.cli.common import add_jobs_arg
-    from zeus_bench.core.entry import add_int_option, check_out
+    from zeus_bench.core.entry import add_int_option, add_jobs_arg, check_out
     from zeus_bench.core.errors import ZeusBenchError
     from zeus_bench.core.fsutil import atomic_path
     from zeus_bench.store import validate
