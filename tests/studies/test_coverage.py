@@ -215,3 +215,43 @@ def test_command_writes_both_tables_validated(tiny: Path, tmp_path: Path) -> Non
     validate(pd.read_csv(worlds), "policy_coverage_worlds", str(worlds))
     assert len(settings) == len(coverage.SETTINGS) and settings["chosen"].sum() == 1
     assert set(pd.read_csv(worlds)["sigma"]) == set(coverage.SIGMAS)
+
+
+def test_the_arena_tables_follow_the_protocols_path_draw() -> None:
+    """The same replays: estimates equal, the ``t`` draw's intervals wider than ``pick``'s, ``pick`` the default."""
+    from tests.helpers.sim_toy import toy_job
+    from zeus_bench.studies.arena_protocol import ArenaJob, Protocol, run_arena
+    from zeus_bench.studies.arena_stats import job_table, summary_table
+
+    job = toy_job(
+        targets={
+            8: [np.nan, 9.0, 7.0, 8.0],
+            16: [4.0, 6.0, 3.0, 5.0],
+            32: [5.0, 4.0, 7.0, 6.0],
+            64: [3.0, 5.0, 2.0, 6.0],
+        }
+    )
+    jobs = [ArenaJob(job, 24)]
+    tables = {}
+    for draw in ("pick", "t", None):
+        protocol = (
+            Protocol(seeds=(1, 2, 3, 4), replicates=4)
+            if draw is None
+            else Protocol(seeds=(1, 2, 3, 4), replicates=4, path_draw=draw)
+        )
+        df, parts = job_table(jobs, run_arena(jobs, ["pl-only", "bs-only"], protocol), protocol)
+        tables[draw] = (df.set_index("policy"), summary_table(df, parts).set_index("policy"))
+    pick, t = tables["pick"][0], tables["t"][0]
+    assert pick.equals(tables[None][0])
+    assert np.array_equal(pick["regret_pct_mean"], t["regret_pct_mean"])
+    width = lambda d: d["regret_pct_ci_hi"] - d["regret_pct_ci_lo"]  # noqa: E731
+    assert (width(t) > width(pick)).all()
+    ps, ts = tables["pick"][1], tables["t"][1]
+    assert (
+        (
+            ts["regret_ratio_vs_zeus_ci_hi"] - ts["regret_ratio_vs_zeus_ci_lo"]
+            > ps["regret_ratio_vs_zeus_ci_hi"] - ps["regret_ratio_vs_zeus_ci_lo"]
+        )
+        .loc[["pl-only", "bs-only"]]
+        .all()
+    )
