@@ -255,3 +255,13 @@ def test_the_arena_tables_follow_the_protocols_path_draw() -> None:
         .loc[["pl-only", "bs-only"]]
         .all()
     )
+
+
+def test_the_default_batch_sizes_paths_always_converge(tiny: Path) -> None:
+    job = _whole(tiny)  # squad, b0 32: recorded paths (2, 3); max epochs 6
+    i0 = job.bs_index(job.b0)
+    wide = coverage.population(job, 3.0, 2000, np.random.default_rng(9))  # most draws beyond the maximum
+    b0 = wide.target_epochs[i0]
+    assert np.isfinite(b0).all() and (b0 <= job.max_epochs).all() and (b0 >= 1).all()
+    others = np.concatenate([t for i, t in enumerate(wide.target_epochs) if i != i0])
+    assert (others[np.isfinite(others)] > job.max_epochs).any()  # elsewhere a path beyond it never reaches

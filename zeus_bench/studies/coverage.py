@@ -98,7 +98,7 @@ def population(whole: JobTrace, sigma: float, size: int, rng: np.random.Generato
     A batch size whose recorded paths all fail fails on every path. A path beyond the job's
     maximum epochs never reaches the target, except at the default batch size: a replay needs it
     to converge (every recorded path of it does, in every Zeus trace), so its paths are drawn from
-    the log-normal below the maximum (drawn again until they are).
+    the log-normal below the maximum (drawn again until they are, at most 1,000 times; then set to it).
     """
     paths = []
     i0 = whole.bs_index(whole.b0)
@@ -116,8 +116,8 @@ def population(whole: JobTrace, sigma: float, size: int, rng: np.random.Generato
                     np.rint(np.median(reached) * np.exp(sigma * rng.standard_normal(int(over.sum())))), 1.0
                 )
             out[ok] = drawn[ok]
-            if i == i0:
-                out[:] = drawn  # the default's paths all converge
+            if i == i0:  # the default's paths all converge (at the maximum, were any still beyond it)
+                out[:] = np.minimum(drawn, whole.max_epochs)
         paths.append(out)
     return dataclasses.replace(whole, target_epochs=tuple(paths))
 
@@ -364,7 +364,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ZeusBenchError as exc:
         print(f"coverage: error: {exc}", file=sys.stderr)
         return 2
-    rows = run_study({g: args.traces for g in gpus}, gpus, SIGMAS, args.pairs, args.jobs)
+    try:
+        rows = run_study({g: args.traces for g in gpus}, gpus, SIGMAS, args.pairs, args.jobs)
+    except (
+        ZeusBenchError
+    ) as exc:  # a world the replay refuses (e.g. a default batch size that never converges)
+        print(f"coverage: error: {exc}", file=sys.stderr)
+        return 2
     worlds = world_table(rows)
     settings = setting_table(worlds)
     validate(worlds, "policy_coverage_worlds", str(args.worlds))
