@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import PATH_DRAWS, path_shifts, two_stage_resamples
 from zeus_bench.studies import coverage
 from zeus_bench.traces.jobs import JobTrace, TraceSet
@@ -71,7 +72,7 @@ def test_path_shifts_normal_has_the_replicates_covariance_and_t_is_wider() -> No
     # Student-t with 3 degrees of freedom: variance 3 / (3 - 2) = 3 times the normal's
     assert 2.4 < np.var(t[0]) / np.var(normal[0]) < 3.6
     assert np.quantile(np.abs(t[0]), 0.95) > 1.5 * np.quantile(np.abs(normal[0]), 0.95)
-    with pytest.raises(ValueError, match="unknown path draw 'gauss'"):
+    with pytest.raises(ConfigError, match="unknown path draw 'gauss'; known: pick, normal, t"):
         path_shifts(dev, 10, 1, "gauss")
 
 
@@ -265,3 +266,18 @@ def test_the_default_batch_sizes_paths_always_converge(tiny: Path) -> None:
     assert np.isfinite(b0).all() and (b0 <= job.max_epochs).all() and (b0 >= 1).all()
     others = np.concatenate([t for i, t in enumerate(wide.target_epochs) if i != i0])
     assert (others[np.isfinite(others)] > job.max_epochs).any()  # elsewhere a path beyond it never reaches
+
+
+def test_the_arena_refuses_an_unknown_path_draw_before_replaying() -> None:
+    from tests.helpers.sim_toy import toy_job
+    from zeus_bench.studies.arena_protocol import ArenaJob, Protocol, run_arena
+
+    replayed = []
+    with pytest.raises(ConfigError, match="unknown path draw 'gauss'"):
+        run_arena(
+            [ArenaJob(toy_job(), 4)],
+            ["pl-only"],
+            Protocol(seeds=(1,), path_draw="gauss"),
+            progress=replayed.append,
+        )
+    assert replayed == []  # refused before any replay

@@ -156,12 +156,14 @@ def _trace_sets(specs: list[str], gpus: list[str]) -> dict[str, Any]:
 
 
 def _path_draw(text: str) -> str:
-    """Parse ``--path-draw`` (an argparse type): one of :data:`~zeus_bench.sim.metrics.PATH_DRAWS`."""
-    from zeus_bench.sim.metrics import PATH_DRAWS
+    """Parse ``--path-draw`` (an argparse type): :func:`~zeus_bench.sim.metrics.check_path_draw`."""
+    from zeus_bench.core.errors import ConfigError
+    from zeus_bench.sim.metrics import check_path_draw
 
-    if text not in PATH_DRAWS:
-        raise argparse.ArgumentTypeError(f"expected one of {', '.join(PATH_DRAWS)}, got {text!r}")
-    return text
+    try:
+        return check_path_draw(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _overrides(items: list[str], horizon: Any = "known") -> dict[str, dict[str, Any]]:

@@ -287,27 +287,26 @@ def ratio_ci(
     return point, lo, hi
 
 
-TWO_STAGE = (
-    "two-stage percentile bootstrap (2,000 draws, fixed generators): level 1, the training paths: "
-    "replicate traces, each batch size's judged paths redrawn with replacement, replayed on the first "
-    "seed(s), a draw adds the deviation of one replicate picked at random from the replicates' mean; "
-    "deviations scaled by sqrt(n / (n - 1)), n the job's median paths per batch size (a rescaled bootstrap); "
-    "level 2, the seeds of the replay on the recorded paths resampled with replacement"
-)
-"""How every interval of the arena's tables is computed (:func:`two_stage_resamples`; their metadata)."""
+_PATH_SHIFT_TEXT = {
+    "pick": "a draw adds the deviation of one replicate picked at random from the replicates' mean",
+    "normal": "a draw adds a Gaussian deviation with the replicates' covariance",
+    "t": "a draw adds a Student-t deviation (R - 1 degrees of freedom) with the replicates' covariance",
+}
 
 
 def two_stage_method(path_draw: str = "pick") -> str:
-    """:data:`TWO_STAGE` for the path draw ``path_draw`` (:func:`path_shifts`): the tables' ``interval_method``."""
-    if path_draw == "pick":
-        return TWO_STAGE
-    shift = {
-        "normal": "a draw adds a Gaussian deviation with the replicates' covariance",
-        "t": "a draw adds a Student-t deviation (R - 1 degrees of freedom) with the replicates' covariance",
-    }[path_draw]
-    return TWO_STAGE.replace(
-        "a draw adds the deviation of one replicate picked at random from the replicates' mean", shift
+    """How the arena's intervals are computed with the path draw ``path_draw`` (:func:`path_shifts`): the tables' ``interval_method``."""
+    return (
+        "two-stage percentile bootstrap (2,000 draws, fixed generators): level 1, the training paths: "
+        "replicate traces, each batch size's judged paths redrawn with replacement, replayed on the first "
+        f"seed(s), {_PATH_SHIFT_TEXT[path_draw]}; "
+        "deviations scaled by sqrt(n / (n - 1)), n the job's median paths per batch size (a rescaled bootstrap); "
+        "level 2, the seeds of the replay on the recorded paths resampled with replacement"
     )
+
+
+TWO_STAGE = two_stage_method()
+"""How every interval of the arena's tables is computed with the default path draw (:func:`two_stage_resamples`)."""
 
 
 def two_stage_resamples(
@@ -363,18 +362,30 @@ def path_shifts(dev: np.ndarray, reps: int, seed: int, path_draw: str = "pick") 
     (a Student-t shift: the replicates' variance is itself an estimate from ``R`` values).
 
     Raises:
-        ValueError: an unknown ``path_draw``.
+        ConfigError: an unknown ``path_draw`` (:func:`check_path_draw`).
     """
     if path_draw == "pick":
         return dev[:, _picks(dev.shape[1], reps, seed)]  # type: ignore[no-any-return]
-    if path_draw not in PATH_DRAWS:
-        raise ValueError(f"unknown path draw {path_draw!r}; known: {', '.join(PATH_DRAWS)}")
+    check_path_draw(path_draw)
     r = dev.shape[1]
     normal, chi = _path_draws(r, reps, seed, path_draw)
     out = dev @ normal / np.sqrt(r - 1.0)
     if chi is not None:
         out = out / np.sqrt(chi / (r - 1.0))
     return out  # type: ignore[no-any-return]
+
+
+def check_path_draw(path_draw: str) -> str:
+    """``path_draw`` if it is one of :data:`PATH_DRAWS`.
+
+    Raises:
+        ConfigError: another (one line naming the known ones).
+    """
+    if path_draw not in PATH_DRAWS:
+        from zeus_bench.core.errors import ConfigError
+
+        raise ConfigError(f"unknown path draw {path_draw!r}; known: {', '.join(PATH_DRAWS)}")
+    return path_draw
 
 
 @functools.lru_cache(maxsize=8)

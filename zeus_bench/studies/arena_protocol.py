@@ -20,7 +20,7 @@ import numpy as np
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost
 from zeus_bench.core.entry import check_tries
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim.metrics import charged
+from zeus_bench.sim.metrics import charged, check_path_draw
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy
 from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay_policies
@@ -277,6 +277,7 @@ def run_arena(
         raise ConfigError("no seeds given")
     check_horizon(protocol.horizon)
     check_noise(protocol.noise)
+    check_path_draw(protocol.path_draw)  # before the replays, not after them in the statistics
     tasks = [
         _Task(j.job, tuple(names), protocol, j.recurrences, tuple(policy_modules))
         for j in as_arena_jobs(jobs)

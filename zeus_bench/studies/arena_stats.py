@@ -360,13 +360,13 @@ def summary_table(
         zdraws = jm.draws(keys, COMPARATOR)
         zpoint = _point([[z] for z in zeus_parts], 0)
         f = floor / zpoint if zpoint else float("nan")
-        flo, fhi = _finite_ci(floor / zdraws)
+        flo, fhi = finite_ci(floor / zdraws)
         for p, gp in g.groupby("policy", sort=False):
             qs = [[jm.pair(k, str(p)), z] for k, z in zip(keys, zeus_parts, strict=True)]
             d = jm.paired_draws(keys, str(p))
             m, r = _point(qs, 0), _point(qs, 0) / zpoint if zpoint else float("nan")
             lo, hi = percentile_ci(d[0])
-            rlo, rhi = _finite_ci(d[0] / d[1])
+            rlo, rhi = finite_ci(d[0] / d[1])
             worst = gp.loc[gp["regret_pct_mean"].idxmax()]
             rows.append(
                 {
@@ -399,6 +399,11 @@ SUMMARY_RATIOS = ("cost_ratio_vs_baseline", "cost_ratio_vs_max_batch")
 """Paired cost ratios whose mean over a GPU's jobs ``arena_summary`` gives with its two-stage interval."""
 
 
+def jobs_mean(pairs: Sequence[Pair]) -> Pair:
+    """The per-replay mean over several jobs' quantities (recorded seeds, replicate traces): a GPU's."""
+    return np.mean([x[0] for x in pairs], axis=0), np.mean([x[1] for x in pairs], axis=0)
+
+
 class _JobMeans:
     """A GPU's per-replay means over its jobs (``workloads``), per part, policy and quantity, and their draws' means.
 
@@ -418,10 +423,8 @@ class _JobMeans:
         key = (k, policy, q)
         hit = self._kept.get(key)
         if hit is None:
-            pairs = [self.parts[k][(self.gpu, w)].values[policy][q] for w in self.workloads]
-            hit = self._kept[key] = (
-                np.mean([x[0] for x in pairs], axis=0),
-                np.mean([x[1] for x in pairs], axis=0),
+            hit = self._kept[key] = jobs_mean(
+                [self.parts[k][(self.gpu, w)].values[policy][q] for w in self.workloads]
             )
         return hit
 
@@ -457,7 +460,7 @@ def _job_means(keys: Sequence[tuple[int, int]], policy: str, jm: _JobMeans) -> d
     return out
 
 
-def _finite_ci(values: np.ndarray) -> tuple[float, float]:
+def finite_ci(values: np.ndarray) -> tuple[float, float]:
     """Percentile interval of the finite values (NaN, NaN when none is: e.g. Zeus's regret 0)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         v = values[np.isfinite(values)]

@@ -49,10 +49,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from zeus_bench.sim.metrics import PATH_DRAWS, percentile_ci, ratio_ci, two_stage_resamples
+from zeus_bench.sim.metrics import PATH_DRAWS, ratio_ci
 from zeus_bench.sim.replay import default_recurrences
 from zeus_bench.studies.arena_protocol import COMPARATOR, ArenaJob, Protocol, default_policies, run_arena
-from zeus_bench.studies.arena_stats import Part, job_parts
+from zeus_bench.studies.arena_stats import Pair, Part, finite_ci, job_parts, jobs_mean, resampled_means
 from zeus_bench.studies.crossfit import FOLD_CONSTANTS, job_key, keep_batch_sizes, split_job, splittable
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
@@ -147,10 +147,9 @@ def _policies() -> list[str]:
     return [p for p in default_policies() if p not in tuned]
 
 
-def _gpu_regret(parts: dict[tuple[str, str], Part], policy: str) -> tuple[np.ndarray, np.ndarray]:
+def _gpu_regret(parts: dict[tuple[str, str], Part], policy: str) -> Pair:
     """A policy's per-replay regret averaged over the GPU's jobs: ``(recorded (N,), replicates (R, S))``."""
-    pairs = [p.values[policy]["regret_pct"] for p in parts.values()]
-    return np.mean([x[0] for x in pairs], axis=0), np.mean([x[1] for x in pairs], axis=0)
+    return jobs_mean([p.values[policy]["regret_pct"] for p in parts.values()])
 
 
 def truth(
@@ -186,13 +185,10 @@ def half_intervals(
         if p == COMPARATOR:
             continue
         p_rec, p_rep = _gpu_regret(parts, p)
-        rec = np.stack([p_rec, z_rec])
-        for r, draw in SETTINGS:
-            rep = np.stack([p_rep[:r], z_rep[:r]]) if r else None
-            means = two_stage_resamples(rec, rep, path_draw=draw).mean(axis=2)
+        for r, draw in SETTINGS:  # the first r replicates (none: the seeds alone), as arena_summary's ratio
+            means = resampled_means([(p_rec, p_rep[:r]), (z_rec, z_rep[:r])], draw)
             with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = means[0] / means[1]
-            lo, hi = percentile_ci(ratio[np.isfinite(ratio)])
+                lo, hi = finite_ci(means[0] / means[1])
             rows.append(
                 {
                     "policy": p,
