@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--arena-coverage",
-        type=Path,
+        type=_coverage_file,
         default=None,
         metavar="FILE.csv",
         help="the coverage study's settings (python -m zeus_bench.studies.coverage): how the intervals were sized",
@@ -63,6 +63,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="reference number files (default: results/reference/original_simulator.csv and paper.csv)",
     )
     return p
+
+
+def _coverage_file(text: str) -> Path:
+    """``--arena-coverage``: the coverage study's settings table, valid (an argparse type: one line, exit 2)."""
+    import pandas as pd
+
+    from zeus_bench.core.errors import ZeusBenchError
+    from zeus_bench.store import validate
+
+    path = Path(text)
+    try:
+        validate(pd.read_csv(path), "policy_coverage", text)
+    except (OSError, ValueError, ZeusBenchError) as exc:
+        raise argparse.ArgumentTypeError(str(exc).splitlines()[0]) from None
+    return path
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -313,3 +313,19 @@ def test_fold_agreement_finding_names_the_coverage_studys_pick() -> None:
         "no setting reached the study's 90 % in every world"
         in fold_agreement_check(_fold_rows(-0.1), None, settings).sentence
     )
+
+
+def test_report_refuses_a_missing_or_malformed_coverage_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from analysis.report.cli import main
+
+    bad = tmp_path / "coverage.csv"
+    bad.write_text("replicates,path_draw\n4,t\n")
+    for path, said in ((tmp_path / "missing.csv", "missing.csv"), (bad, "missing column(s) worlds")):
+        with pytest.raises(SystemExit) as exit_:
+            main(["--out", str(tmp_path / "r.md"), "--arena-coverage", str(path)])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert err.startswith("python -m analysis.report: error: argument --arena-coverage:") and said in err
+    assert not (tmp_path / "r.md").exists()

@@ -102,13 +102,16 @@ def section_items(
 ) -> list[str | list[Finding] | Table]:
     """The section in order: fixed lines (headings, tables, figure), paragraphs and tables of findings.
 
-    ``coverage``: the coverage study's settings table (``results/policy/coverage.csv``), when there.
+    ``coverage``: the coverage study's settings table (``results/policy/coverage.csv``; None: not stated).
+
+    Raises:
+        TraceFormatError: ``coverage`` is not a valid ``policy_coverage`` table (a missing file: OSError).
     """
     jobs, summary = read(arena)
     labels = labels_of(arena)
     unknown, unknown_summary = (None, None) if arena_unknown is None else read(arena_unknown)
     settings = None
-    if coverage is not None and coverage.is_file():
+    if coverage is not None:  # named: it must be there (the report's command line checks it first)
         settings = pd.read_csv(coverage)
         validate(settings, "policy_coverage", str(coverage))
     agreement = fold_agreement_check(summary, unknown_summary, settings)
