@@ -2,6 +2,11 @@
 # column reference of every committed table (results/README.md, generated from the schemas).
 
 
+# The coverage study's settings (committed; python -m zeus_bench.studies.coverage): the arena section
+# says how its intervals were sized when the file is there (a working copy without it: not stated).
+COVERAGE = f"{POLICY_DIR}/coverage.csv"
+
+
 rule report:
     priority: PRIORITY["report"]
     input:
@@ -27,7 +32,8 @@ rule report:
             if input.get("policy")
             else ""
         ),
-        arena=lambda wc, input: f"--arena {ARENA_DIR}/known --arena-unknown {ARENA_DIR}/unknown --arena-tuning {POLICY_DIR}/tuning-known.csv {POLICY_DIR}/tuning-known-fold2.csv --arena-coverage {POLICY_DIR}/coverage.csv"
+        arena=lambda wc, input: f"--arena {ARENA_DIR}/known --arena-unknown {ARENA_DIR}/unknown --arena-tuning {POLICY_DIR}/tuning-known.csv {POLICY_DIR}/tuning-known-fold2.csv"
+        + (f" --arena-coverage {COVERAGE}" if os.path.exists(COVERAGE) else "")
         if input.get("arena")
         else "",
         alibaba=alibaba_report_args,
