@@ -275,3 +275,10 @@ def test_a_journal_entry_of_an_absent_gpu_is_kept(
     daemon.backend.gpu(1).set_power_limit_w(450)
     assert daemon.restore_journal() == 1  # GPU 1 restored, the absent one not
     assert fake_limits(state) == [700.0, 700.0] and path.is_file()
+
+
+def test_an_unexpected_field_with_a_line_break_is_named_on_one_line() -> None:
+    """Found by the property above: a field named "\\n" broke the error over two lines."""
+    with pytest.raises(RequestError) as exc:
+        parse_request(b'{"cmd": "release", "\\n": 0, "x": 1}')
+    assert str(exc.value) == "release: unexpected field(s) '\\n', x"

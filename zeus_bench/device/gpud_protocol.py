@@ -117,7 +117,10 @@ def parse_request(line: bytes) -> dict[str, Any]:
     expected = FIELDS[cmd]
     extra = sorted(set(req) - set(expected) - {"cmd"})
     if extra:
-        raise RequestError(f"{cmd}: unexpected field(s) {', '.join(extra)}")
+        shown = (
+            f if f.isprintable() else repr(f) for f in extra
+        )  # a line break in a name: escaped, one line
+        raise RequestError(f"{cmd}: unexpected field(s) {', '.join(shown)}")
     for name, kind in expected.items():
         if name not in req:
             raise RequestError(f"{cmd}: missing field {name!r}")
