@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, cast
@@ -55,7 +56,7 @@ from zeus_bench.sim.policies.seeds import (
 )
 from zeus_bench.sim.rules import NOISE_CLIP, ZERO_BUDGET_PENALTY
 
-__all__ = ["OneTry", "Run", "execute", "execute_blocks", "missed_row", "noisy", "try_row"]
+__all__ = ["Lanes", "OneTry", "Run", "execute", "execute_blocks", "missed_row", "noisy", "try_row"]
 
 #: A drift hook: (recurrence, batch-size index) -> factor on the sampled path's target epoch.
 DriftHook = Callable[[int, int], float]
@@ -98,10 +99,33 @@ def missed_row(m: JobModel, rec: int, attempts: int, last: Outcome, ratio: float
     )  # fmt: skip
 
 
-class _Tables:
-    """A model's per-configuration figures as arrays (what a step gathers from)."""
+@dataclasses.dataclass(frozen=True)
+class Lanes:
+    """Per seed, the model whose training paths it draws: models that differ in their paths alone.
 
-    def __init__(self, m: JobModel) -> None:
+    ``models[k]`` is lane ``k`` (the same job but for its target epochs: its configurations'
+    figures are the same, its paths and their numbers its own); ``of_seed[i]`` is seed ``i``'s lane. A seed's rows are those an :func:`execute` on its
+    lane's model alone gives it (the expected figures of its rows are its lane's).
+    """
+
+    models: tuple[JobModel, ...]
+    of_seed: np.ndarray
+
+    def subset(self, ids: Sequence[int]) -> Lanes:
+        """The lanes of seeds ``ids`` (in that order)."""
+        return Lanes(self.models, self.of_seed[np.asarray(ids, dtype=np.int64)])
+
+
+class _Tables:
+    """A model's per-configuration figures as arrays (what a step gathers from).
+
+    With ``lanes``, the paths and the expected figures are per lane (``lane_paths``,
+    ``lane_expected``: lane first) and ``lane`` is each seed's.
+    """
+
+    lane: np.ndarray | None = None
+
+    def __init__(self, m: JobModel, lanes: Lanes | None = None) -> None:
         self.budget_epoch_cost = np.array(m.budget_epoch_cost)
         self.energy = np.array(m.energy_per_epoch_j)
         self.time = np.array(m.time_per_epoch_s)
@@ -116,6 +140,43 @@ class _Tables:
         for k, p in enumerate(m.paths):
             self.paths[k, : len(p)] = p
         self.expected = [np.array(x) for x in (m.expected_energy_j, m.expected_time_s, m.expected_cost)]
+        if lanes is not None:
+            self._lanes(m, lanes)
+
+    def _lanes(self, m: JobModel, lanes: Lanes) -> None:
+        """The lanes' paths (padded to the widest), their numbers and expected figures, stacked (lane first).
+
+        Raises:
+            ValueError: a lane of another job's configurations (batch sizes, limits, per-epoch and
+                profiling figures, JIT limits or maximum epochs): lanes differ in their paths alone.
+        """
+        shared = (
+            "budget_epoch_cost",
+            "energy",
+            "time",
+            "profile_energy",
+            "profile_time",
+            "jit_limit",
+            "limits",
+            "batch_sizes",
+        )
+        tables = [_Tables(lm) for lm in lanes.models]
+        for lm, t in zip(lanes.models, tables, strict=True):
+            same = all(np.array_equal(getattr(t, k), getattr(self, k), equal_nan=True) for k in shared)
+            if (
+                not same
+                or lm.max_epochs != m.max_epochs
+                or lm.cost != m.cost
+                or lm.max_power_w != m.max_power_w
+            ):
+                raise ValueError("lanes differ in more than their training paths")
+        width = max(t.paths.shape[1] for t in tables)
+        self.lane_paths = np.full((len(tables), len(self.batch_sizes), width), math.inf)
+        for k, t in enumerate(tables):
+            self.lane_paths[k, :, : t.paths.shape[1]] = t.paths
+        self.lane_n_paths = np.stack([t.n_paths for t in tables])
+        self.lane_expected = [np.stack([t.expected[k] for t in tables]) for k in range(3)]
+        self.lane = np.asarray(lanes.of_seed, dtype=np.int64)
 
 
 class _Inputs(NamedTuple):
@@ -189,7 +250,11 @@ def _columns(t: _Tables, seeds: int, log: list[_Step], dropped: Sequence[int]) -
     order = np.flatnonzero(emit)
     order = order[np.argsort(seed[order], kind="stable")]
     bi, pj, ran = bi[order], pj[order], ran[order]
-    exp_e, exp_t, exp_c = (x[bi, pj] for x in t.expected)
+    if t.lane is None:
+        exp_e, exp_t, exp_c = (x[bi, pj] for x in t.expected)
+    else:
+        lane = t.lane[seed[order]]
+        exp_e, exp_t, exp_c = (x[lane, bi, pj] for x in t.lane_expected)
     values = (
         rec[order], att[order], t.batch_sizes[bi], t.limits[pj], np.where(ran, epochs[order], 0.0),
         np.where(ran, energy[order], 0.0), np.where(ran, time[order], 0.0), np.where(ran, cost[order], 0.0),
@@ -300,7 +365,11 @@ class _Walk:
         rec, min_cost = now.rec, now.least
         # The path is drawn before the budget is known, as in the paper's simulator.
         refill = functools.partial(_outputs, run.recurrences, state.rec)
-        target = t.paths[bi, self.words.draw(step, t.n_paths[bi], refill)]
+        if t.lane is None:
+            target = t.paths[bi, self.words.draw(step, t.n_paths[bi], refill)]
+        else:
+            lane = t.lane[seeds]
+            target = t.lane_paths[lane, bi, self.words.draw(step, t.lane_n_paths[lane, bi], refill)]
         if run.drift is not None:
             factors = [run.drift(r, b) for r, b in zip(rec.tolist(), bi.tolist(), strict=True)]
             target = target * np.array(factors)
@@ -341,8 +410,11 @@ def execute(
     env_rngs: Sequence[np.random.Generator],
     run: Run,
     noise_rngs: Sequence[np.random.Generator] | None = None,
+    lanes: Lanes | None = None,
 ) -> tuple[SeedTries, np.ndarray]:
     """Replay every seed (seed ``i``: ``policies``' seed ``i``, ``env_rngs[i]``) from ``run``'s start up to its last recurrence.
+
+    ``lanes``: each seed's training paths from its lane's model (:class:`Lanes`; None: ``model``'s).
 
     Returns the seeds' rows (one per try that ran, and one per recurrence in which none ran:
     :func:`missed_row`) and each seed's least recurrence cost at the end. The generators are
@@ -354,7 +426,7 @@ def execute(
     """
     if run.noise > 0.0 and (noise_rngs is None or len(noise_rngs) != len(env_rngs)):
         raise ValueError("per-try noise needs a generator of its own per seed (noise_rngs)")
-    t = _Tables(model)
+    t = _Tables(model, lanes)
     nrngs = list(noise_rngs or ())
     face, starts, noise_starts = _face(policies, t, env_rngs, nrngs)
     walk = _Walk(model, t, face, run, env_rngs, nrngs)
@@ -367,7 +439,10 @@ def execute(
             if noise_starts:
                 nrngs[i].bit_generator.state = noise_starts[i]
         again_rngs = [nrngs[i] for i in gone] if nrngs else None
-        again, again_least = execute(model, face.fallback(gone), [env_rngs[i] for i in gone], run, again_rngs)
+        again_lanes = None if lanes is None else lanes.subset(gone)
+        again, again_least = execute(
+            model, face.fallback(gone), [env_rngs[i] for i in gone], run, again_rngs, again_lanes
+        )
         final[gone] = again_least
         tries = tries.splice(gone, again)
     return tries, final
@@ -379,20 +454,21 @@ def execute_blocks(
     env_rngs: Sequence[Sequence[np.random.Generator]],
     run: Run,
     noise_rngs: Sequence[Sequence[np.random.Generator]] | None = None,
+    lanes: Lanes | None = None,
 ) -> list[SeedTries]:
     """:func:`execute` of each face (its seeds' generators ``env_rngs[k]``, ``noise_rngs[k]``) in one walk.
+
+    ``lanes``: the model whose paths each seed draws, the faces' seeds in order (:class:`Lanes`;
+    None: ``model``'s).
 
     The faces are asked as one (:class:`~zeus_bench.sim.blocks.Blocks`): the executor's work per step is shared by
     every face's seeds. Returns each face's rows, as its own :func:`execute` gives them.
     """
     blocks = Blocks(faces, [len(r) for r in env_rngs], _Tables(model).limits)
     flat_noise = None if noise_rngs is None else [g for rngs in noise_rngs for g in rngs]
-    tries, _ = execute(model, blocks, [g for rngs in env_rngs for g in rngs], run, flat_noise)
-    edges = np.searchsorted(tries.seed, blocks.starts).tolist()
-    return [
-        SeedTries(size, tries.seed[lo:hi] - start, {name: col[lo:hi] for name, col in tries.columns.items()})
-        for size, start, lo, hi in zip(blocks.sizes, blocks.starts.tolist(), edges, edges[1:], strict=False)
-    ]
+    tries, _ = execute(model, blocks, [g for rngs in env_rngs for g in rngs], run, flat_noise, lanes)
+    starts = blocks.starts.tolist()
+    return [tries.seed_range(lo, hi) for lo, hi in itertools.pairwise(starts)]
 
 
 def _put(v: np.ndarray, rows: np.ndarray, x: np.ndarray) -> np.ndarray:

@@ -242,6 +242,11 @@ class SeedTries:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def seed_range(self, lo: int, hi: int) -> SeedTries:
+        """The rows of seeds ``lo`` to ``hi - 1``, as seeds 0, 1, ... of their own (rows are in seed order)."""
+        a, b = np.searchsorted(self.seed, [lo, hi]).tolist()
+        return SeedTries(hi - lo, self.seed[a:b] - lo, {name: col[a:b] for name, col in self.columns.items()})
+
     def splice(self, positions: Sequence[int], other: SeedTries) -> SeedTries:
         """These rows with ``other``'s (its seed ``k`` this run's ``positions[k]``, who have no row here)."""
         seed = np.concatenate([self.seed, np.asarray(positions, dtype=np.int64)[other.seed]])

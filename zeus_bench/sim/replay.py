@@ -33,10 +33,13 @@ policy object per seed; ``zeus``: its optimizer's batched rules,
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from zeus_bench.optimizers.bandit import BanditKnobs
-from zeus_bench.sim.executor import Run, execute, execute_blocks
+from zeus_bench.sim.executor import Lanes, Run, execute, execute_blocks
 from zeus_bench.sim.model import (
     RUN_FIELDS,
     JitConfig,
@@ -164,20 +167,68 @@ def replay_policies(
     so its rows are those :func:`replay_many` gives it; the executor's work per step is shared
     (:func:`~zeus_bench.sim.executor.execute_blocks`).
     """
+    lanes = [Lane(model, tuple(seeds), tuple(policy_classes))]
+    return replay_lanes(lanes, beta, recurrences, horizon, noise)[0]
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One set of a job's training paths (``model``), replayed on ``seeds`` under each of ``classes``."""
+
+    model: JobModel
+    seeds: tuple[int, ...]
+    classes: tuple[type[Policy], ...]
+
+
+def replay_lanes(
+    lanes: Sequence[Lane],
+    beta: float,
+    recurrences: int,
+    horizon: Horizon = KNOWN,
+    noise: float = 0.0,
+) -> list[list[SeedTries]]:
+    """:func:`replay_policies` of each lane, all in one run of the executor.
+
+    The lanes' models are one job's with other training paths (other halves of its paths, replicate
+    traces: :class:`~zeus_bench.sim.executor.Lanes`; the executor refuses models that differ in
+    more). A class that does not read its job's paths (``reads_paths`` False) is asked through one
+    face over its seeds of every lane, its objects built on the first such lane's job; one that
+    does gets a face per lane, on the lane's own job. Returns, per lane, each of its classes' rows:
+    those :func:`replay_policies` on the lane alone gives (each seed keeps its own policy object
+    and generators, and draws its paths from its lane's model).
+    """
     told = horizon_recurrences(horizon, recurrences)
-    faces, env_rngs, noise_rngs = [], [], []
-    for policy_cls in policy_classes:
-        generators = [seed_generators(seed) for seed in seeds]
+    groups: dict[tuple[Any, ...], list[tuple[int, int]]] = {}  # face -> its (lane, class position)s
+    for k, lane in enumerate(lanes):
+        for c, cls in enumerate(lane.classes):
+            groups.setdefault((cls,) if not cls.reads_paths else (cls, k), []).append((k, c))
+    models = list(dict.fromkeys(lane.model for lane in lanes))
+    faces: list[Any] = []
+    env_rngs: list[list[Any]] = []
+    noise_rngs: list[list[Any]] = []
+    of_seed: list[int] = []
+    for (cls, *_), members in groups.items():
+        base = lanes[members[0][0]].model
+        generators = [seed_generators(seed) for k, _ in members for seed in lanes[k].seeds]
         policies = [
-            policy_cls(PolicyContext(model.job, model.cost, beta, 0, pol_rng, told, *BanditKnobs()))
+            cls(PolicyContext(base.job, base.cost, beta, 0, pol_rng, told, *BanditKnobs()))
             for _, pol_rng in generators
         ]
-        faces.append(policy_cls.batched(model, policies))
+        faces.append(cls.batched(base, policies))
         env_rngs.append([e for e, _ in generators])
         if noise > 0.0:
-            noise_rngs.append([noise_generator(seed) for seed in seeds])
+            noise_rngs.append([noise_generator(seed) for k, _ in members for seed in lanes[k].seeds])
+        of_seed += [models.index(lanes[k].model) for k, _ in members for _ in lanes[k].seeds]
     run = Run(beta, recurrences, noise=noise)
-    return execute_blocks(model, faces, env_rngs, run, noise_rngs if noise > 0.0 else None)
+    seed_lanes = Lanes(tuple(models), np.array(of_seed, dtype=np.int64)) if len(models) > 1 else None
+    out = execute_blocks(models[0], faces, env_rngs, run, noise_rngs if noise > 0.0 else None, seed_lanes)
+    rows: list[list[SeedTries]] = [[None] * len(lane.classes) for lane in lanes]  # type: ignore[list-item]
+    for tries, members in zip(out, groups.values(), strict=True):
+        start = 0
+        for k, c in members:
+            rows[k][c] = tries.seed_range(start, start + len(lanes[k].seeds))
+            start += len(lanes[k].seeds)
+    return rows
 
 
 def replay_seeds(

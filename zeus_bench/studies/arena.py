@@ -18,9 +18,10 @@
 * ``--horizon`` says what a policy is told about the number of recurrences, ``--noise`` adds
   seeded per-try noise on time and power (:mod:`zeus_bench.sim.rules`).
 
-Every policy's seeds of a job run in one run of the executor
-(:func:`~zeus_bench.sim.replay.replay_policies`: each policy through its face over seeds, the
-executor's steps shared); ``jobs`` worker processes spread the jobs.
+Every policy's seeds of a job, under every split and fold and on every replicate trace, run in one
+run of the executor (:func:`~zeus_bench.sim.replay.replay_lanes`: each policy through its face
+over seeds, one face for all the job's sets of paths when it reads none, the executor's steps
+shared); ``jobs`` worker processes spread the jobs.
 
 The rooms: this module runs the arena over folds and splits and builds its tables; the protocol
 and the replays are in :mod:`zeus_bench.studies.arena_protocol`, the two-stage bootstrap
@@ -37,7 +38,7 @@ import pandas as pd
 
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.studies.arena_profile import profile_table
-from zeus_bench.studies.arena_protocol import Protocol, judged_jobs, run_arena
+from zeus_bench.studies.arena_protocol import Protocol, judged_jobs, run_arena_parts
 from zeus_bench.studies.arena_stats import Part, job_parts, jobs_frame, summary_table
 from zeus_bench.traces.jobs import TraceSet
 
@@ -45,10 +46,8 @@ from zeus_bench.traces.jobs import TraceSet
 def _split_protocol(protocol: Protocol, split: int) -> Protocol:
     """The protocol on split ``split``: replicate traces on split 1 alone.
 
-    A replay's cost is mostly its executor's walk over the recurrences, whatever the number of
-    seeds, so each replicate trace costs about as much as a run of all seeds. Splits 2..K are the
-    path level of the pooled rows themselves (other halves of the same paths), so they replay the
-    recorded halves only.
+    Splits 2..K are the path level of the pooled rows themselves (other halves of the same paths),
+    so they replay the recorded halves only.
     """
     return replace(protocol, split=split, replicates=protocol.replicates if split == 1 else 0)
 
@@ -82,11 +81,16 @@ class ArenaRun:
 
 def arena_parts(run: ArenaRun, protocol: Protocol) -> dict[tuple[str, str], Part]:
     """Run the arena on the protocol's (split, fold): each job's :class:`Part`."""
-    jobs = judged_jobs(
-        run.traces, run.gpus, run.workloads, protocol.half, protocol.split, protocol.recurrences
-    )
-    totals = run_arena(jobs, run.policies, protocol, run.jobs_n, run.policy_modules, run.progress)
-    return job_parts(jobs, totals, protocol)
+    return arena_protocols(run, [protocol])[0]
+
+
+def arena_protocols(run: ArenaRun, protocols: Sequence[Protocol]) -> list[dict[tuple[str, str], Part]]:
+    """:func:`arena_parts` of each protocol (its split and fold), a job's replays under all of them in one walk."""
+    part_jobs = [
+        judged_jobs(run.traces, run.gpus, run.workloads, p.half, p.split, p.recurrences) for p in protocols
+    ]
+    totals = run_arena_parts(part_jobs, run.policies, protocols, run.jobs_n, run.policy_modules, run.progress)
+    return [job_parts(jobs, t, p) for jobs, t, p in zip(part_jobs, totals, protocols, strict=True)]
 
 
 def arena_folds(run: ArenaRun, protocol: Protocol, folds: Sequence[int], splits: int = 1) -> ArenaTables:
@@ -94,14 +98,13 @@ def arena_folds(run: ArenaRun, protocol: Protocol, folds: Sequence[int], splits:
 
     Rows: split 1's folds (column ``fold``), and, with more than one (split, fold), every split's
     folds pooled (``fold`` 0, ``splits`` K): the across-split spread inside the intervals.
-    Replicate traces are replayed on split 1 only (:func:`_split_protocol`).
+    Replicate traces are replayed on split 1 only (:func:`_split_protocol`). A job's every (split,
+    fold) is replayed in one executor walk (:func:`arena_protocols`).
     """
     if splits < 1:
         raise ConfigError(f"--splits must be at least 1, got {splits}")
-    parts = {
-        (k, f): arena_parts(run, _split_protocol(protocol.for_fold(f), k))
-        for k in range(1, splits + 1)
-        for f in folds
-    }
+    keys = [(k, f) for k in range(1, splits + 1) for f in folds]
+    protocols = [_split_protocol(protocol.for_fold(f), k) for k, f in keys]
+    parts = dict(zip(keys, arena_protocols(run, protocols), strict=True))
     jobs_df = jobs_frame(parts, protocol)
     return ArenaTables(jobs_df, summary_table(jobs_df, parts), profile_table(parts))

@@ -2,7 +2,9 @@
 
 :class:`Protocol` says how every policy of an arena is replayed and judged; :func:`run_arena`
 replays each (job, policy) on the protocol's seeds and replicate traces into :class:`Draws`
-(:func:`policies_draws`: a job's policies in one executor walk per trace), the paired references (:data:`PAIRED`) and Zeus (:data:`COMPARATOR`) beside
+(:func:`parts_draws`: a job's policies under every protocol of a run, on its recorded paths and
+replicate traces, in one executor walk), the paired references (:data:`PAIRED`) and Zeus
+(:data:`COMPARATOR`) beside
 every policy. The statistics over these draws are in :mod:`zeus_bench.studies.arena_stats`; the
 arena's tables are built by :mod:`zeus_bench.studies.arena`.
 """
@@ -23,7 +25,14 @@ from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import charged, check_path_draw
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy
-from zeus_bench.sim.replay import JobModel, check_job, default_recurrences, replay_policies
+from zeus_bench.sim.replay import (
+    JobModel,
+    Lane,
+    check_job,
+    default_recurrences,
+    replay_lanes,
+    replay_policies,
+)
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
 from zeus_bench.studies.crossfit import FOLD_CONSTANTS, judged_half, replicate_job, split_job, variant
 from zeus_bench.studies.recurrences import references as job_refs
@@ -114,13 +123,21 @@ def policies_seed_costs(
     model: JobModel, classes: Sequence[type[Policy]], protocol: Protocol, n: int
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`seed_costs` of each policy class, every class's seeds replayed in one executor walk."""
-    seeds = list(protocol.seeds)
-    runs = replay_policies(model, classes, seeds, protocol.beta, n, protocol.horizon, protocol.noise)
+    runs = replay_policies(
+        model, classes, list(protocol.seeds), protocol.beta, n, protocol.horizon, protocol.noise
+    )
+    return _charged_costs(model, runs, len(protocol.seeds), n)
+
+
+def _charged_costs(
+    model: JobModel, runs: Sequence[Any], seeds: int, n: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each run's charged cost of every recurrence (rows: seeds) and failed flags, on ``model``."""
     baseline = job_refs(model).baseline
     out = []
     for tries in runs:
-        spent = np.zeros((len(seeds), n))
-        reached = np.zeros((len(seeds), n), dtype=bool)
+        spent = np.zeros((seeds, n))
+        reached = np.zeros((seeds, n), dtype=bool)
         cols = tries.columns
         rec = cols["recurrence"] - 1
         np.add.at(spent, (tries.seed, rec), cols["cost"])
@@ -158,25 +175,62 @@ def replay_draws(job: JobTrace, n: int, policy_cls: type[Policy], protocol: Prot
 
 def policies_draws(job: JobTrace, n: int, classes: Sequence[type[Policy]], protocol: Protocol) -> list[Draws]:
     """:func:`replay_draws` of each policy class, the classes replayed together on each trace."""
-    recorded = policies_seed_costs(JobModel(job, Cost(protocol.eta)), classes, protocol, n)
-    reps: list[list[np.ndarray]] = [[] for _ in classes]
-    oracle = []
-    few = replace(protocol, seeds=protocol.seeds[: protocol.replicate_seeds])
-    for r in range(protocol.replicates):
-        model = JobModel(replicate_job(job, protocol.split, protocol.fold, r), Cost(protocol.eta))
-        for k, (costs, _) in enumerate(policies_seed_costs(model, classes, few, n)):
-            reps[k].append(costs.sum(axis=1))
-        oracle.append(job_refs(model).oracle)
-    width = len(few.seeds)
-    return [
-        Draws(
-            costs.sum(axis=1),
-            failed.sum(axis=1),
-            np.array(rep).reshape(len(rep), width),
-            np.array(oracle, dtype=float),
+    return parts_draws([(job, classes, protocol)], n)[0]
+
+
+def parts_draws(
+    parts: Sequence[tuple[JobTrace, Sequence[type[Policy]], Protocol]], n: int
+) -> list[list[Draws]]:
+    """:func:`policies_draws` of each part (a job's judged half, its classes, its protocol), in one executor walk.
+
+    The parts are one job's halves under protocols that differ in their split, fold, constants,
+    seeds and replicates alone: each part's recorded paths and replicate traces are lanes of one
+    :func:`~zeus_bench.sim.replay.replay_lanes` (a class that reads no paths is asked through one
+    face for all of them), so each seed's rows are those of its part replayed alone.
+
+    Raises:
+        ValueError: parts that differ in eta, beta, horizon or noise.
+    """
+    first = parts[0][2]
+    shared = (first.eta, first.beta, first.horizon, first.noise)
+    if any((p.eta, p.beta, p.horizon, p.noise) != shared for _, _, p in parts):
+        raise ValueError("parts replayed in one walk must share eta, beta, horizon and noise")
+    cost = Cost(first.eta)
+    lanes: list[Lane] = []
+    spans: list[
+        tuple[int, list[JobModel], tuple[int, ...]]
+    ] = []  # per part: its first lane, models, replicate seeds
+    for job, classes, protocol in parts:
+        few = tuple(protocol.seeds[: protocol.replicate_seeds])
+        models = [JobModel(job, cost)] + [
+            JobModel(replicate_job(job, protocol.split, protocol.fold, r), cost)
+            for r in range(protocol.replicates)
+        ]
+        spans.append((len(lanes), models, few))
+        lanes.append(Lane(models[0], tuple(protocol.seeds), tuple(classes)))
+        lanes += [Lane(m, few, tuple(classes)) for m in models[1:]]
+    runs = replay_lanes(lanes, first.beta, n, first.horizon, first.noise)
+    out = []
+    for (_, classes, protocol), (at, models, few) in zip(parts, spans, strict=True):
+        recorded = _charged_costs(models[0], runs[at], len(protocol.seeds), n)
+        reps: list[list[np.ndarray]] = [[] for _ in classes]
+        oracle = []
+        for i, model in enumerate(models[1:], start=1):
+            for k, (costs, _) in enumerate(_charged_costs(model, runs[at + i], len(few), n)):
+                reps[k].append(costs.sum(axis=1))
+            oracle.append(job_refs(model).oracle)
+        out.append(
+            [
+                Draws(
+                    costs.sum(axis=1),
+                    failed.sum(axis=1),
+                    np.array(rep).reshape(len(rep), len(few)),
+                    np.array(oracle, dtype=float),
+                )
+                for (costs, failed), rep in zip(recorded, reps, strict=True)
+            ]
         )
-        for (costs, failed), rep in zip(recorded, reps, strict=True)
-    ]
+    return out
 
 
 PAIRED = ("baseline", "max-batch")
@@ -185,22 +239,31 @@ PAIRED = ("baseline", "max-batch")
 
 @dataclass(frozen=True)
 class _Task:
-    job: JobTrace
+    """One job's replays: its judged half under each protocol (``jobs[i]`` under ``protocols[i]``)."""
+
+    jobs: tuple[JobTrace, ...]
     policies: tuple[str, ...]
-    protocol: Protocol
+    protocols: tuple[Protocol, ...]
     recurrences: int
     policy_modules: tuple[str, ...] = ()
 
 
-def _run(task: _Task) -> list[tuple[str, str, str, Draws]]:
-    """(gpu, workload, policy, its draws) of each policy of a task (its job's, replayed together)."""
+def _run(task: _Task) -> list[list[tuple[str, str, str, Draws]]]:
+    """Per protocol, (gpu, workload, policy, its draws) of each policy of a task (every part in one walk)."""
     from zeus_bench.sim.policies.base import load_policy_module
 
     for module in task.policy_modules:
         load_policy_module(module)
-    classes = [task.protocol.policy(p) for p in task.policies]
-    draws = policies_draws(task.job, task.recurrences, classes, task.protocol)
-    return [(task.job.gpu, task.job.workload.id, p, d) for p, d in zip(task.policies, draws, strict=True)]
+    classes: dict[Constants, list[type[Policy]]] = {}  # one class per policy and constants (one face)
+    for protocol in task.protocols:
+        if protocol.constants not in classes:
+            classes[protocol.constants] = [protocol.policy(p) for p in task.policies]
+    parts = [(j, classes[p.constants], p) for j, p in zip(task.jobs, task.protocols, strict=True)]
+    draws = parts_draws(parts, task.recurrences)
+    return [
+        [(job.gpu, job.workload.id, p, d) for p, d in zip(task.policies, part, strict=True)]
+        for job, part in zip(task.jobs, draws, strict=True)
+    ]
 
 
 @dataclass(frozen=True)
@@ -270,29 +333,57 @@ def run_arena(
     Zeus is added when missing (every policy is paired with it), and so are the paired references
     (:data:`PAIRED`, the ratios' denominators).
     """
+    return run_arena_parts([jobs], policies, [protocol], jobs_n, policy_modules, progress)[0]
+
+
+def run_arena_parts(
+    part_jobs: Sequence[Sequence[ArenaJob | JobTrace]],
+    policies: Sequence[str],
+    protocols: Sequence[Protocol],
+    jobs_n: int = 1,
+    policy_modules: Sequence[str] = (),
+    progress: Callable[[int], None] | None = None,
+) -> list[Runs]:
+    """:func:`run_arena` of each part: ``part_jobs[i]`` under ``protocols[i]``.
+
+    The parts hold the same (GPU, workload) jobs in the same order (halves of other splits and
+    folds): a job's replays under every protocol are one task and one executor walk
+    (:func:`parts_draws`), and ``jobs_n`` processes spread the jobs.
+
+    Raises:
+        ConfigError: no seeds, an unknown policy, horizon, noise or path draw, or too many tries.
+        ValueError: parts of other jobs, or protocols that differ in eta, beta, horizon or noise.
+    """
     names = list(dict.fromkeys([COMPARATOR, *policies, *PAIRED]))
     for p in names:
         get_policy(p)
-    if not protocol.seeds:
-        raise ConfigError("no seeds given")
-    check_horizon(protocol.horizon)
-    check_noise(protocol.noise)
-    check_path_draw(protocol.path_draw)  # before the replays, not after them in the statistics
+    for protocol in protocols:
+        if not protocol.seeds:
+            raise ConfigError("no seeds given")
+        check_horizon(protocol.horizon)
+        check_noise(protocol.noise)
+        check_path_draw(protocol.path_draw)  # before the replays, not after them in the statistics
+    per_part = [as_arena_jobs(jobs) for jobs in part_jobs]
+    keys = [[(j.job.gpu, j.job.workload.id, j.recurrences) for j in jobs] for jobs in per_part]
+    if any(k != keys[0] for k in keys):
+        raise ValueError("the arena's parts must hold the same jobs in the same order")
     tasks = [
-        _Task(j.job, tuple(names), protocol, j.recurrences, tuple(policy_modules))
-        for j in as_arena_jobs(jobs)
-    ]
-    check_tries(
-        sum(len(protocol.seeds) * t.recurrences * len(names) for t in tasks),
-        f"{len(protocol.seeds)} seed(s) x {len(names)} policies x {len(tasks)} job(s) x their recurrences",
-    )
-    out = Runs()
-    out.policies = tuple(n for n in names if n not in PAIRED or n in policies)
+        _Task(tuple(jobs[i].job for jobs in per_part), tuple(names), tuple(protocols), per_part[0][i].recurrences,
+              tuple(policy_modules))
+        for i in range(len(per_part[0]))
+    ]  # fmt: skip
+    for part in protocols:  # (each part as if alone: a walk holds one job's parts)
+        check_tries(
+            sum(len(part.seeds) * t.recurrences * len(names) for t in tasks),
+            f"{len(part.seeds)} seed(s) x {len(names)} policies x {len(tasks)} job(s) x their recurrences",
+        )
+    out = [Runs() for _ in protocols]
+    for runs in out:
+        runs.policies = tuple(n for n in names if n not in PAIRED or n in policies)
     if jobs_n > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(max_workers=jobs_n) as pool:
-            done = pool.map(_run, tasks)
-            for runs in done:
-                _collect(out, runs, progress)
+            for done in pool.map(_run, tasks):
+                _collect(out, done, progress)
     else:
         for t in tasks:
             _collect(out, _run(t), progress)
@@ -300,10 +391,11 @@ def run_arena(
 
 
 def _collect(
-    out: Runs, runs: list[tuple[str, str, str, Draws]], progress: Callable[[int], None] | None
+    out: Sequence[Runs], runs: list[list[tuple[str, str, str, Draws]]], progress: Callable[[int], None] | None
 ) -> None:
-    """A task's draws into ``out``; ``progress`` told one (job, policy) at a time."""
-    for gpu, w, p, draws in runs:
-        out[(gpu, w, p)] = draws
-        if progress is not None:
-            progress(1)
+    """A task's draws into each part's ``out``; ``progress`` told one (part, job, policy) at a time."""
+    for part, part_runs in zip(out, runs, strict=True):
+        for gpu, w, p, draws in part_runs:
+            part[(gpu, w, p)] = draws
+            if progress is not None:
+                progress(1)

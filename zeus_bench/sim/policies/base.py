@@ -86,10 +86,17 @@ class Policy(ABC):
             (``False`` for the reference policies, which model running without Zeus).
         randomized: Whether different seeds may give different decisions (contract tests).
         description: One line for ``--help`` and the docs.
+        reads_paths: Whether the policy reads its job's training paths (``ctx.job.target_epochs``
+            or anything derived from them, as the reference policies max-batch and oracle do).
+            False lets a replay of one job's several sets of paths (the arena's splits, folds and
+            replicate traces: :func:`~zeus_bench.sim.replay.replay_lanes`) ask one face for all of
+            them, every object built on one set's job. True by default; a subclass of a policy
+            that declares False and reads the paths must declare True again.
     """
 
     name: ClassVar[str]
     early_stopping: ClassVar[bool] = True
+    reads_paths: ClassVar[bool] = True
     randomized: ClassVar[bool] = False
     description: ClassVar[str] = ""
 

@@ -84,6 +84,8 @@ class ArmBandit(JitMixin, Policy):
     :meth:`choose` (the batch size once a try has reached the target).
     """
 
+    reads_paths = False
+
     def __init__(self, ctx: PolicyContext) -> None:
         """Start with no observation."""
         super().__init__(ctx)

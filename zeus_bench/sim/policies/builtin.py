@@ -68,6 +68,7 @@ class Zeus(JitMixin, Policy):
     """The faithful replay: JIT power limit + pruning Gaussian Thompson Sampling over batch sizes."""
 
     name = "zeus"
+    reads_paths = False
     randomized = True
     description = "JIT power limit on the first try of each batch size; pruning (2 rounds) then Gaussian TS"
 
@@ -163,6 +164,7 @@ class PowerLimitOnly(JitMixin, Policy):
     """Ablation: JIT power limit at the default batch size b0."""
 
     name = "pl-only"
+    reads_paths = False
     description = "JIT power limit at the default batch size b0"
 
     def __init__(self, ctx: PolicyContext) -> None:
@@ -238,6 +240,7 @@ class Baseline(_Fixed):
     """b0 at the maximum power limit (the paper code's comparison)."""
 
     name = "baseline"
+    reads_paths = False
     description = "default batch size b0 at the maximum power limit"
 
     def configuration(self, ctx: PolicyContext) -> tuple[int, float]:
@@ -278,6 +281,7 @@ class GridSearch(Policy):
     """
 
     name = "grid-search"
+    reads_paths = False
     description = "every (batch size, limit) once (b0 at max limit first), then the cheapest"
 
     def __init__(self, ctx: PolicyContext) -> None:

@@ -77,6 +77,7 @@ class ZeusPlus(JitMixin, Policy):
     """JIT power limit + :class:`SafeHillClimb` over batch sizes (the recommended successor of Zeus)."""
 
     name = "zeus-plus"
+    reads_paths = False
     description = (
         "JIT power limit; budgeted neighbour probes cut at (1+margin) x the incumbent; drift restarts"
     )
