@@ -15,7 +15,7 @@ import numpy as np
 
 from zeus_bench.sim.metrics import charged
 from zeus_bench.sim.policies.builtin import max_limit_w, oracle_configuration
-from zeus_bench.sim.replay import replay
+from zeus_bench.sim.replay import replay_many
 
 if TYPE_CHECKING:
     from zeus_bench.sim.policies.base import Policy
@@ -62,10 +62,10 @@ def recurrence_costs(
     """
     spent = np.zeros((len(seeds), n))
     reached = np.zeros((len(seeds), n), dtype=bool)
-    for i, s in enumerate(seeds):
-        for r in replay(model, cls, s, beta, n, window=window, drift=drift):
-            spent[i, r[0] - 1] += r[7]
-            reached[i, r[0] - 1] |= r[8]
+    tries = replay_many(model, cls, list(seeds), beta, n, window=window, drift=drift)  # each seed's own rows
+    rec = tries.columns["recurrence"] - 1
+    np.add.at(spent, (tries.seed, rec), tries.columns["cost"])  # (in row order, as the seeds' rows were added)
+    np.logical_or.at(reached, (tries.seed, rec), tries.columns["reached"])
     failed = ~reached
     return charged(spent, failed.astype(float), references(model).baseline), failed
 
