@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
+from zeus_bench.sim.model import RUN_FIELDS, SeedTries
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel
 from zeus_bench.studies import recurrences
@@ -34,11 +34,17 @@ def test_a_recurrence_of_several_tries_is_charged_their_sum() -> None:
 def test_a_failed_recurrence_is_charged_its_tries_plus_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
     # Injected rows (recurrence, ..., cost at 7, reached at 8): recurrence 1 fails then reaches
     # (100 + 200); recurrence 2's only try fails (50, plus the baseline's expected cost).
-    def rows(*_: object, **__: object) -> Iterator[tuple[object, ...]]:
-        for rec, cost, reached in ((1, 100.0, False), (1, 200.0, True), (2, 50.0, False)):
-            yield (rec, 1, 32, 100.0, 1.0, cost, 1.0, cost, reached)
+    # Each seed gets the same three rows (only the recurrence, cost and reached columns are read).
+    def rows(_model: object, _cls: object, seeds: list[int], *_: object, **__: object) -> SeedTries:
+        one = ((1, 100.0, False), (1, 200.0, True), (2, 50.0, False))
+        k = len(seeds)
+        columns = {name: np.zeros(3 * k) for name in RUN_FIELDS}
+        columns["recurrence"] = np.tile([r for r, _, _ in one], k)
+        columns["cost"] = np.tile([c for _, c, _ in one], k)
+        columns["reached"] = np.tile([r for _, _, r in one], k)
+        return SeedTries(k, np.repeat(np.arange(k), 3), columns)
 
-    monkeypatch.setattr(recurrences, "replay", rows)
+    monkeypatch.setattr(recurrences, "replay_many", rows)
     model = JobModel(toy_job(), Cost(1.0))
     refs = references(model)
     assert refs.baseline != refs.oracle  # 32 at 200 W (1000 J) against 64 at 100 W (450 J)

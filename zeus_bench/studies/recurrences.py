@@ -64,7 +64,9 @@ def recurrence_costs(
     reached = np.zeros((len(seeds), n), dtype=bool)
     tries = replay_many(model, cls, list(seeds), beta, n, window=window, drift=drift)  # each seed's own rows
     rec = tries.columns["recurrence"] - 1
-    np.add.at(spent, (tries.seed, rec), tries.columns["cost"])  # (in row order, as the seeds' rows were added)
+    np.add.at(
+        spent, (tries.seed, rec), tries.columns["cost"]
+    )  # (in row order, as the seeds' rows were added)
     np.logical_or.at(reached, (tries.seed, rec), tries.columns["reached"])
     failed = ~reached
     return charged(spent, failed.astype(float), references(model).baseline), failed
