@@ -224,14 +224,15 @@ def test_warmstart_reuses_the_comparisons_cold_runs(
         ("v100", "sentiment140", "zeus-plus"),
     ]
     pairs = [("v100", "a40"), ("a40", "v100")]
-    replayed = study.warmstart_study(sets, pairs, [1, 2], Cost(0.5), 2.0, {"sentiment140"})
     calls: list[str] = []
-    real = study.recurrence_costs
+    real = recurrences.recurrence_costs
     counted = lambda model, cls, *a, **k: calls.append(cls.__name__) or real(model, cls, *a, **k)  # noqa: E731
-    monkeypatch.setattr(study, "recurrence_costs", counted)  # the study's cold runs
-    monkeypatch.setattr(recurrences, "recurrence_costs", counted)  # the warm runs (studies.warmjobs)
+    monkeypatch.setattr(recurrences, "recurrence_costs", counted)  # the cold runs (studies.warmjobs)
+    replayed = study.warmstart_study(sets, pairs, [1, 2], Cost(0.5), 2.0, {"sentiment140"})
+    assert calls == ["ZeusPlus", "ZeusPlus"]  # one cold run per pair (the warm ones: one walk of their own)
+    calls.clear()
     reused = study.warmstart_study(sets, pairs, [1, 2], Cost(0.5), 2.0, {"sentiment140"}, runs)
-    assert len(calls) == 4  # the warm runs only: one per seed (its own prior) and pair
+    assert calls == []  # compare's cold runs reused
     assert reused.equals(replayed) and len(reused) == 2
 
 

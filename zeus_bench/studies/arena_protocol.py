@@ -22,12 +22,13 @@ import numpy as np
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost
 from zeus_bench.core.entry import check_tries
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim.metrics import charged, check_path_draw
+from zeus_bench.sim.metrics import check_path_draw
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy
 from zeus_bench.sim.replay import (
     JobModel,
     Lane,
+    SeedTries,
     check_job,
     default_recurrences,
     replay_lanes,
@@ -36,6 +37,7 @@ from zeus_bench.sim.replay import (
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
 from zeus_bench.studies.crossfit import FOLD_CONSTANTS, judged_half, replicate_job, split_job, variant
 from zeus_bench.studies.recurrences import references as job_refs
+from zeus_bench.studies.recurrences import tries_costs
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 log = logging.getLogger(__name__)
@@ -126,25 +128,12 @@ def policies_seed_costs(
     runs = replay_policies(
         model, classes, list(protocol.seeds), protocol.beta, n, protocol.horizon, protocol.noise
     )
-    return _charged_costs(model, runs, len(protocol.seeds), n)
+    return _charged_costs(model, runs, n)
 
 
-def _charged_costs(
-    model: JobModel, runs: Sequence[Any], seeds: int, n: int
-) -> list[tuple[np.ndarray, np.ndarray]]:
+def _charged_costs(model: JobModel, runs: Sequence[SeedTries], n: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """Each run's charged cost of every recurrence (rows: seeds) and failed flags, on ``model``."""
-    baseline = job_refs(model).baseline
-    out = []
-    for tries in runs:
-        spent = np.zeros((seeds, n))
-        reached = np.zeros((seeds, n), dtype=bool)
-        cols = tries.columns
-        rec = cols["recurrence"] - 1
-        np.add.at(spent, (tries.seed, rec), cols["cost"])
-        np.logical_or.at(reached, (tries.seed, rec), cols["reached"])
-        failed = ~reached
-        out.append((charged(spent, failed.astype(float), baseline), failed))
-    return out
+    return [tries_costs(model, tries, n) for tries in runs]
 
 
 def replayed_total(model: JobModel, name: str, protocol: Protocol, n: int) -> np.ndarray:
@@ -211,12 +200,12 @@ def parts_draws(
         lanes += [Lane(m, few, tuple(classes)) for m in models[1:]]
     runs = replay_lanes(lanes, first.beta, n, first.horizon, first.noise)
     out = []
-    for (_, classes, protocol), (at, models, few) in zip(parts, spans, strict=True):
-        recorded = _charged_costs(models[0], runs[at], len(protocol.seeds), n)
+    for (_, classes, _), (at, models, few) in zip(parts, spans, strict=True):
+        recorded = _charged_costs(models[0], runs[at], n)
         reps: list[list[np.ndarray]] = [[] for _ in classes]
         oracle = []
         for i, model in enumerate(models[1:], start=1):
-            for k, (costs, _) in enumerate(_charged_costs(model, runs[at + i], len(few), n)):
+            for k, (costs, _) in enumerate(_charged_costs(model, runs[at + i], n)):
                 reps[k].append(costs.sum(axis=1))
             oracle.append(job_refs(model).oracle)
         out.append(

@@ -19,7 +19,7 @@ from zeus_bench.sim.replay import replay_many
 
 if TYPE_CHECKING:
     from zeus_bench.sim.policies.base import Policy
-    from zeus_bench.sim.replay import JobModel
+    from zeus_bench.sim.replay import JobModel, SeedTries
     from zeus_bench.sim.scenarios.drift import Drift
 
 __all__ = ["Refs", "anytime_floor", "probe_floor", "recurrence_costs", "references"]
@@ -60,13 +60,15 @@ def recurrence_costs(
     A failed recurrence (no try reached the target) is charged what its tries spent plus the
     baseline's expected cost (:func:`zeus_bench.sim.metrics.charged`, the summary's rule).
     """
-    spent = np.zeros((len(seeds), n))
-    reached = np.zeros((len(seeds), n), dtype=bool)
-    tries = replay_many(model, cls, list(seeds), beta, n, window=window, drift=drift)  # each seed's own rows
+    return tries_costs(model, replay_many(model, cls, list(seeds), beta, n, window=window, drift=drift), n)
+
+
+def tries_costs(model: JobModel, tries: SeedTries, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`recurrence_costs` of a replay's rows (``tries``: its seeds' rows, ``n`` recurrences, on ``model``)."""
+    spent = np.zeros((tries.seeds, n))
+    reached = np.zeros((tries.seeds, n), dtype=bool)
     rec = tries.columns["recurrence"] - 1
-    np.add.at(
-        spent, (tries.seed, rec), tries.columns["cost"]
-    )  # (in row order, as the seeds' rows were added)
+    np.add.at(spent, (tries.seed, rec), tries.columns["cost"])  # (row order: each seed's rows in turn)
     np.logical_or.at(reached, (tries.seed, rec), tries.columns["reached"])
     failed = ~reached
     return charged(spent, failed.astype(float), references(model).baseline), failed

@@ -27,7 +27,7 @@ import numpy as np
 
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import bootstrap_ci, regret_pct
-from zeus_bench.sim.scenarios.warmstart import PRIOR_SEED_OFFSET, NoSharedBatchSize, bind_prior, prior_for
+from zeus_bench.sim.scenarios.warmstart import PRIOR_SEED_OFFSET, NoSharedBatchSize, bind_prior, priors_for
 from zeus_bench.studies.warmjobs_schema import WARMSTART_JOBS
 from zeus_bench.traces.jobs import TraceSet
 
@@ -62,7 +62,7 @@ def warm_job_costs(
     beta: float,
     cold: np.ndarray | None = None,
 ) -> WarmCosts:
-    """Cold and warm zeus-plus on one target job, one prior replay per seed.
+    """Cold and warm zeus-plus on one target job, one prior replay per seed (every seed's prior replays in one walk, their warm replays in another).
 
     Args:
         model: The target job's model (its cost is the prior replay's).
@@ -73,8 +73,8 @@ def warm_job_costs(
         cold: The cold runs' charged costs if already replayed (rows: seeds).
     """
     from zeus_bench.sim.policies import get_policy
-    from zeus_bench.sim.replay import default_recurrences
-    from zeus_bench.studies.recurrences import recurrence_costs, references
+    from zeus_bench.sim.replay import Lane, default_recurrences, replay_lanes
+    from zeus_bench.studies.recurrences import recurrence_costs, references, tries_costs
 
     job = model.job
     n = default_recurrences(job)
@@ -83,15 +83,21 @@ def warm_job_costs(
         cold, _ = recurrence_costs(model, plus, seeds, beta, n)
     warm = np.empty_like(cold)
     missing = 0
-    for i, s in enumerate(seeds):
-        try:
-            prior = prior_for(job, prior_traces, prior_gpu, model.cost, beta, int(s) + PRIOR_SEED_OFFSET)
-        except NoSharedBatchSize as exc:
-            log.info("%s on %s, seed %d: %s; runs cold", job.workload.id, job.gpu, s, exc)
+    priors = priors_for(
+        job, prior_traces, prior_gpu, model.cost, beta, [int(s) + PRIOR_SEED_OFFSET for s in seeds]
+    )
+    lanes, at = [], []  # one lane per seed with a prior (its own class), all in one walk
+    for i, (s, prior) in enumerate(zip(seeds, priors, strict=True)):
+        if isinstance(prior, NoSharedBatchSize):
+            log.info("%s on %s, seed %d: %s; runs cold", job.workload.id, job.gpu, s, prior)
             warm[i] = cold[i]
             missing += 1
             continue
-        warm[i] = recurrence_costs(model, bind_prior(plus, prior), [s], beta, n)[0][0]
+        lanes.append(Lane(model, (int(s),), (bind_prior(plus, prior),)))
+        at.append(i)
+    runs = replay_lanes(lanes, beta, n) if lanes else []
+    for i, rows in zip(at, runs, strict=True):
+        warm[i] = tries_costs(model, rows[0], n)[0][0]
     return WarmCosts(cold, warm, references(model).oracle, n, missing)
 
 

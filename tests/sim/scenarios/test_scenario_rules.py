@@ -7,6 +7,7 @@ oracle counting a configuration feasible when only some of its paths reach the t
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -20,14 +21,16 @@ from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.policies.base import PolicyContext
 from zeus_bench.sim.scenarios.drift import Drift, drift_of, oracle_cost_by_recurrence
 from zeus_bench.sim.scenarios.warmstart import (
+    NoSharedBatchSize,
     Prior,
     Try,
     bind_prior,
     observed_tries,
     prior_for,
     prior_from_tries,
+    priors_for,
 )
-from zeus_bench.traces.jobs import TraceSet
+from zeus_bench.traces.jobs import JobTrace, TraceSet
 
 
 def test_prior_relative_cost_is_each_size_over_the_best() -> None:
@@ -178,3 +181,58 @@ def test_observed_tries_are_every_try_that_ran(zeus_traces: Path) -> None:
     assert any(not r["profiled"] for r in ran)  # tries after a size's first: the filter is "ran"
     expected = [Try(r["batch_size"], r["epochs"], r["cost"], r["reached"]) for r in ran]
     assert observed_tries(job, Cost(0.5), 2.0, 3) == expected
+
+
+def _same_priors(got: list[object], want: list[object]) -> None:
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        if isinstance(w, NoSharedBatchSize):
+            assert isinstance(g, NoSharedBatchSize) and str(g) == str(w)
+        else:
+            assert g == w
+
+
+def _priors_one_at_a_time(job: JobTrace, ts: TraceSet, seeds: list[int]) -> list[object]:
+    out: list[object] = []
+    for s in seeds:
+        try:
+            out.append(prior_for(job, ts, "v100", Cost(0.5), 2.0, s))
+        except NoSharedBatchSize as exc:
+            out.append(exc)
+    return out
+
+
+@pytest.mark.parametrize("workload", ["cifar100", "squad", "librispeech"])
+def test_priors_of_every_seed_in_one_walk_are_each_seeds_own(zeus_traces: Path, workload: str) -> None:
+    ts = TraceSet(zeus_traces)
+    job = ts.job("a40", workload)
+    seeds = list(range(101, 109))
+    got = priors_for(job, ts, "v100", Cost(0.5), 2.0, seeds)
+    assert len({p.best_batch_size for p in got if isinstance(p, Prior)} | {0}) >= 2  # real priors
+    _same_priors(got, _priors_one_at_a_time(job, ts, seeds))
+
+
+def test_a_seed_without_a_shared_batch_size_gets_its_exception(
+    zeus_traces: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ts = TraceSet(zeus_traces)
+    real = ts.job("a40", "cifar100")
+    job = dataclasses.replace(real, batch_sizes=np.array([3, 5]), b0=3)  # none the V100 ran
+    got = priors_for(job, ts, "v100", Cost(0.5), 2.0, [1, 2])
+    assert all(isinstance(p, NoSharedBatchSize) for p in got)
+    _same_priors(got, _priors_one_at_a_time(job, ts, [1, 2]))
+
+    # A walk stopped by some seed's first recurrence: the seeds told apart one replay at a time.
+    from zeus_bench.sim import replay
+
+    whole = replay.replay_many
+
+    def stopped(model: object, cls: object, seeds: list[int], *a: object, **k: object) -> object:
+        if len(seeds) > 1:  # the walk of every seed; one seed's replay (prior_for's) runs
+            raise ConfigError("b0 did not reach the target in the first recurrence")
+        return whole(model, cls, seeds, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay, "replay_many", stopped)
+    got = priors_for(real, ts, "v100", Cost(0.5), 2.0, [4, 5])
+    assert all(isinstance(p, Prior) for p in got)
+    _same_priors(got, _priors_one_at_a_time(real, ts, [4, 5]))

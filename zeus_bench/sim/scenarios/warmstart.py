@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from zeus_bench.core.cost import DEFAULT_BETA, Cost
 from zeus_bench.core.errors import ConfigError
@@ -98,7 +98,11 @@ def observed_tries(
     from zeus_bench.sim.replay import JobModel, default_recurrences, replay
 
     n = default_recurrences(prior_job) if recurrences is None else int(recurrences)
-    rows = replay(JobModel(prior_job, cost), get_policy(policy), seed, beta, n)
+    return _observed(replay(JobModel(prior_job, cost), get_policy(policy), seed, beta, n))
+
+
+def _observed(rows: Sequence[Sequence[Any]]) -> list[Try]:
+    """The tries a deployment observes among a replay's rows (those that ran)."""
     return [Try(int(r[2]), float(r[4]), float(r[7]), bool(r[8])) for r in rows if r[10]]
 
 
@@ -162,6 +166,55 @@ def prior_for(
         ) from None
     log.debug("prior of %s on %s from %d tries on %s", w, job.gpu, len(tries), prior_gpu)
     return prior_from_tries(job, tries, prior_gpu)
+
+
+def priors_for(
+    job: JobTrace,
+    prior_traces: TraceSet,
+    prior_gpu: str,
+    cost: Cost,
+    beta: float,
+    seeds: Sequence[int],
+) -> list[Prior | NoSharedBatchSize]:
+    """:func:`prior_for` of each seed, the prior replays of every seed in one walk; a seed without one: its exception.
+
+    A walk that stops at some seed's first recurrence (the prior GPU's b0 did not reach the
+    target on a path) tells the seeds apart one replay at a time, as :func:`prior_for` does.
+
+    Raises:
+        ConfigError: unknown prior GPU, or the workload is not in the prior trace.
+    """
+    from zeus_bench.sim.policies import get_policy
+    from zeus_bench.sim.replay import JobModel, default_recurrences, replay_many
+
+    check_prior_gpu(prior_traces, prior_gpu)
+    w = job.workload.id
+    if w not in prior_traces.workload_ids(prior_gpu):
+        raise ConfigError(f"prior trace {prior_traces.directory} has no runs of {w!r} on {prior_gpu!r}")
+    prior_job = prior_traces.job(prior_gpu, w)
+    try:
+        tries = replay_many(
+            JobModel(prior_job, cost),
+            get_policy("zeus-plus"),
+            list(seeds),
+            beta,
+            default_recurrences(prior_job),
+        )
+    except ConfigError:
+        out: list[Prior | NoSharedBatchSize] = []
+        for seed in seeds:
+            try:
+                out.append(prior_for(job, prior_traces, prior_gpu, cost, beta, seed))
+            except NoSharedBatchSize as exc:
+                out.append(exc)
+        return out
+    out = []
+    for rows in tries:
+        try:
+            out.append(prior_from_tries(job, _observed(rows), prior_gpu))
+        except NoSharedBatchSize as exc:
+            out.append(exc)
+    return out
 
 
 def bind_prior(policy_cls: type[Policy], prior: Prior | None) -> type[Policy]:
