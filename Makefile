@@ -15,7 +15,7 @@ help:
 	@echo "make docs       - build the documentation site strict into site/ (installs the extra docs)"
 	@echo "make test-slurm - (root) start a one-node SLURM cluster, run the tests marked slurm, stop it"
 	@echo "make lint       - ruff (format check + lint) and mypy"
-	@echo "make bench      - simulator benchmark (tries/s and jobs/s per policy, whole-process time and peak memory)"
+	@echo "make bench      - benchmarks: simulator (tries/s, jobs/s, whole process), arena, make reproduce in a fresh clone"
 	@echo "make bench-peer - the same, plus the original Zeus simulator timed side by side (builds .venv-peer)"
 	@echo "make golden     - rerun the original Zeus simulator: benchmarks/golden/ and results/reference/"
 	@echo "make lock       - rewrite requirements.lock (exact versions of the core install) in a fresh venv"
@@ -75,6 +75,7 @@ lint: $(VENV)/.test
 bench: $(VENV)/.core
 	$(BIN)/python benchmarks/bench_simulate.py
 	$(BIN)/python benchmarks/bench_arena.py
+	$(BIN)/python benchmarks/bench_reproduce.py
 
 # The original simulator (PyPI zeus==0.16.0, its _legacy code, with the pinned packages it imports)
 # in one side venv, built on request and shared by bench-peer and golden.

@@ -44,16 +44,27 @@ class Measured:
     returncode: int
 
 
-def run_measured(cmd: list[str], check: bool = True, quiet_stderr: bool = False) -> Measured:
+def run_measured(
+    cmd: list[str],
+    check: bool = True,
+    quiet_stderr: bool = False,
+    quiet_stdout: bool = False,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> Measured:
     """Run ``cmd`` from a small launcher; its wall and CPU seconds and its own peak RSS (MiB).
 
     ``check``: raise :class:`subprocess.CalledProcessError` on a non-zero exit status.
-    ``quiet_stderr``: discard the command's standard error (its progress lines).
+    ``quiet_stderr``: discard the command's standard error (its progress lines); ``quiet_stdout``: its output.
+    ``cwd``, ``env``: the command's working directory and environment (default: this process's).
+    The CPU time is the command's and its waited-for descendants' (``wait4``).
     """
     with tempfile.TemporaryDirectory(prefix="zb-measure-") as tmp:
         report = Path(tmp) / "usage.json"
         stderr = subprocess.DEVNULL if quiet_stderr else None
-        subprocess.run([sys.executable, "-c", _LAUNCHER, str(report), *cmd], check=True, stderr=stderr)
+        launcher = [sys.executable, "-c", _LAUNCHER, str(report), *cmd]
+        stdout = subprocess.DEVNULL if quiet_stdout else None
+        subprocess.run(launcher, check=True, stdout=stdout, stderr=stderr, cwd=cwd, env=env)
         got = json.loads(report.read_text())
     measured = Measured(float(got["wall"]), float(got["cpu"]), got["maxrss_kib"] / 1024.0, int(got["rc"]))
     if check and measured.returncode != 0:

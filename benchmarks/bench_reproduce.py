@@ -1,0 +1,97 @@
+"""`make reproduce` benchmark: the workflow in a fresh clone with the venv present, in calibration units (goal 300).
+
+Run by ``make bench`` after ``bench_arena.py``. It clones this repository's committed ``HEAD`` into a
+temporary folder, links the clone's ``.venv`` to this checkout's (the goal's "venv present"), and
+times what ``make reproduce`` runs there, ``snakemake --cores 2``, with the clone's own code first
+on ``PYTHONPATH`` and the published traces from ``$ZEUS_TRACE_DIR`` (default
+``../shared/traces/zeus-nsdi23``; a machine that can download them may pass ``--download``). It
+prints the wall and CPU time of the whole process tree, its peak RSS, the calibration
+(``../shared/bench/calib.py``, before and after), their ratio against the goal, and whether the
+outputs are byte for byte the committed ones (``git status`` in the clone).
+
+    python benchmarks/bench_reproduce.py [--cores 2] [--download] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench_arena import Timed, _report
+from bench_arena import _calibration as calibration
+from measure import run_measured
+
+REPO = Path(__file__).resolve().parents[1]
+GOAL_UNITS = 300.0  # issue 34: `make reproduce` in a fresh clone, venv present
+TRACES = REPO.parent / "shared" / "traces" / "zeus-nsdi23"
+
+
+def _changed(clone: Path) -> list[str]:
+    """The clone's files the run changed or added (``git status --porcelain``), the venv link left out."""
+    out = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
+    ).stdout
+    return [line for line in out.splitlines() if line[3:].rstrip("/") != ".venv"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Time the workflow in a fresh clone and say whether its outputs are the committed ones."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cores", type=int, default=2, help="snakemake --cores (make reproduce's default: 2)")
+    ap.add_argument("--download", action="store_true", help="let the workflow download the traces")
+    ap.add_argument("--keep", action="store_true", help="keep the clone (its path is printed)")
+    args = ap.parse_args(argv)
+    venv = REPO / ".venv"
+    if not (venv / "bin" / "snakemake").is_file():
+        print(
+            f"bench_reproduce: {venv}/bin/snakemake not found: run `make reproduce` once first",
+            file=sys.stderr,
+        )
+        return 2
+    env = dict(os.environ)
+    if not args.download:
+        traces = Path(env.get("ZEUS_TRACE_DIR", TRACES))
+        if not (traces / "summary_train.csv").is_file():
+            print(
+                f"bench_reproduce: no Zeus traces in {traces} (ZEUS_TRACE_DIR, or --download)",
+                file=sys.stderr,
+            )
+            return 2
+        env["ZEUS_TRACE_DIR"] = str(traces)
+    tmp = tempfile.mkdtemp(prefix="zb-reproduce-")
+    clone = Path(tmp) / "zeus-bench"
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+    (clone / ".venv").symlink_to(venv)
+    env["PYTHONPATH"] = os.pathsep.join([str(clone), *filter(None, [env.get("PYTHONPATH")])])
+    cmd = [str(venv / "bin" / "snakemake"), "--cores", str(args.cores)]
+    before = calibration()
+    m = run_measured(cmd, check=False, quiet_stderr=True, quiet_stdout=True, cwd=clone, env=env)
+    after = calibration()
+    timed: Timed = (m.wall_s, m.cpu_s, before, after, m.peak_mib)
+    _report(
+        f"make reproduce: snakemake --cores {args.cores} in a fresh clone of HEAD, venv present",
+        timed,
+        GOAL_UNITS,
+    )
+    if m.returncode != 0:
+        print(f"  the workflow failed (exit status {m.returncode}); run it in {clone} to see why")
+        return 1
+    changed = _changed(clone)
+    if changed:
+        print(f"  outputs NOT the committed ones: {len(changed)} path(s), e.g. {changed[:3]}")
+    else:
+        print("  outputs byte for byte the committed ones (git status clean)")
+    if args.keep:
+        print(f"  clone kept: {clone}")
+    else:
+        shutil.rmtree(tmp)
+    return 0 if not changed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
