@@ -67,7 +67,7 @@ class ArenaRun:
 
     ``traces``: each GPU's trace set; ``workloads``: None for every workload of each GPU;
     ``jobs_n`` worker processes, each importing ``policy_modules`` (policies registered outside the
-    package); ``progress`` is called with 1 after each (job, policy) replay.
+    package); ``progress`` is called after each job with the number of its (split, fold, policy) replays.
     """
 
     traces: dict[str, TraceSet]

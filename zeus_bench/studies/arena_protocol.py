@@ -382,9 +382,15 @@ def run_arena_parts(
 def _collect(
     out: Sequence[Runs], runs: list[list[tuple[str, str, str, Draws]]], progress: Callable[[int], None] | None
 ) -> None:
-    """A task's draws into each part's ``out``; ``progress`` told one (part, job, policy) at a time."""
+    """A task's draws into each part's ``out``; ``progress`` told its (part, job, policy) replays at once.
+
+    (One call per task: a first line's estimate of the time left then rests on a whole task, not on
+    the first of its replays.)
+    """
+    done = 0
     for part, part_runs in zip(out, runs, strict=True):
         for gpu, w, p, draws in part_runs:
             part[(gpu, w, p)] = draws
-            if progress is not None:
-                progress(1)
+            done += 1
+    if progress is not None and done:
+        progress(done)
