@@ -89,3 +89,28 @@ def test_b0s_own_paths_are_not_the_try_of_another_batch_size() -> None:
     model = JobModel(job, Cost(0.5))
     assert anytime_floor(model, 40, 0.02) == pytest.approx(100.0 * 37 * 400 / (40 * 1200))
     assert anytime_floor(model, 40, 0.02) == pytest.approx(_floor(model, 40, 0.02, 1200.0))
+
+
+def test_a_replays_charge_adds_each_cells_costs_in_row_order() -> None:
+    # Costs whose sum depends on the order (1e16 + 1 + 1 - 1e16): each (seed, recurrence) cell adds
+    # its rows in row order, as a loop over the rows does; a cell no row reached fails.
+    k = 3
+    costs = np.array([1e16, 1.0, 1.0, -1e16, 5.0, 0.1, 0.2, 0.3] * k)
+    recs = np.array([1, 1, 1, 1, 2, 1, 1, 2] * k)
+    seed = np.repeat(np.arange(k), 8)
+    reached = np.tile([False, False, False, True, False, True, False, False], k)
+    columns = {name: np.zeros(len(costs)) for name in RUN_FIELDS}
+    columns.update(recurrence=recs, cost=costs, reached=reached)
+    model = JobModel(toy_job(), Cost(1.0))
+    spent, failed = recurrences.tries_costs(model, SeedTries(k + 1, seed, columns), 2)
+    by_loop = np.zeros((k + 1, 2))
+    for s, r, c in zip(seed, recs, costs, strict=True):
+        by_loop[s, r - 1] += c
+    assert by_loop[0, 0] != math.fsum(
+        [1e16, 1.0, 1.0, -1e16, 0.1, 0.2]
+    )  # the order matters here (0.3 against 2.3)
+    base = references(model).baseline
+    assert failed.tolist() == [[False, True]] * k + [[True, True]]
+    assert spent[:k, 0].tolist() == by_loop[:k, 0].tolist()
+    assert spent[:k, 1].tolist() == [by_loop[0, 1] + base] * k  # failed: its tries plus the baseline
+    assert spent[k].tolist() == [base, base]  # a seed without rows: both recurrences failed

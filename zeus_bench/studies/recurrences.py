@@ -65,12 +65,14 @@ def recurrence_costs(
 
 def tries_costs(model: JobModel, tries: SeedTries, n: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`recurrence_costs` of a replay's rows (``tries``: its seeds' rows, ``n`` recurrences, on ``model``)."""
-    spent = np.zeros((tries.seeds, n))
-    reached = np.zeros((tries.seeds, n), dtype=bool)
-    rec = tries.columns["recurrence"] - 1
-    np.add.at(spent, (tries.seed, rec), tries.columns["cost"])  # (row order: each seed's rows in turn)
-    np.logical_or.at(reached, (tries.seed, rec), tries.columns["reached"])
-    failed = ~reached
+    cell = tries.seed * n + (tries.columns["recurrence"] - 1)  # (seed, recurrence), flat
+    # bincount adds each cell's costs in row order (each seed's rows in turn), as np.add.at would
+    spent = np.bincount(cell, weights=tries.columns["cost"], minlength=tries.seeds * n).reshape(
+        tries.seeds, n
+    )
+    reached = np.zeros(tries.seeds * n, dtype=bool)
+    reached[cell[tries.columns["reached"].astype(bool)]] = True
+    failed = ~reached.reshape(tries.seeds, n)
     return charged(spent, failed.astype(float), references(model).baseline), failed
 
 
