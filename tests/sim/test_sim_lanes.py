@@ -118,6 +118,19 @@ def test_lanes_of_another_job_are_refused() -> None:
         )
 
 
+def test_lanes_at_other_places_in_time_are_refused() -> None:
+    from tests.helpers.cost_terms import KwhTerm
+
+    cost = Cost(0.5, (KwhTerm(5.0),))  # a priced term: each recurrence's place in time is kept
+    zeus = (get_policy("zeus"),)
+    job = toy_job(NOISY)
+    same = [Lane(JobModel(job, cost, [0.0, 0.0, 60.0, 120.0]), (k,), zeus) for k in (1, 2)]
+    assert [len(r) for r in replay_lanes(same, 2.0, 3)] == [1, 1]
+    later = [same[0], Lane(JobModel(job, cost, [0.0, 0.0, 60.0, 180.0]), (2,), zeus)]
+    with pytest.raises(ValueError, match="lanes differ in more than their training paths"):
+        replay_lanes(later, 2.0, 3)
+
+
 def test_seed_range_renumbers_a_block_of_seeds() -> None:
     model = JobModel(toy_job(NOISY), Cost(0.5))
     tries = replay_many(model, get_policy("zeus"), [4, 5, 6, 7], 2.0, 6)

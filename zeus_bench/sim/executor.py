@@ -168,6 +168,8 @@ class _Tables:
                 or lm.max_epochs != m.max_epochs
                 or lm.cost != m.cost
                 or lm.max_power_w != m.max_power_w
+                or (lm.when_s is None) != (m.when_s is None)
+                or (lm.when_s is not None and not np.array_equal(lm.when_s, m.when_s))
             ):
                 raise ValueError("lanes differ in more than their training paths")
         width = max(t.paths.shape[1] for t in tables)
