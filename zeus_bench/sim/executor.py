@@ -168,8 +168,7 @@ class _Tables:
                 or lm.max_epochs != m.max_epochs
                 or lm.cost != m.cost
                 or lm.max_power_w != m.max_power_w
-                or (lm.when_s is None) != (m.when_s is None)
-                or (lm.when_s is not None and not np.array_equal(lm.when_s, m.when_s))
+                or not _same_times(lm.when_s, m.when_s)
             ):
                 raise ValueError("lanes differ in more than their training paths")
         width = max(t.paths.shape[1] for t in tables)
@@ -179,6 +178,11 @@ class _Tables:
         self.lane_n_paths = np.stack([t.n_paths for t in tables])
         self.lane_expected = [np.stack([t.expected[k] for t in tables]) for k in range(3)]
         self.lane = np.asarray(lanes.of_seed, dtype=np.int64)
+
+
+def _same_times(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Whether two models' recurrence times are the same (both none, or equal)."""
+    return a is None and b is None or (a is not None and b is not None and np.array_equal(a, b))
 
 
 class _Inputs(NamedTuple):
