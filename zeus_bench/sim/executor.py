@@ -182,7 +182,9 @@ class _Tables:
 
 def _same_times(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     """Whether two models' recurrence times are the same (both none, or equal)."""
-    return a is None and b is None or (a is not None and b is not None and np.array_equal(a, b))
+    if a is None or b is None:
+        return a is None and b is None
+    return bool(np.array_equal(a, b))
 
 
 class _Inputs(NamedTuple):
