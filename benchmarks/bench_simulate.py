@@ -15,8 +15,9 @@ Run by ``make bench`` (and ``make bench-peer``), not by the tests. It prints:
    CPU: both sides run ``--repeats`` times (default 3), alternated, and the least of each counts
    (a run slowed by other load, on either side, moves the ratio by up to 2x on a shared machine);
 4. the cluster-scale arrival replay (``bench_arrivals.py``: ``synth-arrivals --workloads <all
-   six> --groups 10000 --jobs-per-group 50 --seed 7``, 3,000,000 submissions, replayed under
-   ``zeus`` on the V100: wall, CPU, peak RSS, calibrated right before), and with ``--peer`` the
+   six> --groups G --jobs-per-group 50 --seed 7`` replayed under ``zeus`` on the V100: wall, CPU,
+   peak RSS, calibrated right before; G 1,667, 500,100 submissions, the size issue 34's goal is
+   stated for, with its verdict, then G 10,000, 3,000,000 submissions, for scale), and with ``--peer`` the
    original's ``simulate_one_alibaba_group`` on a slice of it side by side (``--skip-arrivals``
    leaves it out);
 5. every wall time also in calibration units (wall time / ``calib.py`` seconds, measured before
@@ -321,40 +322,41 @@ def main() -> int:
 
 
 def _arrivals(args: argparse.Namespace, csv_dir: Path, traces: Path, tmp: Path) -> tuple[object, ...]:
-    """The cluster-scale arrival replay (bench_arrivals.py), calibrated right before it."""
+    """The arrival replay (bench_arrivals.py) at the goal's size and at six times it, each calibrated right before."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_arrivals
 
-    table = bench_arrivals.make_table(tmp)
-    calib = _calibration(args.calib)
-    whole = bench_arrivals.whole_process(traces, table, tmp)
+    sizes = []
+    for groups in (bench_arrivals.GOAL_GROUPS, bench_arrivals.GROUPS):
+        table = bench_arrivals.make_table(tmp, groups)
+        calib = _calibration(args.calib)
+        sizes.append((groups, calib, bench_arrivals.whole_process(traces, table, tmp)))
     ratio = None
     if args.peer:
         ratio = bench_arrivals.slice_ratio(args.peer, csv_dir, traces, table, args.arrival_slice)
-    return calib, whole, ratio
+    return sizes, ratio
 
 
 def _print_arrivals(
-    calib: float | None, whole: tuple[float, float, float, int], ratio: dict[str, float] | None
+    sizes: list[tuple[int, float | None, tuple[float, float, float, int]]], ratio: dict[str, float] | None
 ) -> None:
-    wall, cpu, peak, rows = whole
     print(
-        "\ncluster-scale arrival replay: zeus-bench synth-arrivals --workloads <all six> --groups 10000 "
-        "--jobs-per-group 50 --seed 7 (60,000 groups, 3,000,000 submissions), then zeus-bench simulate "
-        "--gpu v100 --policies zeus --seeds 1 --arrivals TABLE"
+        "\ncluster-scale arrival replay: zeus-bench synth-arrivals --workloads <all six> --groups G "
+        "--jobs-per-group 50 --seed 7, then zeus-bench simulate --gpu v100 --policies zeus --seeds 1 --arrivals TABLE"
     )
-    print(
-        f"  wall {wall:.2f} s ({_units(wall, calib)}; calibration {calib} s right before), CPU {cpu:.2f} s, "
-        f"peak RSS {peak:.0f} MiB, {rows:,} rows"
-    )
-    if calib:
-        units = wall / calib
-        ok = units <= GOAL_ARRIVALS_UNITS and peak < GOAL_ARRIVALS_MB
+    for groups, calib, (wall, cpu, peak, rows) in sizes:
         print(
-            f"  goal (issue 34, stated for a 500,000-submission table; this one has six times as many): at most "
-            f"{GOAL_ARRIVALS_UNITS:.0f} units and under {GOAL_ARRIVALS_MB:.0f} MB peak: "
-            f"{units:.0f} units, {peak:.0f} MiB ({'within' if ok else 'above'})"
+            f"  --groups {groups:,} ({6 * groups:,} groups, {6 * groups * 50:,} submissions): wall {wall:.2f} s "
+            f"({_units(wall, calib)}; calibration {calib} s right before), CPU {cpu:.2f} s, peak RSS {peak:.0f} MiB, "
+            f"{rows:,} rows"
         )
+        if calib and 6 * groups * 50 < 1_000_000:  # the size the goal is stated for
+            units = wall / calib
+            ok = units <= GOAL_ARRIVALS_UNITS and peak < GOAL_ARRIVALS_MB
+            print(
+                f"  goal (issue 34, a 500,000-submission table): at most {GOAL_ARRIVALS_UNITS:.0f} units and under "
+                f"{GOAL_ARRIVALS_MB:.0f} MB peak: {units:.0f} units, {peak:.0f} MiB ({'within' if ok else 'above'})"
+            )
     if ratio is not None:
         print(
             f"  slice side by side ({ratio['groups']:.0f} groups, {ratio['submissions']:.0f} submissions; "
