@@ -131,6 +131,10 @@ def test_lanes_at_other_places_in_time_are_refused() -> None:
         replay_lanes(later, 2.0, 3)
 
 
+def test_no_lane_no_rows() -> None:
+    assert replay_lanes([], 2.0, 5) == []
+
+
 def test_seed_range_renumbers_a_block_of_seeds() -> None:
     model = JobModel(toy_job(NOISY), Cost(0.5))
     tries = replay_many(model, get_policy("zeus"), [4, 5, 6, 7], 2.0, 6)

@@ -197,6 +197,8 @@ def replay_lanes(
     those :func:`replay_policies` on the lane alone gives (each seed keeps its own policy object
     and generators, and draws its paths from its lane's model).
     """
+    if not lanes:
+        return []
     told = horizon_recurrences(horizon, recurrences)
     groups: dict[tuple[Any, ...], list[tuple[int, int]]] = {}  # face -> its (lane, class position)s
     for k, lane in enumerate(lanes):
