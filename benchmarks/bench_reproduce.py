@@ -86,10 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  outputs NOT the committed ones: {len(changed)} path(s), e.g. {changed[:3]}")
     else:
         print("  outputs byte for byte the committed ones (git status clean)")
-    if args.keep:
+    if args.keep or changed:
         print(f"  clone kept: {clone}")
     else:
-        shutil.rmtree(tmp)
+        shutil.rmtree(tmp)  # (the folder this run made, nothing else)
     return 0 if not changed else 1
 
 

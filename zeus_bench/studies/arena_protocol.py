@@ -167,6 +167,17 @@ def policies_draws(job: JobTrace, n: int, classes: Sequence[type[Policy]], proto
     return parts_draws([(job, classes, protocol)], n)[0]
 
 
+def check_one_walk(protocols: Sequence[Protocol]) -> None:
+    """Refuse protocols whose replays cannot share one executor walk: other eta, beta, horizon or noise.
+
+    Raises:
+        ValueError: naming the rules they must share.
+    """
+    rules = {(p.eta, p.beta, p.horizon, p.noise) for p in protocols}
+    if len(rules) > 1:
+        raise ValueError("parts replayed in one walk must share eta, beta, horizon and noise")
+
+
 def parts_draws(
     parts: Sequence[tuple[JobTrace, Sequence[type[Policy]], Protocol]], n: int
 ) -> list[list[Draws]]:
@@ -181,14 +192,11 @@ def parts_draws(
         ValueError: parts that differ in eta, beta, horizon or noise.
     """
     first = parts[0][2]
-    shared = (first.eta, first.beta, first.horizon, first.noise)
-    if any((p.eta, p.beta, p.horizon, p.noise) != shared for _, _, p in parts):
-        raise ValueError("parts replayed in one walk must share eta, beta, horizon and noise")
+    check_one_walk([p for _, _, p in parts])
     cost = Cost(first.eta)
     lanes: list[Lane] = []
-    spans: list[
-        tuple[int, list[JobModel], tuple[int, ...]]
-    ] = []  # per part: its first lane, models, replicate seeds
+    # per part: its first lane, its models (recorded paths, then replicates), its replicate seeds
+    spans: list[tuple[int, list[JobModel], tuple[int, ...]]] = []
     for job, classes, protocol in parts:
         few = tuple(protocol.seeds[: protocol.replicate_seeds])
         models = [JobModel(job, cost)] + [
@@ -352,6 +360,7 @@ def run_arena_parts(
         check_horizon(protocol.horizon)
         check_noise(protocol.noise)
         check_path_draw(protocol.path_draw)  # before the replays, not after them in the statistics
+    check_one_walk(protocols)  # before any replay, not in a worker
     per_part = [as_arena_jobs(jobs) for jobs in part_jobs]
     keys = [[(j.job.gpu, j.job.workload.id, j.recurrences) for j in jobs] for jobs in per_part]
     if any(k != keys[0] for k in keys):

@@ -62,7 +62,9 @@ def warm_job_costs(
     beta: float,
     cold: np.ndarray | None = None,
 ) -> WarmCosts:
-    """Cold and warm zeus-plus on one target job, one prior replay per seed (every seed's prior replays in one walk, their warm replays in another).
+    """Cold and warm zeus-plus on one target job, one prior replay per seed.
+
+    Every seed's prior replay runs in one executor walk, and every seed's warm replay in another.
 
     Args:
         model: The target job's model (its cost is the prior replay's).

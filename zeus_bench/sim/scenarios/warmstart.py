@@ -153,18 +153,30 @@ def prior_for(
         ConfigError: unknown prior GPU, the workload is not in the prior trace, or no batch size
             of the target reached the target in the prior replay.
     """
+    return _seed_prior(job, _prior_job(job, prior_traces, prior_gpu), prior_gpu, cost, beta, seed)
+
+
+def _prior_job(job: JobTrace, prior_traces: TraceSet, prior_gpu: str) -> JobTrace:
+    """The workload of ``job`` on the prior GPU (:class:`ConfigError`: unknown GPU, or no runs of it there)."""
     check_prior_gpu(prior_traces, prior_gpu)
     w = job.workload.id
     if w not in prior_traces.workload_ids(prior_gpu):
         raise ConfigError(f"prior trace {prior_traces.directory} has no runs of {w!r} on {prior_gpu!r}")
+    return prior_traces.job(prior_gpu, w)
+
+
+def _seed_prior(
+    job: JobTrace, prior_job: JobTrace, prior_gpu: str, cost: Cost, beta: float, seed: int
+) -> Prior:
+    """:func:`prior_for` of one seed on the prior GPU's job (:class:`NoSharedBatchSize`: none)."""
     try:
-        tries = observed_tries(prior_traces.job(prior_gpu, w), cost, beta, seed)
+        tries = observed_tries(prior_job, cost, beta, seed)
     except ConfigError as exc:  # e.g. its b0 never converges there: the replay observes nothing
         raise NoSharedBatchSize(
-            f"prior {prior_gpu!r} and target {job.gpu!r} share no converging batch size for {w!r}: "
-            f"the prior replay observed nothing ({exc})"
+            f"prior {prior_gpu!r} and target {job.gpu!r} share no converging batch size for "
+            f"{job.workload.id!r}: the prior replay observed nothing ({exc})"
         ) from None
-    log.debug("prior of %s on %s from %d tries on %s", w, job.gpu, len(tries), prior_gpu)
+    log.debug("prior of %s on %s from %d tries on %s", job.workload.id, job.gpu, len(tries), prior_gpu)
     return prior_from_tries(job, tries, prior_gpu)
 
 
@@ -187,11 +199,7 @@ def priors_for(
     from zeus_bench.sim.policies import get_policy
     from zeus_bench.sim.replay import JobModel, default_recurrences, replay_many
 
-    check_prior_gpu(prior_traces, prior_gpu)
-    w = job.workload.id
-    if w not in prior_traces.workload_ids(prior_gpu):
-        raise ConfigError(f"prior trace {prior_traces.directory} has no runs of {w!r} on {prior_gpu!r}")
-    prior_job = prior_traces.job(prior_gpu, w)
+    prior_job = _prior_job(job, prior_traces, prior_gpu)
     try:
         tries = replay_many(
             JobModel(prior_job, cost),
@@ -204,7 +212,7 @@ def priors_for(
         out: list[Prior | NoSharedBatchSize] = []
         for seed in seeds:
             try:
-                out.append(prior_for(job, prior_traces, prior_gpu, cost, beta, seed))
+                out.append(_seed_prior(job, prior_job, prior_gpu, cost, beta, seed))
             except NoSharedBatchSize as exc:
                 out.append(exc)
         return out
