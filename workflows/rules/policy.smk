@@ -68,32 +68,26 @@ rule policy_arena:
 
 
 # Regret against the number of recurrences (the same traces replayed 10 ... 200 times): zeus,
-# zeus-plus, bo-ei and pl-only, split 1, fold 1, horizon known and unknown.
+# zeus-plus, bo-ei and pl-only, split 1, fold 1, horizon known and unknown. Every run in one job:
+# one `zeus-bench arena --jobs 1` per (horizon, N), the longest first, on config arena.jobs
+# processes forked after the imports (workflows/scripts/zeus_bench_many.py): a run takes about a
+# second, so a process each (about 0.6 s of imports and traces) and two processes within one
+# (little to share) cost more than the runs themselves.
 rule arena_recurrences:
     priority: PRIORITY["policy_study"]
     input:
         traces=lambda wc: sorted({traces_of(g) for g in policy_study_gpus()}),
         code=POLICY_CODE,
     output:
-        jobs=f"{ARENA_DIR}/recurrences/{{horizon}}-n{{n}}/arena_jobs.parquet",
-        summary=f"{ARENA_DIR}/recurrences/{{horizon}}-n{{n}}/arena_summary.parquet",
-        profile=f"{ARENA_DIR}/recurrences/{{horizon}}-n{{n}}/arena_profile.parquet",
-    wildcard_constraints:
-        horizon="known|unknown",
-        n=r"\d+",
+        arena_recurrence_outputs(),
     threads: config["arena"]["jobs"]
     params:
-        traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
-        gpus=lambda wc: ",".join(policy_study_gpus()),
-        seeds=config["arena"]["seeds"],
-        policies=",".join(config["arena"]["recurrence_policies"]),
-        out_dir=lambda wc, output: os.path.dirname(output.summary),
+        commands=arena_recurrence_commands,
+        runner=RUN_MANY,
     conda:
         ENV
     log:
-        "logs/policy/arena-recurrences-{horizon}-n{n}.log",
+        "logs/policy/arena-recurrences.log",
     shell:
-        "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} "
-        "--horizon {wildcards.horizon} --recurrences {wildcards.n} "
-        "--policies {params.policies} --fold 1 --jobs {threads} --out {params.out_dir} --force 2>&1 | tee {log}"
-
+        # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns)
+        "SOURCE_DATE_EPOCH=0 python {params.runner} --jobs {threads} {params.commands} > {log} 2>&1"

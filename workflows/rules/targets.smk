@@ -97,16 +97,20 @@ def arena_files(horizon=None):
     return [f"{ARENA_DIR}/{h}/{t}.parquet" for h in horizons for t in ARENA_TABLES]
 
 
-def arena_recurrence_files():
-    """The regret-against-recurrences runs' summaries (horizon known and unknown)."""
-    if not policy_study_gpus():
-        return []
+def arena_recurrence_outputs():
+    """Every regret-against-recurrences run's tables (horizon known and unknown, each N of config
+    arena.recurrences, ARENA_TABLES innermost): the arena_recurrences rule's outputs."""
     return [
         f"{ARENA_DIR}/recurrences/{h}-n{n}/{t}.parquet"
         for h in ("known", "unknown")
         for n in config["arena"]["recurrences"]
         for t in ARENA_TABLES
     ]
+
+
+def arena_recurrence_files():
+    """The regret-against-recurrences runs' tables, as targets (none without the study's GPUs)."""
+    return arena_recurrence_outputs() if policy_study_gpus() else []
 
 
 def policy_study_files():

@@ -1,0 +1,106 @@
+"""workflows/scripts/zeus_bench_many.py: several zeus-bench command lines in one process, or on forked workers."""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "workflows" / "scripts" / "zeus_bench_many.py"
+
+
+@pytest.fixture(scope="module")
+def many():
+    """The script as a module (registered, so that its functions reach the forked workers by name)."""
+    spec = importlib.util.spec_from_file_location("zeus_bench_many", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["zeus_bench_many"] = module
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop("zeus_bench_many", None)
+
+
+def _arrivals(out: Path, seed: int) -> str:
+    """A quick command line that writes a file: a small synthetic arrival table."""
+    return shlex.join(
+        [
+            "synth-arrivals",
+            "--workloads",
+            "cifar100,squad",
+            "--groups",
+            "2",
+            "--seed",
+            str(seed),
+            "--out",
+            str(out),
+        ]
+    )
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_every_line_runs_and_writes_what_it_would_alone(many, tmp_path, jobs):
+    lines = [_arrivals(tmp_path / f"t{seed}.csv", seed) for seed in (1, 2, 3, 4)]
+    assert many.run_many(lines, jobs) == 0
+    alone = tmp_path / "alone.csv"
+    assert many.run_many([_arrivals(alone, 3)]) == 0
+    tables = {seed: pd.read_csv(tmp_path / f"t{seed}.csv") for seed in (1, 2, 3, 4)}
+    assert all(len(t) == 200 for t in tables.values())  # 2 workloads x 2 groups x 50 submissions
+    assert (tmp_path / "t3.csv").read_bytes() == alone.read_bytes()
+    assert not tables[1].equals(tables[2])  # each line its own seed
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_first_failure_in_order_is_the_status_and_later_lines_do_not_start(many, tmp_path, jobs):
+    typo = _arrivals(tmp_path / "typo.csv", 2).replace("cifar100,", "cifar10,")  # unknown workload: status 2
+    lines = [_arrivals(tmp_path / "first.csv", 1), typo]
+    lines += [_arrivals(tmp_path / f"late{i}.csv", 10 + i) for i in range(6)]
+    assert many.run_many(lines, jobs) == 2
+    assert (tmp_path / "first.csv").is_file() and not (tmp_path / "typo.csv").exists()
+    if jobs == 1:  # in order: nothing after the failure ran
+        assert not any(tmp_path.glob("late*.csv"))
+    else:  # on workers: a line starts only on a free worker, none after the failure (the other's ends)
+        assert len(list(tmp_path.glob("late*.csv"))) <= jobs - 1
+
+
+def test_unknown_command_is_status_2_with_one_line(many, capfd):
+    assert many.run_many(["--version", "no-such-command"], 2) == 2
+    err = capfd.readouterr().err
+    assert "invalid choice: 'no-such-command'" in err
+
+
+@pytest.mark.parametrize("bad", ["0", "x", "65", ""])
+def test_bad_jobs_is_one_line_and_status_2(bad, tmp_path):
+    args = ["--jobs", bad] if bad else ["--jobs"]
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), *args, _arrivals(tmp_path / "t.csv", 1)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and "--jobs must be an integer in 1..64" in out.stderr
+    assert not (tmp_path / "t.csv").exists()
+
+
+def test_jobs_option_as_one_word(tmp_path):
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--jobs=2",
+            _arrivals(tmp_path / "a.csv", 1),
+            _arrivals(tmp_path / "b.csv", 2),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "a.csv").is_file() and (tmp_path / "b.csv").is_file()
