@@ -104,3 +104,39 @@ def test_jobs_option_as_one_word(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "a.csv").is_file() and (tmp_path / "b.csv").is_file()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_log_takes_the_commands_output_and_the_console_keeps_the_progress(tmp_path, jobs):
+    log = tmp_path / "batch.log"
+    log.write_text("an old log: emptied first\n")
+    lines = [_arrivals(tmp_path / f"t{seed}.csv", seed) for seed in (1, 2, 3)]
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--jobs", jobs, "--log", str(log), *lines],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ""  # every command's output is in the log
+    text = log.read_text()
+    assert "an old log" not in text
+    assert sorted(line for line in text.splitlines() if line.startswith("wrote 200 submissions")) == sorted(
+        f"wrote 200 submissions in 4 groups to {tmp_path / f't{seed}.csv'}" for seed in (1, 2, 3)
+    )
+    progress = out.stderr.strip().splitlines()
+    assert progress[-1].startswith("INFO zeus_bench_many: zeus-bench commands: 3/3 done (synth-arrivals -> ")
+    assert all(line.startswith("INFO zeus_bench_many: zeus-bench commands: ") for line in progress)
+
+
+def test_unwritable_log_is_one_line_and_status_2(tmp_path):
+    log = tmp_path / "no-such-folder" / "batch.log"
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--log", str(log), _arrivals(tmp_path / "t.csv", 1)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and f"--log {log}: No such file or directory" in out.stderr
+    assert not (tmp_path / "t.csv").exists() and not (tmp_path / "no-such-folder").exists()

@@ -89,5 +89,6 @@ rule arena_recurrences:
     log:
         "logs/policy/arena-recurrences.log",
     shell:
-        # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns)
-        "SOURCE_DATE_EPOCH=0 python {params.runner} --jobs {threads} {params.commands} > {log} 2>&1"
+        # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns);
+        # --log: the runs' output to the log, a progress line per run finished on the console
+        "SOURCE_DATE_EPOCH=0 python {params.runner} --jobs {threads} --log {log} {params.commands}"
