@@ -18,7 +18,7 @@ from zeus_bench.cli.arena import ANSWER, answer
 from zeus_bench.cli.main import main
 from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim.metrics import bootstrap_ci, percentile_ci, two_stage_resamples
+from zeus_bench.sim.metrics import bootstrap_ci, percentile_ci, percentile_cis, two_stage_resamples
 from zeus_bench.sim.replay import JobModel
 from zeus_bench.sim.rules import check_horizon, horizon_recurrences
 from zeus_bench.store import METADATA_KEY, read_table
@@ -36,6 +36,24 @@ def test_without_replicates_the_two_stage_interval_is_the_seed_bootstrap() -> No
     assert percentile_ci(means) == pytest.approx(bootstrap_ci(x)[1:])
     same = np.full((1, 6, 1), 4.0)  # replicates that agree add nothing
     assert two_stage_resamples(x[None, :], same)[0].mean(axis=1) == pytest.approx(means)
+
+
+def test_percentile_cis_are_each_rows_percentile_ci_bit_for_bit() -> None:
+    """Rows of draws as the arena's rows hold them (four quantities, thousands of draws), ties, a constant row."""
+    rng = np.random.default_rng(11)
+    rows = np.concatenate(
+        [
+            rng.normal(1.0, 0.05, (4, 2000)),
+            np.round(rng.normal(0.0, 3.0, (2, 4001)), 1)[:, :2000],  # many ties
+            np.full((1, 2000), 0.98),
+            rng.lognormal(0.0, 2.0, (1, 2000)),
+        ]
+    )
+    cis = percentile_cis(rows)
+    assert cis.shape == (len(rows), 2)
+    for row, (lo, hi) in zip(rows, cis.tolist(), strict=True):
+        assert (lo, hi) == percentile_ci(row)  # the same floats, not only close
+    assert percentile_cis(rows, 0.5).tolist()[0] == list(percentile_ci(rows[0], 0.5))
 
 
 def test_the_path_level_widens_the_interval_by_the_replicates_spread() -> None:

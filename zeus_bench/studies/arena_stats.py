@@ -22,6 +22,7 @@ from zeus_bench.sim.metrics import (
     BOOTSTRAP_REPS,
     cost_ratio,
     percentile_ci,
+    percentile_cis,
     regret_pct,
     two_stage_percentiles,
     two_stage_resamples,
@@ -274,8 +275,7 @@ def _row(parts: Sequence[Part], policy: str) -> dict[str, object]:
     resampled = [part_resampled(p, policy) for p in parts]
     means = _joined([r.means for r in resampled])
     row: dict[str, object] = {}
-    for i, name in enumerate(QUANTITIES):
-        lo, hi = percentile_ci(means[i])
+    for i, (name, (lo, hi)) in enumerate(zip(QUANTITIES, percentile_cis(means).tolist(), strict=True)):
         row[f"{name}_mean"], row[f"{name}_ci_lo"], row[f"{name}_ci_hi"] = _point(qs, i), lo, hi
     ratio_b = np.concatenate([p.values[policy]["cost_ratio_vs_baseline"][0] for p in parts])
     expected_b = np.concatenate([p.values[policy]["cost_ratio_vs_expected_baseline"][0] for p in parts])
