@@ -14,6 +14,7 @@ import pytest
 
 from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.errors import ConfigError
+from zeus_bench.sim.policies import get_policy
 from zeus_bench.studies import arena_protocol as arena_mod
 from zeus_bench.studies.arena_protocol import Protocol, judged_jobs, run_arena, run_arena_parts
 from zeus_bench.traces.jobs import JobTrace
@@ -79,7 +80,18 @@ def test_parts_of_other_jobs_or_other_rules_are_refused() -> None:
     other = arena_mod.ArenaJob(toy_job(PATHS, b0=16), 12)
     with pytest.raises(ValueError, match="same jobs in the same order"):
         run_arena_parts([[job], [other]], ["zeus"], [Protocol((1,)), Protocol((1,))])
-    with pytest.raises(ValueError, match="share eta, beta, horizon and noise"):
+    with pytest.raises(ValueError, match="share eta, beta and noise"):
         run_arena_parts([[job], [job]], ["zeus"], [Protocol((1,)), Protocol((1,), beta=3.0)])
+    # other horizons are one run (tests/studies/test_arena_horizons.py), not one walk
+    told = run_arena_parts([[job], [job]], ["zeus"], [Protocol((1,)), Protocol((1,), horizon="unknown")])
+    assert told[0].keys() == told[1].keys()
+    with pytest.raises(ValueError, match="share eta, beta, horizon and noise"):
+        arena_mod.walk_draws(
+            [
+                (job.job, [get_policy("zeus")], Protocol((1,))),
+                (job.job, [get_policy("zeus")], Protocol((1,), horizon="unknown")),
+            ],
+            10,
+        )
     with pytest.raises(ConfigError, match="no seeds"):
         run_arena_parts([[job], [job]], ["zeus"], [Protocol((1,)), Protocol(())])

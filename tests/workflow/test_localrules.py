@@ -17,6 +17,7 @@ CLUSTER_JOBS = {
     "policy_study",
     "policy_arena",
     "arena_recurrences",
+    "policy_arena_misspecified",
     "simulate_alibaba",
 }
 

@@ -53,22 +53,20 @@ def trace_analysis_commands(wildcards, input, output):
     return shlex.join(lines)
 
 
-def arena_recurrence_commands(wildcards, output):
-    """Params function of the arena_recurrences rule: one `zeus-bench arena --jobs 1` per horizon
-    (known, unknown) and number of recurrences N of config arena.recurrences, the largest N first
-    (the longest runs: the batch's processes end together), each into the folder of its outputs
-    (arena_recurrence_files' order); shell-quoted command lines, run by zeus_bench_many.py."""
+def arena_recurrence_commands(wildcards):
+    """Params function of the arena_recurrences rule: one `zeus-bench arena --horizon known,unknown
+    --jobs 1` per number of recurrences N of config arena.recurrences, the largest N first (the
+    longest runs: the batch's processes end together), each into its horizons' folders
+    (`<horizon>-n<N>`, arena_recurrence_outputs); shell-quoted command lines, run by zeus_bench_many.py."""
     gpus = policy_study_gpus()
     traces = [a for g in gpus for a in ("--traces", f"{g}={traces_of(g)}")]
-    runs = [(h, n) for h in ("known", "unknown") for n in config["arena"]["recurrences"]]
-    folders = [os.path.dirname(f) for f in output[:: len(ARENA_TABLES)]]
     lines = []
-    for (horizon, n), folder in sorted(zip(runs, folders, strict=True), key=lambda r: -r[0][1]):
+    for n in sorted(config["arena"]["recurrences"], reverse=True):
         args = [
             "arena", *traces, "--gpu", ",".join(gpus), "--seeds", str(config["arena"]["seeds"]),
-            "--horizon", horizon, "--recurrences", str(n),
+            "--horizon", "known,unknown", "--recurrences", str(n),
             "--policies", ",".join(config["arena"]["recurrence_policies"]), "--fold", "1",
-            "--jobs", "1", "--out", folder, "--force",
+            "--jobs", "1", "--out", f"{ARENA_DIR}/recurrences/{{horizon}}-n{n}", "--force",
         ]  # fmt: skip
         lines.append(shlex.join(args))
     return shlex.join(lines)

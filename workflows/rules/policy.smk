@@ -32,47 +32,60 @@ rule policy_study:
 # config arena.seeds. Horizon known and unknown: arena.splits splits, both folds (split 1's folds and
 # every split pooled, column fold), arena.replicates replicate traces on split 1 (two-stage intervals:
 # paths, then seeds); misspecified horizons (0.5x, 2x: half and twice the truth): split 1, fold 1.
+# Each pair of horizons is one run (`--horizon known,unknown`): a policy that reads no horizon
+# (Policy.reads_horizon) is replayed once for both, its rows the same under each.
 rule policy_arena:
-    # The known horizon's run first: the study, the longest step after it, waits for its table.
-    priority: lambda wc: PRIORITY["policy_study"] + (1 if wc.run == "known" else 0)
+    # First: the study, the longest step after it, waits for its known table.
+    priority: PRIORITY["policy_study"] + 1
     input:
         traces=lambda wc: sorted({traces_of(g) for g in policy_study_gpus()}),
         code=POLICY_CODE,
     output:
-        jobs=f"{ARENA_DIR}/{{run}}/arena_jobs.parquet",
-        summary=f"{ARENA_DIR}/{{run}}/arena_summary.parquet",
-        profile=f"{ARENA_DIR}/{{run}}/arena_profile.parquet",
-    wildcard_constraints:
-        run="known|unknown|0.5x|2x",
+        arena_outputs("known", "unknown"),
     threads: config["arena"]["jobs"]
     params:
         traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
         gpus=lambda wc: ",".join(policy_study_gpus()),
         seeds=config["arena"]["seeds"],
-        scope=lambda wc: (
+        horizons="known,unknown",
+        scope=(
             f"--fold both --splits {config['arena']['splits']} --replicates {config['arena']['replicates']} "
             f"--path-draw {config['arena']['path_draw']}"
-            if wc.run in ("known", "unknown")
-            else "--fold 1"
         ),
-        out_dir=lambda wc, output: os.path.dirname(output.jobs),
+        out=lambda wc: f"{ARENA_DIR}/{{horizon}}",
     conda:
         ENV
     log:
-        "logs/policy/arena-{run}.log",
+        "logs/policy/arena.log",
     shell:
         # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns);
         # tee: the progress lines (a few seconds apart, with the time left) and the answer also on the console
         "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} "
-        "--horizon {wildcards.run} {params.scope} --jobs {threads} --out {params.out_dir} --force 2>&1 | tee {log}"
+        "--horizon {params.horizons} {params.scope} --jobs {threads} --out {params.out:q} --force 2>&1 | tee {log}"
+
+
+use rule policy_arena as policy_arena_misspecified with:
+    priority: PRIORITY["policy_study"]
+    output:
+        arena_outputs("0.5x", "2x"),
+    params:
+        traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
+        gpus=lambda wc: ",".join(policy_study_gpus()),
+        seeds=config["arena"]["seeds"],
+        horizons="0.5x,2x",
+        scope="--fold 1",
+        out=lambda wc: f"{ARENA_DIR}/{{horizon}}",
+    log:
+        "logs/policy/arena-misspecified.log",
 
 
 # Regret against the number of recurrences (the same traces replayed 10 ... 200 times): zeus,
 # zeus-plus, bo-ei and pl-only, split 1, fold 1, horizon known and unknown. Every run in one job:
-# one `zeus-bench arena --jobs 1` per (horizon, N), the longest first, on config arena.jobs
-# processes forked after the imports (workflows/scripts/zeus_bench_many.py): a run takes about a
-# second, so a process each (about 0.6 s of imports and traces) and two processes within one
-# (little to share) cost more than the runs themselves.
+# one `zeus-bench arena --horizon known,unknown --jobs 1` per N (a policy that reads no horizon
+# replayed once for both), the largest N first, on config arena.jobs processes forked after the
+# imports (workflows/scripts/zeus_bench_many.py): a run takes a second or two, so a process each
+# (about 0.6 s of imports and traces) and two processes within one (little to share) cost more
+# than the runs themselves.
 rule arena_recurrences:
     priority: PRIORITY["policy_study"]
     input:

@@ -89,12 +89,16 @@ ARENA_RUNS = ("known", "unknown", "0.5x", "2x")
 ARENA_TABLES = ("arena_jobs", "arena_summary", "arena_profile")
 
 
+def arena_outputs(*horizons):
+    """The arena's tables of the runs told ``horizons`` (a rule's outputs: no checkpoint read)."""
+    return [f"{ARENA_DIR}/{h}/{t}.parquet" for h in horizons for t in ARENA_TABLES]
+
+
 def arena_files(horizon=None):
-    """The arena's tables (every horizon's run, or one); none without the study's GPUs."""
+    """The arena's tables (every horizon's run, or one), as targets; none without the study's GPUs."""
     if not policy_study_gpus():
         return []
-    horizons = ARENA_RUNS if horizon is None else (horizon,)
-    return [f"{ARENA_DIR}/{h}/{t}.parquet" for h in horizons for t in ARENA_TABLES]
+    return arena_outputs(*(ARENA_RUNS if horizon is None else (horizon,)))
 
 
 def arena_recurrence_outputs():

@@ -121,10 +121,19 @@ def register(sub: Any) -> None:
         "recurrences of every job (default: 2 x |B| x |P| of the whole job)",
         metavar="N",
     )
-    add_protocol_args(p)
+    add_protocol_args(
+        p,
+        "several, comma-separated, in one run (known,unknown): a policy that reads no horizon is "
+        "replayed once for all, and --out names each horizon's folder with {horizon}",
+    )
     add_format_arg(p, out=False)
     add_jobs_arg(p)
-    add_output_dir_arg(p, "--out", "folder of the three tables (absent or empty, unless --force)")
+    add_output_dir_arg(
+        p,
+        "--out",
+        "folder of the three tables (absent or empty, unless --force); {horizon} in it stands for the "
+        "horizon told (needed with several)",
+    )
     p.set_defaults(func=_arena)
 
 
@@ -166,17 +175,55 @@ def _path_draw(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _horizons(text: str) -> list[Any]:
+    """``--horizon``'s horizons (comma-separated), each checked, none twice.
+
+    Raises:
+        ConfigError: an unknown horizon, none, or one given twice.
+    """
+    from zeus_bench.core.errors import ConfigError
+    from zeus_bench.sim.rules import check_horizon
+
+    horizons = [check_horizon(h.strip()) for h in str(text).split(",") if h.strip()]
+    if not horizons:
+        raise ConfigError(f"--horizon: no horizon in {text!r}")
+    if len(set(horizons)) < len(horizons):
+        raise ConfigError(f"--horizon {text}: a horizon given twice")
+    return horizons
+
+
+def _outs(out: Any, horizons: list[Any]) -> list[Any]:
+    """Each horizon's folder: ``--out`` with ``{horizon}`` replaced (it must hold it with several horizons).
+
+    Raises:
+        ConfigError: several horizons and no ``{horizon}`` in ``--out``.
+    """
+    from pathlib import Path
+
+    from zeus_bench.core.errors import ConfigError
+
+    text = str(out)
+    if len(horizons) > 1 and "{horizon}" not in text:
+        raise ConfigError(
+            f"--out {text}: with several horizons ({', '.join(map(str, horizons))}) it must hold "
+            "{horizon}, e.g. results/arena/{horizon}"
+        )
+    return [Path(text.replace("{horizon}", str(h))) for h in horizons]
+
+
 def _overrides(items: list[str], horizon: Any = "known") -> dict[str, dict[str, Any]]:
     """``POLICY.CONSTANT=VALUE`` items as ``{policy: {constant: value}}`` (values as JSON, else text).
+
+    ``horizon``: the horizon told, or several (comma-separated).
 
     Raises:
         ConfigError: an item not of that form, an unknown policy, a constant it does not have, a
             value not of the constant's type, a constant given twice, or one the policy does not
-            read under ``--horizon`` (:meth:`~zeus_bench.sim.policies.Policy.inert_constants`).
+            read under any ``--horizon`` given (:meth:`~zeus_bench.sim.policies.Policy.inert_constants`).
     """
-    from zeus_bench.sim.rules import UNKNOWN, check_horizon
+    from zeus_bench.sim.rules import UNKNOWN
 
-    known = check_horizon(horizon) != UNKNOWN
+    knowns = {h != UNKNOWN for h in _horizons(horizon)}
     import json
 
     from zeus_bench.core.errors import ConfigError
@@ -196,7 +243,7 @@ def _overrides(items: list[str], horizon: Any = "known") -> dict[str, dict[str, 
             raise ConfigError(f"--set: {policy}.{name} given twice")
         out.setdefault(policy, {})[name] = value
         cls = variant(policy, out[policy])  # unknown policy or constant, a mistyped value: one line
-        if name in cls.inert_constants(known):
+        if all(name in cls.inert_constants(known) for known in knowns):
             raise ConfigError(
                 f"--set {item}: {policy} does not read {name} under --horizon {horizon} (it would change nothing)"
             )
@@ -225,7 +272,6 @@ def _protocol(args: argparse.Namespace, traces: dict[str, Any]) -> Any:
     from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA
     from zeus_bench.core.errors import ConfigError
     from zeus_bench.sim.noise import resolve_noise
-    from zeus_bench.sim.rules import check_horizon
     from zeus_bench.studies.arena_protocol import Protocol, frozen_constants
 
     if args.replicate_seeds > len(args.seeds):
@@ -236,7 +282,7 @@ def _protocol(args: argparse.Namespace, traces: dict[str, Any]) -> Any:
         tuple(args.seeds),
         DEFAULT_ETA if args.eta is None else args.eta,
         DEFAULT_BETA if args.beta is None else args.beta,
-        check_horizon(args.horizon),
+        _horizons(args.horizon)[0],
         resolve_noise(args.noise, [traces[g].power(g) for g in args.gpu] if args.noise == "trace" else []),
         constants=frozen_constants(_overrides(args.set, args.horizon)),
         replicates=args.replicates,
@@ -246,7 +292,7 @@ def _protocol(args: argparse.Namespace, traces: dict[str, Any]) -> Any:
     )
 
 
-def _progress(stack: Any, run: Any, folds: list[int], splits: int, log: Any) -> Any:
+def _progress(stack: Any, run: Any, folds: list[int], splits: int, log: Any, horizons: int = 1) -> Any:
     """A bar on a terminal, else a line now and then with the time left (a log file or a pipe)."""
     import sys
 
@@ -261,7 +307,8 @@ def _progress(stack: Any, run: Any, folds: list[int], splits: int, log: Any) -> 
     per_fold = sum(
         len(run.traces[g].workload_ids(g) if run.workloads is None else run.workloads) for g in run.gpus
     ) * len({COMPARATOR, *run.policies, *PAIRED})
-    return Progress("arena (GPU, workload, policy) replays", len(folds) * splits * per_fold, logger=log).done
+    total = horizons * len(folds) * splits * per_fold
+    return Progress("arena (GPU, workload, policy) replays", total, logger=log).done
 
 
 def _provenance(
@@ -299,14 +346,20 @@ def _arena(args: argparse.Namespace) -> int:
     import logging
     import time
 
+    import pandas as pd
+
     from zeus_bench.cli.common import emit, render
+    from zeus_bench.core.errors import ConfigError
     from zeus_bench.core.fsutil import check_output_dir, output_dir
     from zeus_bench.store import write_table
-    from zeus_bench.studies.arena import ArenaRun, arena_folds
+    from zeus_bench.studies.arena import ArenaRun, arena_horizons
     from zeus_bench.studies.arena_profile import fold_agreement
 
     log = logging.getLogger("zeus_bench.cli.arena")
-    out = check_output_dir(args.out, args.force, "--out")
+    horizons = _horizons(args.horizon)
+    outs = [check_output_dir(o, args.force, "--out") for o in _outs(args.out, horizons)]
+    if len(set(outs)) < len(outs):
+        raise ConfigError(f"--out {args.out}: the horizons' folders coincide ({', '.join(map(str, outs))})")
     policies = _policies(args)
     traces = _trace_sets(args.traces, args.gpu)
     workloads = (
@@ -317,27 +370,33 @@ def _arena(args: argparse.Namespace) -> int:
     run = ArenaRun(traces, args.gpu, policies, workloads, args.jobs, args.policy_module)
     start = time.perf_counter()
     with contextlib.ExitStack() as stack:
-        run = replace(run, progress=_progress(stack, run, folds, args.splits, log))
-        tables = arena_folds(run, protocol, folds, args.splits)
-    jobs_df, summary = tables.jobs, tables.summary
-    provenance = _provenance(args, protocol, run, tables, folds)
-    with output_dir(out, args.force, {f"{t}.parquet" for t in TABLES}.__contains__, "--out") as tmp:
-        write_table(jobs_df, tmp / "arena_jobs.parquet", "arena_jobs", provenance)
-        write_table(summary, tmp / "arena_summary.parquet", "arena_summary", provenance)
-        write_table(tables.profile, tmp / "arena_profile.parquet", "arena_profile", provenance)
-    log.info(
-        "arena: %d policies x %d jobs x %d seeds (+ %d replicate traces) x %d fold(s) x %d split(s) in %.2f s -> %s",
-        summary["policy"].nunique(), len(jobs_df[["gpu", "workload"]].drop_duplicates()), len(protocol.seeds),
-        protocol.replicates, len(folds), args.splits, time.perf_counter() - start, out,
-    )  # fmt: skip
-    if {1, 2} <= set(folds):
-        for column in ("regret_ratio_vs_zeus", "regret_pct"):
-            agree = fold_agreement(summary, column)
-            log.info(
-                "folds 1 and 2: 95 %% intervals of %s disjoint on %d of %d (gpu, policy) pairs without fold "
-                "constants", column, len(agree.disjoint), len(agree.pairs),
-            )  # fmt: skip
-    emit(render(answer(summary, provenance["labels"]), args.format), None)
+        run = replace(run, progress=_progress(stack, run, folds, args.splits, log, len(horizons)))
+        all_tables = arena_horizons(run, protocol, horizons, folds, args.splits)
+    elapsed = time.perf_counter() - start
+    answers = []
+    for horizon, out, tables in zip(horizons, outs, all_tables, strict=True):
+        told = replace(protocol, horizon=horizon)
+        jobs_df, summary = tables.jobs, tables.summary
+        provenance = _provenance(args, told, run, tables, folds)
+        with output_dir(out, args.force, {f"{t}.parquet" for t in TABLES}.__contains__, "--out") as tmp:
+            write_table(jobs_df, tmp / "arena_jobs.parquet", "arena_jobs", provenance)
+            write_table(summary, tmp / "arena_summary.parquet", "arena_summary", provenance)
+            write_table(tables.profile, tmp / "arena_profile.parquet", "arena_profile", provenance)
+        log.info(
+            "arena: %d policies x %d jobs x %d seeds (+ %d replicate traces) x %d fold(s) x %d split(s)%s in %.2f s -> %s",
+            summary["policy"].nunique(), len(jobs_df[["gpu", "workload"]].drop_duplicates()), len(protocol.seeds),
+            protocol.replicates, len(folds), args.splits,
+            f", horizon {horizon} (one of {len(horizons)} in one run)" if len(horizons) > 1 else "", elapsed, out,
+        )  # fmt: skip
+        if {1, 2} <= set(folds):
+            for column in ("regret_ratio_vs_zeus", "regret_pct"):
+                agree = fold_agreement(summary, column)
+                log.info(
+                    "folds 1 and 2: 95 %% intervals of %s disjoint on %d of %d (gpu, policy) pairs without fold "
+                    "constants", column, len(agree.disjoint), len(agree.pairs),
+                )  # fmt: skip
+        answers.append(answer(summary, provenance["labels"]))
+    emit(render(pd.concat(answers, ignore_index=True), args.format), None)
     return 0
 
 

@@ -52,14 +52,18 @@ def list_of(item: Any) -> Any:
     return parse
 
 
-def add_protocol_args(p: argparse.ArgumentParser) -> None:
-    """``--horizon`` and ``--noise`` (``simulate`` and ``arena``; checked by the grid's plan)."""
+def add_protocol_args(p: argparse.ArgumentParser, several: str = "") -> None:
+    """``--horizon`` and ``--noise`` (``simulate`` and ``arena``; checked by the grid's plan).
+
+    ``several``: how a comma-separated list of horizons is taken (help text; empty: one horizon).
+    """
     p.add_argument(
         "--horizon",
         default="known",
-        metavar="known|unknown|N|Fx",
+        metavar="known|unknown|N|Fx" + ("[,...]" if several else ""),
         help="recurrences the policy is told: known (default: the replay's true number), unknown "
-        "(the policy's own online default), N, or a misspecified Fx (0.5x: half the true number, 2x: twice it)",
+        "(the policy's own online default), N, or a misspecified Fx (0.5x: half the true number, 2x: twice it)"
+        + (f"; {several}" if several else ""),
     )
     p.add_argument(
         "--noise",

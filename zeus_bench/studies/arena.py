@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from zeus_bench.core.errors import ConfigError
+from zeus_bench.sim.rules import Horizon
 from zeus_bench.studies.arena_profile import profile_table
 from zeus_bench.studies.arena_protocol import Protocol, judged_jobs, run_arena_parts
 from zeus_bench.studies.arena_stats import Part, job_parts, jobs_frame, summary_table
@@ -101,10 +102,34 @@ def arena_folds(run: ArenaRun, protocol: Protocol, folds: Sequence[int], splits:
     Replicate traces are replayed on split 1 only (:func:`_split_protocol`). A job's every (split,
     fold) is replayed in one executor walk (:func:`arena_protocols`).
     """
+    return arena_horizons(run, protocol, [protocol.horizon], folds, splits)[0]
+
+
+def arena_horizons(
+    run: ArenaRun, protocol: Protocol, horizons: Sequence[Horizon], folds: Sequence[int], splits: int = 1
+) -> list[ArenaTables]:
+    """:func:`arena_folds` of the protocol told each of ``horizons``, in one run.
+
+    A job's replays under every horizon are one task; a policy that reads no horizon
+    (:meth:`~zeus_bench.sim.policies.Policy.reads_horizon`) is replayed under the first alone, its
+    draws the same under the others (:func:`~zeus_bench.studies.arena_protocol.parts_draws`).
+
+    Raises:
+        ConfigError: fewer than one split, no horizon, or a horizon given twice.
+    """
     if splits < 1:
         raise ConfigError(f"--splits must be at least 1, got {splits}")
+    if not horizons or len(set(horizons)) < len(horizons):
+        raise ConfigError(f"--horizon: give each horizon once, got {', '.join(map(str, horizons)) or 'none'}")
     keys = [(k, f) for k in range(1, splits + 1) for f in folds]
-    protocols = [_split_protocol(protocol.for_fold(f), k) for k, f in keys]
-    parts = dict(zip(keys, arena_protocols(run, protocols), strict=True))
-    jobs_df = jobs_frame(parts, protocol)
-    return ArenaTables(jobs_df, summary_table(jobs_df, parts), profile_table(parts))
+    protocols = [
+        replace(_split_protocol(protocol.for_fold(f), k), horizon=h) for h in horizons for k, f in keys
+    ]
+    results = arena_protocols(run, protocols)
+    out = []
+    for i, h in enumerate(horizons):
+        told = replace(protocol, horizon=h)
+        parts = dict(zip(keys, results[i * len(keys) : (i + 1) * len(keys)], strict=True))
+        jobs_df = jobs_frame(parts, told)
+        out.append(ArenaTables(jobs_df, summary_table(jobs_df, parts), profile_table(parts)))
+    return out

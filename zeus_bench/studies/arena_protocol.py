@@ -173,18 +173,76 @@ def check_one_walk(protocols: Sequence[Protocol]) -> None:
     Raises:
         ValueError: naming the rules they must share.
     """
-    rules = {(p.eta, p.beta, p.horizon, p.noise) for p in protocols}
+    check_rules(protocols, horizons=True)
+
+
+def check_rules(protocols: Sequence[Protocol], horizons: bool) -> None:
+    """Refuse protocols of other eta, beta or noise (and, unless ``horizons`` is False, horizon).
+
+    Raises:
+        ValueError: naming the rules they must share.
+    """
+    rules = {(p.eta, p.beta, p.noise, p.horizon if horizons else None) for p in protocols}
     if len(rules) > 1:
-        raise ValueError("parts replayed in one walk must share eta, beta, horizon and noise")
+        shared = "eta, beta, horizon and noise" if horizons else "eta, beta and noise"
+        raise ValueError(f"parts replayed in one walk must share {shared}")
 
 
-def parts_draws(
-    parts: Sequence[tuple[JobTrace, Sequence[type[Policy]], Protocol]], n: int
-) -> list[list[Draws]]:
-    """:func:`policies_draws` of each part (a job's judged half, its classes, its protocol), in one executor walk.
+JobPart = tuple[JobTrace, Sequence[type[Policy]], Protocol]
+"""One part of a job's replays: its judged half, the policy classes, the protocol."""
+
+
+def parts_draws(parts: Sequence[JobPart], n: int) -> list[list[Draws]]:
+    """:func:`policies_draws` of each part (a job's judged half, its classes, its protocol): an executor walk per horizon.
 
     The parts are one job's halves under protocols that differ in their split, fold, constants,
-    seeds and replicates alone: each part's recorded paths and replicate traces are lanes of one
+    seeds, replicates and horizon alone. The parts told one horizon are replayed in one walk
+    (:func:`walk_draws`). A part told a later horizon that is an earlier part but for the horizon
+    (the same job, classes and protocol otherwise) replays only its classes that read the horizon
+    (:meth:`~zeus_bench.sim.policies.Policy.reads_horizon`); the others' draws are the earlier
+    part's, as their replay would be, bit for bit.
+
+    Raises:
+        ValueError: parts that differ in eta, beta or noise.
+    """
+    check_rules([p for _, _, p in parts], horizons=False)
+    horizons = list(dict.fromkeys(p.horizon for _, _, p in parts))
+    out: list[list[Draws] | None] = [None] * len(parts)
+    done: list[int] = []  # the parts replayed with every class, in earlier horizons
+    for h in horizons:
+        walk: list[JobPart] = []
+        places: list[tuple[int, int | None, list[int]]] = []  # (part, its twin, the classes replayed)
+        for i, (job, classes, protocol) in enumerate(parts):
+            if protocol.horizon != h:
+                continue
+            twin = next((j for j in done if _twins(parts[j], parts[i])), None)
+            replayed = [k for k, c in enumerate(classes) if twin is None or c.reads_horizon()]
+            places.append((i, twin, replayed))
+            if replayed:
+                walk.append((job, [classes[k] for k in replayed], protocol))
+        walked = iter(walk_draws(walk, n) if walk else [])
+        for i, twin, replayed in places:
+            fresh = dict(zip(replayed, next(walked), strict=True)) if replayed else {}
+            earlier = [] if twin is None else out[twin]
+            assert earlier is not None
+            out[i] = [fresh[k] if k in fresh else earlier[k] for k in range(len(parts[i][1]))]
+        done += [i for i, twin, _ in places if twin is None]
+    return [d for d in out if d is not None]
+
+
+def _twins(a: JobPart, b: JobPart) -> bool:
+    """Whether two parts are the same but for the horizon: job (its contents), classes and protocol."""
+    return (
+        tuple(a[1]) == tuple(b[1])
+        and replace(a[2], horizon=KNOWN) == replace(b[2], horizon=KNOWN)
+        and a[0].same_as(b[0])
+    )
+
+
+def walk_draws(parts: Sequence[JobPart], n: int) -> list[list[Draws]]:
+    """:func:`policies_draws` of each part, in one executor walk: the parts share their horizon.
+
+    Each part's recorded paths and replicate traces are lanes of one
     :func:`~zeus_bench.sim.replay.replay_lanes` (a class that reads no paths is asked through one
     face for all of them), so each seed's rows are those of its part replayed alone.
 
@@ -360,7 +418,7 @@ def run_arena_parts(
         check_horizon(protocol.horizon)
         check_noise(protocol.noise)
         check_path_draw(protocol.path_draw)  # before the replays, not after them in the statistics
-    check_one_walk(protocols)  # before any replay, not in a worker
+    check_rules(protocols, horizons=False)  # before any replay, not in a worker
     per_part = [as_arena_jobs(jobs) for jobs in part_jobs]
     keys = [[(j.job.gpu, j.job.workload.id, j.recurrences) for j in jobs] for jobs in per_part]
     if any(k != keys[0] for k in keys):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,6 +97,25 @@ class JobTrace:
     def max_epochs(self) -> int:
         """Epoch budget of one run."""
         return self.workload.max_epochs
+
+    def same_as(self, other: JobTrace) -> bool:
+        """Whether ``other`` holds the same job: every field equal (arrays element by element, NaN equal to NaN)."""
+        if self is other:
+            return True
+
+        def same(a: object, b: object) -> bool:
+            if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+                x, y = np.asarray(a), np.asarray(b)
+                return (
+                    x.shape == y.shape
+                    and x.dtype == y.dtype
+                    and bool(np.array_equal(x, y, equal_nan=x.dtype.kind == "f"))
+                )
+            if isinstance(a, tuple) and isinstance(b, tuple):
+                return len(a) == len(b) and all(same(u, v) for u, v in zip(a, b, strict=True))
+            return a == b
+
+        return all(same(getattr(self, f.name), getattr(other, f.name)) for f in fields(self))
 
     def bs_index(self, batch_size: int) -> int:
         """Index of ``batch_size`` in :attr:`batch_sizes`."""

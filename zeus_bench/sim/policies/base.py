@@ -22,6 +22,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import FunctionType
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
@@ -35,8 +36,8 @@ if TYPE_CHECKING:
     from zeus_bench.sim.model import JobModel
 
 __all__ = [
-    "POLICIES", "Decision", "Outcome", "Policy", "PolicyContext", "UnknownPolicyError", "get_policy",
-    "load_policy_module", "register_policy", "scalar_face",
+    "POLICIES", "Decision", "Outcome", "Policy", "PolicyContext", "UnknownPolicyError", "defines_methods",
+    "get_policy", "horizon_blind", "load_policy_module", "register_policy", "scalar_face",
 ]  # fmt: skip
 
 
@@ -129,6 +130,17 @@ class Policy(ABC):
         return default
 
     @classmethod
+    def reads_horizon(cls) -> bool:
+        """Whether the policy reads the number of recurrences it is told (``ctx.recurrences``, the horizon).
+
+        False lets a replay under several horizons (``zeus-bench arena --horizon known,unknown``:
+        :func:`~zeus_bench.studies.arena_protocol.parts_draws`) replay it once for all of them: its
+        rows are the same under every horizon. True by default, always correct; a built-in that
+        never reads it says False, and a subclass of one that reads it must say True again.
+        """
+        return True
+
+    @classmethod
     def inert_constants(cls, horizon_known: bool) -> frozenset[str]:
         """Constants (class attributes) this policy does not read under a horizon.
 
@@ -166,6 +178,31 @@ def scalar_face(model: JobModel, policies: Sequence[Policy]) -> ScalarPolicies:
 P = TypeVar("P", bound=type[Policy])
 
 POLICIES: dict[str, type[Policy]] = {}
+
+
+def defines_methods(cls: type, owner: type) -> bool:
+    """Whether a class between ``cls`` and ``owner`` (``owner`` excluded) defines a method, not only constants.
+
+    (A function, class or static method, or property. An arena variant of a policy,
+    :func:`~zeus_bench.studies.crossfit.variant`, sets constants only.)
+    """
+    mro = cls.__mro__
+    kinds = (FunctionType, classmethod, staticmethod, property)
+    return any(isinstance(v, kinds) for k in mro[: mro.index(owner)] for v in vars(k).values())
+
+
+def horizon_blind(owner: P) -> P:
+    """Class decorator of a policy that never reads the horizon it is told (:meth:`Policy.reads_horizon` False).
+
+    Its subclasses that only set constants are blind too; one that defines a method of its own
+    may read the horizon there, so it counts as reading it (unless it says otherwise itself).
+    """
+
+    def reads_horizon(cls: type[Policy]) -> bool:
+        return defines_methods(cls, owner)
+
+    owner.reads_horizon = classmethod(reads_horizon)  # type: ignore[assignment, method-assign]
+    return owner
 
 
 def register_policy(cls: P) -> P:

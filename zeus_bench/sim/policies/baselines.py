@@ -51,6 +51,7 @@ from zeus_bench.sim.policies.base import (
     Outcome,
     Policy,
     PolicyContext,
+    horizon_blind,
     register_policy,
     scalar_face,
 )
@@ -197,6 +198,7 @@ class ArmBandit(JitMixin, Policy):
 
 
 @register_policy
+@horizon_blind
 class EpsilonGreedy(ArmBandit):
     """Epsilon-greedy over batch sizes, ``eps_t = min(1, c K / t)`` (Auer et al. 2002)."""
 
@@ -220,6 +222,7 @@ class EpsilonGreedy(ArmBandit):
 
 
 @register_policy
+@horizon_blind
 class UCB1(ArmBandit):
     """UCB1 (Auer, Cesa-Bianchi and Fischer 2002) on rewards ``1 - cost / cap`` in [0, 1]."""
 
@@ -304,6 +307,7 @@ class SlidingWindowTS(ArmBandit):
 
 
 @register_policy
+@horizon_blind
 class ConservativeUCB(ArmBandit):
     """Conservative UCB (Wu et al. 2016): explore only while the baseline's budget allows.
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from zeus_bench.sim.policies.arm_faces import least_mean, pooled_stds
-from zeus_bench.sim.policies.base import PolicyContext, register_policy
+from zeus_bench.sim.policies.base import PolicyContext, horizon_blind, register_policy
 from zeus_bench.sim.policies.baselines import ArmBandit
 from zeus_bench.sim.policies.seed_arms import ArmArrays
 
@@ -169,6 +169,7 @@ def expected_improvement(
 
 
 @register_policy
+@horizon_blind
 class BayesOptEI(ArmBandit):
     """Bayesian optimisation over batch size (GP on log2 batch size, expected improvement)."""
 

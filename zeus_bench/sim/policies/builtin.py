@@ -14,6 +14,7 @@ from zeus_bench.sim.policies.base import (
     Outcome,
     Policy,
     PolicyContext,
+    horizon_blind,
     register_policy,
     scalar_face,
 )
@@ -64,6 +65,7 @@ class JitMixin:
 
 
 @register_policy
+@horizon_blind
 class Zeus(JitMixin, Policy):
     """The faithful replay: JIT power limit + pruning Gaussian Thompson Sampling over batch sizes."""
 
@@ -141,6 +143,7 @@ SEED_FACE_RULES = (
 
 
 @register_policy
+@horizon_blind
 class BatchSizeOnly(Zeus):
     """Ablation: Zeus's batch-size optimizer at the maximum power limit."""
 
@@ -160,6 +163,7 @@ class BatchSizeOnly(Zeus):
 
 
 @register_policy
+@horizon_blind
 class PowerLimitOnly(JitMixin, Policy):
     """Ablation: JIT power limit at the default batch size b0."""
 
@@ -236,6 +240,7 @@ class _Fixed(Policy):
 
 
 @register_policy
+@horizon_blind
 class Baseline(_Fixed):
     """b0 at the maximum power limit (the paper code's comparison)."""
 
@@ -249,6 +254,7 @@ class Baseline(_Fixed):
 
 
 @register_policy
+@horizon_blind
 class MaxBatch(_Fixed):
     """The largest batch size whose runs all reach the target, at the maximum power limit."""
 
@@ -261,6 +267,7 @@ class MaxBatch(_Fixed):
 
 
 @register_policy
+@horizon_blind
 class Oracle(_Fixed):
     """The least expected-cost feasible configuration from the start."""
 
@@ -273,6 +280,7 @@ class Oracle(_Fixed):
 
 
 @register_policy
+@horizon_blind
 class GridSearch(Policy):
     """Try every (batch size, limit) once, b0 at the maximum limit first, then keep the best.
 

@@ -31,6 +31,7 @@ from zeus_bench.sim.policies.base import (
     Outcome,
     Policy,
     PolicyContext,
+    defines_methods,
     register_policy,
     scalar_face,
 )
@@ -96,6 +97,15 @@ class ZeusPlus(JitMixin, Policy):
     noise_z: float = NOISE_Z
     epoch_evidence: bool = DEFAULT_EPOCH_EVIDENCE
     accepts_prior = True  # zeus_bench.sim.scenarios.warmstart binds a Prior as the class attribute `prior`
+
+    @classmethod
+    def reads_horizon(cls) -> bool:
+        """Whether it reads the horizon told: not with the anytime budget (``anytime``).
+
+        That budget assumes nothing about the number of recurrences; a subclass that defines methods
+        of its own counts as reading it.
+        """
+        return not cls.anytime or defines_methods(cls, ZeusPlus)
 
     @classmethod
     def inert_constants(cls, horizon_known: bool) -> frozenset[str]:
