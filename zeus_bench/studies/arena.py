@@ -125,11 +125,14 @@ def arena_horizons(
     protocols = [
         replace(_split_protocol(protocol.for_fold(f), k), horizon=h) for h in horizons for k, f in keys
     ]
-    results = arena_protocols(run, protocols)
+    results: list[dict[tuple[str, str], Part] | None] = list(arena_protocols(run, protocols))
     out = []
     for i, h in enumerate(horizons):
         told = replace(protocol, horizon=h)
-        parts = dict(zip(keys, results[i * len(keys) : (i + 1) * len(keys)], strict=True))
-        jobs_df = jobs_frame(parts, told)
-        out.append(ArenaTables(jobs_df, summary_table(jobs_df, parts), profile_table(parts)))
+        mine = slice(i * len(keys), (i + 1) * len(keys))
+        parts = dict(zip(keys, results[mine], strict=True))
+        results[mine] = [None] * len(keys)  # (a horizon's statistics' draws go once its tables are made)
+        jobs_df = jobs_frame(parts, told)  # type: ignore[arg-type]
+        out.append(ArenaTables(jobs_df, summary_table(jobs_df, parts), profile_table(parts)))  # type: ignore[arg-type]
+        del parts
     return out
