@@ -161,7 +161,7 @@ def test_column_tables_are_validated(tmp_path: Path, change: dict[str, object], 
 
 @pytest.mark.parametrize("blas_threads", [None, "2"])
 def test_simulate_does_not_import_pandas(tmp_path: Path, blas_threads: str | None) -> None:
-    """Nor start BLAS threads (no linear algebra), unless the user's environment asks for them."""
+    """Nor start BLAS threads or Arrow's CPU pool (one thread), unless the user's environment asks for more."""
     folder = write_tiny_traces(tmp_path / "traces")
     code = (
         "import os, sys\nfrom zeus_bench.cli.main import main\n"
@@ -169,10 +169,11 @@ def test_simulate_does_not_import_pandas(tmp_path: Path, blas_threads: str | Non
         f"'--seeds', '1-3', '--out', {str(tmp_path / 'runs.parquet')!r}])\n"
         "assert status == 0, status\nassert 'pandas' not in sys.modules, 'pandas was imported'\n"
         f"assert os.environ['OPENBLAS_NUM_THREADS'] == {blas_threads or '1'!r}\n"
+        f"import pyarrow\nassert pyarrow.cpu_count() == {int(blas_threads or 1)}, pyarrow.cpu_count()\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
     if blas_threads is not None:
-        env["OPENBLAS_NUM_THREADS"] = blas_threads
+        env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = blas_threads
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, env=env)
     assert len(read_table(tmp_path / "runs.parquet", "runs")) > 0
 
@@ -180,7 +181,7 @@ def test_simulate_does_not_import_pandas(tmp_path: Path, blas_threads: str | Non
 def test_other_commands_keep_blas_threads() -> None:
     code = (
         "import os\nfrom zeus_bench.cli.main import main\nmain(['--version'])\n"
-        "assert 'OPENBLAS_NUM_THREADS' not in os.environ\n"
+        "assert 'OPENBLAS_NUM_THREADS' not in os.environ and 'OMP_NUM_THREADS' not in os.environ\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, env=env, capture_output=True)
