@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import shlex
 import subprocess
 import sys
@@ -110,22 +111,24 @@ def test_jobs_option_as_one_word(tmp_path):
 def test_log_takes_the_commands_output_and_the_console_keeps_the_progress(tmp_path, jobs):
     log = tmp_path / "batch.log"
     log.write_text("an old log: emptied first\n")
-    lines = [_arrivals(tmp_path / f"t{seed}.csv", seed) for seed in (1, 2, 3)]
-    out = subprocess.run(
+    seeds = range(1, 9)
+    lines = [_arrivals(tmp_path / f"t{seed}.csv", seed) for seed in seeds]
+    out = subprocess.run(  # unbuffered streams (a line's text and newline written apart): lines stay whole
         [sys.executable, str(SCRIPT), "--jobs", jobs, "--log", str(log), *lines],
         capture_output=True,
         text=True,
         timeout=120,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout == ""  # every command's output is in the log
     text = log.read_text()
     assert "an old log" not in text
     assert sorted(line for line in text.splitlines() if line.startswith("wrote 200 submissions")) == sorted(
-        f"wrote 200 submissions in 4 groups to {tmp_path / f't{seed}.csv'}" for seed in (1, 2, 3)
+        f"wrote 200 submissions in 4 groups to {tmp_path / f't{seed}.csv'}" for seed in seeds
     )
     progress = out.stderr.strip().splitlines()
-    assert progress[-1].startswith("INFO zeus_bench_many: zeus-bench commands: 3/3 done (synth-arrivals -> ")
+    assert progress[-1].startswith("INFO zeus_bench_many: zeus-bench commands: 8/8 done (synth-arrivals -> ")
     assert all(line.startswith("INFO zeus_bench_many: zeus-bench commands: ") for line in progress)
 
 
@@ -140,3 +143,21 @@ def test_unwritable_log_is_one_line_and_status_2(tmp_path):
     assert out.returncode == 2
     assert out.stderr.strip().count("\n") == 0 and f"--log {log}: No such file or directory" in out.stderr
     assert not (tmp_path / "t.csv").exists() and not (tmp_path / "no-such-folder").exists()
+
+
+def test_a_workers_streams_write_whole_lines(tmp_path: Path) -> None:
+    """Unbuffered streams write a line's text and its newline apart; a worker's log streams write whole lines."""
+    log = tmp_path / "w.log"
+    code = (
+        f"import sys; sys.path.insert(0, {str(SCRIPT.parent)!r})\n"
+        "import zeus_bench_many as m\n"
+        "assert sys.stdout.write_through  # (PYTHONUNBUFFERED: each write goes out at once)\n"
+        f"m._worker_to_log({str(log)!r})\n"
+        "assert sys.stdout.line_buffering and not sys.stdout.write_through\n"
+        "assert sys.stderr.line_buffering and not sys.stderr.write_through\n"
+        "print('out line'); print('err line', file=sys.stderr)\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, timeout=60, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
+    assert log.read_text().splitlines() == ["out line", "err line"]

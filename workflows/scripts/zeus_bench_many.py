@@ -59,6 +59,25 @@ def _to_log(path: str | None) -> None:
     os.close(fd)
 
 
+def _worker_to_log(path: str | None) -> None:
+    """:func:`_to_log` in a worker, its streams written a whole line at a time.
+
+    Workers append to one log: a line in one ``write`` stays whole beside the others' (unbuffered
+    streams, as ``PYTHONUNBUFFERED`` makes them, write a line's text and its newline apart).
+    """
+    import io
+
+    _to_log(path)
+    if path is None:
+        return
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        raw = io.FileIO(fd, "w", closefd=False)
+        stream = io.TextIOWrapper(
+            io.BufferedWriter(raw), encoding="utf-8", errors="backslashreplace", line_buffering=True
+        )
+        setattr(sys, name, stream)
+
+
 def run_many(command_lines: Sequence[str], jobs: int = 1, log_path: str | None = None) -> int:
     """Run each command line through ``zeus_bench.cli.main.main``; return the first non-zero status.
 
@@ -111,7 +130,7 @@ def _run_pool(
     with ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=multiprocessing.get_context("fork"),
-        initializer=_to_log,
+        initializer=_worker_to_log,
         initargs=(log_path,),
     ) as pool:
         running: dict[Future[int], int] = {}
