@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``zeus-bench``; returns the exit status (0 ok, 2 bad input, 130 interrupted)."""
     words = sys.argv[1:] if argv is None else list(argv)
     command = _command(words)
-    if command in NO_BLAS_COMMANDS and "numpy" not in sys.modules and "pyarrow" not in sys.modules:
+    if command in NO_BLAS_COMMANDS and "numpy" not in sys.modules:  # (pyarrow imports numpy)
         for name, value in SINGLE_THREAD_ENV.items():
             os.environ.setdefault(name, value)  # a user's own setting wins
     parser = build_parser(command)

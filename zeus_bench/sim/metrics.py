@@ -247,7 +247,7 @@ def _indices(n: int, reps: int, seed: int) -> np.ndarray:
 
 def percentile_ci(resampled: np.ndarray, level: float = CI_LEVEL) -> tuple[float, float]:
     """The central ``level`` interval of a statistic's bootstrap replicates (NaN-free input)."""
-    lo, hi = np.quantile(resampled, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+    lo, hi = np.quantile(resampled, _central(level))
     return float(lo), float(hi)
 
 
@@ -257,7 +257,12 @@ def percentile_cis(resampled: np.ndarray, level: float = CI_LEVEL) -> np.ndarray
     One :func:`numpy.quantile` along the rows computes each row as a call on it alone would (the
     same partition and interpolation), without a call per row.
     """
-    return np.quantile(resampled, [(1.0 - level) / 2.0, (1.0 + level) / 2.0], axis=1).T  # type: ignore[no-any-return]
+    return np.quantile(resampled, _central(level), axis=1).T  # type: ignore[no-any-return]
+
+
+def _central(level: float) -> list[float]:
+    """The quantiles that bound the central ``level`` share of a distribution."""
+    return [(1.0 - level) / 2.0, (1.0 + level) / 2.0]
 
 
 def bootstrap_ci(

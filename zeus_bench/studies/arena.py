@@ -39,7 +39,7 @@ import pandas as pd
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.rules import Horizon
 from zeus_bench.studies.arena_profile import profile_table
-from zeus_bench.studies.arena_protocol import Protocol, judged_jobs, run_arena_parts
+from zeus_bench.studies.arena_protocol import ArenaJob, Protocol, judged_jobs, run_arena_parts
 from zeus_bench.studies.arena_stats import Part, job_parts, jobs_frame, summary_table
 from zeus_bench.traces.jobs import TraceSet
 
@@ -87,9 +87,12 @@ def arena_parts(run: ArenaRun, protocol: Protocol) -> dict[tuple[str, str], Part
 
 def arena_protocols(run: ArenaRun, protocols: Sequence[Protocol]) -> list[dict[tuple[str, str], Part]]:
     """:func:`arena_parts` of each protocol (its split and fold), a job's replays under all of them in one walk."""
-    part_jobs = [
-        judged_jobs(run.traces, run.gpus, run.workloads, p.half, p.split, p.recurrences) for p in protocols
-    ]
+    judged: dict[tuple[str, int, int | None], list[ArenaJob]] = {}  # (other horizons: the same halves)
+    for p in protocols:
+        key = (p.half, p.split, p.recurrences)
+        if key not in judged:
+            judged[key] = judged_jobs(run.traces, run.gpus, run.workloads, *key)
+    part_jobs = [judged[(p.half, p.split, p.recurrences)] for p in protocols]
     totals = run_arena_parts(part_jobs, run.policies, protocols, run.jobs_n, run.policy_modules, run.progress)
     return [job_parts(jobs, t, p) for jobs, t, p in zip(part_jobs, totals, protocols, strict=True)]
 
@@ -125,14 +128,11 @@ def arena_horizons(
     protocols = [
         replace(_split_protocol(protocol.for_fold(f), k), horizon=h) for h in horizons for k, f in keys
     ]
-    results: list[dict[tuple[str, str], Part] | None] = list(arena_protocols(run, protocols))
+    results = arena_protocols(run, protocols)
     out = []
-    for i, h in enumerate(horizons):
-        told = replace(protocol, horizon=h)
-        mine = slice(i * len(keys), (i + 1) * len(keys))
-        parts = dict(zip(keys, results[mine], strict=True))
-        results[mine] = [None] * len(keys)  # (a horizon's statistics' draws go once its tables are made)
-        jobs_df = jobs_frame(parts, told)  # type: ignore[arg-type]
-        out.append(ArenaTables(jobs_df, summary_table(jobs_df, parts), profile_table(parts)))  # type: ignore[arg-type]
-        del parts
+    for h in horizons:
+        parts = dict(zip(keys, results[: len(keys)], strict=True))
+        del results[: len(keys)]  # (a horizon's statistics' draws go once its tables are made)
+        jobs_df = jobs_frame(parts, replace(protocol, horizon=h))
+        out.append(ArenaTables(jobs_df, summary_table(jobs_df, parts), profile_table(parts)))
     return out

@@ -167,17 +167,10 @@ def policies_draws(job: JobTrace, n: int, classes: Sequence[type[Policy]], proto
     return parts_draws([(job, classes, protocol)], n)[0]
 
 
-def check_one_walk(protocols: Sequence[Protocol]) -> None:
-    """Refuse protocols whose replays cannot share one executor walk: other eta, beta, horizon or noise.
-
-    Raises:
-        ValueError: naming the rules they must share.
-    """
-    check_rules(protocols, horizons=True)
-
-
 def check_rules(protocols: Sequence[Protocol], horizons: bool) -> None:
-    """Refuse protocols of other eta, beta or noise (and, unless ``horizons`` is False, horizon).
+    """Refuse protocols of other eta, beta or noise (and, with ``horizons``, horizon).
+
+    One executor walk needs all four shared; one arena run (:func:`parts_draws`) the first three.
 
     Raises:
         ValueError: naming the rules they must share.
@@ -227,7 +220,8 @@ def parts_draws(parts: Sequence[JobPart], n: int) -> list[list[Draws]]:
             assert earlier is not None
             out[i] = [fresh[k] if k in fresh else earlier[k] for k in range(len(parts[i][1]))]
         done += [i for i, twin, _ in places if twin is None]
-    return [d for d in out if d is not None]
+    assert all(d is not None for d in out)
+    return out  # type: ignore[return-value]
 
 
 def _twins(a: JobPart, b: JobPart) -> bool:
@@ -250,7 +244,7 @@ def walk_draws(parts: Sequence[JobPart], n: int) -> list[list[Draws]]:
         ValueError: parts that differ in eta, beta, horizon or noise.
     """
     first = parts[0][2]
-    check_one_walk([p for _, _, p in parts])
+    check_rules([p for _, _, p in parts], horizons=True)
     cost = Cost(first.eta)
     lanes: list[Lane] = []
     # per part: its first lane, its models (recorded paths, then replicates), its replicate seeds
@@ -402,12 +396,12 @@ def run_arena_parts(
     """:func:`run_arena` of each part: ``part_jobs[i]`` under ``protocols[i]``.
 
     The parts hold the same (GPU, workload) jobs in the same order (halves of other splits and
-    folds): a job's replays under every protocol are one task and one executor walk
-    (:func:`parts_draws`), and ``jobs_n`` processes spread the jobs.
+    folds, told one horizon or several): a job's replays under every protocol are one task, an
+    executor walk per horizon (:func:`parts_draws`), and ``jobs_n`` processes spread the jobs.
 
     Raises:
         ConfigError: no seeds, an unknown policy, horizon, noise or path draw, or too many tries.
-        ValueError: parts of other jobs, or protocols that differ in eta, beta, horizon or noise.
+        ValueError: parts of other jobs, or protocols that differ in eta, beta or noise.
     """
     names = list(dict.fromkeys([COMPARATOR, *policies, *PAIRED]))
     for p in names:

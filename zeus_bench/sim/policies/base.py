@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from zeus_bench.sim.model import JobModel
 
 __all__ = [
-    "POLICIES", "Decision", "Outcome", "Policy", "PolicyContext", "UnknownPolicyError", "defines_methods",
+    "POLICIES", "Decision", "Outcome", "Policy", "PolicyContext", "UnknownPolicyError", "changes_rules",
+    "defines_methods",
     "get_policy", "horizon_blind", "load_policy_module", "register_policy", "scalar_face",
 ]  # fmt: skip
 
@@ -180,15 +181,25 @@ P = TypeVar("P", bound=type[Policy])
 POLICIES: dict[str, type[Policy]] = {}
 
 
+def _between(cls: type, owner: type) -> tuple[type, ...]:
+    """The classes from ``cls`` up to ``owner`` (``owner`` excluded) in ``cls``'s method resolution order."""
+    mro = cls.__mro__
+    return mro[: mro.index(owner)]
+
+
+def changes_rules(cls: type, owner: type, names: Sequence[str]) -> bool:
+    """Whether a class between ``cls`` and ``owner`` (``owner`` excluded) defines one of ``names``."""
+    return any(name in vars(k) for k in _between(cls, owner) for name in names)
+
+
 def defines_methods(cls: type, owner: type) -> bool:
     """Whether a class between ``cls`` and ``owner`` (``owner`` excluded) defines a method, not only constants.
 
     (A function, class or static method, or property. An arena variant of a policy,
     :func:`~zeus_bench.studies.crossfit.variant`, sets constants only.)
     """
-    mro = cls.__mro__
     kinds = (FunctionType, classmethod, staticmethod, property)
-    return any(isinstance(v, kinds) for k in mro[: mro.index(owner)] for v in vars(k).values())
+    return any(isinstance(v, kinds) for k in _between(cls, owner) for v in vars(k).values())
 
 
 def horizon_blind(owner: P) -> P:

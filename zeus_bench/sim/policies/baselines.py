@@ -51,13 +51,13 @@ from zeus_bench.sim.policies.base import (
     Outcome,
     Policy,
     PolicyContext,
+    changes_rules,
     horizon_blind,
     register_policy,
     scalar_face,
 )
 from zeus_bench.sim.policies.builtin import JitMixin
 from zeus_bench.sim.policies.seed_arms import ArmArrays
-from zeus_bench.sim.policies.seed_simple import changes_rules
 from zeus_bench.sim.policies.zeus_plus import baseline_ratio, profiling_overhead
 
 if TYPE_CHECKING:

@@ -14,11 +14,12 @@ from zeus_bench.sim.policies.base import (
     Outcome,
     Policy,
     PolicyContext,
+    changes_rules,
     horizon_blind,
     register_policy,
     scalar_face,
 )
-from zeus_bench.sim.policies.seed_simple import FixedArrays, GridArrays, JitB0Arrays, changes_rules
+from zeus_bench.sim.policies.seed_simple import FixedArrays, GridArrays, JitB0Arrays
 from zeus_bench.sim.policies.seed_zeus import SeedZeus
 from zeus_bench.traces.jobs import JobTrace
 

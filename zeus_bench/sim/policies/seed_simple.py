@@ -27,13 +27,7 @@ if TYPE_CHECKING:
     from zeus_bench.sim.model import JobModel
     from zeus_bench.sim.policies.base import Policy
 
-__all__ = ["FixedArrays", "GridArrays", "JitB0Arrays", "changes_rules"]
-
-
-def changes_rules(cls: type, owner: type, names: Sequence[str]) -> bool:
-    """Whether a class between ``cls`` and ``owner`` (``owner`` excluded) defines one of ``names``."""
-    mro = cls.__mro__
-    return any(name in vars(k) for k in mro[: mro.index(owner)] for name in names)
+__all__ = ["FixedArrays", "GridArrays", "JitB0Arrays"]
 
 
 class _Face:

@@ -31,12 +31,12 @@ from zeus_bench.sim.policies.base import (
     Outcome,
     Policy,
     PolicyContext,
+    changes_rules,
     defines_methods,
     register_policy,
     scalar_face,
 )
 from zeus_bench.sim.policies.builtin import JitMixin
-from zeus_bench.sim.policies.seed_simple import changes_rules
 from zeus_bench.sim.policies.seed_zeus_plus import ClimbingPolicy, ZeusPlusArrays
 from zeus_bench.traces.jobs import JobTrace
 
