@@ -64,17 +64,14 @@ rule policy_arena:
         "--horizon {params.horizons} {params.scope} --jobs {threads} --out {params.out:q} --force 2>&1 | tee {log}"
 
 
+# (params named here replace the rule's own; the others stay)
 use rule policy_arena as policy_arena_misspecified with:
     priority: PRIORITY["policy_study"]
     output:
         arena_outputs("0.5x", "2x"),
     params:
-        traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
-        gpus=lambda wc: ",".join(policy_study_gpus()),
-        seeds=config["arena"]["seeds"],
         horizons="0.5x,2x",
         scope="--fold 1",
-        out=lambda wc: f"{ARENA_DIR}/{{horizon}}",
     log:
         "logs/policy/arena-misspecified.log",
 
