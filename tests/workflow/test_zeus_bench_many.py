@@ -110,7 +110,7 @@ def test_jobs_option_as_one_word(tmp_path):
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_log_takes_the_commands_output_and_the_console_keeps_the_progress(tmp_path, jobs):
     log = tmp_path / "batch.log"
-    log.write_text("an old log: emptied first\n")
+    log.write_text("an old log: kept\n")
     seeds = range(1, 9)
     lines = [_arrivals(tmp_path / f"t{seed}.csv", seed) for seed in seeds]
     out = subprocess.run(  # unbuffered streams (a line's text and newline written apart): lines stay whole
@@ -123,7 +123,7 @@ def test_log_takes_the_commands_output_and_the_console_keeps_the_progress(tmp_pa
     assert out.returncode == 0, out.stderr
     assert out.stdout == ""  # every command's output is in the log
     text = log.read_text()
-    assert "an old log" not in text
+    assert text.startswith("an old log: kept\n")  # appended to, never emptied
     assert sorted(line for line in text.splitlines() if line.startswith("wrote 200 submissions")) == sorted(
         f"wrote 200 submissions in 4 groups to {tmp_path / f't{seed}.csv'}" for seed in seeds
     )

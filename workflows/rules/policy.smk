@@ -100,5 +100,6 @@ rule arena_recurrences:
         "logs/policy/arena-recurrences.log",
     shell:
         # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns);
-        # --log: the runs' output to the log, a progress line per run finished on the console
-        "SOURCE_DATE_EPOCH=0 python {params.runner} --jobs {threads} --log {log} {params.commands}"
+        # --log: the runs' output to the rule's log (emptied first: this run's alone), a progress line per
+        # run finished on the console
+        ": > {log} && SOURCE_DATE_EPOCH=0 python {params.runner} --jobs {threads} --log {log} {params.commands}"

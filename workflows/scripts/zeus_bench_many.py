@@ -14,8 +14,8 @@ once a line fails no further one starts (those running end).
 
 A progress line (``INFO zeus_bench_many: zeus-bench commands: 3/10 done (...), 4 s so far, about
 9 s left``) is written to standard error as commands finish, at most every 5 s and at the end.
-``--log FILE``: the commands' own output (both streams) goes to ``FILE`` (created or emptied
-first) instead, so that under Snakemake the console shows the batch's progress and the log holds
+``--log FILE``: the commands' own output (both streams) is appended to ``FILE`` (created if
+absent; what it holds is kept) instead, so that under Snakemake the console shows the batch's progress and the log holds
 the rest.
 """
 
@@ -179,7 +179,7 @@ def main(argv: Sequence[str]) -> int:
             jobs = int(value)
         else:
             try:
-                open(value, "w").close()  # created or emptied: the batch's log
+                open(value, "a").close()  # created if absent (appended to: nothing in it is lost)
             except OSError as exc:
                 print(f"zeus_bench_many.py: error: --log {value}: {exc.strerror or exc}", file=sys.stderr)
                 return 2
