@@ -56,10 +56,49 @@ from zeus_bench.sim.policies.seeds import (
 )
 from zeus_bench.sim.rules import NOISE_CLIP, ZERO_BUDGET_PENALTY
 
-__all__ = ["Lanes", "OneTry", "Run", "execute", "execute_blocks", "missed_row", "noisy", "try_row"]
+__all__ = [
+    "Lanes",
+    "OneTry",
+    "Run",
+    "SeedDrifts",
+    "execute",
+    "execute_blocks",
+    "missed_row",
+    "noisy",
+    "try_row",
+]
 
 #: A drift hook: (recurrence, batch-size index) -> factor on the sampled path's target epoch.
 DriftHook = Callable[[int, int], float]
+
+
+@dataclasses.dataclass(frozen=True)
+class SeedDrifts:
+    """Per seed, the drift hook whose factors scale its target epochs: several hooks in one walk.
+
+    ``factors[g, r, b]`` is hook ``g``'s factor of recurrence ``r`` (row 0 unused) and batch-size
+    index ``b`` (1 for a group without a hook); ``group[i]`` is seed ``i``'s hook. A seed's target
+    epochs are those of a walk with its hook alone (the same float products: the hook's own
+    floats, each asked once, :meth:`of`).
+    """
+
+    factors: np.ndarray
+    group: np.ndarray
+
+    @classmethod
+    def of(
+        cls, hooks: Sequence[DriftHook | None], group: Sequence[int], recurrences: int, n_bs: int
+    ) -> SeedDrifts:
+        """The table of ``hooks`` over recurrences 1..``recurrences`` and ``n_bs`` batch sizes; ``group``: each seed's hook."""
+        factors = np.ones((len(hooks), recurrences + 1, n_bs))
+        for g, hook in enumerate(hooks):
+            if hook is not None:
+                factors[g, 1:] = [[hook(r, b) for b in range(n_bs)] for r in range(1, recurrences + 1)]
+        return cls(factors, np.asarray(group, dtype=np.int64))
+
+    def subset(self, ids: Sequence[int]) -> SeedDrifts:
+        """The drifts of seeds ``ids`` (in that order)."""
+        return SeedDrifts(self.factors, self.group[np.asarray(ids, dtype=np.int64)])
 
 
 def noisy(energy: float, time: float, noise: float, rng: np.random.Generator) -> tuple[float, float]:
@@ -309,7 +348,7 @@ class Run:
 
     beta: float
     recurrences: int
-    drift: DriftHook | None = None
+    drift: DriftHook | SeedDrifts | None = None
     noise: float = 0.0
     first: int = 1
     least: float = math.inf
@@ -378,7 +417,9 @@ class _Walk:
         else:
             lane = t.lane[seeds]
             target = t.lane_paths[lane, bi, self.words.draw(step, t.lane_n_paths[lane, bi], refill)]
-        if run.drift is not None:
+        if isinstance(run.drift, SeedDrifts):
+            target = target * run.drift.factors[run.drift.group[seeds], rec, bi]
+        elif run.drift is not None:
             factors = [run.drift(r, b) for r, b in zip(rec.tolist(), bi.tolist(), strict=True)]
             target = target * np.array(factors)
         x = _Inputs(seeds, bi, pj, profiled, target, min_cost, rec)
@@ -448,8 +489,11 @@ def execute(
                 nrngs[i].bit_generator.state = noise_starts[i]
         again_rngs = [nrngs[i] for i in gone] if nrngs else None
         again_lanes = None if lanes is None else lanes.subset(gone)
+        again_run = run
+        if isinstance(run.drift, SeedDrifts):
+            again_run = dataclasses.replace(run, drift=run.drift.subset(gone))
         again, again_least = execute(
-            model, face.fallback(gone), [env_rngs[i] for i in gone], run, again_rngs, again_lanes
+            model, face.fallback(gone), [env_rngs[i] for i in gone], again_run, again_rngs, again_lanes
         )
         final[gone] = again_least
         tries = tries.splice(gone, again)

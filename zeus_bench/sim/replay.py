@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from zeus_bench.optimizers.bandit import BanditKnobs
-from zeus_bench.sim.executor import Lanes, Run, execute, execute_blocks
+from zeus_bench.sim.executor import DriftHook, Lanes, Run, SeedDrifts, execute, execute_blocks
 from zeus_bench.sim.model import (
     RUN_FIELDS,
     JitConfig,
@@ -73,6 +73,7 @@ __all__ = [
     "check_job",
     "default_recurrences",
     "replay",
+    "replay_drifts",
     "replay_many",
     "replay_policies",
     "replay_seeds",
@@ -231,6 +232,45 @@ def replay_lanes(
             rows[k][c] = tries.seed_range(start, start + len(lanes[k].seeds))
             start += len(lanes[k].seeds)
     return rows
+
+
+def replay_drifts(
+    model: JobModel,
+    runs: Sequence[tuple[type[Policy], int]],
+    seeds: Sequence[int],
+    drifts: Sequence[DriftHook | None],
+    beta: float,
+    recurrences: int,
+) -> list[list[SeedTries]]:
+    """:func:`replay_many` of each run (a policy class and its window) under each drift hook, all in one walk.
+
+    Returns ``out[k][g]``: run ``k``'s rows under ``drifts[g]``, those ``replay_many(model, cls,
+    seeds, beta, recurrences, window=window, drift=drifts[g])`` gives (the paper's options
+    otherwise). A run's seeds under every hook are one face (its objects and generators their
+    own, seed by seed), each seed's hook its own (:class:`~zeus_bench.sim.executor.SeedDrifts`):
+    the executor's work per step is shared by all of them.
+    """
+    if not runs or not drifts or not seeds:
+        return [
+            [replay_many(model, cls, seeds, beta, recurrences, window=w, drift=d) for d in drifts]
+            for cls, w in runs
+        ]
+    told = horizon_recurrences(KNOWN, recurrences)
+    faces: list[Any] = []
+    env_rngs: list[list[Any]] = []
+    for cls, window in runs:
+        generators = [seed_generators(seed) for _ in drifts for seed in seeds]
+        policies = [
+            cls(PolicyContext(model.job, model.cost, beta, window, pol_rng, told, *BanditKnobs()))
+            for _, pol_rng in generators
+        ]
+        faces.append(cls.batched(model, policies))
+        env_rngs.append([e for e, _ in generators])
+    group = [g for _ in runs for g in range(len(drifts)) for _ in seeds]
+    per_seed = SeedDrifts.of(drifts, group, recurrences, len(model.job.batch_sizes))
+    out = execute_blocks(model, faces, env_rngs, Run(beta, recurrences, per_seed))
+    n = len(seeds)
+    return [[tries.seed_range(g * n, (g + 1) * n) for g in range(len(drifts))] for tries in out]
 
 
 def replay_seeds(

@@ -50,10 +50,10 @@ from zeus_bench.core.errors import ConfigError
 from zeus_bench.core.progress import Progress
 from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
-from zeus_bench.sim.replay import JobModel, default_recurrences
+from zeus_bench.sim.replay import JobModel, default_recurrences, replay_drifts
 from zeus_bench.sim.scenarios.drift import SCENARIOS, Drift, oracle_cost_by_recurrence, scenario
 from zeus_bench.studies.arena_protocol import ArenaJob, Protocol, replayed_total, seed_costs
-from zeus_bench.studies.recurrences import recurrence_costs, references
+from zeus_bench.studies.recurrences import references, tries_costs
 from zeus_bench.studies.warmjobs import EARLY, WarmCosts, warm_job_costs
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 
@@ -239,11 +239,16 @@ def _drift_job(
     model = JobModel(job, cost)
     n = default_recurrences(job)
     at = n // 2
-    for kind, factor in itertools.product(SCENARIOS, DRIFT_FACTORS):
-        drift = Drift(scenario(job, cost, kind, at, factor, MORPH_RAMP), job)
+    scenarios = list(itertools.product(SCENARIOS, DRIFT_FACTORS))
+    drifts = [Drift(scenario(job, cost, kind, at, factor, MORPH_RAMP), job) for kind, factor in scenarios]
+    # every run under every scenario in one walk of the executor (each replay as its own)
+    runs = replay_drifts(
+        model, [(get_policy(name), window) for _, name, window in DRIFT_RUNS], seeds, drifts, beta, n
+    )
+    for g, ((kind, factor), drift) in enumerate(zip(scenarios, drifts, strict=True)):
         oracle = oracle_cost_by_recurrence(job, cost, drift, n)
-        for label, name, window in DRIFT_RUNS:
-            costs, _ = recurrence_costs(model, get_policy(name), seeds, beta, n, window, drift)
+        for (label, _, _), tries in zip(DRIFT_RUNS, runs, strict=True):
+            costs, _ = tries_costs(model, tries[g], n)
             mean = costs.mean(axis=0)
             after = slice(at - 1, n)
             rows.append(
