@@ -11,7 +11,8 @@ Each step is the next try of every seed still replaying (the seeds' timelines ar
   profiles its batch size just in time (its JIT limit; the first epoch at the profile's figures);
 * each seed's training path, drawn from its environment generator's words fetched in blocks
   (:class:`~zeus_bench.sim.env.EnvWords`: ``rng.integers(0, n_paths)`` draw for draw), its target
-  epoch scaled by the drift hook's factor (:mod:`zeus_bench.sim.scenarios.drift`);
+  epoch scaled by the drift hook's factor (:mod:`zeus_bench.sim.scenarios.drift`; one hook for
+  every seed, or each seed its own: :class:`SeedDrifts`);
 * the rules of :mod:`zeus_bench.sim.env` on the arrays: the early-stop budget (through the
   face's ``stop_cost``), the epochs, the JIT first epoch, the cost or a zero budget's penalty;
 * per-try noise on time and power from each seed's own noise generator (:func:`noisy`);
