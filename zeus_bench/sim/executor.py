@@ -73,7 +73,7 @@ __all__ = [
 DriftHook = Callable[[int, int], float]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)  # (arrays: compared and hashed by identity)
 class SeedDrifts:
     """Per seed, the drift hook whose factors scale its target epochs: several hooks in one walk.
 
