@@ -9,7 +9,11 @@ prints the wall and CPU time of the whole process tree, its peak RSS, the calibr
 (``../shared/bench/calib.py``, before and after), their ratio against the goal, and whether the
 outputs are byte for byte the committed ones (``git status`` in the clone).
 
-    python benchmarks/bench_reproduce.py [--cores 2] [--download] [--keep]
+``--rev REV`` times another commit the same way (a before/after comparison: run both, alternated).
+``--timeline`` also records every Python process of the run (its start, wall and CPU time and
+command, ``timeline.py``) and prints the CPU by step and the processes of most CPU.
+
+    python benchmarks/bench_reproduce.py [--cores 2] [--download] [--keep] [--rev REV] [--timeline]
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import timeline
 from bench_arena import Timed, _report
 from bench_arena import _calibration as calibration
 from measure import run_measured
@@ -45,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cores", type=int, default=2, help="snakemake --cores (make reproduce's default: 2)")
     ap.add_argument("--download", action="store_true", help="let the workflow download the traces")
     ap.add_argument("--keep", action="store_true", help="keep the clone (its path is printed)")
+    ap.add_argument("--rev", default="HEAD", help="the commit to time (default HEAD)")
+    ap.add_argument("--timeline", action="store_true", help="also print the CPU of every step (timeline.py)")
     args = ap.parse_args(argv)
     venv = REPO / ".venv"
     if not (venv / "bin" / "snakemake").is_file():
@@ -63,21 +70,41 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         env["ZEUS_TRACE_DIR"] = str(traces)
+    rev = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{args.rev}^{{commit}}"],
+        cwd=REPO, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    if not rev:
+        print(f"bench_reproduce: --rev {args.rev}: no such commit in {REPO}", file=sys.stderr)
+        return 2
     tmp = tempfile.mkdtemp(prefix="zb-reproduce-")
     clone = Path(tmp) / "zeus-bench"
     subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+    checkout = subprocess.run(["git", "checkout", "--quiet", rev], cwd=clone, capture_output=True, text=True)
+    if checkout.returncode != 0:  # (a commit no branch or tag of the checkout reaches is not cloned)
+        shutil.rmtree(tmp)
+        print(
+            f"bench_reproduce: --rev {args.rev}: not in a clone of {REPO} (no branch or tag reaches it)",
+            file=sys.stderr,
+        )
+        return 2
     (clone / ".venv").symlink_to(venv)
+    if args.timeline:
+        env |= timeline.install(Path(tmp) / "timeline")
     env["PYTHONPATH"] = os.pathsep.join([str(clone), *filter(None, [env.get("PYTHONPATH")])])
     cmd = [str(venv / "bin" / "snakemake"), "--cores", str(args.cores)]
     before = calibration()
     m = run_measured(cmd, check=False, quiet_stderr=True, quiet_stdout=True, cwd=clone, env=env)
     after = calibration()
     timed: Timed = (m.wall_s, m.cpu_s, before, after, m.peak_mib)
+    name = "HEAD" if args.rev == "HEAD" else f"{args.rev} ({rev[:12]})"
     _report(
-        f"make reproduce: snakemake --cores {args.cores} in a fresh clone of HEAD, venv present",
+        f"make reproduce: snakemake --cores {args.cores} in a fresh clone of {name}, venv present",
         timed,
         GOAL_UNITS,
     )
+    if args.timeline:
+        print(timeline.report(timeline.read(Path(tmp) / "timeline" / "timeline.jsonl"), m.cpu_s))
     if m.returncode != 0:
         print(f"  the workflow failed (exit status {m.returncode}); run it in {clone} to see why")
         return 1
