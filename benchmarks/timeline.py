@@ -91,8 +91,9 @@ class Proc:
             rest = args[2:]  # (python -m zeus_bench.cli.main)
         elif Path(args[0]).name == "zeus-bench":
             rest = args[1:]
-        else:  # a script: its name and the first plain word it was given (a command, for a batch runner)
-            word = next((a for a in args[1:] if re.fullmatch(r"[a-z][a-z0-9-]*", a)), None)
+        else:  # a script: its name and the first plain word it was given (a batch runner's: its lines' command)
+            firsts = (a.split()[0] for a in args[1:] if a.strip())
+            word = next((w for w in firsts if re.fullmatch(r"[a-z][a-z0-9-]*", w)), None)
             return " ".join([Path(args[0]).name, *([word] if word else [])])
         command = next((a for a in rest if not a.startswith("-")), None)
         return f"zeus-bench {command}" if command else "zeus-bench"

@@ -75,8 +75,8 @@ def test_no_line_without_the_log_variable(tmp_path: Path) -> None:
         (["/v/bin/python", "-m", "analysis.report", "--out", "r.md"], "python -m analysis.report"),
         (["/v/bin/python3.11", "/v/bin/snakemake", "--cores", "2"], "snakemake"),
         (["/v/bin/python3.11", "-m", "snakemake", "--cores", "2"], "snakemake"),
-        (["python", "/c/workflows/scripts/zeus_bench_many.py", "--jobs", "1", "--log", "l/x.log", "arena"],
-         "zeus_bench_many.py arena"),
+        (["python", "/c/workflows/scripts/zeus_bench_many.py", "--jobs", "1", "--log", "l/x.log", "arena --gpu a40"],
+         "zeus_bench_many.py arena"),  # (its lines are whole command lines)
         (["python", "-u", "-c", "pass"], "python -c"),
     ],
 )  # fmt: skip
