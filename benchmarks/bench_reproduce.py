@@ -44,6 +44,24 @@ def _changed(clone: Path) -> list[str]:
     return [line for line in out.splitlines() if line[3:].rstrip("/") != ".venv"]
 
 
+def _commit(rev: str) -> str | None:
+    """The full hash of commit ``rev`` of this checkout (None: no such commit)."""
+    out = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.strip() or None
+
+
+def _clone_at(rev: str, clone: Path) -> bool:
+    """Clone this checkout into ``clone`` at commit ``rev``; False if the clone lacks it (no branch or tag reaches it)."""
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+    checkout = subprocess.run(["git", "checkout", "--quiet", rev], cwd=clone, capture_output=True, text=True)
+    return checkout.returncode == 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Time the workflow in a fresh clone and say whether its outputs are the committed ones."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -70,18 +88,13 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         env["ZEUS_TRACE_DIR"] = str(traces)
-    rev = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", f"{args.rev}^{{commit}}"],
-        cwd=REPO, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
-    if not rev:
+    rev = _commit(args.rev)
+    if rev is None:
         print(f"bench_reproduce: --rev {args.rev}: no such commit in {REPO}", file=sys.stderr)
         return 2
     tmp = tempfile.mkdtemp(prefix="zb-reproduce-")
     clone = Path(tmp) / "zeus-bench"
-    subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
-    checkout = subprocess.run(["git", "checkout", "--quiet", rev], cwd=clone, capture_output=True, text=True)
-    if checkout.returncode != 0:  # (a commit no branch or tag of the checkout reaches is not cloned)
+    if not _clone_at(rev, clone):
         shutil.rmtree(tmp)
         print(
             f"bench_reproduce: --rev {args.rev}: not in a clone of {REPO} (no branch or tag reaches it)",
