@@ -77,8 +77,8 @@ def test_every_part_gets_the_draws_of_its_own_run() -> None:
 
 def test_parts_of_other_jobs_or_other_rules_are_refused() -> None:
     job = arena_mod.ArenaJob(toy_job(PATHS), 10)
-    other = arena_mod.ArenaJob(toy_job(PATHS, b0=16), 12)
-    with pytest.raises(ValueError, match="same jobs in the same order"):
+    other = arena_mod.ArenaJob(replace(toy_job(PATHS, b0=16), gpu="toygpu2"), 12)
+    with pytest.raises(ValueError, match="same jobs in the same order"):  # (other lengths are one run)
         run_arena_parts([[job], [other]], ["zeus"], [Protocol((1,)), Protocol((1,))])
     with pytest.raises(ValueError, match="share eta, beta and noise"):
         run_arena_parts([[job], [job]], ["zeus"], [Protocol((1,)), Protocol((1,), beta=3.0)])

@@ -53,25 +53,6 @@ def trace_analysis_commands(wildcards, input, output):
     return shlex.join(lines)
 
 
-def arena_recurrence_commands(wildcards):
-    """Params function of the arena_recurrences rule: one `zeus-bench arena --horizon known,unknown
-    --jobs 1` per number of recurrences N of config arena.recurrences, the largest N first (the
-    longest runs: the batch's processes end together), each into its horizons' folders
-    (`<horizon>-n<N>`, arena_recurrence_outputs); shell-quoted command lines, run by zeus_bench_many.py."""
-    gpus = policy_study_gpus()
-    traces = [a for g in gpus for a in ("--traces", f"{g}={traces_of(g)}")]
-    lines = []
-    for n in sorted(config["arena"]["recurrences"], reverse=True):
-        args = [
-            "arena", *traces, "--gpu", ",".join(gpus), "--seeds", str(config["arena"]["seeds"]),
-            "--horizon", "known,unknown", "--recurrences", str(n),
-            "--policies", ",".join(config["arena"]["recurrence_policies"]), "--fold", "1",
-            "--jobs", "1", "--out", f"{ARENA_DIR}/recurrences/{{horizon}}-n{n}", "--force",
-        ]  # fmt: skip
-        lines.append(shlex.join(args))
-    return shlex.join(lines)
-
-
 def figure_rule_inputs(spec):
     """Named inputs of a figure drawn once (its generated figure_<name>), from its registered inputs."""
     return {name: (lambda wc, name=name: SINGLE_FIGURE_INPUTS[name]()) for name in spec.input_names}

@@ -77,12 +77,11 @@ use rule policy_arena as policy_arena_misspecified with:
 
 
 # Regret against the number of recurrences (the same traces replayed 10 ... 200 times): zeus,
-# zeus-plus, bo-ei and pl-only, split 1, fold 1, horizon known and unknown. Every run in one job:
-# one `zeus-bench arena --horizon known,unknown --jobs 1` per N (a policy that reads no horizon
-# replayed once for both), the largest N first, on config arena.jobs processes forked after the
-# imports (workflows/scripts/zeus_bench_many.py): a run takes a second or two, so a process each
-# (about 0.6 s of imports and traces) and two processes within one (little to share) cost more
-# than the runs themselves.
+# zeus-plus, bo-ei and pl-only, split 1, fold 1, horizon known and unknown. Every run in one
+# `zeus-bench arena --horizon known,unknown --recurrences 200,100,...`: a policy that reads no
+# horizon is replayed once, under the first horizon and the longest run, its draws of a shorter
+# run its first recurrences' (the rows of a recurrence do not depend on later ones); zeus-plus,
+# told the number, is replayed per horizon and N.
 rule arena_recurrences:
     priority: PRIORITY["policy_study"]
     input:
@@ -92,14 +91,19 @@ rule arena_recurrences:
         arena_recurrence_outputs(),
     threads: config["arena"]["jobs"]
     params:
-        commands=arena_recurrence_commands,
-        runner=RUN_MANY,
+        traces=lambda wc: " ".join(f"--traces {g}={traces_of(g)}" for g in policy_study_gpus()),
+        gpus=lambda wc: ",".join(policy_study_gpus()),
+        seeds=config["arena"]["seeds"],
+        lengths=",".join(str(n) for n in sorted(config["arena"]["recurrences"], reverse=True)),
+        policies=",".join(config["arena"]["recurrence_policies"]),
+        out=lambda wc: f"{ARENA_DIR}/recurrences/{{horizon}}-n{{recurrences}}",
     conda:
         ENV
     log:
         "logs/policy/arena-recurrences.log",
     shell:
         # SOURCE_DATE_EPOCH: committed tables hold no creation time or commit (byte-identical reruns);
-        # --log: the runs' output to the rule's log (emptied first: this run's alone), a progress line per
-        # run finished on the console
-        ": > {log} && SOURCE_DATE_EPOCH=0 python {params.runner} --jobs {threads} --log {log} {params.commands}"
+        # the answers (ten of them) to the log, the progress lines to the console
+        "SOURCE_DATE_EPOCH=0 zeus-bench arena {params.traces} --gpu {params.gpus} --seeds {params.seeds} "
+        "--horizon known,unknown --recurrences {params.lengths} --policies {params.policies} --fold 1 "
+        "--jobs {threads} --out {params.out:q} --force 2>&1 >{log}"

@@ -17,7 +17,7 @@ from zeus_bench.cli.common import (
     beta_arg,
     eta_arg,
 )
-from zeus_bench.core.entry import add_jobs_arg, add_output_dir_arg
+from zeus_bench.core.entry import add_jobs_arg, add_output_dir_arg, bounded_int_arg
 
 #: Bound of --jobs (worker processes).
 #: Bound of --splits and --replicates.
@@ -113,13 +113,14 @@ def register(sub: Any) -> None:
         "default), a Gaussian (normal) or Student-t (t) draw with the replicates' covariance "
         "(docs/policies.md, 'Coverage study')",
     )
-    add_int_option(
-        p,
+    p.add_argument(
         "--recurrences",
-        (1, MAX_RECURRENCES),
-        None,
-        "recurrences of every job (default: 2 x |B| x |P| of the whole job)",
-        metavar="N",
+        type=_lengths,
+        default=None,
+        metavar="N[,N...]",
+        help="recurrences of every job (default: 2 x |B| x |P| of the whole job); several, comma-separated, "
+        "in one run (200,100,50): a policy that reads no horizon is replayed once, the longest, and --out "
+        "names each one's folder with {recurrences}",
     )
     add_protocol_args(
         p,
@@ -192,23 +193,45 @@ def _horizons(text: str) -> list[Any]:
     return horizons
 
 
-def _outs(out: Any, horizons: list[Any]) -> list[Any]:
-    """Each horizon's folder: ``--out`` with ``{horizon}`` replaced (it must hold it with several horizons).
+def _lengths(text: str) -> list[int]:
+    """``--recurrences``' numbers (comma-separated), each in [1, MAX_RECURRENCES], none twice."""
+    kind = bounded_int_arg(1, MAX_RECURRENCES, "--recurrences")
+    ns = [kind(t.strip()) for t in str(text).split(",") if t.strip()]
+    if not ns:
+        raise argparse.ArgumentTypeError(f"no number in {text!r}")
+    if len(set(ns)) < len(ns):
+        raise argparse.ArgumentTypeError(f"a number given twice in {text!r}")
+    return [int(n) for n in ns if n is not None]
+
+
+def _outs(out: Any, horizons: list[Any], lengths: list[int | None] | None = None) -> list[Any]:
+    """Each (horizon, length)'s folder: ``--out`` with ``{horizon}`` and ``{recurrences}`` replaced.
+
+    Per horizon, then per length (``lengths``: the numbers of recurrences; None: one, the default).
 
     Raises:
-        ConfigError: several horizons and no ``{horizon}`` in ``--out``.
+        ConfigError: several horizons and no ``{horizon}`` in ``--out``, or several lengths and no
+            ``{recurrences}``.
     """
     from pathlib import Path
 
     from zeus_bench.core.errors import ConfigError
 
-    text = str(out)
-    if len(horizons) > 1 and "{horizon}" not in text:
-        raise ConfigError(
-            f"--out {text}: with several horizons ({', '.join(map(str, horizons))}) it must hold "
-            "{horizon}, e.g. results/arena/{horizon}"
-        )
-    return [Path(text.replace("{horizon}", str(h))) for h in horizons]
+    text, ns = str(out), [None] if lengths is None else lengths
+    for many, name, example in (
+        (horizons, "horizon", "results/arena/{horizon}"), (ns, "recurrences", "results/arena/n{recurrences}")
+    ):  # fmt: skip
+        if len(many) > 1 and f"{{{name}}}" not in text:
+            what = "horizons" if name == "horizon" else "numbers of recurrences"
+            raise ConfigError(
+                f"--out {text}: with several {what} ({', '.join(map(str, many))}) it must hold "
+                f"{{{name}}}, e.g. {example}"
+            )
+    return [
+        Path(text.replace("{horizon}", str(h)).replace("{recurrences}", "default" if n is None else str(n)))
+        for h in horizons
+        for n in ns
+    ]
 
 
 def _overrides(items: list[str], horizon: Any = "known") -> dict[str, dict[str, Any]]:
@@ -287,7 +310,7 @@ def _protocol(args: argparse.Namespace, traces: dict[str, Any]) -> Any:
         constants=frozen_constants(_overrides(args.set, args.horizon)),
         replicates=args.replicates,
         replicate_seeds=args.replicate_seeds,
-        recurrences=args.recurrences,
+        recurrences=None if args.recurrences is None else args.recurrences[0],
         path_draw=args.path_draw,
     )
 
@@ -331,7 +354,7 @@ def _provenance(
         "splits": args.splits,
         "replicates": protocol.replicates,
         "replicate_seeds": list(protocol.seeds[: protocol.replicate_seeds]),
-        "recurrences": args.recurrences,
+        "recurrences": protocol.recurrences,
         "interval_method": two_stage_method(protocol.path_draw)
         if protocol.replicates >= 2
         else "percentile bootstrap over seeds",
@@ -357,9 +380,10 @@ def _arena(args: argparse.Namespace) -> int:
 
     log = logging.getLogger("zeus_bench.cli.arena")
     horizons = _horizons(args.horizon)
-    outs = [check_output_dir(o, args.force, "--out") for o in _outs(args.out, horizons)]
+    lengths: list[int | None] = [None] if args.recurrences is None else list(args.recurrences)
+    outs = [check_output_dir(o, args.force, "--out") for o in _outs(args.out, horizons, lengths)]
     if len(set(outs)) < len(outs):
-        raise ConfigError(f"--out {args.out}: the horizons' folders coincide ({', '.join(map(str, outs))})")
+        raise ConfigError(f"--out {args.out}: the runs' folders coincide ({', '.join(map(str, outs))})")
     policies = _policies(args)
     traces = _trace_sets(args.traces, args.gpu)
     workloads = (
@@ -370,12 +394,15 @@ def _arena(args: argparse.Namespace) -> int:
     run = ArenaRun(traces, args.gpu, policies, workloads, args.jobs, args.policy_module)
     start = time.perf_counter()
     with contextlib.ExitStack() as stack:
-        run = replace(run, progress=_progress(stack, run, folds, args.splits, log, len(horizons)))
-        all_tables = arena_horizons(run, protocol, horizons, folds, args.splits)
+        run = replace(
+            run, progress=_progress(stack, run, folds, args.splits, log, len(horizons) * len(lengths))
+        )
+        all_tables = arena_horizons(run, protocol, horizons, folds, args.splits, lengths)
     elapsed = time.perf_counter() - start
     answers = []
-    for horizon, out, tables in zip(horizons, outs, all_tables, strict=True):
-        told = replace(protocol, horizon=horizon)
+    runs = [(h, n) for h in horizons for n in lengths]
+    for (horizon, length), out, tables in zip(runs, outs, all_tables, strict=True):
+        told = replace(protocol, horizon=horizon, recurrences=length)
         jobs_df, summary = tables.jobs, tables.summary
         provenance = _provenance(args, told, run, tables, folds)
         with output_dir(out, args.force, {f"{t}.parquet" for t in TABLES}.__contains__, "--out") as tmp:
@@ -386,7 +413,8 @@ def _arena(args: argparse.Namespace) -> int:
             "arena: %d policies x %d jobs x %d seeds (+ %d replicate traces) x %d fold(s) x %d split(s)%s in %.2f s -> %s",
             summary["policy"].nunique(), len(jobs_df[["gpu", "workload"]].drop_duplicates()), len(protocol.seeds),
             protocol.replicates, len(folds), args.splits,
-            f", horizon {horizon} (one of {len(horizons)} in one run)" if len(horizons) > 1 else "", elapsed, out,
+            f", horizon {horizon}, recurrences {length or 'default'} (one of {len(runs)} in one run)" if len(runs) > 1 else "",
+            elapsed, out,
         )  # fmt: skip
         if {1, 2} <= set(folds):
             for column in ("regret_ratio_vs_zeus", "regret_pct"):

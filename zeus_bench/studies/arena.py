@@ -109,30 +109,40 @@ def arena_folds(run: ArenaRun, protocol: Protocol, folds: Sequence[int], splits:
 
 
 def arena_horizons(
-    run: ArenaRun, protocol: Protocol, horizons: Sequence[Horizon], folds: Sequence[int], splits: int = 1
+    run: ArenaRun,
+    protocol: Protocol,
+    horizons: Sequence[Horizon],
+    folds: Sequence[int],
+    splits: int = 1,
+    lengths: Sequence[int | None] | None = None,
 ) -> list[ArenaTables]:
-    """:func:`arena_folds` of the protocol told each of ``horizons``, in one run.
+    """:func:`arena_folds` of the protocol told each of ``horizons`` and replayed each of ``lengths`` times, in one run.
 
-    A job's replays under every horizon are one task; a policy that reads no horizon
-    (:meth:`~zeus_bench.sim.policies.Policy.reads_horizon`) is replayed under the first alone, its
-    draws the same under the others (:func:`~zeus_bench.studies.arena_protocol.parts_draws`).
+    ``lengths``: the numbers of recurrences (None: the protocol's own); the tables come per
+    horizon, then per length. A job's replays under every horizon and length are one task; a
+    policy that reads no horizon (:meth:`~zeus_bench.sim.policies.Policy.reads_horizon`) is
+    replayed under the first horizon and the longest length alone, its draws the same under the
+    other horizons and its first recurrences' under shorter lengths
+    (:func:`~zeus_bench.studies.arena_protocol.parts_draws`).
 
     Raises:
-        ConfigError: fewer than one split, no horizon, or a horizon given twice.
+        ConfigError: fewer than one split, no horizon, or a horizon or a length given twice.
     """
     if splits < 1:
         raise ConfigError(f"--splits must be at least 1, got {splits}")
     if not horizons or len(set(horizons)) < len(horizons):
         raise ConfigError(f"--horizon: give each horizon once, got {', '.join(map(str, horizons)) or 'none'}")
+    ns = [protocol.recurrences] if lengths is None else list(lengths)
+    if not ns or len(set(ns)) < len(ns):
+        raise ConfigError(f"--recurrences: give each number once, got {', '.join(map(str, ns)) or 'none'}")
     keys = [(k, f) for k in range(1, splits + 1) for f in folds]
-    protocols = [
-        replace(_split_protocol(protocol.for_fold(f), k), horizon=h) for h in horizons for k, f in keys
-    ]
+    told = [replace(protocol, horizon=h, recurrences=n) for h in horizons for n in ns]
+    protocols = [_split_protocol(t.for_fold(f), k) for t in told for k, f in keys]
     results = arena_protocols(run, protocols)
     out = []
-    for h in horizons:
+    for t in told:
         parts = dict(zip(keys, results[: len(keys)], strict=True))
         del results[: len(keys)]  # (a horizon's statistics' draws go once its tables are made)
-        jobs_df = jobs_frame(parts, replace(protocol, horizon=h))
+        jobs_df = jobs_frame(parts, t)
         out.append(ArenaTables(jobs_df, summary_table(jobs_df, parts), profile_table(parts)))
     return out

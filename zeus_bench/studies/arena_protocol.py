@@ -185,52 +185,84 @@ JobPart = tuple[JobTrace, Sequence[type[Policy]], Protocol]
 """One part of a job's replays: its judged half, the policy classes, the protocol."""
 
 
-def parts_draws(parts: Sequence[JobPart], n: int) -> list[list[Draws]]:
-    """:func:`policies_draws` of each part (a job's judged half, its classes, its protocol): an executor walk per horizon.
+def parts_draws(parts: Sequence[JobPart], n: int | Sequence[int]) -> list[list[Draws]]:
+    """:func:`policies_draws` of each part (a job's judged half, its classes, its protocol): an executor walk per horizon and length.
 
     The parts are one job's halves under protocols that differ in their split, fold, constants,
-    seeds, replicates and horizon alone. The parts told one horizon are replayed in one walk
-    (:func:`walk_draws`). A part told a later horizon that is an earlier part but for the horizon
-    (the same job, classes and protocol otherwise) replays only its classes that read the horizon
-    (:meth:`~zeus_bench.sim.policies.Policy.reads_horizon`); the others' draws are the earlier
-    part's, as their replay would be, bit for bit.
+    seeds, replicates, horizon and number of recurrences (``n``: one for all, or one per part)
+    alone. The parts told one horizon and replayed as often are replayed in one walk
+    (:func:`walk_draws`), the longest first. A part that is an earlier part but for the horizon
+    and a number of recurrences no larger (the same job, classes and protocol otherwise) replays
+    only its classes that read the horizon (:meth:`~zeus_bench.sim.policies.Policy.reads_horizon`);
+    the others' draws are the earlier part's, over its first recurrences: a policy told no
+    horizon replays its first recurrences as a longer replay does (the executor's rows of a
+    recurrence do not depend on the later ones), bit for bit.
 
     Raises:
         ValueError: parts that differ in eta, beta or noise.
     """
     check_rules([p for _, _, p in parts], horizons=False)
+    ns = [n] * len(parts) if isinstance(n, int) else [int(x) for x in n]
+    if len(ns) != len(parts):
+        raise ValueError(f"{len(ns)} numbers of recurrences for {len(parts)} parts")
     horizons = list(dict.fromkeys(p.horizon for _, _, p in parts))
     out: list[list[Draws] | None] = [None] * len(parts)
-    done: list[int] = []  # the parts replayed with every class, in earlier horizons
-    for h in horizons:
+    kept: dict[int, list[_Charged]] = {}  # each part's classes' costs per recurrence
+    done: list[int] = []  # the parts replayed with every class, in earlier groups
+    for h, length in [(h, m) for h in horizons for m in sorted({ns[i] for i, (_, _, p) in enumerate(parts) if p.horizon == h}, reverse=True)]:  # fmt: skip
         walk: list[JobPart] = []
         places: list[tuple[int, int | None, list[int]]] = []  # (part, its twin, the classes replayed)
         for i, (job, classes, protocol) in enumerate(parts):
-            if protocol.horizon != h:
+            if protocol.horizon != h or ns[i] != length:
                 continue
-            twin = next((j for j in done if _twins(parts[j], parts[i])), None)
+            twin = next((j for j in done if ns[j] >= length and _twins(parts[j], parts[i])), None)
             replayed = [k for k, c in enumerate(classes) if twin is None or c.reads_horizon()]
             places.append((i, twin, replayed))
             if replayed:
                 walk.append((job, [classes[k] for k in replayed], protocol))
-        walked = iter(walk_draws(walk, n) if walk else [])
+        walked = iter(walk_charged(walk, length) if walk else [])
         for i, twin, replayed in places:
             fresh = dict(zip(replayed, next(walked), strict=True)) if replayed else {}
-            earlier = [] if twin is None else out[twin]
-            assert earlier is not None
-            out[i] = [fresh[k] if k in fresh else earlier[k] for k in range(len(parts[i][1]))]
+            earlier = [] if twin is None else kept[twin]
+            kept[i] = [fresh[k] if k in fresh else earlier[k] for k in range(len(parts[i][1]))]
+            out[i] = [c.draws(length) for c in kept[i]]
         done += [i for i, twin, _ in places if twin is None]
     assert all(d is not None for d in out)
     return out  # type: ignore[return-value]
 
 
 def _twins(a: JobPart, b: JobPart) -> bool:
-    """Whether two parts are the same but for the horizon: job (its contents), classes and protocol."""
+    """Whether two parts are the same but for the horizon and the number of recurrences: job (its contents), classes and protocol."""
     return (
         tuple(a[1]) == tuple(b[1])
-        and replace(a[2], horizon=KNOWN) == replace(b[2], horizon=KNOWN)
+        and replace(a[2], horizon=KNOWN, recurrences=None) == replace(b[2], horizon=KNOWN, recurrences=None)
         and a[0].same_as(b[0])
     )
+
+
+@dataclass(frozen=True)
+class _Charged:
+    """One (part, class)'s charged cost of every recurrence: on the recorded paths (rows: seeds) and each replicate trace."""
+
+    costs: np.ndarray
+    failed: np.ndarray
+    replicates: list[np.ndarray]
+    oracle: np.ndarray
+    replicate_seeds: int
+
+    def draws(self, n: int) -> Draws:
+        """The :class:`Draws` of the first ``n`` recurrences (the sums of a replay of ``n``, bit for bit)."""
+
+        def first(a: np.ndarray) -> np.ndarray:
+            return a if a.shape[1] == n else np.ascontiguousarray(a[:, :n])
+
+        rep = [first(c).sum(axis=1) for c in self.replicates]
+        return Draws(
+            first(self.costs).sum(axis=1),
+            first(self.failed).sum(axis=1),
+            np.array(rep).reshape(len(rep), self.replicate_seeds),
+            self.oracle,
+        )
 
 
 def walk_draws(parts: Sequence[JobPart], n: int) -> list[list[Draws]]:
@@ -243,6 +275,11 @@ def walk_draws(parts: Sequence[JobPart], n: int) -> list[list[Draws]]:
     Raises:
         ValueError: parts that differ in eta, beta, horizon or noise.
     """
+    return [[c.draws(n) for c in part] for part in walk_charged(parts, n)]
+
+
+def walk_charged(parts: Sequence[JobPart], n: int) -> list[list[_Charged]]:
+    """:func:`walk_draws`, each class's costs of every recurrence kept (a shorter part's draws are their first columns)."""
     first = parts[0][2]
     check_rules([p for _, _, p in parts], horizons=True)
     cost = Cost(first.eta)
@@ -266,16 +303,11 @@ def walk_draws(parts: Sequence[JobPart], n: int) -> list[list[Draws]]:
         oracle = []
         for i, model in enumerate(models[1:], start=1):
             for k, (costs, _) in enumerate(_charged_costs(model, runs[at + i], n)):
-                reps[k].append(costs.sum(axis=1))
+                reps[k].append(costs)
             oracle.append(job_refs(model).oracle)
         out.append(
             [
-                Draws(
-                    costs.sum(axis=1),
-                    failed.sum(axis=1),
-                    np.array(rep).reshape(len(rep), len(few)),
-                    np.array(oracle, dtype=float),
-                )
+                _Charged(costs, failed, rep, np.array(oracle, dtype=float), len(few))
                 for (costs, failed), rep in zip(recorded, reps, strict=True)
             ]
         )
@@ -293,7 +325,7 @@ class _Task:
     jobs: tuple[JobTrace, ...]
     policies: tuple[str, ...]
     protocols: tuple[Protocol, ...]
-    recurrences: int
+    recurrences: tuple[int, ...]  # (each part's)
     policy_modules: tuple[str, ...] = ()
 
 
@@ -414,17 +446,17 @@ def run_arena_parts(
         check_path_draw(protocol.path_draw)  # before the replays, not after them in the statistics
     check_rules(protocols, horizons=False)  # before any replay, not in a worker
     per_part = [as_arena_jobs(jobs) for jobs in part_jobs]
-    keys = [[(j.job.gpu, j.job.workload.id, j.recurrences) for j in jobs] for jobs in per_part]
+    keys = [[(j.job.gpu, j.job.workload.id) for j in jobs] for jobs in per_part]
     if any(k != keys[0] for k in keys):
         raise ValueError("the arena's parts must hold the same jobs in the same order")
     tasks = [
-        _Task(tuple(jobs[i].job for jobs in per_part), tuple(names), tuple(protocols), per_part[0][i].recurrences,
-              tuple(policy_modules))
+        _Task(tuple(jobs[i].job for jobs in per_part), tuple(names), tuple(protocols),
+              tuple(jobs[i].recurrences for jobs in per_part), tuple(policy_modules))
         for i in range(len(per_part[0]))
     ]  # fmt: skip
-    for part in protocols:  # (each part as if alone: a walk holds one job's parts)
+    for k, part in enumerate(protocols):  # (each part as if alone: a walk holds one job's parts)
         check_tries(
-            sum(len(part.seeds) * t.recurrences * len(names) for t in tasks),
+            sum(len(part.seeds) * t.recurrences[k] * len(names) for t in tasks),
             f"{len(part.seeds)} seed(s) x {len(names)} policies x {len(tasks)} job(s) x their recurrences",
         )
     out = [Runs() for _ in protocols]
