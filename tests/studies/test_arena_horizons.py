@@ -201,8 +201,15 @@ def test_arena_two_horizons_in_one_run_writes_each_runs_tables(
 def test_arena_bad_horizons_one_line_exit_2(  # type: ignore[no-untyped-def]
     tiny: Path, tmp_path: Path, capsys, horizon: str, out: str, message: str
 ) -> None:
-    argv = ["arena", "--traces", str(tiny), "--gpu", "v100", "--policies", "zeus", "--seeds", "1-2"]
-    assert main([*argv, "--horizon", horizon, "--out", str(tmp_path / out)]) == 2
+    refused_one_line(tiny, tmp_path, capsys, ["--horizon", horizon], out, message)
+
+
+def refused_one_line(  # type: ignore[no-untyped-def]
+    traces: Path, tmp_path: Path, capsys, options: list[str], out: str, message: str
+) -> None:
+    """``zeus-bench arena OPTIONS --out tmp_path/out``: exit 2, one line holding ``message``, no folder made."""
+    argv = ["arena", "--traces", str(traces), "--gpu", "v100", "--policies", "zeus", "--seeds", "1-2"]
+    assert main([*argv, *options, "--out", str(tmp_path / out)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and message in err, err
     assert not any(tmp_path.glob("x-*")) and not (tmp_path / "plain").exists()

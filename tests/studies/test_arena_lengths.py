@@ -20,7 +20,7 @@ import pytest
 from tests.helpers.sim_toy import toy_job
 from tests.sim.test_sim_blocks import NOISY
 from tests.studies.test_arena import two_gpu_traces
-from tests.studies.test_arena_horizons import builtins
+from tests.studies.test_arena_horizons import builtins, refused_one_line
 from zeus_bench.cli.main import main
 from zeus_bench.core.cost import Cost
 from zeus_bench.sim.policies import get_policy
@@ -167,8 +167,4 @@ def test_arena_several_lengths_in_one_run_write_each_runs_tables(
 def test_arena_bad_lengths_one_line_exit_2(  # type: ignore[no-untyped-def]
     tiny: Path, tmp_path: Path, capsys, lengths: str, out: str, message: str
 ) -> None:
-    argv = ["arena", "--traces", str(tiny), "--gpu", "v100", "--policies", "zeus", "--seeds", "1-2"]
-    assert main([*argv, "--recurrences", lengths, "--out", str(tmp_path / out)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and message in err, err
-    assert not any(tmp_path.glob("x-*")) and not (tmp_path / "plain").exists()
+    refused_one_line(tiny, tmp_path, capsys, ["--recurrences", lengths], out, message)
