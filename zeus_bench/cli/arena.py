@@ -413,8 +413,7 @@ def _arena(args: argparse.Namespace) -> int:
             "arena: %d policies x %d jobs x %d seeds (+ %d replicate traces) x %d fold(s) x %d split(s)%s in %.2f s -> %s",
             summary["policy"].nunique(), len(jobs_df[["gpu", "workload"]].drop_duplicates()), len(protocol.seeds),
             protocol.replicates, len(folds), args.splits,
-            f", horizon {horizon}, recurrences {length or 'default'} (one of {len(runs)} in one run)" if len(runs) > 1 else "",
-            elapsed, out,
+            _which(horizon, length, len(horizons), len(lengths)), elapsed, out,
         )  # fmt: skip
         if {1, 2} <= set(folds):
             for column in ("regret_ratio_vs_zeus", "regret_pct"):
@@ -426,6 +425,12 @@ def _arena(args: argparse.Namespace) -> int:
         answers.append(answer(summary, provenance["labels"]))
     emit(render(pd.concat(answers, ignore_index=True), args.format), None)
     return 0
+
+
+def _which(horizon: Any, length: int | None, horizons: int, lengths: int) -> str:
+    """``, horizon H, recurrences N (one of K in one run)``: what tells one of several runs apart (empty: one run)."""
+    told = [f"horizon {horizon}"] * (horizons > 1) + [f"recurrences {length}"] * (lengths > 1)
+    return f", {', '.join(told)} (one of {horizons * lengths} in one run)" if told else ""
 
 
 def _label(ts: Any, gpu: str) -> str:
