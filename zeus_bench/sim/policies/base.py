@@ -136,8 +136,12 @@ class Policy(ABC):
 
         False lets a replay under several horizons (``zeus-bench arena --horizon known,unknown``:
         :func:`~zeus_bench.studies.arena_protocol.parts_draws`) replay it once for all of them: its
-        rows are the same under every horizon. True by default, always correct; a built-in that
-        never reads it says False, and a subclass of one that reads it must say True again.
+        rows are the same under every horizon. It also promises that the policy's decisions do not
+        depend on the recurrences left (the ``left`` its array face is given may size a read-ahead,
+        nothing else), so a shorter replay's rows are a longer one's first recurrences and a run
+        over several numbers of recurrences (``--recurrences 200,100``) replays it once, the
+        longest. True by default, always correct; a built-in that never reads either says False,
+        and a subclass of one that reads it must say True again.
         """
         return True
 

@@ -119,8 +119,7 @@ class Zeus(JitMixin, Policy):
         cls, model: JobModel, policies: Sequence[Policy], owner: type[Zeus], limits: list[float] | None
     ) -> SeedPolicies | SeedArrays:
         """:class:`SeedZeus` at ``limits`` (None: JIT) unless a class between ``cls`` and ``owner`` changes a rule."""
-        below = cls.__mro__[: cls.__mro__.index(owner)]  # the classes between cls and owner
-        if any(name in vars(k) for k in below for name in (*SEED_FACE_RULES, "early_stopping")):
+        if changes_rules(cls, owner, (*SEED_FACE_RULES, "early_stopping")):
             return scalar_face(model, policies)
         if not SeedZeus.applies(model, policies, jit=limits is None):
             return scalar_face(model, policies)
