@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -11,18 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers.modules import module_at
+
 MEASURE = Path(__file__).resolve().parents[2] / "benchmarks" / "measure.py"
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss semantics are Linux's")
 
 
 def _measure_module():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("bench_measure", MEASURE)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # (its dataclass looks its module up)
-    spec.loader.exec_module(mod)
-    return mod
+    return module_at(MEASURE, "bench_measure")
 
 
 def test_the_childs_own_peak_not_the_parents() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -10,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.modules import module_at
 
 TIMELINE = Path(__file__).resolve().parents[2] / "benchmarks" / "timeline.py"
 
@@ -19,12 +20,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def _timeline():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("bench_timeline", TIMELINE)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # (its dataclass looks its module up)
-    spec.loader.exec_module(mod)
-    return mod
+    return module_at(TIMELINE, "bench_timeline")
 
 
 def test_each_process_and_its_forked_child_write_their_own_cpu(tmp_path: Path) -> None:
