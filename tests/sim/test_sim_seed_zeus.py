@@ -34,16 +34,18 @@ ZEUS = get_policy("zeus")
 SCALAR_ZEUS = type("ScalarZeus", (ZEUS,), {"batched": classmethod(Policy.batched.__func__)})  # type: ignore[attr-defined]
 
 
-def replay_zeus(model: JobModel, seed: int, beta: float, recurrences: int) -> list[tuple[object, ...]]:
+def replay_zeus(
+    model: JobModel, seed: int, beta: float, recurrences: int, window: int = 0
+) -> list[tuple[object, ...]]:
     """One seed's rows by the scalar face (one seed, the Zeus policy object)."""
-    return replay(model, SCALAR_ZEUS, seed, beta, recurrences)
+    return replay(model, SCALAR_ZEUS, seed, beta, recurrences, window=window)
 
 
 def replay_batched(
-    model: JobModel, policy: type[Policy], seeds: list[int], beta: float, recurrences: int
+    model: JobModel, policy: type[Policy], seeds: list[int], beta: float, recurrences: int, window: int = 0
 ) -> SeedTries:
     """Every seed's rows in one run of the executor, with the face ``policy.batched`` gives."""
-    return replay_many(model, policy, seeds, beta, recurrences)
+    return replay_many(model, policy, seeds, beta, recurrences, window=window)
 
 
 @pytest.fixture(autouse=True)
@@ -85,13 +87,13 @@ NOISY = {8: [6.0, 9.0, np.nan], 16: [4.0, 5.0, 7.0], 32: [5.0, 6.0], 64: [3.0, 4
 SPREAD = {b: [2.0 + (k * b) % 7 for k in range(1, 6)] for b in (4, 8, 16, 24, 32, 48, 64, 96, 128, 256)}
 
 
-def _same(model: JobModel, seeds: list[int], beta: float, recurrences: int) -> int:
+def _same(model: JobModel, seeds: list[int], beta: float, recurrences: int, window: int = 0) -> int:
     """Assert the face's rows equal the scalar face's, seed by seed; returns the rows."""
-    face = ZEUS.batched(model, [ZEUS(_ctx(model, s)) for s in seeds])
+    face = ZEUS.batched(model, [ZEUS(_ctx(model, s, window)) for s in seeds])
     assert isinstance(face, seed_zeus.SeedZeus)  # the face is what is tested here
-    done = replay_batched(model, ZEUS, seeds, beta, recurrences)
+    done = replay_batched(model, ZEUS, seeds, beta, recurrences, window)
     seed_col, columns = np.asarray(seeds)[done.seed], done.columns
-    expected = [(s, row) for s in seeds for row in replay_zeus(model, s, beta, recurrences) or []]
+    expected = [(s, row) for s in seeds for row in replay_zeus(model, s, beta, recurrences, window) or []]
     assert seed_col.tolist() == [s for s, _ in expected]
     for k, name in enumerate(RUN_FIELDS):
         ours = columns[name].tolist()
@@ -101,10 +103,10 @@ def _same(model: JobModel, seeds: list[int], beta: float, recurrences: int) -> i
     return len(expected)
 
 
-def _ctx(model: JobModel, seed: int):  # type: ignore[no-untyped-def]
+def _ctx(model: JobModel, seed: int, window: int = 0):  # type: ignore[no-untyped-def]
     from zeus_bench.sim.policies import PolicyContext
 
-    return PolicyContext(model.job, model.cost, 2.0, 0, np.random.default_rng(seed))
+    return PolicyContext(model.job, model.cost, 2.0, window, np.random.default_rng(seed))
 
 
 @pytest.mark.parametrize("beta", [1.0, 1.25, 2.0, 5.0, math.inf])
@@ -472,7 +474,100 @@ def test_array_face_with_drift_noise_and_a_later_start_gives_the_scalar_rows() -
     assert run(True) == run(False)
 
 
-def _ctx_rng(model: JobModel, rng: np.random.Generator):  # type: ignore[no-untyped-def]
+def _ctx_rng(model: JobModel, rng: np.random.Generator, window: int = 0):  # type: ignore[no-untyped-def]
     from zeus_bench.sim.policies import PolicyContext
 
-    return PolicyContext(model.job, model.cost, 1.5, 0, rng)
+    return PolicyContext(model.job, model.cost, 1.5, window, rng)
+
+
+# ----------------------------------------------------------------------------- a window
+@pytest.mark.parametrize("window", [2, 3, 7, 50])
+def test_windowed_toy_jobs_same_rows(window: int) -> None:
+    """The posteriors of each arm's last ``window`` rewards: the face's rows are the scalar face's."""
+    for targets in (NOISY, SPREAD):
+        model = JobModel(toy_job(targets, b0=32), Cost(0.5))
+        for beta in (1.25, 2.0, math.inf):
+            assert _same(model, list(range(1, 31)), beta, 80, window) >= 30 * 80
+
+
+def test_windowed_published_traces_same_rows(zeus_traces: Path) -> None:
+    from zeus_bench.traces.jobs import TraceSet
+
+    ts = TraceSet(zeus_traces)
+    for gpu in ("v100", "a40"):
+        for workload in ts.workload_ids(gpu):
+            job = ts.job(gpu, workload)
+            for window in (2, 10):
+                _same(JobModel(job, Cost(0.5)), list(range(1, 21)), 2.0, default_recurrences(job), window)
+
+
+def test_windowed_face_under_drift_and_near_ties_gives_the_scalar_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A drift the window forgets, every decision once from the certified sums, once from the exact posteriors."""
+    from zeus_bench.sim.executor import Run, execute
+    from zeus_bench.sim.policies.base import scalar_face
+    from zeus_bench.sim.rules import seed_generators
+
+    model = JobModel(toy_job(SPREAD), Cost(0.5))
+    seeds = list(range(1, 21))
+
+    def drift(rec: int, bi: int) -> float:
+        return 3.0 if rec > 30 and bi % 2 else 1.0  # half the batch sizes three times dearer after 30
+
+    def run(array: bool) -> list[str]:
+        gens = [seed_generators(s) for s in seeds]
+        policies = [ZEUS(_ctx_rng(model, p, 4)) for _, p in gens]
+        face = ZEUS.batched(model, policies) if array else scalar_face(model, policies)
+        assert isinstance(face, seed_zeus.SeedZeus) == array
+        tries, _ = execute(model, face, [e for e, _ in gens], Run(1.5, 90, drift))
+        return [repr(rows) for rows in tries]
+
+    scalar = run(False)
+    assert run(True) == scalar
+    real = seed_bandits.approx_from_sums
+
+    def uncertain(*sums: np.ndarray) -> tuple[np.ndarray, ...]:
+        mean, std, c0, c1 = real(*sums)
+        return mean, std, np.full_like(c0, 1e300), c1
+
+    monkeypatch.setattr(seed_bandits, "approx_from_sums", uncertain)
+    assert run(True) == scalar
+
+
+def test_window_sums_forget_the_rewards_that_left() -> None:
+    """The ring: an arm's sums are those of its last ``window`` rewards, an infinite one's bound gone with it."""
+    from zeus_bench.optimizers.posterior import running_sums
+    from zeus_bench.optimizers.seed_bandits import SeedThompson
+
+    rng = np.random.default_rng(5)
+    start = seed_zeus._Start(
+        [0, 1], [running_sums(r) for r in ([-1.0, -np.inf], [-4.0, -5.0])], [[-1.0, -np.inf], [-4.0, -5.0]],
+        rng, rng.bit_generator.state,
+    )  # fmt: skip
+    with np.errstate(invalid="ignore"):  # (inf - inf in the infinite reward's variance)
+        th = SeedThompson([start], [0], window=3)
+    assert np.isinf(th.c0[0])  # the infinite reward is in the window
+    with np.errstate(invalid="ignore"):
+        for cost in (2.0, 3.0):
+            th.observe(np.array([0]), np.array([cost]))
+    assert np.isinf(th.c0[0]) and th.rewards(0, 0) == [-np.inf, -2.0, -3.0]
+    th.observe(np.array([0]), np.array([6.0]))
+    assert th.rewards(0, 0) == [-2.0, -3.0, -6.0]
+    assert th.sums[:, 0, 0].tolist() == running_sums([-2.0, -3.0, -6.0])
+    assert np.isfinite(th.c0[0]) and th.mean[0, 0] == -11.0 / 3.0
+    th.observe(np.array([1]), np.array([7.0]))
+    assert th.sums[:, 0, 1].tolist() == running_sums([-4.0, -5.0, -7.0])
+    with np.errstate(invalid="ignore"):
+        unbounded = SeedThompson([start], [0])  # no window: every reward, the infinite one kept
+        unbounded.observe(np.array([0]), np.array([2.0]))
+    assert np.isinf(unbounded.c0[0]) and unbounded.rewards(0, 0) == [-1.0, -np.inf, -2.0]
+
+
+def test_a_window_below_two_or_windows_that_differ_take_the_scalar_face() -> None:
+    """A window of 1 explores at every prediction; one face has one window."""
+    model = JobModel(toy_job(SPREAD), Cost(0.5))
+    assert isinstance(ZEUS.batched(model, [ZEUS(_ctx(model, s, 1)) for s in range(1, 9)]), ScalarPolicies)
+    mixed = [ZEUS(_ctx(model, s, 2 + s % 2)) for s in range(1, 9)]
+    assert isinstance(ZEUS.batched(model, mixed), ScalarPolicies)
+    assert isinstance(ZEUS.batched(model, [ZEUS(_ctx(model, s, 2)) for s in range(1, 9)]), seed_zeus.SeedZeus)

@@ -30,6 +30,7 @@ from zeus_bench.optimizers.posterior import (
     largest_sample,
     posterior,
     posterior_sample,
+    running_sums,
     where,
 )
 from zeus_bench.optimizers.rng import normal_tables, rejectable_words, strip_densities
@@ -297,13 +298,21 @@ class SeedThompson(PolicyStreams):
     :func:`certified_pick`'s, a near-tie decided from the exact posteriors of the arm's rewards.
     A seed whose visiting order holds a rejectable word, or whose draws need more outputs than
     fetched, is ``gone`` (its caller replays it otherwise).
+
+    ``window`` (the optimizer's; 0: every reward, else at least
+    :data:`~zeus_bench.optimizers.bandit.MIN_OBSERVATIONS`, so that an arm explored stays
+    explored: the caller's to check): the posteriors use each arm's last ``window`` rewards. Their
+    sums are then made anew from a ring of those rewards at each observation (a sum that
+    subtracts the reward leaving would carry its rounding, and an infinity, for ever), and a
+    seed's error bounds are its arms' current ones.
     """
 
-    def __init__(self, starts: list[SeedStart], ids: list[int]) -> None:
+    def __init__(self, starts: list[SeedStart], ids: list[int], window: int = 0) -> None:
         """The seeds' Thompson Sampling from their ``starts``; ``ids`` name the seeds (their positions)."""
         tables = normal_tables()
         assert tables is not None
         self.widths, self.thresholds = tables
+        self.window = int(window)
         a = len(starts)
         self.ids = np.array(ids, dtype=np.int64)
         self.handovers = starts
@@ -317,16 +326,24 @@ class SeedThompson(PolicyStreams):
         self.arm = np.zeros((a, width), dtype=np.intp)
         sums = np.zeros((4, a, width))
         sums[0] = 1.0  # padding: harmless values (its samples are forced to -inf)
+        w = self.window
+        self.ring = np.zeros((a, width, w))  # windowed: each arm's last rewards (zeros: none yet)
+        self.count = np.zeros((a, width), dtype=np.int64)  # and how many it has had
         for i, s in enumerate(starts):
             self.arm[i, : len(s.arms)] = s.arms
             for j, arm_sums in enumerate(s.sums):
-                sums[:, i, j] = arm_sums
+                if w:
+                    last = s.rewards[j][-w:]
+                    self.ring[i, j, : len(last)] = last
+                    self.count[i, j] = len(last)
+                sums[:, i, j] = running_sums(last) if w else arm_sums
         self.sums = sums
         mean, std, c0, c1 = approx_from_sums(*sums)
         self.mean = np.where(valid, mean, -_INF)
         self.std = np.where(valid, std, 0.0)
-        self.c0 = np.where(valid, c0, 0.0).max(axis=1)  # bounds over the arms (as large as needed)
-        self.c1 = np.where(valid, c1, 0.0).max(axis=1)
+        self.arm_c0, self.arm_c1 = np.where(valid, c0, 0.0), np.where(valid, c1, 0.0)
+        self.c0 = self.arm_c0.max(axis=1)  # bounds over the arms (as large as needed)
+        self.c1 = self.arm_c1.max(axis=1)
         # Policy outputs: raw, the normal each makes alone, whether it does, rejectable words.
         self.pol_pos = np.zeros(a, dtype=np.int64)
         self.twins: dict[int, list[Any]] = {}  # seed id -> [PCG64, Generator, output position]
@@ -353,6 +370,11 @@ class SeedThompson(PolicyStreams):
         self.need = 2 * self.n_arms + 8  # outputs a prediction may take past the position (refill_policy)
         self.sums = np.ascontiguousarray(self.sums)
         self.flat_sums = self.sums.reshape(4, -1)  # a view: (sums, seeds x arms)
+        if self.window:
+            self.ring, self.count = np.ascontiguousarray(self.ring), np.ascontiguousarray(self.count)
+            self.arm_c0, self.arm_c1 = np.ascontiguousarray(self.arm_c0), np.ascontiguousarray(self.arm_c1)
+            self.flat_ring = self.ring.reshape(-1, self.window)  # views: (seeds x arms, window)
+            self.flat_count = self.count.reshape(-1)
         self._arm_rows = self.rows * self.mean.shape[1]  # each row's first flat position in (seeds, arms)
         self._width = -1  # the outputs' width the next two are for (set at the first step)
         self._z_rows = self._cum_rows = self.rows
@@ -401,15 +423,37 @@ class SeedThompson(PolicyStreams):
     def observe(self, win: np.ndarray, cost: np.ndarray) -> None:
         """Each seed's arm ``win`` (column) observed at ``cost``: its running sums and posterior."""
         at = self._arm_rows + win  # flat positions in (seeds, arms)
-        count, total, squares, magnitudes = self.flat_sums[:, at]
-        arm_sums = add_reward(count, total, squares, magnitudes, -cost)
+        if self.window:
+            arm_sums = self._window_sums(at, -cost)
+        else:
+            count, total, squares, magnitudes = self.flat_sums[:, at]
+            arm_sums = add_reward(count, total, squares, magnitudes, -cost)
         self.flat_sums[:, at] = arm_sums
         mean, std, c0, c1 = approx_from_sums(*arm_sums)
         self.mean.put(at, mean)
         self.std.put(at, std)
-        self.c0 = np.maximum(self.c0, c0)
-        self.c1 = np.maximum(self.c1, c1)
+        if self.window:  # the arms' current bounds (an old reward's left the window)
+            self.arm_c0.put(at, c0)
+            self.arm_c1.put(at, c1)
+            self.c0, self.c1 = self.arm_c0.max(axis=1), self.arm_c1.max(axis=1)
+        else:
+            self.c0 = np.maximum(self.c0, c0)
+            self.c1 = np.maximum(self.c1, c1)
         self.log.append((self.ids, win, cost))
+
+    def _window_sums(self, at: np.ndarray, reward: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The running sums of the arms at flat positions ``at`` over their window, ``reward`` added last.
+
+        Made anew from the ring (in its order, which the error bounds of :func:`approx_from_sums`
+        allow: they hold for any order of the terms; the zeros of a ring not yet full add nothing).
+        """
+        w = self.window
+        k = self.flat_count[at]
+        self.flat_ring[at, k % w] = reward
+        self.flat_count[at] = k + 1
+        ring = self.flat_ring[at]
+        n = np.minimum(k + 1, w).astype(float)
+        return n, ring.sum(axis=1), (ring * ring).sum(axis=1), np.abs(ring).sum(axis=1)
 
     def rewards(self, i: int, k: int) -> list[float]:
         """Every reward so far of arm column ``k`` of seed row ``i`` (exact posteriors' input)."""
@@ -418,7 +462,7 @@ class SeedThompson(PolicyStreams):
         if self.log:
             ids, arm, cost = (np.concatenate([step[f] for step in self.log]) for f in range(3))
             out.extend((-cost[(ids == seed_id) & (arm == k)]).tolist())
-        return out
+        return out[-self.window :] if self.window else out
 
     def exact_winner(self, i: int, z: list[float]) -> int:
         """Arm column of seed row ``i``'s largest sample from the exact posteriors (a near-tie)."""
@@ -435,5 +479,8 @@ class SeedThompson(PolicyStreams):
         if self.reject_cum is not None:
             self.reject_cum = self.reject_cum[rows]
         self.sums = self.sums[:, rows]
+        if self.window:
+            self.ring, self.count = self.ring[rows], self.count[rows]
+            self.arm_c0, self.arm_c1 = self.arm_c0[rows], self.arm_c1[rows]
         self.handovers = [self.handovers[i] for i in rows.tolist()]
         self._per_row()

@@ -87,6 +87,7 @@ class SeedZeus:
         self.waiting: dict[int, _Start] = {}  # pruned, waiting for the hand-over
         self.again: list[int] = []  # the seeds to report gone
         self.thompson: SeedThompson | None = None
+        self.window = self.policies[0].ctx.window if self.policies else 0  # (one for all: applies)
         self._live: np.ndarray | None = None  # the Thompson rows still replayed (None: all)
         self._asked = a  # how many seeds the last step asked about
         self._win = np.zeros(0, dtype=np.intp)  # each Thompson row's arm column this step
@@ -96,9 +97,10 @@ class SeedZeus:
     def applies(model: JobModel, policies: Sequence[Policy], jit: bool = True) -> bool:
         """Whether this face replays ``policies`` exactly, and pays.
 
-        Exactly: the paper's knobs (no window, no prior, its pruning rounds, no concurrency),
-        every JIT limit measured (``jit``: the tries run at them), NumPy's normal draws the ones
-        measured. Pays: at least :attr:`MIN_SEEDS` seeds.
+        Exactly: the paper's knobs (no prior, its pruning rounds, no concurrency) and one window
+        for every seed, none or at least :data:`MIN_OBSERVATIONS` (a shorter one explores at every
+        prediction), every JIT limit measured (``jit``: the tries run at them), NumPy's normal
+        draws the ones measured. Pays: at least :attr:`MIN_SEEDS` seeds.
         """
         if (
             len(policies) < SeedZeus.MIN_SEEDS
@@ -106,9 +108,14 @@ class SeedZeus:
             or normal_tables() is None
         ):
             return False
+        window = policies[0].ctx.window
+        if 0 < window < MIN_OBSERVATIONS:
+            return False
         for p in policies:
             c = p.ctx
-            plain = c.window == 0 and c.prior_mean == 0.0 and c.prior_precision == 0.0 and not c.concurrent
+            plain = (
+                c.window == window and c.prior_mean == 0.0 and c.prior_precision == 0.0 and not c.concurrent
+            )
             if not plain or c.prune_rounds != PRUNE_ROUNDS or not emulated(c.rng):
                 return False
             if c.rng.bit_generator.state["has_uint32"]:
@@ -123,7 +130,7 @@ class SeedZeus:
         gone = self._gone(ids)
         if self.thompson is None and not len(self.pruning) and self.waiting:
             order = sorted(self.waiting)
-            self.thompson = SeedThompson([self.waiting[i] for i in order], order)
+            self.thompson = SeedThompson([self.waiting[i] for i in order], order, self.window)
             self.waiting = {}
         if self.thompson is None:
             if not len(self.pruning):  # only seeds that go are left
