@@ -6,8 +6,10 @@ times what ``make reproduce`` runs there, ``snakemake --cores 2``, with the clon
 on ``PYTHONPATH`` and the published traces from ``$ZEUS_TRACE_DIR`` (default
 ``../shared/traces/zeus-nsdi23``; a machine that can download them may pass ``--download``). It
 prints the wall and CPU time of the whole process tree, its peak RSS, the calibration
-(``../shared/bench/calib.py``, before and after), their ratio against the goal, and whether the
-outputs are byte for byte the committed ones (``git status`` in the clone).
+(``../shared/bench/calib.py``, before and after), their ratio against the goal, the longest time
+the console showed nothing (the workflow runs on a terminal of its own, as under ``make reproduce``;
+goal at most 15 s) and whether the outputs are byte for byte the committed ones (``git status`` in
+the clone).
 
 ``--rev REV`` times another commit the same way (a before/after comparison: run both, alternated).
 ``--timeline`` also records every Python process of the run (its start, wall and CPU time and
@@ -29,11 +31,23 @@ from pathlib import Path
 import timeline
 from bench_arena import Timed, _report
 from bench_arena import _calibration as calibration
-from measure import run_measured
+from measure import Silence, run_measured
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_UNITS = 300.0  # issue 34: `make reproduce` in a fresh clone, venv present
+GOAL_SILENCE_S = 15.0  # issue 34: no step of make reproduce silent longer on the console
 TRACES = REPO.parent / "shared" / "traces" / "zeus-nsdi23"
+
+
+def silence_line(silence: Silence) -> str:
+    """The report's line on the console's longest silence, against issue 34's bound (:data:`GOAL_SILENCE_S`)."""
+    verdict = "within" if silence.seconds <= GOAL_SILENCE_S else "above"
+    before = f"after {silence.before[:70]!r}" if silence.before else "from the start"
+    after = f"until {silence.after[:70]!r}" if silence.after else "to the end"
+    return (
+        f"  longest console silence {silence.seconds:.1f} s ({verdict} {GOAL_SILENCE_S:.0f} s): "
+        f"{before}, {after}"
+    )
 
 
 def _changed(clone: Path) -> list[str]:
@@ -107,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     env["PYTHONPATH"] = os.pathsep.join([str(clone), *filter(None, [env.get("PYTHONPATH")])])
     cmd = [str(venv / "bin" / "snakemake"), "--cores", str(args.cores)]
     before = calibration()
-    m = run_measured(cmd, check=False, quiet_stderr=True, quiet_stdout=True, cwd=clone, env=env)
+    m = run_measured(cmd, check=False, cwd=clone, env=env, console=True)
     after = calibration()
     timed: Timed = (m.wall_s, m.cpu_s, before, after, m.peak_mib)
     name = "HEAD" if args.rev == "HEAD" else f"{args.rev} ({rev[:12]})"
@@ -116,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         timed,
         GOAL_UNITS,
     )
+    if m.silence is not None:
+        print(silence_line(m.silence))
     if args.timeline:
         print(timeline.report(timeline.read(Path(tmp) / "timeline" / "timeline.jsonl"), m.cpu_s))
     if m.returncode != 0:
