@@ -14,6 +14,7 @@ command inherits only the launcher's few MiB.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -97,6 +98,15 @@ def run_measured(
     return measured
 
 
+_ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+"""A terminal's control sequences (colours, cursor moves): not part of a line's text."""
+
+
+def _plain(line: bytes) -> str:
+    """A line written to the terminal as text: its control sequences removed, stripped."""
+    return _ESCAPES.sub(b"", line).decode(errors="replace").strip()
+
+
 def _run_on_a_terminal(launcher: list[str], cwd: Path | None, env: dict[str, str] | None) -> Silence:
     """Run ``launcher`` with both streams on a pseudo-terminal; the longest time it wrote nothing there."""
     import os
@@ -124,10 +134,10 @@ def _run_on_a_terminal(launcher: list[str], cwd: Path | None, env: dict[str, str
                 break
             text = (tail + chunk).replace(b"\r", b"").split(b"\n")
             tail = text.pop()
-            first = (text[0] if text else tail).decode(errors="replace").strip()
+            first = _plain(text[0] if text else tail)
             if now - last > longest:
                 longest, before, after = now - last, previous, first
-            lines = [t for t in (x.decode(errors="replace").strip() for x in text) if t]
+            lines = [t for t in map(_plain, text) if t]
             previous = lines[-1] if lines else previous
             last = now
     if proc.wait() != 0:

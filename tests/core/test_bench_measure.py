@@ -49,7 +49,7 @@ def test_the_longest_console_silence_and_the_lines_around_it() -> None:
         "print('one'); time.sleep(0.2)\n"
         "print('two', end=''); time.sleep(0.1); print(' halves')\n"  # a line written in two parts
         "time.sleep(1.2)\n"
-        "print('three', file=sys.stderr); time.sleep(0.3)\n"
+        "print('\\x1b[32mthree\\x1b[0m', file=sys.stderr); time.sleep(0.3)\n"  # in colour
         "print('four')\n"
     )
     m = _measure_module().run_measured([sys.executable, "-c", script], console=True)
