@@ -52,6 +52,7 @@ from zeus_bench.sim.metrics import cost_ratio, regret_pct
 from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences, replay_drifts
 from zeus_bench.sim.scenarios.drift import SCENARIOS, Drift, oracle_cost_by_recurrence, scenario
+from zeus_bench.sim.scenarios.warmstart import PriorReplays
 from zeus_bench.studies.arena_protocol import ArenaJob, Protocol, replayed_total, seed_costs
 from zeus_bench.studies.recurrences import references, tries_costs
 from zeus_bench.studies.warmjobs import EARLY, WarmCosts, warm_job_costs
@@ -305,13 +306,14 @@ def warmstart_study(
         if w in sets[src].workload_ids(src) and (workloads is None or w in workloads)
     ]
     progress = Progress("study: warm-start jobs", len(todo), logger=log)
+    replays: PriorReplays = {}  # a prior GPU's job replayed once for all its targets
     for src, dst, w in todo:
         job = sets[dst].job(dst, w)
         model = JobModel(job, cost)
         n = default_recurrences(job)
         key = (dst, w, "zeus-plus", tuple(seeds), cost, beta, n)
         cold = runs[key][0] if runs is not None and key in runs else None
-        c = warm_job_costs(model, sets[src], src, seeds, beta, cold)
+        c = warm_job_costs(model, sets[src], src, seeds, beta, cold, replays)
         if warm_runs is not None:
             warm_runs[(src, dst, w)] = c
         row: dict[str, object] = {"prior_gpu": src, "gpu": dst, "workload": w, "recurrences": n}

@@ -27,7 +27,13 @@ import numpy as np
 
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.sim.metrics import bootstrap_ci, regret_pct
-from zeus_bench.sim.scenarios.warmstart import PRIOR_SEED_OFFSET, NoSharedBatchSize, bind_prior, priors_for
+from zeus_bench.sim.scenarios.warmstart import (
+    PRIOR_SEED_OFFSET,
+    NoSharedBatchSize,
+    PriorReplays,
+    bind_prior,
+    priors_for,
+)
 from zeus_bench.studies.warmjobs_schema import WARMSTART_JOBS
 from zeus_bench.traces.jobs import TraceSet
 
@@ -61,6 +67,7 @@ def warm_job_costs(
     seeds: Sequence[int],
     beta: float,
     cold: np.ndarray | None = None,
+    replays: PriorReplays | None = None,
 ) -> WarmCosts:
     """Cold and warm zeus-plus on one target job, one prior replay per seed.
 
@@ -73,6 +80,8 @@ def warm_job_costs(
         seeds: Seeds of the target replays (the prior replay of ``s`` uses ``s + PRIOR_SEED_OFFSET``).
         beta: Early-stopping threshold of both replays.
         cold: The cold runs' charged costs if already replayed (rows: seeds).
+        replays: The prior replays of earlier calls, where this one's is kept (:func:`priors_for`'s
+            cache: the targets of one prior job share its replay); None: none kept.
     """
     from zeus_bench.sim.policies import get_policy
     from zeus_bench.sim.replay import Lane, default_recurrences, replay_lanes
@@ -86,7 +95,7 @@ def warm_job_costs(
     warm = np.empty_like(cold)
     missing = 0
     priors = priors_for(
-        job, prior_traces, prior_gpu, model.cost, beta, [int(s) + PRIOR_SEED_OFFSET for s in seeds]
+        job, prior_traces, prior_gpu, model.cost, beta, [int(s) + PRIOR_SEED_OFFSET for s in seeds], replays
     )
     lanes, at = [], []  # one lane per seed with a prior (its own class), all in one walk
     for i, (s, prior) in enumerate(zip(seeds, priors, strict=True)):

@@ -236,3 +236,32 @@ def test_a_seed_without_a_shared_batch_size_gets_its_exception(
     got = priors_for(real, ts, "v100", Cost(0.5), 2.0, [4, 5])
     assert all(isinstance(p, Prior) for p in got)
     _same_priors(got, _priors_one_at_a_time(real, ts, [4, 5]))
+
+
+def test_targets_of_one_prior_job_share_its_replay(
+    zeus_traces: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replays cache: the prior GPU's job replayed once for two targets, each target's priors its own."""
+    from zeus_bench.sim import replay
+
+    ts = TraceSet(zeus_traces)
+    whole, walks = replay.replay_many, []
+
+    def counted(model: object, cls: object, seeds: list[int], *a: object, **k: object) -> object:
+        walks.append(list(seeds))
+        return whole(model, cls, seeds, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay, "replay_many", counted)
+    a40 = ts.job("a40", "cifar100")
+    largest = max(a40.batch_sizes)
+    assert largest != a40.b0
+    other = dataclasses.replace(a40, batch_sizes=np.array([b for b in a40.batch_sizes if b != largest]))
+    seeds, cache = [101, 102, 103], {}  # type: ignore[var-annotated]
+    shared = [priors_for(job, ts, "v100", Cost(0.5), 2.0, seeds, cache) for job in (a40, other)]
+    assert walks == [seeds] and len(cache) == 1  # one replay for both targets
+    alone = [priors_for(job, ts, "v100", Cost(0.5), 2.0, seeds) for job in (a40, other)]
+    assert len(walks) == 3
+    for got, expected in zip(shared, alone, strict=True):
+        _same_priors(got, expected)
+    priors_for(a40, ts, "v100", Cost(0.5), 1.5, seeds, cache)  # another beta: another replay
+    assert len(walks) == 4 and len(cache) == 2

@@ -180,6 +180,11 @@ def _seed_prior(
     return prior_from_tries(job, tries, prior_gpu)
 
 
+#: The prior replays :func:`priors_for` made, by (prior GPU, workload, cost, beta, seeds): each seed's
+#: observed tries, or None where a seed's first recurrence stopped the walk (then each seed alone).
+PriorReplays = dict[tuple[str, str, Cost, float, tuple[int, ...]], list[list[Try]] | None]
+
+
 def priors_for(
     job: JobTrace,
     prior_traces: TraceSet,
@@ -187,19 +192,50 @@ def priors_for(
     cost: Cost,
     beta: float,
     seeds: Sequence[int],
+    replays: PriorReplays | None = None,
 ) -> list[Prior | NoSharedBatchSize]:
     """:func:`prior_for` of each seed, the prior replays of every seed in one walk; a seed without one: its exception.
 
     A walk that stops at some seed's first recurrence (the prior GPU's b0 did not reach the
     target on a path) tells the seeds apart one replay at a time, as :func:`prior_for` does.
+    ``replays``: the prior replays already made (:data:`PriorReplays`; several targets of one
+    prior GPU's job share its replay, which depends on the prior job, the cost, beta and the
+    seeds alone), and where this call's is kept.
 
     Raises:
         ConfigError: unknown prior GPU, or the workload is not in the prior trace.
     """
+    prior_job = _prior_job(job, prior_traces, prior_gpu)
+    key = (prior_gpu, prior_job.workload.id, cost, float(beta), tuple(int(s) for s in seeds))
+    if replays is None or key not in replays:
+        observed = _prior_replays(prior_job, cost, beta, seeds)
+        if replays is not None:
+            replays[key] = observed
+    else:
+        observed = replays[key]
+    out: list[Prior | NoSharedBatchSize] = []
+    if observed is None:
+        for seed in seeds:
+            try:
+                out.append(_seed_prior(job, prior_job, prior_gpu, cost, beta, seed))
+            except NoSharedBatchSize as exc:
+                out.append(exc)
+        return out
+    for tries in observed:
+        try:
+            out.append(prior_from_tries(job, tries, prior_gpu))
+        except NoSharedBatchSize as exc:
+            out.append(exc)
+    return out
+
+
+def _prior_replays(
+    prior_job: JobTrace, cost: Cost, beta: float, seeds: Sequence[int]
+) -> list[list[Try]] | None:
+    """Each seed's tries observed by a cold zeus-plus on the prior job, in one walk (None: a seed's first recurrence failed)."""
     from zeus_bench.sim.policies import get_policy
     from zeus_bench.sim.replay import JobModel, default_recurrences, replay_many
 
-    prior_job = _prior_job(job, prior_traces, prior_gpu)
     try:
         tries = replay_many(
             JobModel(prior_job, cost),
@@ -209,20 +245,8 @@ def priors_for(
             default_recurrences(prior_job),
         )
     except ConfigError:
-        out: list[Prior | NoSharedBatchSize] = []
-        for seed in seeds:
-            try:
-                out.append(_seed_prior(job, prior_job, prior_gpu, cost, beta, seed))
-            except NoSharedBatchSize as exc:
-                out.append(exc)
-        return out
-    out = []
-    for rows in tries:
-        try:
-            out.append(prior_from_tries(job, _observed(rows), prior_gpu))
-        except NoSharedBatchSize as exc:
-            out.append(exc)
-    return out
+        return None
+    return [_observed(rows) for rows in tries]
 
 
 def bind_prior(policy_cls: type[Policy], prior: Prior | None) -> type[Policy]:
