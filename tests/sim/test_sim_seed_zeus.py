@@ -16,6 +16,7 @@ from tests.helpers.sim_toy import toy_job
 from zeus_bench.core.cost import Cost
 from zeus_bench.optimizers import seed_bandits, streams
 from zeus_bench.optimizers._ziggurat import THRESHOLDS, WIDTHS
+from zeus_bench.optimizers.bandit import PRUNE_ROUNDS, BanditKnobs
 from zeus_bench.optimizers.rng import (
     MASK32,
     fast_normals,
@@ -35,17 +36,26 @@ SCALAR_ZEUS = type("ScalarZeus", (ZEUS,), {"batched": classmethod(Policy.batched
 
 
 def replay_zeus(
-    model: JobModel, seed: int, beta: float, recurrences: int, window: int = 0
+    model: JobModel, seed: int, beta: float, recurrences: int, window: int = 0, rounds: int = PRUNE_ROUNDS
 ) -> list[tuple[object, ...]]:
     """One seed's rows by the scalar face (one seed, the Zeus policy object)."""
-    return replay(model, SCALAR_ZEUS, seed, beta, recurrences, window=window)
+    return replay(
+        model, SCALAR_ZEUS, seed, beta, recurrences, window=window, knobs=BanditKnobs(prune_rounds=rounds)
+    )
 
 
 def replay_batched(
-    model: JobModel, policy: type[Policy], seeds: list[int], beta: float, recurrences: int, window: int = 0
+    model: JobModel,
+    policy: type[Policy],
+    seeds: list[int],
+    beta: float,
+    recurrences: int,
+    window: int = 0,
+    rounds: int = PRUNE_ROUNDS,
 ) -> SeedTries:
     """Every seed's rows in one run of the executor, with the face ``policy.batched`` gives."""
-    return replay_many(model, policy, seeds, beta, recurrences, window=window)
+    knobs = BanditKnobs(prune_rounds=rounds)
+    return replay_many(model, policy, seeds, beta, recurrences, window=window, knobs=knobs)
 
 
 @pytest.fixture(autouse=True)
@@ -87,13 +97,22 @@ NOISY = {8: [6.0, 9.0, np.nan], 16: [4.0, 5.0, 7.0], 32: [5.0, 6.0], 64: [3.0, 4
 SPREAD = {b: [2.0 + (k * b) % 7 for k in range(1, 6)] for b in (4, 8, 16, 24, 32, 48, 64, 96, 128, 256)}
 
 
-def _same(model: JobModel, seeds: list[int], beta: float, recurrences: int, window: int = 0) -> int:
+def _same(
+    model: JobModel,
+    seeds: list[int],
+    beta: float,
+    recurrences: int,
+    window: int = 0,
+    rounds: int = PRUNE_ROUNDS,
+) -> int:
     """Assert the face's rows equal the scalar face's, seed by seed; returns the rows."""
-    face = ZEUS.batched(model, [ZEUS(_ctx(model, s, window)) for s in seeds])
+    face = ZEUS.batched(model, [ZEUS(_ctx(model, s, window, rounds)) for s in seeds])
     assert isinstance(face, seed_zeus.SeedZeus)  # the face is what is tested here
-    done = replay_batched(model, ZEUS, seeds, beta, recurrences, window)
+    done = replay_batched(model, ZEUS, seeds, beta, recurrences, window, rounds)
     seed_col, columns = np.asarray(seeds)[done.seed], done.columns
-    expected = [(s, row) for s in seeds for row in replay_zeus(model, s, beta, recurrences, window) or []]
+    expected = [
+        (s, row) for s in seeds for row in replay_zeus(model, s, beta, recurrences, window, rounds) or []
+    ]
     assert seed_col.tolist() == [s for s, _ in expected]
     for k, name in enumerate(RUN_FIELDS):
         ours = columns[name].tolist()
@@ -103,10 +122,10 @@ def _same(model: JobModel, seeds: list[int], beta: float, recurrences: int, wind
     return len(expected)
 
 
-def _ctx(model: JobModel, seed: int, window: int = 0):  # type: ignore[no-untyped-def]
+def _ctx(model: JobModel, seed: int, window: int = 0, rounds: int = PRUNE_ROUNDS):  # type: ignore[no-untyped-def]
     from zeus_bench.sim.policies import PolicyContext
 
-    return PolicyContext(model.job, model.cost, 2.0, window, np.random.default_rng(seed))
+    return PolicyContext(model.job, model.cost, 2.0, window, np.random.default_rng(seed), prune_rounds=rounds)
 
 
 @pytest.mark.parametrize("beta", [1.0, 1.25, 2.0, 5.0, math.inf])
@@ -571,3 +590,38 @@ def test_a_window_below_two_or_windows_that_differ_take_the_scalar_face() -> Non
     mixed = [ZEUS(_ctx(model, s, 2 + s % 2)) for s in range(1, 9)]
     assert isinstance(ZEUS.batched(model, mixed), ScalarPolicies)
     assert isinstance(ZEUS.batched(model, [ZEUS(_ctx(model, s, 2)) for s in range(1, 9)]), seed_zeus.SeedZeus)
+
+
+# ----------------------------------------------------------------------------- pruning rounds
+@pytest.mark.parametrize("rounds", [1, 3, 5])
+def test_other_pruning_rounds_same_rows(rounds: int) -> None:
+    """Any number of pruning rounds (one for every seed), alone and with a window."""
+    for targets in (None, NOISY, SPREAD):
+        model = JobModel(toy_job(targets, b0=32), Cost(0.5))
+        assert _same(model, list(range(1, 26)), 2.0, 70, rounds=rounds) >= 25 * 70
+        _same(model, list(range(1, 16)), 1.25, 50, window=3, rounds=rounds)
+
+
+def test_other_pruning_rounds_on_published_traces_same_rows(zeus_traces: Path) -> None:
+    from zeus_bench.traces.jobs import TraceSet
+
+    ts = TraceSet(zeus_traces)
+    for gpu in ("v100", "a40"):
+        for workload in ts.workload_ids(gpu):
+            job = ts.job(gpu, workload)
+            for rounds in (1, 4):
+                _same(
+                    JobModel(job, Cost(0.5)), list(range(1, 21)), 2.0, default_recurrences(job), rounds=rounds
+                )
+
+
+def test_no_pruning_or_rounds_that_differ_take_the_scalar_face() -> None:
+    """With no pruning every batch size is an arm still to explore; one face has one number of rounds."""
+    model = JobModel(toy_job(SPREAD), Cost(0.5))
+    assert isinstance(ZEUS.batched(model, [ZEUS(_ctx(model, s, 0, 0)) for s in range(1, 9)]), ScalarPolicies)
+    mixed = [ZEUS(_ctx(model, s, 0, 1 + s % 2)) for s in range(1, 9)]
+    assert isinstance(ZEUS.batched(model, mixed), ScalarPolicies)
+    assert isinstance(
+        ZEUS.batched(model, [ZEUS(_ctx(model, s, 0, 3)) for s in range(1, 9)]), seed_zeus.SeedZeus
+    )
+    assert _same(model, list(range(1, 9)), 2.0, 30, rounds=3) >= 8 * 30

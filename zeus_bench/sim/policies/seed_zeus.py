@@ -82,7 +82,10 @@ class SeedZeus:
         chosen = model.jit_limit_w if limits is None else limits
         self.jit = np.array([model.limit_index[x] for x in chosen], dtype=np.intp)
         self.pruning = np.arange(a)  # the seeds pruning, one row each of prune and seen
-        self.prune = SeedPruning(a, n_b, model.bs_index[int(model.job.b0)], PRUNE_ROUNDS)
+        rounds = (
+            self.policies[0].ctx.prune_rounds if self.policies else PRUNE_ROUNDS
+        )  # (one for all: applies)
+        self.prune = SeedPruning(a, n_b, model.bs_index[int(model.job.b0)], rounds)
         self.seen = np.zeros((a, n_b), dtype=bool)  # the batch sizes each has tried (profiled)
         self.waiting: dict[int, _Start] = {}  # pruned, waiting for the hand-over
         self.again: list[int] = []  # the seeds to report gone
@@ -97,10 +100,11 @@ class SeedZeus:
     def applies(model: JobModel, policies: Sequence[Policy], jit: bool = True) -> bool:
         """Whether this face replays ``policies`` exactly, and pays.
 
-        Exactly: the paper's knobs (no prior, its pruning rounds, no concurrency) and one window
-        for every seed, none or at least :data:`MIN_OBSERVATIONS` (a shorter one explores at every
-        prediction), every JIT limit measured (``jit``: the tries run at them), NumPy's normal
-        draws the ones measured. Pays: at least :attr:`MIN_SEEDS` seeds.
+        Exactly: no prior and no concurrency (the paper's), one number of pruning rounds for every
+        seed (at least 1: with none, every batch size is an arm still to explore) and one window,
+        none or at least :data:`MIN_OBSERVATIONS` (a shorter one explores at every prediction),
+        every JIT limit measured (``jit``: the tries run at them), NumPy's normal draws the ones
+        measured. Pays: at least :attr:`MIN_SEEDS` seeds.
         """
         if (
             len(policies) < SeedZeus.MIN_SEEDS
@@ -108,15 +112,15 @@ class SeedZeus:
             or normal_tables() is None
         ):
             return False
-        window = policies[0].ctx.window
-        if 0 < window < MIN_OBSERVATIONS:
+        window, rounds = policies[0].ctx.window, policies[0].ctx.prune_rounds
+        if 0 < window < MIN_OBSERVATIONS or rounds < 1:
             return False
         for p in policies:
             c = p.ctx
             plain = (
                 c.window == window and c.prior_mean == 0.0 and c.prior_precision == 0.0 and not c.concurrent
             )
-            if not plain or c.prune_rounds != PRUNE_ROUNDS or not emulated(c.rng):
+            if not plain or c.prune_rounds != rounds or not emulated(c.rng):
                 return False
             if c.rng.bit_generator.state["has_uint32"]:
                 return False
