@@ -509,17 +509,6 @@ def test_windowed_toy_jobs_same_rows(window: int) -> None:
             assert _same(model, list(range(1, 31)), beta, 80, window) >= 30 * 80
 
 
-def test_windowed_published_traces_same_rows(zeus_traces: Path) -> None:
-    from zeus_bench.traces.jobs import TraceSet
-
-    ts = TraceSet(zeus_traces)
-    for gpu in ("v100", "a40"):
-        for workload in ts.workload_ids(gpu):
-            job = ts.job(gpu, workload)
-            for window in (2, 10):
-                _same(JobModel(job, Cost(0.5)), list(range(1, 21)), 2.0, default_recurrences(job), window)
-
-
 def test_windowed_face_under_drift_and_near_ties_gives_the_scalar_rows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -602,17 +591,16 @@ def test_other_pruning_rounds_same_rows(rounds: int) -> None:
         _same(model, list(range(1, 16)), 1.25, 50, window=3, rounds=rounds)
 
 
-def test_other_pruning_rounds_on_published_traces_same_rows(zeus_traces: Path) -> None:
+def test_windows_and_pruning_rounds_on_published_traces_same_rows(zeus_traces: Path) -> None:
     from zeus_bench.traces.jobs import TraceSet
 
     ts = TraceSet(zeus_traces)
     for gpu in ("v100", "a40"):
         for workload in ts.workload_ids(gpu):
             job = ts.job(gpu, workload)
-            for rounds in (1, 4):
-                _same(
-                    JobModel(job, Cost(0.5)), list(range(1, 21)), 2.0, default_recurrences(job), rounds=rounds
-                )
+            model, n = JobModel(job, Cost(0.5)), default_recurrences(job)
+            for window, rounds in ((2, PRUNE_ROUNDS), (10, PRUNE_ROUNDS), (0, 1), (0, 4)):
+                _same(model, list(range(1, 21)), 2.0, n, window, rounds)
 
 
 def test_no_pruning_or_rounds_that_differ_take_the_scalar_face() -> None:

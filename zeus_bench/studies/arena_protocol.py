@@ -209,7 +209,12 @@ def parts_draws(parts: Sequence[JobPart], n: int | Sequence[int]) -> list[list[D
     out: list[list[Draws] | None] = [None] * len(parts)
     kept: dict[int, list[_Charged]] = {}  # each part's classes' costs per recurrence
     done: list[int] = []  # the parts replayed with every class, in earlier groups
-    for h, length in [(h, m) for h in horizons for m in sorted({ns[i] for i, (_, _, p) in enumerate(parts) if p.horizon == h}, reverse=True)]:  # fmt: skip
+    groups = [  # (horizon, length): each one walk, a horizon's longest first
+        (h, m)
+        for h in horizons
+        for m in sorted({ns[i] for i, (_, _, p) in enumerate(parts) if p.horizon == h}, reverse=True)
+    ]
+    for h, length in groups:
         walk: list[JobPart] = []
         places: list[tuple[int, int | None, list[int]]] = []  # (part, its twin, the classes replayed)
         for i, (job, classes, protocol) in enumerate(parts):

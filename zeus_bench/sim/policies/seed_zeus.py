@@ -82,15 +82,15 @@ class SeedZeus:
         chosen = model.jit_limit_w if limits is None else limits
         self.jit = np.array([model.limit_index[x] for x in chosen], dtype=np.intp)
         self.pruning = np.arange(a)  # the seeds pruning, one row each of prune and seen
-        rounds = (
-            self.policies[0].ctx.prune_rounds if self.policies else PRUNE_ROUNDS
-        )  # (one for all: applies)
+        # one window and one number of pruning rounds for all the seeds (applies)
+        first = self.policies[0].ctx if self.policies else None
+        rounds = PRUNE_ROUNDS if first is None else first.prune_rounds
         self.prune = SeedPruning(a, n_b, model.bs_index[int(model.job.b0)], rounds)
         self.seen = np.zeros((a, n_b), dtype=bool)  # the batch sizes each has tried (profiled)
         self.waiting: dict[int, _Start] = {}  # pruned, waiting for the hand-over
         self.again: list[int] = []  # the seeds to report gone
         self.thompson: SeedThompson | None = None
-        self.window = self.policies[0].ctx.window if self.policies else 0  # (one for all: applies)
+        self.window = 0 if first is None else first.window
         self._live: np.ndarray | None = None  # the Thompson rows still replayed (None: all)
         self._asked = a  # how many seeds the last step asked about
         self._win = np.zeros(0, dtype=np.intp)  # each Thompson row's arm column this step
