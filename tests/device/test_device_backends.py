@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import time
 
 import pytest
 from fake_pynvml import (
@@ -20,7 +22,7 @@ from zeus_bench.device.errors import (
     PermissionDeniedError,
     PowerLimitOutOfRangeError,
 )
-from zeus_bench.device.fake import FakeBackend
+from zeus_bench.device.fake import BOOT_ID, DEFAULT_GPU, FakeBackend
 from zeus_bench.device.nvml import NVMLBackend
 
 
@@ -66,6 +68,44 @@ def test_fake_energy_integrates_with_clock(fake_env):
     gpu.set_power_limit_w(300.0)
     now[0] += 1.0
     assert gpu.total_energy_j() - e0 == pytest.approx(800.0 + 1200.0 + 300.0)
+
+
+def test_fake_energy_ignores_a_step_of_the_wall_clock(fake_env, monkeypatch):
+    # A CI run once saw a sweep point at 7,044 W on a 600 W fake: the host's wall clock had been
+    # stepped while the counter integrated it. The fake's default clock is the monotonic one.
+    gpu = FakeBackend().gpu(0)
+    gpu.set_load(1.0)
+    t0 = time.monotonic()
+    e0 = gpu.total_energy_j()
+    wall = time.time()
+    monkeypatch.setattr(time, "time", lambda: wall + 3600.0)
+    e1, t1 = gpu.total_energy_j(), time.monotonic()
+    assert 0.0 <= e1 - e0 <= 600.0 * (t1 - t0) + 1e-6
+
+
+@pytest.mark.parametrize("boot", ["an-earlier-boot", None, "absent"])
+def test_fake_state_from_an_earlier_boot_counts_on_from_now(fake_env, boot):
+    # Monotonic times of another boot (or of a file written before it named its boot) mean
+    # nothing now: the energy so far is kept and counts on from the first open.
+    state = {"version": 1, "allow_set": True, "gpus": [{**DEFAULT_GPU, "energy_j": 500.0, "energy_t": 1e12}]}
+    if boot != "absent":
+        state["boot"] = boot
+    path = fake_env / "fake.json"
+    path.write_text(json.dumps(state))
+    t0 = time.monotonic()
+    gpu = FakeBackend().gpu(0)
+    e0 = gpu.total_energy_j()
+    saved = json.loads(path.read_text())
+    opened = saved["gpus"][0]["energy_t"]
+    assert saved["boot"] == BOOT_ID and t0 <= opened <= time.monotonic()
+    assert e0 == pytest.approx(500.0, abs=80.0 * (time.monotonic() - t0) + 1e-9)
+    time.sleep(0.05)
+    e1, t1 = gpu.total_energy_j(), time.monotonic()
+    assert e1 - 500.0 == pytest.approx(
+        80.0 * (t1 - opened), abs=80.0 * 0.01
+    )  # idle draw since the first open
+    if BOOT_ID is not None and boot is None:
+        assert saved["boot"] != boot
 
 
 def test_fake_state_shared_between_processes(fake_env):

@@ -23,7 +23,11 @@ The model (all parameters in the state, defaults those of an H200 running a busy
 State (limits, energy, load, the number of setter calls) lives in a JSON file named by
 ``ZEUS_BENCH_FAKE_STATE`` (or ``state_path``), guarded by an ``flock``, so separate processes share
 one fake GPU as they would share a real one. Without a file the state lives in the process.
-Energy is integrated in closed form from the clock, so no thread runs.
+Energy is integrated in closed form from the clock, so no thread runs. The clock is the host's
+monotonic one (the same in every process of one boot, and never stepped as the wall clock is
+when it is set or synchronised: a step of the wall clock would have been energy drawn); a state
+file from an earlier boot (or one written before the file recorded its boot) counts its energy
+on from the first time it is opened.
 """
 
 from __future__ import annotations
@@ -52,6 +56,18 @@ from zeus_bench.device.errors import (
 
 STATE_ENV = "ZEUS_BENCH_FAKE_STATE"
 GPUS_ENV = "ZEUS_BENCH_FAKE_GPUS"
+
+
+def _boot_id() -> str | None:
+    """This boot's identity (Linux), to which the monotonic times of a state file belong."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+#: The boot whose monotonic clock a state file's ``energy_t`` values are on.
+BOOT_ID = _boot_id()
 
 #: Parameters of one fake GPU and their defaults (an H200-like card).
 DEFAULT_GPU: dict[str, Any] = {
@@ -210,7 +226,7 @@ class FakeGPU(GPU):
             period = float(g.get("counter_update_period_s", 0.0))
             if period > 0:
                 now = max(math.floor(now / period) * period, g["energy_t"] or now)
-            return float(g["energy_j"] + _gpu_draw_w(g) * (now - (g["energy_t"] or now)))
+            return float(g["energy_j"] + _gpu_draw_w(g) * max(0.0, now - (g["energy_t"] or now)))
 
     def instant_power_w(self) -> float:
         """Power drawn now, W."""
@@ -267,7 +283,8 @@ class FakeBackend(GPUBackend):
         state_path: JSON state file; defaults to ``$ZEUS_BENCH_FAKE_STATE``; None keeps the
             state in this process.
         n_gpus: Number of GPUs when the state is created (default ``$ZEUS_BENCH_FAKE_GPUS`` or 1).
-        clock: Time source in seconds (``time.time``: shared between processes).
+        clock: Time source in seconds (``time.monotonic``: shared between the processes of one
+            boot).
         allow_set: Whether setting limits is permitted, when the state is created.
     """
 
@@ -277,7 +294,7 @@ class FakeBackend(GPUBackend):
         self,
         state_path: str | Path | None = None,
         n_gpus: int | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
         allow_set: bool = True,
     ) -> None:
         env_path = os.environ.get(STATE_ENV)
@@ -291,12 +308,19 @@ class FakeBackend(GPUBackend):
     def _new_state(self) -> dict[str, Any]:
         now = self.clock()
         gpus = [{**DEFAULT_GPU, "energy_t": now} for _ in range(self._n_gpus)]
-        return {"version": 1, "allow_set": self._allow_set, "gpus": gpus}
+        return {"version": 1, "boot": BOOT_ID, "allow_set": self._allow_set, "gpus": gpus}
+
+    def _rebase(self, state: dict[str, Any]) -> None:
+        """A state from an earlier boot: its clock times mean nothing now; energy counts on from now."""
+        now = self.clock()
+        for g in state["gpus"]:
+            g["energy_t"] = now
+        state["boot"] = BOOT_ID
 
     def _accrue(self, g: dict[str, Any]) -> None:
         """Move the accrued energy into ``energy_j`` before the draw changes."""
         now = self.clock()
-        g["energy_j"] += _gpu_draw_w(g) * (now - (g["energy_t"] or now))
+        g["energy_j"] += _gpu_draw_w(g) * max(0.0, now - (g["energy_t"] or now))
         g["energy_t"] = now
 
     @contextlib.contextmanager
@@ -322,15 +346,23 @@ class FakeBackend(GPUBackend):
                         lock.unlink(missing_ok=True)
                     remove_created_folders(created)
                     raise
-                fresh = state is None
-                if state is None:
-                    state = self._new_state()
+                stale = state is not None and state.get("boot") != BOOT_ID
+                if not (stale and not write):
+                    fresh = state is None
+                    if state is None:
+                        state = self._new_state()
+                    elif stale:
+                        self._rebase(state)
+                    yield state
+                    if write or fresh or stale:
+                        try:
+                            atomic_write_text(self.state_path, json.dumps(state, indent=1))
+                        except PermissionError as exc:
+                            raise self._access_error(exc) from None
+                    return
+            # From an earlier boot, read under a shared lock: rebase it under the exclusive one.
+            with self._state(write=True) as state:
                 yield state
-                if write or fresh:
-                    try:
-                        atomic_write_text(self.state_path, json.dumps(state, indent=1))
-                    except PermissionError as exc:
-                        raise self._access_error(exc) from None
 
     @contextlib.contextmanager
     def _locked(self, how: int) -> Iterator[None]:

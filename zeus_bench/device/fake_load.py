@@ -47,8 +47,8 @@ class ModelClock:
     """
 
     def __init__(self, start_s: float | None = None) -> None:
-        """Start at ``start_s`` (default: now, on ``time.time``, the fake state's clock)."""
-        self._now = time.time() if start_s is None else float(start_s)
+        """Start at ``start_s`` (default: now, on ``time.monotonic``, the fake state's clock)."""
+        self._now = time.monotonic() if start_s is None else float(start_s)
         self._lock = threading.Lock()
 
     def __call__(self) -> float:
