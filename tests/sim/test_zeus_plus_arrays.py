@@ -21,7 +21,7 @@ from zeus_bench.core.cost import Cost
 from zeus_bench.sim.policies import Policy, get_policy
 from zeus_bench.sim.policies.seed_zeus_plus import ZeusPlusArrays
 from zeus_bench.sim.policies.seeds import ScalarPolicies
-from zeus_bench.sim.replay import JobModel
+from zeus_bench.sim.replay import JobModel, default_recurrences, replay_many
 from zeus_bench.sim.rules import KNOWN
 
 NAMES = ["zeus-plus", "zeus-plus-safe"]
@@ -82,3 +82,60 @@ def test_the_objects_end_as_the_scalar_faces_leave_them(monkeypatch: pytest.Monk
     assert states[0] == states[1]
     assert len(states[0]) == 8 and any(s["probes"] for s in states[0])
     assert np.isfinite([s["spent"] for s in states[0]]).all()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_quiet_seeds_take_most_decisions_and_wake_when_not_certain(
+    zeus_traces: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the published V100 jobs most decisions are a quiet seed's, seeds wake, and the rows stay the scalar face's."""
+    from zeus_bench.optimizers.climb_arrays import QuietClimbs
+    from zeus_bench.traces.jobs import TraceSet
+
+    seen = {"asked": 0, "sure": 0, "taken": 0, "observed": 0}
+    none_due, observe = QuietClimbs.none_due, QuietClimbs.observe
+
+    def counted_none_due(self: QuietClimbs, rows: np.ndarray) -> np.ndarray:
+        out = none_due(self, rows)
+        seen["asked"] += len(rows)
+        seen["sure"] += int(out.sum())
+        return out
+
+    def counted_observe(self: QuietClimbs, rows: np.ndarray, *args: np.ndarray) -> np.ndarray:
+        out = observe(self, rows, *args)
+        seen["observed"] += len(rows)
+        seen["taken"] += int(out.sum())
+        return out
+
+    monkeypatch.setattr(QuietClimbs, "none_due", counted_none_due)
+    monkeypatch.setattr(QuietClimbs, "observe", counted_observe)
+    ts = TraceSet(zeus_traces)
+    rows = 0
+    for workload in ts.workload_ids("v100"):
+        job = ts.job("v100", workload)
+        rows += faces.assert_same_rows(
+            JobModel(job, Cost(0.5)), name, SEEDS, 2.0, default_recurrences(job), KNOWN
+        )
+    quiet = seen["sure"]
+    assert quiet > 0.5 * rows  # most tries were decided on arrays
+    assert seen["sure"] < seen["asked"] and seen["taken"] < seen["observed"]  # and some seeds woke
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_drift_wakes_quiet_seeds_as_the_scalar_face(zeus_traces: Path, name: str) -> None:
+    """Under the study's drift scenarios (costs rising mid-replay) the rows are the scalar face's."""
+    from zeus_bench.sim.scenarios.drift import Drift, scenario
+    from zeus_bench.traces.jobs import TraceSet
+
+    job = TraceSet(zeus_traces).job("v100", "cifar100")
+    cost = Cost(0.5)
+    model = JobModel(job, cost)
+    n = 120
+    cls = get_policy(name)
+    for kind, factor in (("tilt", 3.0), ("step", 2.0), ("morph", 1.5)):
+        drift = Drift(scenario(job, cost, kind, n // 2, factor, 20), job)
+        arrays = replay_many(model, cls, SEEDS, 2.0, n, horizon=KNOWN, drift=drift)
+        objects = replay_many(model, scalar(cls), SEEDS, 2.0, n, horizon=KNOWN, drift=drift)
+        assert np.array_equal(arrays.seed, objects.seed)
+        for col, ours in arrays.columns.items():
+            assert ours.tobytes() == objects.columns[col].tobytes(), (kind, col)

@@ -142,6 +142,13 @@ class Blocks:
         for k, lo, hi, own in self._split(ids):
             self.faces[k].observe_arrays(own, Tried(*(x[lo:hi] for x in tried)))
 
+    def settle(self) -> None:
+        """Each block's face's ``settle``, where it has one (its objects brought up to date)."""
+        for face in self.faces:
+            settle = getattr(face, "settle", None)
+            if callable(settle):
+                settle()
+
     def fallback(self, ids: Sequence[int]) -> Blocks:
         """The blocks' scalar faces of seeds ``ids`` (ascending), block by block."""
         at = np.asarray(ids, dtype=np.int64)

@@ -481,6 +481,11 @@ def execute(
     face, starts, noise_starts = _face(policies, t, env_rngs, nrngs)
     walk = _Walk(model, t, face, run, env_rngs, nrngs)
     walk.walk()
+    settle = getattr(
+        face, "settle", None
+    )  # a face that kept its seeds' objects behind brings them up to date
+    if callable(settle):
+        settle()
     tries, gone, final = _columns(t, len(env_rngs), walk.log, walk.gone), walk.gone, walk.final
     if gone:  # replayed from scratch: their generators back at their start, the scalar face
         gone.sort()

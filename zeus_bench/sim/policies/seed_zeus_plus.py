@@ -28,11 +28,13 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from zeus_bench.optimizers.climb_arrays import QuietClimbs
+from zeus_bench.optimizers.hill_climb import SafeHillClimb
 from zeus_bench.sim.policies.seeds import Decided, Decision, Outcome, ScalarPolicies, Tried, decision_indices
 
 if TYPE_CHECKING:
-    from zeus_bench.optimizers.hill_climb import SafeHillClimb
     from zeus_bench.sim.model import JobModel
+    from zeus_bench.sim.policies.base import PolicyContext
 
 __all__ = ["ClimbingPolicy", "ZeusPlusArrays"]
 
@@ -43,6 +45,7 @@ class ClimbingPolicy(Protocol):
     climber: SafeHillClimb
     jit_limits: dict[int, float]
     early_stopping: bool
+    ctx: PolicyContext
 
     def predict(self) -> Decision:  # noqa: D102 (the policy's)
         ...
@@ -58,7 +61,12 @@ class ClimbingPolicy(Protocol):
 
 
 class ZeusPlusArrays:
-    """The array face of ``zeus-plus`` objects (one per seed, one class): their optimizers asked directly."""
+    """The array face of ``zeus-plus`` objects (one per seed, one class): their optimizers asked directly.
+
+    Quiet seeds (:mod:`zeus_bench.optimizers.climb_arrays`) run their incumbent on arrays without
+    their objects, which are brought up to date when the seed wakes and when the walk ends
+    (:meth:`settle`).
+    """
 
     def __init__(self, model: JobModel, policies: Sequence[ClimbingPolicy]) -> None:
         """Face ``policies`` (seed ``i``'s at position ``i``, all of one class) on ``model``."""
@@ -70,6 +78,20 @@ class ZeusPlusArrays:
         self._config: dict[
             tuple[int, float | None], tuple[int, int, bool]
         ] = {}  # (batch size, limit) -> indices
+        a = len(self.zp)
+        # Quiet seeds on arrays, where every optimizer follows the class's own rules.
+        own = a > 0 and all(type(p.climber) is SafeHillClimb for p in self.zp)
+        self.quiet = QuietClimbs(sorted(self.batch_sizes), a) if own else None
+        col = {} if self.quiet is None else self.quiet.col
+        self.model_col = np.array([col.get(b, -1) for b in self.batch_sizes], dtype=np.intp)
+        self.decided = np.zeros((a, 3), dtype=np.intp)  # a quiet seed's try: bi, pj, jit
+        self.wait = np.zeros(a, dtype=np.int64)  # tries before a seed may turn quiet again
+        self.backoff = np.ones(a, dtype=np.int64)
+        self.calm = np.zeros(a, dtype=bool)  # decided on arrays since it turned quiet
+
+    def _quiet_at(self, ids: np.ndarray) -> np.ndarray:
+        """The positions in ``ids`` of the quiet seeds."""
+        return np.flatnonzero(self.quiet.quiet[ids]) if self.quiet is not None else np.empty(0, dtype=np.intp)
 
     def _indices(self, b: int, limit: float | None) -> tuple[int, int, bool]:
         """:func:`decision_indices` of batch size ``b`` at ``limit`` (None: JIT), kept."""
@@ -79,20 +101,39 @@ class ZeusPlusArrays:
         return at
 
     def decide_arrays(self, ids: np.ndarray, left: np.ndarray) -> Decided:
-        """Each seed's optimizer's batch size at the seed's JIT limit of it, as configuration indices."""
-        zp, at, indices = self.zp, self._config, self._indices
-        out = []
-        for i in ids.tolist():
-            p = zp[i]
-            b = p.climber.predict()
-            limit = p.jit_limits.get(b)
-            x = at.get((b, limit))
-            out.append(indices(b, limit) if x is None else x)
-        if not out:
-            empty = np.empty(0, dtype=np.intp)
-            return Decided(empty, empty, np.empty(0, dtype=bool))
-        bi, pj, jit = zip(*out, strict=True)
-        return Decided(np.array(bi, dtype=np.intp), np.array(pj, dtype=np.intp), np.array(jit, dtype=bool))
+        """Each seed's optimizer's batch size at the seed's JIT limit of it, as configuration indices.
+
+        A quiet seed whose rules certainly leave no probe due runs its incumbent without asking its
+        object; one not certain wakes, and its object decides.
+        """
+        calm = np.zeros(len(ids), dtype=bool)
+        at = self._quiet_at(ids)
+        if len(at):
+            rows = ids[at]
+            sure = self.quiet.none_due(rows)  # type: ignore[union-attr]
+            calm[at[sure]] = True
+            self.calm[rows[sure]] = True
+            for i in rows[~sure].tolist():
+                self._wake(i, failed=not self.calm[i])
+        bi = np.empty(len(ids), dtype=np.intp)
+        pj = np.empty(len(ids), dtype=np.intp)
+        jit = np.empty(len(ids), dtype=bool)
+        if calm.any():
+            known = self.decided[ids[calm]]
+            bi[calm], pj[calm], jit[calm] = known[:, 0], known[:, 1], known[:, 2] != 0
+        asked = np.flatnonzero(~calm)
+        if len(asked):
+            zp, at_config, indices = self.zp, self._config, self._indices
+            out = []
+            for i in ids[asked].tolist():
+                p = zp[i]
+                b = p.climber.predict()
+                limit = p.jit_limits.get(b)
+                x = at_config.get((b, limit))
+                out.append(indices(b, limit) if x is None else x)
+            b_, p_, j_ = zip(*out, strict=True)
+            bi[asked], pj[asked], jit[asked] = b_, p_, j_
+        return Decided(bi, pj, jit)
 
     def early_stopping(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
         """The class's ``early_stopping``, for every seed."""
@@ -101,39 +142,87 @@ class ZeusPlusArrays:
     def stop_cost(
         self, ids: Sequence[int] | np.ndarray, bound: np.ndarray, epoch_cost: np.ndarray
     ) -> np.ndarray:
-        """Each seed's :meth:`ZeusPlus.stop_cost <zeus_bench.sim.policies.zeus_plus.ZeusPlus.stop_cost>`."""
+        """Each seed's :meth:`ZeusPlus.stop_cost <zeus_bench.sim.policies.zeus_plus.ZeusPlus.stop_cost>` (a quiet seed's on arrays)."""
         zp = self.zp
-        ids = ids.tolist() if isinstance(ids, np.ndarray) else ids
-        return np.array(
-            [zp[i].stop_cost(b, c) for i, b, c in zip(ids, bound.tolist(), epoch_cost.tolist(), strict=True)],
-            dtype=float,
-        )
+        ids = np.asarray(ids, dtype=np.intp)
+        out = np.empty(len(ids))
+        quiet = np.zeros(len(ids), dtype=bool)
+        at = self._quiet_at(ids)
+        if len(at):
+            quiet[at] = True
+            out[at] = self.quiet.stop_cost(ids[at], bound[at], epoch_cost[at])  # type: ignore[union-attr]
+        rest = np.flatnonzero(~quiet)
+        if len(rest):
+            cols = (ids[rest].tolist(), bound[rest].tolist(), epoch_cost[rest].tolist())
+            out[rest] = [zp[i].stop_cost(b, c) for i, b, c in zip(*cols, strict=True)]
+        return out
 
     def observe_arrays(self, ids: np.ndarray, tried: Tried) -> None:
-        """Each seed's outcome: fed to its optimizer, or (profiled) observed by its object."""
-        zp, bs, limits = self.zp, self.batch_sizes, self.limits
+        """Each seed's outcome: taken on arrays (quiet), fed to its optimizer, or (profiled) observed by its object."""
+        scalar = np.ones(len(ids), dtype=bool)
+        at = self._quiet_at(ids)
+        if len(at):
+            rows = ids[at]
+            reached = tried.reached[at] & ~tried.profiled[at]
+            taken = self.quiet.observe(  # type: ignore[union-attr]
+                rows, self.model_col[tried.bi[at]], tried.cost[at], reached, tried.epochs[at]
+            )
+            scalar[at[taken]] = False
+            for i in rows[~taken].tolist():
+                self._wake(i)
+        rest = np.flatnonzero(scalar)
+        if len(rest):
+            self._observe_objects(ids[rest], Tried(*(x[rest] for x in tried)))
+
+    def _observe_objects(self, ids: np.ndarray, tried: Tried) -> None:
+        """The outcomes of seeds ``ids`` told to their objects; then those that may turn quiet do."""
+        zp, bs, limits, q = self.zp, self.batch_sizes, self.limits, self.quiet
         cols = (
             ids.tolist(), tried.bi.tolist(), tried.cost.tolist(), tried.reached.tolist(), tried.epochs.tolist(),
             tried.profiled.tolist(),
         )  # fmt: skip
         for k, (i, b, c, r, e, prof) in enumerate(zip(*cols, strict=True)):
+            p = zp[i]
             if prof:
                 pj = int(tried.pj[k])
-                zp[i].observe(
-                    Outcome(
-                        bs[b],
-                        float(limits[pj]),
-                        c,
-                        r,
-                        e,
-                        float(tried.energy_j[k]),
-                        float(tried.time_s[k]),
-                        True,
-                    )
-                )
-            else:
-                zp[i].feed(bs[b], c, r, e)
+                energy, time = float(tried.energy_j[k]), float(tried.time_s[k])
+                p.observe(Outcome(bs[b], float(limits[pj]), c, r, e, energy, time, True))
+                continue
+            p.feed(bs[b], c, r, e)
+            if q is None or not r:
+                continue
+            if self.wait[i]:
+                self.wait[i] -= 1
+            elif q.eligible(p.climber):
+                self._enter(i)
+
+    def _enter(self, i: int) -> None:
+        """Seed ``i`` turns quiet, its try (the incumbent at its JIT limit) kept."""
+        assert self.quiet is not None
+        p = self.zp[i]
+        cl = p.climber
+        self.quiet.enter(i, cl, float(p.ctx.beta))
+        b = cl.incumbent()
+        self.decided[i] = self._indices(b, p.jit_limits.get(b))
+        self.calm[i] = False
+
+    def _wake(self, i: int, failed: bool = False) -> None:
+        """Seed ``i`` wakes, its object brought up to date; ``failed``: at its first decision (it waits longer each time)."""
+        assert self.quiet is not None
+        self.quiet.wake(i, self.zp[i].climber)
+        if failed:
+            self.wait[i] = self.backoff[i]
+            self.backoff[i] = min(2 * self.backoff[i], 64)
+        elif self.calm[i]:
+            self.backoff[i] = 1
+
+    def settle(self) -> None:
+        """Wake every quiet seed: each object then holds what the scalar face would leave it."""
+        if self.quiet is not None:
+            for i in np.flatnonzero(self.quiet.quiet).tolist():
+                self._wake(i)
 
     def fallback(self, ids: Sequence[int]) -> ScalarPolicies:
         """Never asked (no seed goes): the objects' scalar face."""
+        self.settle()
         return ScalarPolicies(self.model, [self.zp[i] for i in ids], True)

@@ -1,0 +1,127 @@
+"""The quiet seeds' exact means on arrays: :func:`certified_round` is :func:`math.fsum`'s rounding where it says so.
+
+``zeus-plus``'s quiet seeds (:mod:`zeus_bench.optimizers.climb_arrays`) keep the incumbent's runs'
+sum as a float and the remainders TwoSum leaves, as :meth:`QuietClimbs.observe` adds a run; the
+mean they take is certified to be the optimizer's own (``math.fsum`` of the runs over their number).
+Costs from traces often have short mantissas, so the exact sum lands on a tie (half a spacing
+from two floats) in about one step in twenty: the exact remainder decides those.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zeus_bench.optimizers.climb_arrays import certified_round, two_sum
+
+SETTINGS = settings(max_examples=150, deadline=None)
+
+
+def _running(values: list[float], start: int) -> tuple[list[float], list[bool]]:
+    """Each prefix's rounded sum from ``start`` values on, as a quiet seed adds runs, and its certificate."""
+    head = values[:start]
+    hi = math.fsum(head)
+    lo = math.fsum([*head, -hi])
+    err = abs(math.fsum([*head, -hi, -lo])) * (1.0 + 2.0**-51)
+    h, low, e = np.array([hi]), np.array([lo]), np.array([err])
+    sums, certain = [], []
+    for x in values[start:]:
+        h, add = two_sum(h, np.array([x]))
+        low, lost = two_sum(low, add)
+        e = e + np.abs(lost)
+        r, ok = certified_round(h, low, e)
+        sums.append(float(r[0]))
+        certain.append(bool(ok[0]))
+    return sums, certain
+
+
+costs = st.floats(min_value=1e-3, max_value=1e9, allow_nan=False, allow_infinity=False)
+short = st.integers(min_value=1, max_value=2**30).map(lambda k: k / 1024.0)  # few mantissa bits
+
+
+@SETTINGS
+@given(st.lists(costs | short, min_size=3, max_size=60), st.integers(min_value=1, max_value=2))
+def test_a_certified_sum_is_fsums(values: list[float], start: int) -> None:
+    sums, certain = _running(values, start)
+    for k, (s, ok) in enumerate(zip(sums, certain, strict=True)):
+        if ok:
+            assert s == math.fsum(values[: start + k + 1])
+
+
+def test_ties_of_short_mantissas_are_certified_and_rounded_to_even() -> None:
+    # 2**53 + 1 and 2**53 + 3 are ties: fsum rounds them to even, and so must the quiet sum.
+    values = [2.0**53, 1.0, 2.0, 1.0, 4.0, 3.0]
+    sums, certain = _running(values, 1)
+    assert all(certain)
+    assert sums == [math.fsum(values[: k + 2]) for k in range(len(values) - 1)]
+    assert sums[0] == 2.0**53  # 2**53 + 1: a tie, to even
+    # Prices of a trace (J, two decimals) a hundred times: every step certified, every sum fsum's.
+    rng = np.random.default_rng(7)
+    prices = (rng.integers(1_000_000, 9_000_000, 100) / 100.0).tolist()
+    sums, certain = _running(prices, 2)
+    assert all(certain)
+    assert sums == [math.fsum(prices[: k + 3]) for k in range(98)]
+
+
+def test_an_inexact_remainder_at_a_tie_is_not_certified() -> None:
+    # The remainder is half a spacing, but known only within 1e-30: the rounding is not decided.
+    hi = np.array([2.0**53])
+    lo = np.array([1.0])
+    r, ok = certified_round(hi, lo, np.array([1e-30]))
+    assert not ok[0]
+    r, ok = certified_round(hi, lo, np.array([0.0]))
+    assert ok[0] and r[0] == 2.0**53
+    # Far from a tie, the same error is harmless.
+    r, ok = certified_round(hi, np.array([0.25]), np.array([1e-30]))
+    assert ok[0] and r[0] == 2.0**53
+    # Just below a power of two the spacing is 1 (2 above it): 2**53 - 0.6 rounds to 2**53 - 1.
+    r, ok = certified_round(np.array([2.0**53]), np.array([-0.6]), np.array([1e-30]))
+    assert ok[0] and r[0] == 2.0**53 - 1.0
+
+
+def test_a_woken_optimizer_holds_what_its_own_steps_would_have() -> None:
+    """Quiet steps on arrays, then wake: the optimizer's state is that of the same calls made on it."""
+    from zeus_bench.optimizers.climb_arrays import QuietClimbs
+    from zeus_bench.optimizers.hill_climb import SafeHillClimb
+
+    def optimizer() -> SafeHillClimb:
+        cl = SafeHillClimb([8, 16, 32, 64], 16, horizon=50)
+        for b, c, e in (
+            (16, 100.0, 4.0),
+            (32, 180.0, 5.0),
+            (16, 104.0, 4.5),
+            (8, 160.0, 4.0),
+            (16, 98.5, 4.0),
+        ):
+            cl.predict()
+            cl.probe = b if b != cl.incumbent() else None
+            cl.stop_cost(math.inf, c / e)
+            cl.observe(b, c, True, e)
+        return cl
+
+    steps = [(101.25, 4.0, 25.5), (99.75, 4.25, 23.0), (100.5, 4.0, math.nan)]
+    quiet, alone = optimizer(), optimizer()
+    assert QuietClimbs.eligible(quiet) and quiet.incumbent() == 16
+    q = QuietClimbs(quiet.batch_sizes, 1)
+    q.enter(0, quiet, 2.0)
+    rows = np.array([0])
+    for cost, epochs, epoch_cost in steps:
+        assert q.none_due(rows)[0] and alone.predict() == 16
+        bound = q.stop_cost(rows, np.array([150.0]), np.array([epoch_cost]))[0]
+        assert (
+            bound
+            == max(150.0, 2.0 * alone.mean_cost(16))
+            == alone.stop_cost(max(150.0, 2.0 * alone.mean_cost(16)), epoch_cost)
+        )
+        taken = q.observe(rows, np.array([1]), np.array([cost]), np.array([True]), np.array([epochs]))
+        assert taken[0]
+        alone.observe(16, cost, True, epochs)
+        assert q.mean[0] == alone.mean_cost(16)
+    q.wake(0, quiet)
+    assert not q.quiet[0]
+    assert quiet.state_dict() == alone.state_dict()
+    assert quiet.epoch_costs[16] == 23.0  # the last measured epoch cost (the NaN one is not kept)
+    assert quiet.predict() == alone.predict()

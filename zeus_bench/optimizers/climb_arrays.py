@@ -1,0 +1,296 @@
+"""``zeus-plus``'s quiet seeds on arrays: the incumbent's runs replayed without each seed's optimizer.
+
+Most of a replay's decisions of :class:`~zeus_bench.optimizers.hill_climb.SafeHillClimb` run the
+incumbent and nothing else (in the arena about 84 %): no probe is due
+(:meth:`Verdicts.none_due <zeus_bench.optimizers.hill_climb_verdicts.Verdicts.none_due>`), the
+run reaches the target, its cost joins the incumbent's, and the incumbent stays. A seed is
+*quiet* while that holds. :class:`QuietClimbs` keeps what those steps read and change, for every
+quiet seed, in arrays:
+
+* the incumbent's exact mean cost: its runs' sum as a float and the error-free remainders of
+  each addition (:func:`two_sum`), rounded as :func:`math.fsum` rounds the exact sum, and
+  certified so (:func:`certified_round`; a sum within its error of a rounding boundary is not);
+* bounds of the incumbent's spread (Welford's running sums, or the largest deviation, as
+  :meth:`~zeus_bench.optimizers.hill_climb_estimates.ClimbEstimates.spread_bounds`) and of its
+  mean epochs;
+* the other batch sizes' runs, means, epoch costs and verdict sets, which a quiet step does not
+  change (read from the optimizer when the seed turns quiet);
+* what each quiet step adds (costs, epochs, the money spent, the incumbent's epoch cost), handed
+  to the optimizer object when the seed wakes (:meth:`QuietClimbs.wake`).
+
+Each step is certified before it is taken on arrays: a decision when the rules' verdicts are
+decided within the bounds (:meth:`QuietClimbs.none_due`, three-valued), an outcome when it
+reached the target, its mean is certainly rounded, the incumbent stays and the drift rule
+certainly returns early (:meth:`QuietClimbs.observe`). A seed not certified wakes: its object
+gets what it missed and decides (or observes) itself, so every row is the object's own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from zeus_bench.optimizers.hill_climb_estimates import DRIFT_RISE, DRIFT_RUNS, SPREAD_MIN_CV, SPREAD_SLACK
+
+if TYPE_CHECKING:
+    from zeus_bench.optimizers.hill_climb import SafeHillClimb
+
+__all__ = ["QuietClimbs", "certified_round", "two_sum"]
+
+_U = 2.0**-53  # the unit roundoff of float64
+
+
+def two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``s = fl(a + b)`` and ``e`` with ``s + e == a + b`` exactly (Knuth's TwoSum, elementwise)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def certified_round(hi: np.ndarray, lo: np.ndarray, err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The float nearest ``hi + L``, ``L`` a remainder within ``err`` of ``lo``, and whether it is certainly so.
+
+    ``hi`` is a sum rounded at each addition and ``L`` what those roundings left out, so the
+    result is what :func:`math.fsum` gives the same terms (it rounds their exact sum once, ties to
+    even) where certified. With ``err`` 0 the remainder is exact and one IEEE addition rounds
+    ``hi + lo`` so; otherwise the exact sum must lie within the half-spacings around the result
+    (the spacing below a power of two is half the one above) by more than the errors of ``lo``
+    and of the residual.
+    """
+    r = hi + lo
+    d = (hi - r) + lo  # hi - r is exact (r is within a factor 2 of hi); d's own rounding below
+    slack = err * (1.0 + 1e-9) + np.abs(d) * _U
+    half_up = np.spacing(np.abs(r)) / 2.0
+    mantissa, _ = np.frexp(r)
+    half_down = np.where(np.abs(mantissa) == 0.5, half_up / 2.0, half_up)
+    near = (d + slack < half_up) & (d - slack > -half_down)
+    return r, np.isfinite(r) & (r > 0.0) & ((err == 0.0) | near)
+
+
+class QuietClimbs:
+    """The quiet state of the seeds of one ``zeus-plus`` face (see the module notes), seed ``i`` at row ``i``.
+
+    Args:
+        batch_sizes: The job's batch sizes, ascending (the optimizers').
+        seeds: How many seeds the face has.
+    """
+
+    def __init__(self, batch_sizes: Sequence[int], seeds: int) -> None:
+        self.batch_sizes = [int(b) for b in batch_sizes]
+        self.col = {b: k for k, b in enumerate(self.batch_sizes)}
+        a, k = seeds, len(self.batch_sizes)
+        self.quiet = np.zeros(a, dtype=bool)
+        self.inc = np.zeros(a, dtype=np.intp)  # the incumbent's column
+        # The incumbent's runs: exact sum (hi, remainders lo, what lo lost), count, mean, extremes.
+        self.hi, self.lo, self.err = np.zeros(a), np.zeros(a), np.zeros(a)
+        self.n = np.zeros(a, dtype=np.int64)
+        self.mean, self.most, self.least = np.zeros(a), np.zeros(a), np.zeros(a)
+        self.w_mean, self.w_ss = np.zeros(a), np.zeros(a)  # Welford's running mean and squares
+        self.last = np.zeros((a, DRIFT_RUNS))  # its latest runs, oldest first (the drift rule's)
+        # The incumbent's epochs: their sum (rounded at each addition), its error bound, count.
+        self.e_sum, self.e_err = np.zeros(a), np.zeros(a)
+        self.e_n = np.zeros(a, dtype=np.int64)
+        # The other batch sizes (not changed by a quiet step).
+        self.runs = np.zeros((a, k), dtype=np.int64)
+        self.means = np.full((a, k), math.inf)
+        self.ruled = np.zeros((a, k), dtype=bool)
+        self.tried = np.zeros((a, k), dtype=bool)
+        self.capped = np.zeros((a, k), dtype=bool)
+        self.epoch_cost = np.full((a, k), math.nan)
+        # What none_due reads of them, made when the seed turns quiet: the batch sizes still open
+        # (neither ruled out nor settled by their runs), those ruled out by their own probe, those
+        # tried with runs, those whose epoch evidence counts, the means (-inf without runs: never
+        # dearer) and the roots of the runs.
+        self.open = np.zeros((a, k), dtype=bool)
+        self.own = np.zeros((a, k), dtype=bool)
+        self.tried_runs = np.zeros((a, k), dtype=bool)
+        self.evidence_of = np.zeros((a, k), dtype=bool)
+        self.dear_means = np.full((a, k), -math.inf)
+        self.root = np.ones((a, k))
+        cols = np.arange(k)
+        lo, hi = np.minimum(cols[:, None], cols[None, :]), np.maximum(cols[:, None], cols[None, :])
+        # between[inc, b, c]: c lies strictly between b and the incumbent
+        self.between = (cols[None, None, :] > lo[:, :, None]) & (cols[None, None, :] < hi[:, :, None])
+        # Settings (per seed: the face's objects share a class, not necessarily a horizon).
+        self.noise_z, self.beta = np.zeros(a), np.zeros(a)
+        self.evidence = np.zeros(a, dtype=bool)
+        # What the quiet steps added, for the object.
+        self.spent = np.zeros(a)
+        self.inc_epoch_cost = np.full(a, math.nan)  # the last finite epoch cost its run measured
+        self.added = np.zeros(a, dtype=np.int64)
+        self.costs = np.zeros((a, 16))
+        self.epochs = np.zeros((a, 16))
+        self._cols = np.arange(k)
+
+    # Turning quiet and waking ----------------------------------------------------------------
+    @staticmethod
+    def eligible(cl: SafeHillClimb) -> bool:
+        """Whether an optimizer's state is one a quiet step can follow (its incumbent run at least twice)."""
+        if cl.window or not cl.prune or cl.probe is not None or not cl.base_costs:
+            return False
+        inc = cl.incumbent()
+        c = cl.costs.get(inc)
+        if inc not in cl.tried or c is None or len(c) < 2 or not cl.epochs.get(inc):
+            return False
+        return math.isfinite(cl.mean_cost(inc))
+
+    def enter(self, i: int, cl: SafeHillClimb, beta: float) -> None:
+        """Seed ``i`` turns quiet with its optimizer ``cl`` as it is now (:meth:`eligible`)."""
+        inc = cl.incumbent()
+        c = cl.costs[inc]
+        hi = math.fsum(c)
+        lo = math.fsum([*c, -hi])  # the exact sum's remainder, rounded once
+        rest = math.fsum([*c, -hi, -lo])  # 0: the remainder is exact
+        m = cl.mean_cost(inc)
+        self.inc[i] = self.col[inc]
+        self.hi[i], self.lo[i], self.err[i] = hi, lo, abs(rest) * (1.0 + 4 * _U)
+        self.n[i], self.mean[i] = len(c), m
+        self.most[i], self.least[i] = max(c), min(c)
+        self.w_mean[i], self.w_ss[i] = m, math.fsum([(x - m) ** 2 for x in c])
+        tail = c[-DRIFT_RUNS:]
+        self.last[i, DRIFT_RUNS - len(tail) :] = tail
+        e = cl.epochs.get(inc) or []
+        self.e_sum[i] = math.fsum(e)
+        self.e_err[i], self.e_n[i] = abs(self.e_sum[i]) * _U, len(e)
+        summary = cl.run_summary()
+        for k, b in enumerate(self.batch_sizes):
+            n, mean = summary.get(b, (0, math.inf))
+            self.runs[i, k], self.means[i, k] = n, mean
+            self.ruled[i, k], self.tried[i, k], self.capped[i, k] = (
+                b in cl.ruled_out,
+                b in cl.tried,
+                b in cl.capped,
+            )
+            self.epoch_cost[i, k] = cl.epoch_costs.get(b, math.nan)
+        self.noise_z[i], self.beta[i], self.evidence[i] = cl.noise_z, beta, cl.epoch_evidence
+        runs, tried = self.runs[i], self.tried[i]
+        self.open[i] = ~self.ruled[i] & ~(tried & (runs != 1))
+        self.own[i] = self.ruled[i] & tried & ~self.capped[i]
+        self.tried_runs[i] = tried & (runs > 0)
+        self.evidence_of[i] = cl.epoch_evidence & (runs > 0) & np.isfinite(self.epoch_cost[i])
+        self.dear_means[i] = np.where(runs > 0, self.means[i], -math.inf)
+        self.root[i] = np.sqrt(np.maximum(runs, 1).astype(float))
+        self.spent[i], self.inc_epoch_cost[i], self.added[i] = cl.spent, math.nan, 0
+        self.quiet[i] = True
+
+    def wake(self, i: int, cl: SafeHillClimb) -> None:
+        """Seed ``i`` wakes: its optimizer ``cl`` gets what the quiet steps added, as its own steps would have."""
+        self.quiet[i] = False
+        inc = self.batch_sizes[int(self.inc[i])]
+        k = int(self.added[i])
+        if k:
+            costs = self.costs[i, :k].tolist()
+            cl.costs[inc].extend(costs)
+            if inc == cl.default_batch_size:
+                cl.base_costs.extend(costs)
+            cl.epochs.setdefault(inc, []).extend(self.epochs[i, :k].tolist())
+            cl.recurrences += k
+        cl.spent = float(self.spent[i])
+        if not math.isnan(self.inc_epoch_cost[i]):
+            cl.epoch_costs[inc] = float(self.inc_epoch_cost[i])
+        cl.costs = cl.costs  # its estimates made anew from the runs (they are only caches)
+
+    # The steps -------------------------------------------------------------------------------
+    def _spread_above(self, rows: np.ndarray) -> np.ndarray:
+        """An upper bound of the incumbent's spread, as :meth:`ClimbEstimates.spread_bounds` has it.
+
+        Welford's running sums within :data:`SPREAD_SLACK` where their coefficient of variation
+        allows, else the largest deviation from the mean.
+        """
+        n, m, ss, wm = self.n[rows].astype(float), self.mean[rows], self.w_ss[rows], self.w_mean[rows]
+        running = np.isfinite(ss) & (ss >= SPREAD_MIN_CV**2 * (n - 1) * wm * wm)
+        dev = np.maximum(self.most[rows] - m, m - self.least[rows]) * np.sqrt(n / (n - 1)) * (1.0 + 1e-9)
+        return np.where(running, np.sqrt(ss / (n - 1)) * (1.0 + SPREAD_SLACK), dev)
+
+    def none_due(self, rows: np.ndarray) -> np.ndarray:
+        """Whether no probe is certainly due for each seed of ``rows`` (quiet): its decision is the incumbent.
+
+        The rules of :class:`~zeus_bench.optimizers.hill_climb_verdicts.Verdicts` (``none_due``,
+        ``dearer``, ``refuted``, ``_pruned``) as three-valued arrays over the batch sizes: a verdict
+        counts where it holds throughout the bounds of the spread and of the mean epochs. False
+        where not certain (the object decides).
+        """
+        inc = self.inc[rows]
+        m_inc = self.mean[rows][:, None]
+        z = self.noise_z[rows][:, None]
+        # dearer: ruled out by its own probe, or dearer on average (the same floats as the rule's)
+        bar = m_inc + z * self._spread_above(rows)[:, None] / self.root[rows]
+        dear = self.own[rows] | (self.dear_means[rows] > bar)
+        # refuted: dearer, and (epoch evidence) not only by the epochs: the least its expected
+        # cost can be, over the bounds of the incumbent's mean epochs, above the incumbent's mean
+        e_n = self.e_n[rows]
+        e_slack = self.e_err[rows] + np.abs(self.e_sum[rows]) * 4 * _U
+        e_lo = ((self.e_sum[rows] - e_slack) / e_n * (1.0 - 4 * _U))[:, None]
+        e_hi = ((self.e_sum[rows] + e_slack) / e_n * (1.0 + 4 * _U))[:, None]
+        ec = self.epoch_cost[rows]
+        refuted = dear & (~self.evidence_of[rows] | (np.minimum(ec * e_lo, ec * e_hi) > m_inc))
+        # pruned: a refuted batch size strictly between it and the incumbent
+        pruned = (self.between[inc] & refuted[:, None, :]).any(axis=2)
+        # every open batch size pruned, or tried once and dearer (the incumbent is never open)
+        return (~self.open[rows] | pruned | (self.tried_runs[rows] & dear)).all(axis=1)
+
+    def stop_cost(self, rows: np.ndarray, bound: np.ndarray, epoch_cost: np.ndarray) -> np.ndarray:
+        """The incumbent's run's cost bound: ``beta x`` its mean when above ``bound``; its epoch cost kept."""
+        measured = np.isfinite(epoch_cost)
+        self.inc_epoch_cost[rows[measured]] = epoch_cost[measured]
+        return np.maximum(bound, self.beta[rows] * self.mean[rows])
+
+    def observe(
+        self, rows: np.ndarray, bi: np.ndarray, cost: np.ndarray, reached: np.ndarray, epochs: np.ndarray
+    ) -> np.ndarray:
+        """Take the unprofiled outcomes of quiet seeds ``rows`` that certainly keep them quiet; return which.
+
+        Certain: the incumbent's run, reached, a cost > 0 and finite epochs; its new mean certainly
+        rounded; the incumbent still the least mean (first in batch-size order); and (more than
+        ``DRIFT_RUNS + 1`` runs) the drift rule's early return certain. The others are not taken
+        (the caller wakes them first and the object observes).
+        """
+        inc = self.inc[rows]
+        ok = reached & (cost > 0.0) & np.isfinite(epochs) & (epochs > 0.0) & (bi == inc)
+        hi, e = two_sum(self.hi[rows], cost)
+        lo, lost = two_sum(self.lo[rows], e)
+        err = self.err[rows] + np.abs(lost)  # (0 while every remainder is exact)
+        n = self.n[rows] + 1
+        total, certain = certified_round(hi, lo, err)
+        mean = total / n
+        others = self.means[rows]
+        cols = self._cols[None, :]
+        stays = (
+            (others > mean[:, None])
+            | ((others == mean[:, None]) & (cols > inc[:, None]))
+            | (cols == inc[:, None])
+        )
+        last = np.concatenate([self.last[rows, 1:], cost[:, None]], axis=1)
+        least = np.minimum(self.least[rows], cost)
+        recent = last.sum(axis=1) / DRIFT_RUNS * (1.0 + 8 * _U)
+        calm = (n <= DRIFT_RUNS + 1) | (
+            (least > 1e-300) & (recent <= (1.0 + DRIFT_RISE) * least * (1.0 - 1e-12))
+        )
+        ok &= certain & stays.all(axis=1) & calm
+        take = rows[ok]
+        if len(take):
+            c = cost[ok]
+            self.hi[take], self.lo[take], self.err[take], self.n[take] = hi[ok], lo[ok], err[ok], n[ok]
+            self.mean[take] = mean[ok]
+            self.most[take] = np.maximum(self.most[take], c)
+            self.least[take] = least[ok]
+            self.last[take] = last[ok]
+            d = c - self.w_mean[take]  # Welford, as ClimbEstimates._add_cost updates it
+            self.w_mean[take] = self.w_mean[take] + d / n[ok]
+            self.w_ss[take] = self.w_ss[take] + d * (c - self.w_mean[take])
+            ep = epochs[ok]
+            self.e_sum[take] = self.e_sum[take] + ep
+            self.e_err[take] = self.e_err[take] + np.abs(self.e_sum[take]) * _U
+            self.e_n[take] += 1
+            self.spent[take] = self.spent[take] + c
+            at = self.added[take]
+            if at.max() >= self.costs.shape[1]:
+                grow = self.costs.shape[1]
+                self.costs = np.concatenate([self.costs, np.zeros((len(self.costs), grow))], axis=1)
+                self.epochs = np.concatenate([self.epochs, np.zeros((len(self.epochs), grow))], axis=1)
+            self.costs[take, at], self.epochs[take, at] = c, ep
+            self.added[take] = at + 1
+        return ok
