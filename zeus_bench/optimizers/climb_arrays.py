@@ -141,20 +141,27 @@ class QuietClimbs:
         """Seed ``i`` turns quiet with its optimizer ``cl`` as it is now (:meth:`eligible`)."""
         inc = cl.incumbent()
         c = cl.costs[inc]
-        hi = math.fsum(c)
-        lo = math.fsum([*c, -hi])  # the exact sum's remainder, rounded once
-        rest = math.fsum([*c, -hi, -lo])  # 0: the remainder is exact
         m = cl.mean_cost(inc)
+        # The optimizer's own caches where they hold this list as it is (the same values, fewer terms).
+        kept = cl._exact.get(inc)  # partials whose exact sum is the runs'
+        terms = kept[2] if kept is not None and kept[0] is c and kept[1] == len(c) else c
+        hi = math.fsum(terms)
+        lo = math.fsum([*terms, -hi])  # the exact sum's remainder, rounded once
+        rest = math.fsum([*terms, -hi, -lo])  # 0: the remainder is exact
         self.inc[i] = self.col[inc]
         self.hi[i], self.lo[i], self.err[i] = hi, lo, abs(rest) * (1.0 + 4 * _U)
         self.n[i], self.mean[i] = len(c), m
-        self.most[i], self.least[i] = max(c), min(c)
-        self.w_mean[i], self.w_ss[i] = m, math.fsum([(x - m) ** 2 for x in c])
+        self.most[i], self.least[i] = cl._extremes_of(inc, c)
+        moments = cl._moments.get(inc)  # Welford's running sums, kept as its runs grew
+        if moments is not None and moments[0] is c and moments[1] == len(c):
+            self.w_mean[i], self.w_ss[i] = moments[2], moments[3]
+        else:
+            self.w_mean[i], self.w_ss[i] = m, math.fsum([(x - m) ** 2 for x in c])
         tail = c[-DRIFT_RUNS:]
         self.last[i, DRIFT_RUNS - len(tail) :] = tail
-        e = cl.epochs.get(inc) or []
-        self.e_sum[i] = math.fsum(e)
-        self.e_err[i], self.e_n[i] = abs(self.e_sum[i]) * _U, len(e)
+        e = cl.epochs[inc]
+        total = cl._mean_epochs(inc) * len(e)  # fsum's sum / n, times n: within 3 roundings of the sum
+        self.e_sum[i], self.e_err[i], self.e_n[i] = total, abs(total) * 4 * _U, len(e)
         summary = cl.run_summary()
         for k, b in enumerate(self.batch_sizes):
             n, mean = summary.get(b, (0, math.inf))
