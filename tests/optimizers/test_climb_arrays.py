@@ -109,7 +109,7 @@ def test_a_woken_optimizer_holds_what_its_own_steps_would_have() -> None:
     q.enter(0, quiet, 2.0)
     rows = np.array([0])
     for cost, epochs, epoch_cost in steps:
-        assert q.none_due(rows)[0] and alone.predict() == 16
+        assert q.idle(rows)[0] and alone.predict() == 16
         bound = q.stop_cost(rows, np.array([150.0]), np.array([epoch_cost]))[0]
         assert (
             bound
@@ -125,3 +125,43 @@ def test_a_woken_optimizer_holds_what_its_own_steps_would_have() -> None:
     assert quiet.state_dict() == alone.state_dict()
     assert quiet.epoch_costs[16] == 23.0  # the last measured epoch cost (the NaN one is not kept)
     assert quiet.predict() == alone.predict()
+
+
+def test_a_seed_waiting_for_funds_stays_quiet_until_its_object_would_probe() -> None:
+    """Anytime budget, incumbent b0: probes are due but unpaid; quiet until the funds pay, as the object says."""
+    from zeus_bench.optimizers.climb_arrays import QuietClimbs
+    from zeus_bench.optimizers.hill_climb import SafeHillClimb
+    from zeus_bench.optimizers.hill_climb_verdicts import Verdicts
+
+    def optimizer() -> SafeHillClimb:
+        cl = SafeHillClimb([8, 16, 32], 16, horizon=0, safety=0.02)
+        for c in (100.0, 102.0, 99.0):
+            assert cl.predict() == 16
+            cl.stop_cost(math.inf, 25.0)
+            cl.observe(16, c, True, 4.0)
+        return cl
+
+    quiet, alone = optimizer(), optimizer()
+    assert QuietClimbs.eligible(quiet) and Verdicts(alone, 16).candidates()  # probes due, not paid
+    q = QuietClimbs(quiet.batch_sizes, 1)
+    q.enter(0, quiet, 2.0)
+    assert q.funded[0] and q.at_b0[0]
+    rows, waited = np.array([0]), 0
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        idle = q.idle(rows)[0]
+        b = alone.predict()
+        if not idle:
+            break
+        assert b == 16 and alone.probe is None  # the object would run its incumbent too
+        waited += 1
+        cost = float(np.round(100.0 + rng.normal(0.0, 1.0), 2))
+        q.stop_cost(rows, np.array([math.inf]), np.array([25.0]))
+        alone.stop_cost(max(math.inf, 2.0 * alone.mean_cost(16)), 25.0)
+        assert q.observe(rows, np.array([1]), np.array([cost]), np.array([True]), np.array([4.0]))[0]
+        alone.observe(16, cost, True, 4.0)
+    assert waited >= 10  # quiet while the funds grew
+    assert alone.probe is not None  # then the object probes, and the seed had woken for it
+    q.wake(0, quiet)
+    quiet.predict()
+    assert quiet.state_dict() == alone.state_dict() and quiet.probe == alone.probe

@@ -93,10 +93,10 @@ def test_quiet_seeds_take_most_decisions_and_wake_when_not_certain(
     from zeus_bench.traces.jobs import TraceSet
 
     seen = {"asked": 0, "sure": 0, "taken": 0, "observed": 0}
-    none_due, observe = QuietClimbs.none_due, QuietClimbs.observe
+    idle, observe = QuietClimbs.idle, QuietClimbs.observe
 
-    def counted_none_due(self: QuietClimbs, rows: np.ndarray) -> np.ndarray:
-        out = none_due(self, rows)
+    def counted_idle(self: QuietClimbs, rows: np.ndarray) -> np.ndarray:
+        out = idle(self, rows)
         seen["asked"] += len(rows)
         seen["sure"] += int(out.sum())
         return out
@@ -107,7 +107,7 @@ def test_quiet_seeds_take_most_decisions_and_wake_when_not_certain(
         seen["taken"] += int(out.sum())
         return out
 
-    monkeypatch.setattr(QuietClimbs, "none_due", counted_none_due)
+    monkeypatch.setattr(QuietClimbs, "idle", counted_idle)
     monkeypatch.setattr(QuietClimbs, "observe", counted_observe)
     ts = TraceSet(zeus_traces)
     rows = 0

@@ -117,6 +117,21 @@ class QuietClimbs:
         # Settings (per seed: the face's objects share a class, not necessarily a horizon).
         self.noise_z, self.beta = np.zeros(a), np.zeros(a)
         self.evidence = np.zeros(a, dtype=bool)
+        # The funds rule (SafeHillClimb.budget, Verdicts.promise and need): the baseline's cost and
+        # mean (kept while the incumbent is not b0; b0's: its runs are the baseline's, bounded each
+        # step), the settings, the recurrences before the seed turned quiet, each batch size's cut
+        # cost and inc / b.
+        self.funded = np.zeros(a, dtype=bool)
+        self.at_b0 = np.zeros(a, dtype=bool)
+        self.base, self.base_mean, self.ratio = np.zeros(a), np.zeros(a), np.zeros(a)
+        self.margin, self.safety, self.loan, self.lookahead = (
+            np.zeros(a),
+            np.zeros(a),
+            np.zeros(a),
+            np.zeros(a),
+        )
+        self.horizon, self.rec0 = np.zeros(a, dtype=np.int64), np.zeros(a, dtype=np.int64)
+        self.short, self.factor = np.zeros((a, k)), np.ones((a, k))
         # What the quiet steps added, for the object.
         self.spent = np.zeros(a)
         self.inc_epoch_cost = np.full(a, math.nan)  # the last finite epoch cost its run measured
@@ -173,6 +188,15 @@ class QuietClimbs:
             )
             self.epoch_cost[i, k] = cl.epoch_costs.get(b, math.nan)
         self.noise_z[i], self.beta[i], self.evidence[i] = cl.noise_z, beta, cl.epoch_evidence
+        self.at_b0[i] = inc == cl.default_batch_size
+        self.funded[i] = not self.at_b0[i] or cl.base_costs == c  # (b0's runs all the baseline's)
+        if self.funded[i]:
+            self.base[i], self.base_mean[i] = cl._base(), cl._summary("base", cl.base_costs)[0]
+            self.ratio[i], self.margin[i], self.safety[i] = cl.baseline_ratio, cl.margin, cl.safety
+            self.loan[i], self.lookahead[i], self.horizon[i] = cl.loan, cl.lookahead, cl.horizon
+            self.rec0[i] = cl.recurrences
+            self.short[i] = [cl.short.get(b, 0.0) for b in self.batch_sizes]
+            self.factor[i] = [max(1.0, inc / b) for b in self.batch_sizes]
         runs, tried = self.runs[i], self.tried[i]
         self.open[i] = ~self.ruled[i] & ~(tried & (runs != 1))
         self.own[i] = self.ruled[i] & tried & ~self.capped[i]
@@ -212,13 +236,40 @@ class QuietClimbs:
         dev = np.maximum(self.most[rows] - m, m - self.least[rows]) * np.sqrt(n / (n - 1)) * (1.0 + 1e-9)
         return np.where(running, np.sqrt(ss / (n - 1)) * (1.0 + SPREAD_SLACK), dev)
 
-    def none_due(self, rows: np.ndarray) -> np.ndarray:
-        """Whether no probe is certainly due for each seed of ``rows`` (quiet): its decision is the incumbent.
+    def _spread_below(self, rows: np.ndarray) -> np.ndarray:
+        """A lower bound of the incumbent's spread: Welford's within :data:`SPREAD_SLACK`, else 0."""
+        n, ss, wm = self.n[rows].astype(float), self.w_ss[rows], self.w_mean[rows]
+        running = np.isfinite(ss) & (ss >= SPREAD_MIN_CV**2 * (n - 1) * wm * wm)
+        return np.where(running, np.sqrt(ss / (n - 1)) * (1.0 - SPREAD_SLACK), 0.0)
+
+    def idle(self, rows: np.ndarray) -> np.ndarray:
+        """Whether each quiet seed of ``rows`` certainly runs its incumbent next (its object would predict it).
+
+        Certain when no probe is due (:meth:`_unsettled` leaves no batch size), or when the funds
+        rule pays for none of those it leaves (:meth:`_unfunded`). False: not certain (the object decides).
+        """
+        e_lo, e_hi = self._epoch_bounds(rows)
+        left = self._unsettled(rows, e_lo, e_hi)
+        sure: np.ndarray = np.logical_not(left.any(axis=1))
+        maybe = np.flatnonzero(~sure & self.funded[rows])
+        if len(maybe):
+            sure[maybe] = self._unfunded(rows[maybe], left[maybe], e_lo[maybe], e_hi[maybe])
+        return sure
+
+    def _epoch_bounds(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Bounds of the incumbent's mean epochs (``_mean_epochs``: fsum's sum over their number), as columns."""
+        e_n = self.e_n[rows]
+        e_slack = self.e_err[rows] + np.abs(self.e_sum[rows]) * 4 * _U
+        e_lo = (self.e_sum[rows] - e_slack) / e_n * (1.0 - 4 * _U)
+        e_hi = (self.e_sum[rows] + e_slack) / e_n * (1.0 + 4 * _U)
+        return e_lo[:, None], e_hi[:, None]
+
+    def _unsettled(self, rows: np.ndarray, e_lo: np.ndarray, e_hi: np.ndarray) -> np.ndarray:
+        """The batch sizes that may be probe candidates: open, and not certainly pruned nor settled.
 
         The rules of :class:`~zeus_bench.optimizers.hill_climb_verdicts.Verdicts` (``none_due``,
-        ``dearer``, ``refuted``, ``_pruned``) as three-valued arrays over the batch sizes: a verdict
-        counts where it holds throughout the bounds of the spread and of the mean epochs. False
-        where not certain (the object decides).
+        ``dearer``, ``refuted``, ``_pruned``) over the batch sizes: a verdict counts where it holds
+        throughout the bounds of the spread and of the mean epochs.
         """
         inc = self.inc[rows]
         m_inc = self.mean[rows][:, None]
@@ -228,16 +279,51 @@ class QuietClimbs:
         dear = self.own[rows] | (self.dear_means[rows] > bar)
         # refuted: dearer, and (epoch evidence) not only by the epochs: the least its expected
         # cost can be, over the bounds of the incumbent's mean epochs, above the incumbent's mean
-        e_n = self.e_n[rows]
-        e_slack = self.e_err[rows] + np.abs(self.e_sum[rows]) * 4 * _U
-        e_lo = ((self.e_sum[rows] - e_slack) / e_n * (1.0 - 4 * _U))[:, None]
-        e_hi = ((self.e_sum[rows] + e_slack) / e_n * (1.0 + 4 * _U))[:, None]
         ec = self.epoch_cost[rows]
         refuted = dear & (~self.evidence_of[rows] | (np.minimum(ec * e_lo, ec * e_hi) > m_inc))
         # pruned: a refuted batch size strictly between it and the incumbent
         pruned = (self.between[inc] & refuted[:, None, :]).any(axis=2)
-        # every open batch size pruned, or tried once and dearer (the incumbent is never open)
-        return (~self.open[rows] | pruned | (self.tried_runs[rows] & dear)).all(axis=1)
+        # settled: pruned, or tried once and dearer (the incumbent is never open)
+        return self.open[rows] & ~(pruned | (self.tried_runs[rows] & dear))
+
+    def _unfunded(self, rows: np.ndarray, left: np.ndarray, e_lo: np.ndarray, e_hi: np.ndarray) -> np.ndarray:
+        """Whether the funds certainly pay for no batch size of ``left`` (:meth:`SafeHillClimb._predict_funded`).
+
+        The budget is the optimizer's float (the same operations on the same numbers); a batch size
+        is certainly passed over when its expected cost is above ``(1 + margin) x`` the incumbent's
+        throughout the epochs' bounds, or the most its funds can be stays below the least it needs.
+        """
+        m = self.mean[rows]
+        safety, margin, loan, ratio = self.safety[rows], self.margin[rows], self.loan[rows], self.ratio[rows]
+        base, base_mean, spent = self.base[rows], self.base_mean[rows], self.spent[rows]
+        at_b0 = self.at_b0[rows]
+        if at_b0.any():
+            # b0's runs are the baseline's: its mean is the incumbent's, and the most its estimate
+            # (mean less a standard error) can be takes the least the spread can be
+            n_b0 = self.n[rows].astype(float)
+            se = self._spread_below(rows) / np.sqrt(n_b0) * (1.0 - 1e-9)
+            base = np.where(at_b0, (m - se) * ratio, base)
+            base_mean = np.where(at_b0, m, base_mean)
+        t = (self.rec0[rows] + self.added[rows] + 1).astype(float)
+        n = np.maximum(self.horizon[rows], t)
+        told = (1.0 + safety) * n * base - spent - (n - t + 1) * m
+        anytime = (1.0 + safety) * t * base + self.lookahead[rows] * t * np.maximum(0.0, base - m) - spent - m
+        budget = np.where(self.horizon[rows] > 0, told, anytime)[:, None]
+        unbounded = m > (1.0 + safety) * base_mean * ratio
+        ec = self.epoch_cost[rows]
+        measured = np.isfinite(ec)
+        least = np.where(measured, np.minimum(ec * e_lo, ec * e_hi), -math.inf)  # its expected cost
+        m_col = m[:, None]
+        out_of_reach = least > ((1.0 + margin) * m)[:, None]
+        promise = np.where(measured, np.maximum(0.0, m_col - least), 0.0)  # x base / base
+        lent = loan[:, None] * promise
+        funds = budget + lent
+        need = np.where(measured, least, m_col / e_hi * self.factor[rows])
+        need = np.maximum(need, (1.0 + margin)[:, None] * self.short[rows])
+        slack = 1e-9 * (np.abs(budget) + np.abs(lent) + np.abs(need))
+        unpaid = funds + slack < need
+        certain = ~unbounded & np.isfinite(budget[:, 0]) & (e_lo[:, 0] > 0.0) & (base > 0.0)
+        return certain & (~left | out_of_reach | unpaid).all(axis=1)
 
     def stop_cost(self, rows: np.ndarray, bound: np.ndarray, epoch_cost: np.ndarray) -> np.ndarray:
         """The incumbent's run's cost bound: ``beta x`` its mean when above ``bound``; its epoch cost kept."""

@@ -103,14 +103,14 @@ class ZeusPlusArrays:
     def decide_arrays(self, ids: np.ndarray, left: np.ndarray) -> Decided:
         """Each seed's optimizer's batch size at the seed's JIT limit of it, as configuration indices.
 
-        A quiet seed whose rules certainly leave no probe due runs its incumbent without asking its
-        object; one not certain wakes, and its object decides.
+        A quiet seed whose rules certainly run its incumbent (no probe due, or none its funds pay
+        for) does without asking its object; one not certain wakes, and its object decides.
         """
         calm = np.zeros(len(ids), dtype=bool)
         at = self._quiet_at(ids)
         if len(at):
             rows = ids[at]
-            sure = self.quiet.none_due(rows)  # type: ignore[union-attr]
+            sure = self.quiet.idle(rows)  # type: ignore[union-attr]
             calm[at[sure]] = True
             self.calm[rows[sure]] = True
             for i in rows[~sure].tolist():
