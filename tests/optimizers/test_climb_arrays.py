@@ -165,3 +165,27 @@ def test_a_seed_waiting_for_funds_stays_quiet_until_its_object_would_probe() -> 
     q.wake(0, quiet)
     quiet.predict()
     assert quiet.state_dict() == alone.state_dict() and quiet.probe == alone.probe
+
+
+def test_turning_quiet_again_reads_the_batch_sizes_that_ran_since() -> None:
+    """The incumbent moves 16 -> 32 -> 16 without a probe: 32's runs since are read again, not kept."""
+    from zeus_bench.optimizers.climb_arrays import QuietClimbs
+    from zeus_bench.optimizers.hill_climb import SafeHillClimb
+
+    cl = SafeHillClimb([16, 32], 16, horizon=50)
+    for b, c in ((16, 100.0), (32, 101.0), (16, 100.0), (32, 101.0)):
+        cl.probe = None if b == 16 else b
+        cl.stop_cost(math.inf, 25.0)
+        cl.observe(b, c, True, 4.0)
+    cl.probe = None
+    assert cl.incumbent() == 16 and QuietClimbs.eligible(cl)
+    q = QuietClimbs(cl.batch_sizes, 1)
+    q.enter(0, cl, 2.0)
+    assert (q.runs[0].tolist(), q.means[0, 1]) == ([2, 2], 101.0)
+    q.wake(0, cl)
+    cl.observe(16, 104.0, True, 4.0)  # 16's mean 101.33: 32 is the incumbent
+    assert cl.incumbent() == 32
+    cl.observe(32, 110.0, True, 4.0)  # 32's mean 104: 16 again, no probe made
+    assert cl.incumbent() == 16 and cl.probes == 2
+    q.enter(0, cl, 2.0)
+    assert q.runs[0].tolist() == [3, 3] and q.means[0, 1] == cl.mean_cost(32)

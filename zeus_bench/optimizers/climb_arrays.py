@@ -132,6 +132,7 @@ class QuietClimbs:
         )
         self.horizon, self.rec0 = np.zeros(a, dtype=np.int64), np.zeros(a, dtype=np.int64)
         self.short, self.factor = np.zeros((a, k)), np.ones((a, k))
+        self.marks: list[tuple[int, ...] | None] = [None] * a  # what the batch sizes' rows were read at
         # What the quiet steps added, for the object.
         self.spent = np.zeros(a)
         self.inc_epoch_cost = np.full(a, math.nan)  # the last finite epoch cost its run measured
@@ -177,16 +178,6 @@ class QuietClimbs:
         e = cl.epochs[inc]
         total = cl._mean_epochs(inc) * len(e)  # fsum's sum / n, times n: within 3 roundings of the sum
         self.e_sum[i], self.e_err[i], self.e_n[i] = total, abs(total) * 4 * _U, len(e)
-        summary = cl.run_summary()
-        for k, b in enumerate(self.batch_sizes):
-            n, mean = summary.get(b, (0, math.inf))
-            self.runs[i, k], self.means[i, k] = n, mean
-            self.ruled[i, k], self.tried[i, k], self.capped[i, k] = (
-                b in cl.ruled_out,
-                b in cl.tried,
-                b in cl.capped,
-            )
-            self.epoch_cost[i, k] = cl.epoch_costs.get(b, math.nan)
         self.noise_z[i], self.beta[i], self.evidence[i] = cl.noise_z, beta, cl.epoch_evidence
         self.at_b0[i] = inc == cl.default_batch_size
         self.funded[i] = not self.at_b0[i] or cl.base_costs == c  # (b0's runs all the baseline's)
@@ -195,17 +186,45 @@ class QuietClimbs:
             self.ratio[i], self.margin[i], self.safety[i] = cl.baseline_ratio, cl.margin, cl.safety
             self.loan[i], self.lookahead[i], self.horizon[i] = cl.loan, cl.lookahead, cl.horizon
             self.rec0[i] = cl.recurrences
-            self.short[i] = [cl.short.get(b, 0.0) for b in self.batch_sizes]
-            self.factor[i] = [max(1.0, inc / b) for b in self.batch_sizes]
-        runs, tried = self.runs[i], self.tried[i]
-        self.open[i] = ~self.ruled[i] & ~(tried & (runs != 1))
-        self.own[i] = self.ruled[i] & tried & ~self.capped[i]
+        # The other batch sizes change only by a probe, a drift restart or their own runs (as the
+        # incumbent): read again only then (a seed wakes and turns quiet again often, its
+        # incumbent run between).
+        others = sum(len(v) for v in cl.costs.values()) - len(c)
+        mark = (
+            inc,
+            others,
+            cl.probes,
+            cl.resets,
+            len(cl.tried),
+            len(cl.ruled_out),
+            len(cl.capped),
+            len(cl.short),
+        )
+        if self.marks[i] != mark:
+            self.marks[i] = mark
+            self._batch_sizes(i, cl, inc)
+        self.spent[i], self.inc_epoch_cost[i], self.added[i] = cl.spent, math.nan, 0
+        self.quiet[i] = True
+
+    def _batch_sizes(self, i: int, cl: SafeHillClimb, inc: int) -> None:
+        """Seed ``i``'s row of what the verdicts and the funds read of every batch size, from ``cl``."""
+        summary, bs = cl.run_summary(), self.batch_sizes
+        runs_means = [summary.get(b, (0, math.inf)) for b in bs]
+        runs = np.array([r[0] for r in runs_means], dtype=np.int64)
+        ruled = np.array([b in cl.ruled_out for b in bs])
+        tried = np.array([b in cl.tried for b in bs])
+        self.runs[i], self.ruled[i], self.tried[i] = runs, ruled, tried
+        self.means[i] = [r[1] for r in runs_means]
+        self.capped[i] = [b in cl.capped for b in bs]
+        self.epoch_cost[i] = [cl.epoch_costs.get(b, math.nan) for b in bs]
+        self.short[i] = [cl.short.get(b, 0.0) for b in bs]
+        self.factor[i] = [max(1.0, inc / b) for b in bs]
+        self.open[i] = ~ruled & ~(tried & (runs != 1))
+        self.own[i] = ruled & tried & ~self.capped[i]
         self.tried_runs[i] = tried & (runs > 0)
         self.evidence_of[i] = cl.epoch_evidence & (runs > 0) & np.isfinite(self.epoch_cost[i])
         self.dear_means[i] = np.where(runs > 0, self.means[i], -math.inf)
         self.root[i] = np.sqrt(np.maximum(runs, 1).astype(float))
-        self.spent[i], self.inc_epoch_cost[i], self.added[i] = cl.spent, math.nan, 0
-        self.quiet[i] = True
 
     def wake(self, i: int, cl: SafeHillClimb) -> None:
         """Seed ``i`` wakes: its optimizer ``cl`` gets what the quiet steps added, as its own steps would have."""
