@@ -28,6 +28,22 @@ NAMES = ["zeus-plus", "zeus-plus-safe"]
 SEEDS = list(range(1, 21))
 
 
+@pytest.fixture(autouse=True)
+def quiet_at_every_seed_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Quiet seeds on arrays in faces of any size (by default from ZeusPlusArrays.MIN_QUIET_SEEDS)."""
+    monkeypatch.setattr(ZeusPlusArrays, "MIN_QUIET_SEEDS", 1)
+
+
+def test_quiet_seeds_need_a_face_of_min_quiet_seeds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ZeusPlusArrays, "MIN_QUIET_SEEDS", 24)
+    model = JobModel(toy_job(), Cost(0.5))
+    cls = get_policy("zeus-plus")
+    small = cls.batched(model, [cls(_ctx(model, s, 20)) for s in range(1, 24)])
+    large = cls.batched(model, [cls(_ctx(model, s, 20)) for s in range(1, 25)])
+    assert isinstance(small, ZeusPlusArrays) and small.quiet is None
+    assert isinstance(large, ZeusPlusArrays) and large.quiet is not None
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_the_face_is_the_array_face(name: str) -> None:
     model = JobModel(toy_job(), Cost(0.5))
