@@ -1,26 +1,26 @@
 """``zeus-plus``'s quiet seeds on arrays: the incumbent's runs replayed without each seed's optimizer.
 
 Most of a replay's decisions of :class:`~zeus_bench.optimizers.hill_climb.SafeHillClimb` run the
-incumbent and nothing else (in the arena about 84 %): no probe is due
-(:meth:`Verdicts.none_due <zeus_bench.optimizers.hill_climb_verdicts.Verdicts.none_due>`), the
-run reaches the target, its cost joins the incumbent's, and the incumbent stays. A seed is
-*quiet* while that holds. :class:`QuietClimbs` keeps what those steps read and change, for every
-quiet seed, in arrays:
+incumbent and nothing else (in the arena's goal command 89 %): no probe is due
+(:meth:`Verdicts.none_due <zeus_bench.optimizers.hill_climb_verdicts.Verdicts.none_due>`), or
+none the funds pay for; the run reaches the target, its cost joins the incumbent's, and the
+incumbent stays. A seed is *quiet* while that holds. :class:`QuietClimbs` keeps what those steps
+read and change, for every quiet seed, in arrays:
 
 * the incumbent's exact mean cost: its runs' sum as a float and the error-free remainders of
   each addition (:func:`two_sum`), rounded as :func:`math.fsum` rounds the exact sum, and
-  certified so (:func:`certified_round`; a sum within its error of a rounding boundary is not);
+  certified so (:func:`certified_round`; an inexact remainder near a rounding boundary is not);
 * bounds of the incumbent's spread (Welford's running sums, or the largest deviation, as
   :meth:`~zeus_bench.optimizers.hill_climb_estimates.ClimbEstimates.spread_bounds`) and of its
   mean epochs;
 * the other batch sizes' runs, means, epoch costs and verdict sets, which a quiet step does not
-  change (read from the optimizer when the seed turns quiet);
+  change (read from the optimizer when the seed turns quiet), and what the funds rule reads;
 * what each quiet step adds (costs, epochs, the money spent, the incumbent's epoch cost), handed
   to the optimizer object when the seed wakes (:meth:`QuietClimbs.wake`).
 
-Each step is certified before it is taken on arrays: a decision when the rules' verdicts are
-decided within the bounds (:meth:`QuietClimbs.none_due`, three-valued), an outcome when it
-reached the target, its mean is certainly rounded, the incumbent stays and the drift rule
+Each step is certified before it is taken on arrays: a decision when the rules' verdicts leave
+no probe, or the funds pay for none, throughout the bounds (:meth:`QuietClimbs.idle`); an outcome
+when it reached the target, its mean is certainly rounded, the incumbent stays and the drift rule
 certainly returns early (:meth:`QuietClimbs.observe`). A seed not certified wakes: its object
 gets what it missed and decides (or observes) itself, so every row is the object's own.
 """
@@ -100,7 +100,7 @@ class QuietClimbs:
         self.tried = np.zeros((a, k), dtype=bool)
         self.capped = np.zeros((a, k), dtype=bool)
         self.epoch_cost = np.full((a, k), math.nan)
-        # What none_due reads of them, made when the seed turns quiet: the batch sizes still open
+        # What the verdicts read of them, made when the seed turns quiet: the batch sizes still open
         # (neither ruled out nor settled by their runs), those ruled out by their own probe, those
         # tried with runs, those whose epoch evidence counts, the means (-inf without runs: never
         # dearer) and the roots of the runs.

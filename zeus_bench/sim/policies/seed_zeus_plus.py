@@ -15,9 +15,14 @@ seed's own history: they stay stated once, there); the face takes away what the 
   <zeus_bench.sim.policies.zeus_plus.ZeusPlus.feed>` without an
   :class:`~zeus_bench.sim.policies.seeds.Outcome` (a profiled one, once per batch size and seed,
   through :meth:`~zeus_bench.sim.policies.zeus_plus.ZeusPlus.observe` as before);
-* early stopping is the class's, for every seed at once.
+* early stopping is the class's, for every seed at once;
+* a quiet seed (its optimizer would only run its incumbent) runs on arrays without its objects
+  (:class:`~zeus_bench.optimizers.climb_arrays.QuietClimbs`, in faces of at least
+  :attr:`ZeusPlusArrays.MIN_QUIET_SEEDS` seeds), and wakes, its objects brought up to date, when
+  a step is not certain.
 
-The objects' state is the state the default face would leave, so no seed is ever reported gone;
+The objects' state, once every seed woke at the end of the walk (:meth:`ZeusPlusArrays.settle`),
+is the state the default face would leave, so no seed is ever reported gone;
 ``tests/sim/test_zeus_plus_arrays.py`` holds the rows to the scalar face's bit for bit.
 """
 
