@@ -155,3 +155,21 @@ def test_a_drift_wakes_quiet_seeds_as_the_scalar_face(zeus_traces: Path, name: s
         assert np.array_equal(arrays.seed, objects.seed)
         for col, ours in arrays.columns.items():
             assert ours.tobytes() == objects.columns[col].tobytes(), (kind, col)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_warm_started_quiet_seeds_as_the_scalar_face(zeus_traces: Path, name: str) -> None:
+    """With a prior from the V100 (its best batch size probed first, far ones ruled out), rows the scalar face's."""
+    from zeus_bench.sim.scenarios.warmstart import bind_prior, prior_for
+    from zeus_bench.traces.jobs import TraceSet
+
+    ts = TraceSet(zeus_traces)
+    for workload in ("cifar100", "librispeech"):
+        job = ts.job("a40", workload)
+        cls = bind_prior(get_policy(name), prior_for(job, ts, "v100", Cost(0.5)))
+        model, n = JobModel(job, Cost(0.5)), default_recurrences(job)
+        arrays = replay_many(model, cls, SEEDS, 2.0, n, horizon=KNOWN)
+        objects = replay_many(model, scalar(cls), SEEDS, 2.0, n, horizon=KNOWN)
+        assert np.array_equal(arrays.seed, objects.seed)
+        for col, ours in arrays.columns.items():
+            assert ours.tobytes() == objects.columns[col].tobytes(), (workload, col)
