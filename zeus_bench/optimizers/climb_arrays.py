@@ -96,9 +96,6 @@ class QuietClimbs:
         # The other batch sizes (not changed by a quiet step).
         self.runs = np.zeros((a, k), dtype=np.int64)
         self.means = np.full((a, k), math.inf)
-        self.ruled = np.zeros((a, k), dtype=bool)
-        self.tried = np.zeros((a, k), dtype=bool)
-        self.capped = np.zeros((a, k), dtype=bool)
         self.epoch_cost = np.full((a, k), math.nan)
         # What the verdicts read of them, made when the seed turns quiet: the batch sizes still open
         # (neither ruled out nor settled by their runs), those ruled out by their own probe, those
@@ -116,7 +113,6 @@ class QuietClimbs:
         self.between = (cols[None, None, :] > lo[:, :, None]) & (cols[None, None, :] < hi[:, :, None])
         # Settings (per seed: the face's objects share a class, not necessarily a horizon).
         self.noise_z, self.beta = np.zeros(a), np.zeros(a)
-        self.evidence = np.zeros(a, dtype=bool)
         # The funds rule (SafeHillClimb.budget, Verdicts.promise and need): the baseline's cost and
         # mean (kept while the incumbent is not b0; b0's: its runs are the baseline's, bounded each
         # step), the settings, the recurrences before the seed turned quiet, each batch size's cut
@@ -178,7 +174,7 @@ class QuietClimbs:
         e = cl.epochs[inc]
         total = cl._mean_epochs(inc) * len(e)  # fsum's sum / n, times n: within 3 roundings of the sum
         self.e_sum[i], self.e_err[i], self.e_n[i] = total, abs(total) * 4 * _U, len(e)
-        self.noise_z[i], self.beta[i], self.evidence[i] = cl.noise_z, beta, cl.epoch_evidence
+        self.noise_z[i], self.beta[i] = cl.noise_z, beta
         self.at_b0[i] = inc == cl.default_batch_size
         self.funded[i] = not self.at_b0[i] or cl.base_costs == c  # (b0's runs all the baseline's)
         if self.funded[i]:
@@ -213,14 +209,13 @@ class QuietClimbs:
         runs = np.array([r[0] for r in runs_means], dtype=np.int64)
         ruled = np.array([b in cl.ruled_out for b in bs])
         tried = np.array([b in cl.tried for b in bs])
-        self.runs[i], self.ruled[i], self.tried[i] = runs, ruled, tried
-        self.means[i] = [r[1] for r in runs_means]
-        self.capped[i] = [b in cl.capped for b in bs]
+        capped = np.array([b in cl.capped for b in bs])
+        self.runs[i], self.means[i] = runs, [r[1] for r in runs_means]
         self.epoch_cost[i] = [cl.epoch_costs.get(b, math.nan) for b in bs]
         self.short[i] = [cl.short.get(b, 0.0) for b in bs]
         self.factor[i] = [max(1.0, inc / b) for b in bs]
         self.open[i] = ~ruled & ~(tried & (runs != 1))
-        self.own[i] = ruled & tried & ~self.capped[i]
+        self.own[i] = ruled & tried & ~capped
         self.tried_runs[i] = tried & (runs > 0)
         self.evidence_of[i] = cl.epoch_evidence & (runs > 0) & np.isfinite(self.epoch_cost[i])
         self.dear_means[i] = np.where(runs > 0, self.means[i], -math.inf)
@@ -244,22 +239,19 @@ class QuietClimbs:
         cl.costs = cl.costs  # its estimates made anew from the runs (they are only caches)
 
     # The steps -------------------------------------------------------------------------------
-    def _spread_above(self, rows: np.ndarray) -> np.ndarray:
-        """An upper bound of the incumbent's spread, as :meth:`ClimbEstimates.spread_bounds` has it.
+    def _spread_bounds(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Bounds of the incumbent's spread, as :meth:`ClimbEstimates.spread_bounds` has them.
 
         Welford's running sums within :data:`SPREAD_SLACK` where their coefficient of variation
-        allows, else the largest deviation from the mean.
+        allows; else 0 and the largest deviation from the mean.
         """
         n, m, ss, wm = self.n[rows].astype(float), self.mean[rows], self.w_ss[rows], self.w_mean[rows]
         running = np.isfinite(ss) & (ss >= SPREAD_MIN_CV**2 * (n - 1) * wm * wm)
+        sd = np.sqrt(ss / (n - 1))
         dev = np.maximum(self.most[rows] - m, m - self.least[rows]) * np.sqrt(n / (n - 1)) * (1.0 + 1e-9)
-        return np.where(running, np.sqrt(ss / (n - 1)) * (1.0 + SPREAD_SLACK), dev)
-
-    def _spread_below(self, rows: np.ndarray) -> np.ndarray:
-        """A lower bound of the incumbent's spread: Welford's within :data:`SPREAD_SLACK`, else 0."""
-        n, ss, wm = self.n[rows].astype(float), self.w_ss[rows], self.w_mean[rows]
-        running = np.isfinite(ss) & (ss >= SPREAD_MIN_CV**2 * (n - 1) * wm * wm)
-        return np.where(running, np.sqrt(ss / (n - 1)) * (1.0 - SPREAD_SLACK), 0.0)
+        return np.where(running, sd * (1.0 - SPREAD_SLACK), 0.0), np.where(
+            running, sd * (1.0 + SPREAD_SLACK), dev
+        )
 
     def idle(self, rows: np.ndarray) -> np.ndarray:
         """Whether each quiet seed of ``rows`` certainly runs its incumbent next (its object would predict it).
@@ -294,7 +286,7 @@ class QuietClimbs:
         m_inc = self.mean[rows][:, None]
         z = self.noise_z[rows][:, None]
         # dearer: ruled out by its own probe, or dearer on average (the same floats as the rule's)
-        bar = m_inc + z * self._spread_above(rows)[:, None] / self.root[rows]
+        bar = m_inc + z * self._spread_bounds(rows)[1][:, None] / self.root[rows]
         dear = self.own[rows] | (self.dear_means[rows] > bar)
         # refuted: dearer, and (epoch evidence) not only by the epochs: the least its expected
         # cost can be, over the bounds of the incumbent's mean epochs, above the incumbent's mean
@@ -320,7 +312,7 @@ class QuietClimbs:
             # b0's runs are the baseline's: its mean is the incumbent's, and the most its estimate
             # (mean less a standard error) can be takes the least the spread can be
             n_b0 = self.n[rows].astype(float)
-            se = self._spread_below(rows) / np.sqrt(n_b0) * (1.0 - 1e-9)
+            se = self._spread_bounds(rows)[0] / np.sqrt(n_b0) * (1.0 - 1e-9)
             base = np.where(at_b0, (m - se) * ratio, base)
             base_mean = np.where(at_b0, m, base_mean)
         t = (self.rec0[rows] + self.added[rows] + 1).astype(float)

@@ -24,6 +24,7 @@ from zeus_bench.sim.policies.seeds import (
     SeedPolicies,
     Tried,
     outcomes,
+    settle,
 )
 
 __all__ = ["Blocks", "ObjectArrays"]
@@ -145,9 +146,7 @@ class Blocks:
     def settle(self) -> None:
         """Each block's face's ``settle``, where it has one (its objects brought up to date)."""
         for face in self.faces:
-            settle = getattr(face, "settle", None)
-            if callable(settle):
-                settle()
+            settle(face)
 
     def fallback(self, ids: Sequence[int]) -> Blocks:
         """The blocks' scalar faces of seeds ``ids`` (ascending), block by block."""

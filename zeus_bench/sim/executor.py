@@ -54,6 +54,7 @@ from zeus_bench.sim.policies.seeds import (
     Tried,
     decision_indices,
     outcomes,
+    settle,
 )
 from zeus_bench.sim.rules import NOISE_CLIP, ZERO_BUDGET_PENALTY
 
@@ -481,11 +482,7 @@ def execute(
     face, starts, noise_starts = _face(policies, t, env_rngs, nrngs)
     walk = _Walk(model, t, face, run, env_rngs, nrngs)
     walk.walk()
-    settle = getattr(
-        face, "settle", None
-    )  # a face that kept its seeds' objects behind brings them up to date
-    if callable(settle):
-        settle()
+    settle(face)  # a face that left its seeds' objects behind brings them up to date
     tries, gone, final = _columns(t, len(env_rngs), walk.log, walk.gone), walk.gone, walk.final
     if gone:  # replayed from scratch: their generators back at their start, the scalar face
         gone.sort()

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Decided", "Decision", "Outcome", "ScalarPolicies", "ScalarPolicy", "SeedArrays", "SeedList",
-    "SeedPolicies", "Tried", "decision_indices", "outcomes",
+    "SeedPolicies", "Tried", "decision_indices", "outcomes", "settle",
 ]  # fmt: skip
 
 
@@ -160,6 +160,17 @@ class SeedArrays(Protocol):
     def fallback(self, ids: Sequence[int]) -> SeedPolicies | SeedArrays:
         """The scalar face of seeds ``ids`` from their start (for the seeds reported ``gone``; one that never goes)."""
         ...
+
+
+def settle(face: object) -> None:
+    """The end of a walk for ``face``: its seeds' objects brought up to date, where it left them behind.
+
+    Such a face has a ``settle`` method (:class:`~zeus_bench.sim.policies.seed_zeus_plus.ZeusPlusArrays`);
+    any other face has nothing to do.
+    """
+    done = getattr(face, "settle", None)
+    if callable(done):
+        done()
 
 
 class ScalarPolicies:
