@@ -55,6 +55,10 @@ localrules:
     alibaba_trace,
 
 
+onstart:
+    start_warm_server()
+
+
 onsuccess:
     warn_if_traces_missing()
     finish_run()

@@ -120,6 +120,7 @@ def test_dry_run_starts_with_the_traces(tmp_path, zeus_csv_dir):
     assert jobs["zeus_traces"] == 1 and jobs["all"] == 1
     assert set(jobs) - {"zeus_traces", "all"} <= {"results_readme", "figure_measured-gpus", "alibaba_trace"}
     assert jobs["results_readme"] == 1  # the workdir has no results/README.md yet
+    assert "warm.py" not in out.stderr + out.stdout  # a dry run starts no warm server
 
 
 @pytest.mark.parametrize("workloads", ["all", ["cifar100"]])
@@ -248,6 +249,16 @@ def test_summaries_are_those_zeus_bench_summarize_writes(reduced_run, tmp_path):
     assert len(sweep) == 2 * 3 * 2  # 2 workloads x 3 policies (zeus, baseline, oracle) x 2 eta
     assert set(sweep["policy"]) == {"zeus", "baseline", "oracle"}
     assert not pd.isna(sweep.loc[sweep["policy"] == "zeus", "energy_savings_vs_baseline_cum_pct_mean"]).any()
+
+
+def test_the_run_started_its_steps_on_the_warm_server(reduced_run):
+    # workflows/scripts/warm.py (its own tests: test_warm.py); the outputs checked above came from it
+    said = reduced_run.first_run.stderr
+    counts = re.findall(r"warm\.py: (\d+) steps started warm, (\d+) sent back", said)
+    assert len(counts) == 1, said[-2000:]
+    warm, cold = map(int, counts[0])
+    assert warm >= 10 and cold == 0  # every step of one thread, once the server listened
+    assert "steps run as new processes" not in said
 
 
 def test_second_run_does_nothing(reduced_run):

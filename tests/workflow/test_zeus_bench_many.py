@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shlex
 import subprocess
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from workflow_helpers import script_module
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "workflows" / "scripts" / "zeus_bench_many.py"
@@ -19,13 +19,8 @@ SCRIPT = REPO / "workflows" / "scripts" / "zeus_bench_many.py"
 @pytest.fixture(scope="module")
 def many():
     """The script as a module (registered, so that its functions reach the forked workers by name)."""
-    spec = importlib.util.spec_from_file_location("zeus_bench_many", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["zeus_bench_many"] = module
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop("zeus_bench_many", None)
+    with script_module(SCRIPT) as module:
+        yield module
 
 
 def _arrivals(out: Path, seed: int) -> str:

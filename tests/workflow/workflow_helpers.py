@@ -2,18 +2,40 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 OWN_DIR = REPO / "results" / "traces"  # the project's committed sweeps, one folder per GPU (h200/)
+
+
+@contextmanager
+def script_module(path: Path) -> Iterator[ModuleType]:
+    """A script of ``workflows/scripts`` imported as a module named after its file (registered while open).
+
+    Registered in ``sys.modules``, so that its functions reach processes forked from the tests by name.
+    """
+    name = path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(name, None)
 
 
 @dataclass
@@ -23,6 +45,7 @@ class Workdir:
     path: Path
     overrides: Path
     env: dict[str, str]
+    first_run: subprocess.CompletedProcess[str] | None = None  # what the fixture's own run printed
 
     def snakemake(
         self, *args: str, check: bool = True, timeout: float = 300

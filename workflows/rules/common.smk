@@ -31,9 +31,21 @@ with exit_on_error():
 # Rules call the `zeus-bench` command and the Python of the environment that runs Snakemake,
 # whether or not that environment is activated, and find the `analysis` package of this checkout
 # (also when the workflow runs elsewhere with --directory).
+# With the warm server up (ZB_WARM_SOCKET, started by the run's hooks: hooks.smk), `zeus-bench` and
+# `python` are bash functions that send the step to it (workflows/scripts/warm.py, which runs a step
+# it cannot run as a new process would as one); elsewhere (another shell, a cluster job) the commands
+# are the plain ones.
+WARM = str(Path(workflow.basedir, "workflows", "scripts", "warm.py"))
+WARM_PYTHONPATH = f"{workflow.basedir}:{os.environ.get('PYTHONPATH', '')}"  # as the prefix sets it
+_WARM_FUNCTIONS = (
+    'if [ -n "${BASH_VERSION:-}" ] && [ -S "${ZB_WARM_SOCKET:-}" ]; then eval '
+    f"'zeus-bench() {{ command python \"{WARM}\" run zeus-bench \"$@\"; }}; "
+    f"python() {{ command python \"{WARM}\" run python \"$@\"; }}'; fi; "
+)
 shell.prefix(
     f"export PATH='{Path(sys.executable).parent}':\"$PATH\" "
     f"PYTHONPATH='{workflow.basedir}':\"$PYTHONPATH\"; "
+    + _WARM_FUNCTIONS.replace("{", "{{").replace("}", "}}")  # (Snakemake formats the prefix)
 )
 
 ZEUS = config["traces"]["zeus"]

@@ -36,6 +36,7 @@ def explain_failure():
 def finish_run():
     """End the Snakemake process promptly once the run has ended (`onsuccess`/`onerror`).
 
+    - Stop the warm server (its steps are over).
     - Cancel Snakemake's pending scheduler timers: Snakemake 9's scheduler starts a
       `threading.Timer` (not a daemon) of its job-rate window (1 s) after each scheduling round
       to look again, and at exit Python waits for the last one, about a second of idle time
@@ -46,7 +47,66 @@ def finish_run():
     import gc
     import threading
 
+    stop_warm_server()
     for thread in threading.enumerate():
         if isinstance(thread, threading.Timer):
             thread.cancel()
     gc.freeze()
+
+
+# The warm server (workflows/scripts/warm.py): the modules every step imports, imported once; each
+# step forked from it. Off with ZEUS_BENCH_WARM=0, and wherever a step would not run on this
+# machine as a local process of this environment (a cluster executor, conda or container
+# deployment, a dry run).
+WARM_ENV = "ZEUS_BENCH_WARM"
+WARM_SOCKET_ENV = "ZB_WARM_SOCKET"  # set for the steps' shells (the prefix's functions read it: common.smk)
+WARM_PRELOAD = (
+    "numpy", "pandas", "pyarrow.parquet", "matplotlib.backends.backend_agg", "matplotlib.backends.backend_pdf",
+    "fontTools.subset", "analysis.figures.cli", "analysis.figures.inputs", "analysis.figures.studies",
+    "analysis.plots", "analysis.metrics", "zeus_bench.cli.main", "zeus_bench.cli.arena",
+    "zeus_bench.studies.arena", "zeus_bench.sim.replay", "zeus_bench.sim.summarize",
+)  # fmt: skip
+WARM_THREAD_VARS = (
+    "OMP_NUM_THREADS", "GOTO_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)  # fmt: skip
+_WARM = {}
+
+
+def start_warm_server():
+    """Start the warm server for this run's steps (`onstart`); its socket is named in ZB_WARM_SOCKET."""
+    import subprocess
+    import tempfile
+
+    off = os.environ.get(WARM_ENV, "1").strip().lower() in ("0", "false", "no", "off")
+    local = workflow.is_main_process and workflow.local_exec and not workflow.dryrun and not workflow.touch
+    if off or not local or workflow.deployment_settings.deployment_method or sys.platform != "linux":
+        return
+    folder = tempfile.mkdtemp(prefix="zb-warm-")
+    socket_path = os.path.join(folder, "socket")
+    # The steps' start-up environment: the shell prefix's PYTHONPATH, and the thread counts Snakemake
+    # gives a job of one thread (a step of more threads starts as a new process).
+    env = dict(os.environ, PYTHONPATH=WARM_PYTHONPATH, **{name: "1" for name in WARM_THREAD_VARS})
+    command = [sys.executable, WARM, "serve", "--socket", socket_path, "--parent", str(os.getpid())]
+    _WARM["server"] = subprocess.Popen([*command, "--preload", *WARM_PRELOAD], env=env, stdin=subprocess.DEVNULL)
+    _WARM["folder"] = folder
+    os.environ[WARM_SOCKET_ENV] = socket_path
+
+
+def stop_warm_server():
+    """Stop the warm server, wait for it (its steps' CPU time then counts as Snakemake's children's), remove its folder."""
+    import shutil
+    import signal
+    import subprocess
+
+    server = _WARM.pop("server", None)
+    os.environ.pop(WARM_SOCKET_ENV, None)
+    if server is None:
+        return
+    server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+    shutil.rmtree(_WARM.pop("folder"), ignore_errors=True)
