@@ -7,6 +7,7 @@ The one place both the zeus-plus study (:mod:`zeus_bench.studies.study`), the wa
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -34,8 +35,19 @@ class Refs:
     oracle: float
 
 
+_REFS: weakref.WeakKeyDictionary[JobModel, Refs] = weakref.WeakKeyDictionary()
+""":func:`references` of each model alive (the arena asks once per replay of every policy)."""
+
+
 def references(model: JobModel) -> Refs:
-    """Expected recurrence costs of b0 and max-batch at their maximum limits, and of the oracle."""
+    """Expected recurrence costs of b0 and max-batch at their maximum limits, and of the oracle (found once per model)."""
+    hit = _REFS.get(model)
+    if hit is None:
+        hit = _REFS[model] = _references(model)
+    return hit
+
+
+def _references(model: JobModel) -> Refs:
     job = model.job
 
     def at(b: int, p: float) -> float:
