@@ -269,18 +269,37 @@ def job_parts(
     return out
 
 
-def _row(parts: Sequence[Part], policy: str) -> dict[str, object]:
-    """The metrics of a job's ``arena_jobs`` row over ``parts`` (one (split, fold), or several pooled)."""
+def _intervals(
+    parts: Sequence[Part], policies: Sequence[str]
+) -> dict[str, tuple[list[list[float]], list[float]]]:
+    """Each policy's intervals over ``parts``: of every quantity's mean, and of the p95 cost ratio vs the baseline.
+
+    The policies' resampled draws as the rows of one :func:`~zeus_bench.sim.metrics.percentile_cis`
+    call each (every row's figures those of a call on it alone).
+    """
+    resampled = [[part_resampled(p, policy) for p in parts] for policy in policies]
+    q_n = len(QUANTITIES)
+    means = percentile_cis(np.concatenate([_joined([r.means for r in rs]) for rs in resampled])).tolist()
+    p95 = percentile_cis(np.stack([_joined([r.p95 for r in rs]) for rs in resampled])).tolist()
+    return {policy: (means[k * q_n : (k + 1) * q_n], p95[k]) for k, policy in enumerate(policies)}
+
+
+def _row(
+    parts: Sequence[Part], policy: str, intervals: tuple[list[list[float]], list[float]]
+) -> dict[str, object]:
+    """The metrics of a job's ``arena_jobs`` row over ``parts`` (one (split, fold), or several pooled).
+
+    ``intervals``: the policy's, from :func:`_intervals`.
+    """
     qs = [[p.values[policy][q] for q in QUANTITIES] for p in parts]
-    resampled = [part_resampled(p, policy) for p in parts]
-    means = _joined([r.means for r in resampled])
+    mean_cis, p95_ci = intervals
     row: dict[str, object] = {}
-    for i, (name, (lo, hi)) in enumerate(zip(QUANTITIES, percentile_cis(means).tolist(), strict=True)):
+    for i, (name, (lo, hi)) in enumerate(zip(QUANTITIES, mean_cis, strict=True)):
         row[f"{name}_mean"], row[f"{name}_ci_lo"], row[f"{name}_ci_hi"] = _point(qs, i), lo, hi
     ratio_b = np.concatenate([p.values[policy]["cost_ratio_vs_baseline"][0] for p in parts])
     expected_b = np.concatenate([p.values[policy]["cost_ratio_vs_expected_baseline"][0] for p in parts])
     row["cost_ratio_vs_baseline_p95"] = float(np.percentile(ratio_b, P_SAFE))
-    lo, hi = percentile_ci(_joined([r.p95 for r in resampled]))
+    lo, hi = p95_ci
     row["cost_ratio_vs_baseline_p95_ci_lo"], row["cost_ratio_vs_baseline_p95_ci_hi"] = lo, hi
     row["unsafe_seed_share"] = float(np.mean(ratio_b > SAFE))
     row["cost_ratio_vs_expected_baseline_mean"] = float(expected_b.mean())
@@ -323,6 +342,7 @@ def jobs_frame(parts: dict[tuple[int, int], dict[tuple[str, str], Part]], protoc
         first = parts[keys[0]]
         for (gpu, w), part in first.items():
             scope = [parts[k][(gpu, w)] for k in keys]
+            intervals = _intervals(scope, list(part.values))
             for p in part.values:
                 row: dict[str, object] = {
                     "gpu": gpu, "workload": w, "policy": p, "fold": fold, "splits": splits,
@@ -331,7 +351,7 @@ def jobs_frame(parts: dict[tuple[int, int], dict[tuple[str, str], Part]], protoc
                     "paths_min": int(part.floors["paths_min"]), "recurrences": int(part.floors["recurrences"]),
                     "horizon": str(protocol.horizon), "noise": float(protocol.noise),
                 }  # fmt: skip
-                row.update(_row(scope, p))
+                row.update(_row(scope, p, intervals[p]))
                 rows.append(row)
     return pd.DataFrame(rows)
 
