@@ -13,9 +13,11 @@ the clone).
 
 ``--rev REV`` times another commit the same way (a before/after comparison: run both, alternated).
 ``--timeline`` also records every Python process of the run (its start, wall and CPU time and
-command, ``timeline.py``) and prints the CPU by step and the processes of most CPU.
+command, ``timeline.py``) and prints the CPU by step and the processes of most CPU. ``--venv PATH``
+links another venv: this checkout's usually holds the test extras too, which import more (a venv
+of the core install alone is what ``make reproduce`` makes in a fresh clone).
 
-    python benchmarks/bench_reproduce.py [--cores 2] [--download] [--keep] [--rev REV] [--timeline]
+    python benchmarks/bench_reproduce.py [--cores 2] [--download] [--keep] [--rev REV] [--timeline] [--venv PATH]
 """
 
 from __future__ import annotations
@@ -84,8 +86,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the clone (its path is printed)")
     ap.add_argument("--rev", default="HEAD", help="the commit to time (default HEAD)")
     ap.add_argument("--timeline", action="store_true", help="also print the CPU of every step (timeline.py)")
+    ap.add_argument(
+        "--venv",
+        type=Path,
+        default=REPO / ".venv",
+        help="the venv linked into the clone (default: this checkout's .venv; one of the core install "
+        "alone, as `make reproduce` makes it, imports less than a venv with the test extras: "
+        "jsonschema's format checkers alone add about 1 s to Snakemake's start-up)",
+    )
     args = ap.parse_args(argv)
-    venv = REPO / ".venv"
+    venv = args.venv.resolve()
     if not (venv / "bin" / "snakemake").is_file():
         print(
             f"bench_reproduce: {venv}/bin/snakemake not found: run `make reproduce` once first",

@@ -244,10 +244,17 @@ def test_plan_and_refusal(warm, tmp_path, monkeypatch):
     ok = {
         "kind": "module",
         "executable": sys.executable,
+        "prefix": sys.prefix,
         "env": {**env, "HOME": "/other", "SOURCE_DATE_EPOCH": "0"},
     }
     assert warm.refusal(ok, env) is None  # variables read at run time may differ
     assert "another interpreter" in warm.refusal({**ok, "executable": "/usr/bin/python0"}, env)
+    assert "another interpreter" in warm.refusal({**ok, "prefix": str(tmp_path)}, env)  # another venv
+    # the same venv reached through a link (a clone's .venv linked to a checkout's): the same interpreter
+    (tmp_path / "venv").symlink_to(sys.prefix)
+    inside = Path(sys.executable).relative_to(sys.prefix)  # (the tests run in a venv: bin/python)
+    through = {**ok, "executable": str(tmp_path / "venv" / inside), "prefix": str(tmp_path / "venv")}
+    assert warm.refusal(through, env) is None
     assert "OMP_NUM_THREADS" in warm.refusal(
         {**ok, "env": {"PYTHONPATH": "a"}}, env
     )  # one the server has, missing

@@ -136,6 +136,7 @@ def _request(step: Step) -> bytes:
             "cwd": os.getcwd(),
             "env": dict(os.environ),
             "executable": sys.executable,
+            "prefix": sys.prefix,
             "ignored": [int(sig) for sig in SIGNALS if signal.getsignal(sig) == signal.SIG_IGN],
         }
     ).encode()
@@ -352,12 +353,23 @@ def _recv_request(conn: socket.socket) -> tuple[list[int], dict[str, object]]:
     return list(fds), json.loads(bytes(body))
 
 
+def _interpreter(executable: object, prefix: object) -> tuple[str, str]:
+    """An interpreter and its environment, through links (a venv reached by a link is the same venv).
+
+    The prefix tells two venvs apart whose interpreters link to one base interpreter.
+    """
+    return os.path.realpath(str(executable)), os.path.realpath(str(prefix))
+
+
 def refusal(request: dict[str, object], server_env: dict[str, str]) -> str | None:
     """Why the server would not run ``request`` as a new process would (None: it would).
 
-    Another interpreter, or a start-up variable (:data:`STARTUP_ENV`) that differs from the server's.
+    Another interpreter or environment (compared through links), or a start-up variable
+    (:data:`STARTUP_ENV`) that differs from the server's.
     """
-    if request.get("executable") != sys.executable:
+    if _interpreter(request.get("executable"), request.get("prefix")) != _interpreter(
+        sys.executable, sys.prefix
+    ):
         return f"another interpreter ({request.get('executable')})"
     theirs = startup_env(dict(request.get("env") or {}))  # type: ignore[call-overload]
     ours = startup_env(server_env)
