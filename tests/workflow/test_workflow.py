@@ -101,6 +101,16 @@ def test_workflow_refuses_unknown_keys_and_workloads(tmp_path):
     assert out.returncode == 2 and "workloads: unknown workload 'cifar101'" in out.stdout + out.stderr
 
 
+def test_a_typo_in_the_warm_switch_is_refused(tmp_path):
+    wd = make_workdir(tmp_path, {}, {"ZEUS_BENCH_WARM": "fasle"})
+    out = wd.snakemake("-n", check=False)
+    said = out.stdout + out.stderr
+    assert out.returncode == 2 and "$ZEUS_BENCH_WARM: expected 1 or 0" in said and "'fasle'" in said
+    assert "Traceback" not in said
+    wd = make_workdir(tmp_path / "off", {}, {"ZEUS_BENCH_WARM": "Off"})
+    assert wd.snakemake("-n", check=False).returncode == 0
+
+
 def test_lint_is_clean():
     import subprocess
 

@@ -73,14 +73,32 @@ WARM_THREAD_VARS = (
 _WARM = {}
 
 
+def _warm_wanted():
+    """ZEUS_BENCH_WARM: unset, 1, true, yes or on start the warm server; 0, false, no or off do not.
+
+    Anything else is a typo: one line and exit status 2, before anything runs.
+    """
+    value = os.environ.get(WARM_ENV, "1").strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    from zeus_bench.core.errors import ConfigError
+
+    raise ConfigError(f"${WARM_ENV}: expected 1 or 0 (true/false, yes/no, on/off), got {os.environ[WARM_ENV]!r}")
+
+
+with exit_on_error():
+    WARM_WANTED = _warm_wanted()
+
+
 def start_warm_server():
     """Start the warm server for this run's steps (`onstart`); its socket is named in ZB_WARM_SOCKET."""
     import subprocess
     import tempfile
 
-    off = os.environ.get(WARM_ENV, "1").strip().lower() in ("0", "false", "no", "off")
     local = workflow.is_main_process and workflow.local_exec and not workflow.dryrun and not workflow.touch
-    if off or not local or workflow.deployment_settings.deployment_method or sys.platform != "linux":
+    if not WARM_WANTED or not local or workflow.deployment_settings.deployment_method or sys.platform != "linux":
         return
     folder = tempfile.mkdtemp(prefix="zb-warm-")
     socket_path = os.path.join(folder, "socket")
