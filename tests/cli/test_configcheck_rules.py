@@ -162,3 +162,38 @@ def test_only_betas_keys_take_infinity(tmp_path: Path) -> None:
     measure = {**SWEEP["measure"], "rel_ci": float("nan")}
     with pytest.raises(ConfigError, match=r"sweep\.measure\.rel_ci: nan is not a finite number"):
         check_sweep_config({**copy.deepcopy(SWEEP), "measure": measure}, "s.yaml")
+
+
+def test_the_unused_iri_grammar_is_skipped_and_schemas_still_judge(tmp_path):
+    # In a new interpreter (jsonschema not yet imported): the optional package reads as absent, and
+    # a schema still refuses a bad value in one line; once jsonschema is imported, nothing changes.
+    import subprocess
+    import sys
+
+    schema = tmp_path / "s.json"
+    schema.write_text(
+        '{"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": false}'
+    )
+    code = (
+        "import sys\n"
+        "from zeus_bench.cli.configcheck import check_schema, skip_unused_iri_grammar\n"
+        "from zeus_bench.core.errors import ConfigError\n"
+        "skip_unused_iri_grammar()\n"
+        "import jsonschema\n"
+        "print(sys.modules['rfc3987_syntax'] is None)\n"
+        f"check_schema({{'n': 3}}, {str(schema)!r}, 'cfg')\n"
+        "try:\n"
+        f"    check_schema({{'n': 'x'}}, {str(schema)!r}, 'cfg')\n"
+        "except ConfigError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    first, second = out.stdout.splitlines()
+    assert first == "True" and second.startswith("cfg: n:") and "'x'" in second
+    again = "import jsonschema, sys\nfrom zeus_bench.cli.configcheck import skip_unused_iri_grammar\n"
+    again += "before = sys.modules.get('rfc3987_syntax', 'absent')\nskip_unused_iri_grammar()\n"
+    again += "print(sys.modules.get('rfc3987_syntax', 'absent') is before)\n"
+    out = subprocess.run(
+        [sys.executable, "-c", again], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "True"

@@ -45,8 +45,8 @@ sys.exit(int(sys.argv[1]) if sys.argv[1:] else 0)
 
 SLEEPER = """\
 import sys, time
-print("started", flush=True)
-try:
+try:  # (a signal sent once "started" is read lands inside the try)
+    print("started", flush=True)
     time.sleep(60)
 except KeyboardInterrupt:
     print("interrupted", file=sys.stderr, flush=True)

@@ -17,7 +17,15 @@ from snakemake.utils import validate
 # Config mistakes end the run here, in one line naming the key (and the nearest valid names):
 # the schema first (as jsonschema would, without its dump of the schema), then the values it
 # cannot judge (GPU kinds, seed ranges, duplicates: zeus_bench.cli.configcheck).
-from zeus_bench.cli.configcheck import check_main_config, check_schema, config_source, exit_on_error
+from zeus_bench.cli.configcheck import (
+    check_main_config,
+    check_schema,
+    config_source,
+    exit_on_error,
+    skip_unused_iri_grammar,
+)
+
+skip_unused_iri_grammar()  # about 1 s of jsonschema's import in a venv with the test extras
 
 CONFIG_SOURCE = config_source(workflow, "config/config.yaml")
 with exit_on_error():

@@ -17,7 +17,10 @@ from zeus_bench.cli.configcheck import (
     check_sweep_places,
     config_source,
     exit_on_error,
+    skip_unused_iri_grammar,
 )
+
+skip_unused_iri_grammar()  # about 1 s of jsonschema's import in a venv with the test extras
 
 
 def _repo_root():

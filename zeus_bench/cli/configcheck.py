@@ -90,6 +90,19 @@ def schema_error_line(error: Any, schema: Mapping[str, Any], source: str) -> str
     return f"{source}: {key}: {value} is not valid: {message}"
 
 
+def skip_unused_iri_grammar() -> None:
+    """Mark the optional package ``rfc3987_syntax`` absent in this process, before jsonschema is first imported.
+
+    For the Snakefiles, which validate their configs with jsonschema: as it is imported, jsonschema
+    builds that package's grammar (Lark) when it is installed (the test extras bring it), about 1 s
+    of every Snakemake start, for an ``iri`` format check that neither Snakemake's validation (no
+    format checker) nor this project's schemas (no ``format``) use. Once jsonschema is imported,
+    nothing changes.
+    """
+    if "jsonschema" not in sys.modules:
+        sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # None: "not installed"
+
+
 def check_schema(data: Any, schema_path: str | Path, source: str) -> None:
     """Validate ``data`` against the JSON schema at ``schema_path``; the first violation as one line.
 
