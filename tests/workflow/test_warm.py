@@ -57,9 +57,7 @@ except KeyboardInterrupt:
 @pytest.fixture
 def server(tmp_path):
     """A warm server (preloading json) on a socket in a folder of its own; its process and socket path."""
-    folder = tmp_path / "srv"
-    folder.mkdir()
-    path = folder / "socket"
+    path = tmp_path / "srv" / "socket"  # a folder the server makes
     env = {k: v for k, v in os.environ.items() if k != "ZB_WARM_SOCKET"}
     err = (tmp_path / "server.err").open("w")
     proc = subprocess.Popen(
@@ -198,9 +196,28 @@ def test_stopping_the_server_ends_its_steps_and_removes_its_socket(server, tmp_p
     assert not path.exists() and not path.parent.exists()  # the folder made for the socket, gone
 
 
+def test_a_folder_that_was_there_stays_when_the_server_leaves(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "keep.txt").write_text("a user's file")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for place in (folder, empty):
+        proc = subprocess.Popen([sys.executable, str(SCRIPT), "serve", "--socket", str(place / "socket")])
+        deadline = time.monotonic() + 30
+        while not (place / "socket").exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+        assert not (place / "socket").exists()
+    assert (
+        folder / "keep.txt"
+    ).read_text() == "a user's file" and empty.is_dir()  # not the server's to remove
+
+
 def test_the_server_leaves_when_its_parent_is_gone(tmp_path):
     path = tmp_path / "srv" / "socket"
-    path.parent.mkdir()
     code = (
         "import subprocess, sys, os\n"
         f"p = subprocess.Popen([sys.executable, {str(SCRIPT)!r}, 'serve', '--socket', {str(path)!r}, "

@@ -96,29 +96,33 @@ def start_warm_server():
     """Start the warm server for this run's steps (`onstart`); its socket is named in ZB_WARM_SOCKET."""
     import subprocess
     import tempfile
+    import uuid
 
     local = workflow.is_main_process and workflow.local_exec and not workflow.dryrun and not workflow.touch
     if not WARM_WANTED or not local or workflow.deployment_settings.deployment_method or sys.platform != "linux":
         return
-    folder = tempfile.mkdtemp(prefix="zb-warm-")
-    socket_path = os.path.join(folder, "socket")
+    # A folder the server makes (private) and removes when it leaves
+    socket_path = os.path.join(tempfile.gettempdir(), f"zb-warm-{uuid.uuid4().hex[:12]}", "socket")
     # The steps' start-up environment: the shell prefix's PYTHONPATH, and the thread counts Snakemake
     # gives a job of one thread (a step of more threads starts as a new process).
     env = dict(os.environ, PYTHONPATH=WARM_PYTHONPATH, **{name: "1" for name in WARM_THREAD_VARS})
     command = [sys.executable, WARM, "serve", "--socket", socket_path, "--parent", str(os.getpid())]
     _WARM["server"] = subprocess.Popen([*command, "--preload", *WARM_PRELOAD], env=env, stdin=subprocess.DEVNULL)
-    _WARM["folder"] = folder
     os.environ[WARM_SOCKET_ENV] = socket_path
 
 
 def stop_warm_server():
-    """Stop the warm server, wait for it (its steps' CPU time then counts as Snakemake's children's), remove its folder."""
-    import shutil
+    """Stop the warm server and wait for it (its steps' CPU time then counts as Snakemake's children's).
+
+    The server removes its socket and the folder it made; one killed after a minute cannot, so its
+    socket goes here, and the folder if nothing else is in it.
+    """
+    import contextlib
     import signal
     import subprocess
 
     server = _WARM.pop("server", None)
-    os.environ.pop(WARM_SOCKET_ENV, None)
+    socket_path = os.environ.pop(WARM_SOCKET_ENV, None)
     if server is None:
         return
     server.send_signal(signal.SIGTERM)
@@ -127,4 +131,7 @@ def stop_warm_server():
     except subprocess.TimeoutExpired:
         server.kill()
         server.wait()
-    shutil.rmtree(_WARM.pop("folder"), ignore_errors=True)
+        with contextlib.suppress(OSError):
+            os.unlink(socket_path)
+        with contextlib.suppress(OSError):  # (only when empty: nothing of anyone else's)
+            os.rmdir(os.path.dirname(socket_path))

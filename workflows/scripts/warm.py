@@ -22,7 +22,8 @@ Signals the client receives (SIGINT, SIGTERM, SIGHUP, SIGQUIT) are passed on to 
 
 The server leaves when told (SIGTERM, SIGINT does not stop it: a Ctrl-C reaches the steps
 themselves) or when its parent process (Snakemake) is gone; it then ends the steps still running,
-waits for them and removes its socket and the socket's folder. Each step is reaped by the
+waits for them and removes its socket, and the socket's folder if it made that folder (it makes
+it, private, when it is not there; a folder that was there stays). Each step is reaped by the
 server (``wait4``), so its CPU time counts among the server's children and, once Snakemake has
 waited for the server, among Snakemake's.
 
@@ -155,15 +156,11 @@ class _Replies:
 
     def next(self) -> tuple[str, str] | None:
         """The next reply (word, rest), or None when the server closed the connection."""
-        while True:
-            try:
-                line = self._file.readline()
-            except InterruptedError:  # pragma: no cover (PEP 475 retries)
-                continue
-            if not line:
-                return None
-            word, _, rest = line.decode().strip().partition(" ")
-            return word, rest
+        line = self._file.readline()  # (a signal handled meanwhile: the read goes on, PEP 475)
+        if not line:
+            return None
+        word, _, rest = line.decode().strip().partition(" ")
+        return word, rest
 
 
 def run_client(argv: Sequence[str]) -> int:
@@ -189,10 +186,9 @@ def run_client(argv: Sequence[str]) -> int:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signum)
 
+    # (a signal ignored here, as a background job's SIGINT is, the step ignores too: not forwarded)
     for sig in SIGNALS:
-        if (
-            signal.getsignal(sig) != signal.SIG_IGN
-        ):  # one ignored here (a background job's SIGINT) the step ignores too
+        if signal.getsignal(sig) != signal.SIG_IGN:
             signal.signal(sig, forward)
     reply = replies.next()
     if reply is None or reply[0] != "exit":
@@ -393,6 +389,10 @@ class Server:
         self.stopping = False
         self.said: set[str] = set()
         self.counts = {"warm": 0, "refused": 0}
+        folder = os.path.dirname(os.path.abspath(path))
+        self.made_folder = not os.path.isdir(folder)
+        if self.made_folder:
+            os.mkdir(folder, 0o700)  # fails if another process made it meanwhile: then it is not ours
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(path)
         self.listener.listen(64)
@@ -503,7 +503,7 @@ class Server:
             if conn is not None:
                 self._reply(conn, f"exit {os.waitstatus_to_exitcode(status)}")
                 conn.close()
-        remove_socket(self.path)
+        remove_socket(self.path, self.made_folder)
         if sum(self.counts.values()):
             warm, cold = self.counts["warm"], self.counts["refused"]
             print(
@@ -513,12 +513,13 @@ class Server:
             )
 
 
-def remove_socket(path: str) -> None:
-    """Remove the socket ``path`` and its folder, if that is empty then (a folder made for it)."""
+def remove_socket(path: str, folder_too: bool) -> None:
+    """Remove the socket ``path``; with ``folder_too`` (the server made it) its folder too, if that is empty then."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    with contextlib.suppress(OSError):
-        os.rmdir(os.path.dirname(path))
+    if folder_too:
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.dirname(os.path.abspath(path)))
 
 
 def preload(modules: Sequence[str]) -> list[str]:
