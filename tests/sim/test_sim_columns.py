@@ -159,14 +159,27 @@ def test_column_tables_are_validated(tmp_path: Path, change: dict[str, object], 
     assert not (tmp_path / "r.parquet").exists()
 
 
+@pytest.mark.parametrize("entry", ["main", "run"])
 @pytest.mark.parametrize("blas_threads", [None, "2"])
-def test_simulate_does_not_import_pandas(tmp_path: Path, blas_threads: str | None) -> None:
-    """Nor start BLAS threads or Arrow's CPU pool (one thread), unless the user's environment asks for more."""
+def test_simulate_does_not_import_pandas(tmp_path: Path, blas_threads: str | None, entry: str) -> None:
+    """Nor start BLAS threads or Arrow's CPU pool (one thread), unless the user's environment asks for more.
+
+    ``run`` is the console script's entry (``zeus-bench``): it must leave the choice to ``main``
+    before anything imports numpy (its exit helper's module does).
+    """
     folder = write_tiny_traces(tmp_path / "traces")
+    argv = (
+        f"['-q', 'simulate', '--traces', {str(folder)!r}, '--gpu', 'v100', '--policies', 'zeus', "
+        f"'--seeds', '1-3', '--out', {str(tmp_path / 'runs.parquet')!r}]"
+    )
+    call = (
+        f"from zeus_bench.cli.main import main\nstatus = main({argv})\n"
+        if entry == "main"
+        else f"from zeus_bench.cli.main import run\nsys.argv = ['zeus-bench', *{argv}]\n"
+        "try:\n    run()\nexcept SystemExit as exc:\n    status = exc.code\n"
+    )
     code = (
-        "import os, sys\nfrom zeus_bench.cli.main import main\n"
-        f"status = main(['-q', 'simulate', '--traces', {str(folder)!r}, '--gpu', 'v100', '--policies', 'zeus', "
-        f"'--seeds', '1-3', '--out', {str(tmp_path / 'runs.parquet')!r}])\n"
+        f"import os, sys\n{call}"
         "assert status == 0, status\nassert 'pandas' not in sys.modules, 'pandas was imported'\n"
         f"assert os.environ['OPENBLAS_NUM_THREADS'] == {blas_threads or '1'!r}\n"
         f"import pyarrow\nassert pyarrow.cpu_count() == {int(blas_threads or 1)}, pyarrow.cpu_count()\n"

@@ -148,9 +148,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> NoReturn:
     """Console-script entry point."""
-    from zeus_bench.cli.common import exit_command
+    # main first: it sets the thread environment of NO_BLAS_COMMANDS before numpy is imported, and
+    # exit_command's module imports numpy.
+    status = main()
+    from zeus_bench.core.entry import exit_command
 
-    exit_command(main())
+    exit_command(status)
 
 
 if __name__ == "__main__":
