@@ -156,3 +156,30 @@ def test_a_workers_streams_write_whole_lines(tmp_path: Path) -> None:
         [sys.executable, "-c", code], check=True, timeout=60, env={**os.environ, "PYTHONUNBUFFERED": "1"}
     )
     assert log.read_text().splitlines() == ["out line", "err line"]
+
+
+def test_a_batch_of_simulate_lines_runs_with_one_blas_and_arrow_thread(
+    tmp_path: Path, tiny_traces: Path
+) -> None:
+    """As ``zeus-bench simulate`` does (zeus_bench.cli.main.NO_BLAS_COMMANDS): the script's entry leaves
+    numpy unimported until the first line has chosen its threads (a user's own setting wins)."""
+    out = tmp_path / "runs.parquet"
+    line = shlex.join(
+        ["-q", "simulate", "--traces", str(tiny_traces), "--gpu", "v100", "--policies", "zeus", "--seeds", "1-2", "--out", str(out)]
+    )  # fmt: skip
+    code = (
+        "import atexit, os, runpy, sys\n"
+        "def check():\n"
+        "    import pyarrow\n"
+        "    print(os.environ.get('OPENBLAS_NUM_THREADS'), os.environ.get('OMP_NUM_THREADS'), pyarrow.cpu_count())\n"
+        "atexit.register(check)\n"
+        f"sys.argv = [{str(SCRIPT)!r}, {line!r}]\n"
+        f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env, cwd=REPO
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "1", "1"]
+    assert out.is_file()

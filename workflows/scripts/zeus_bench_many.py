@@ -193,6 +193,9 @@ def main(argv: Sequence[str]) -> int:
 
 
 if __name__ == "__main__":
+    # main first: the first command line chooses its thread environment before numpy is imported
+    # (zeus_bench.cli.main.NO_BLAS_COMMANDS), and exit_command's module imports numpy.
+    status = main(sys.argv[1:])
     from zeus_bench.core.entry import exit_command
 
-    exit_command(main(sys.argv[1:]))
+    exit_command(status)
