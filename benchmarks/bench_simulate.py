@@ -271,7 +271,7 @@ def main() -> int:
 
     calib = None if calib_before is None or calib_after is None else (calib_before + calib_after) / 2
     print(
-        f"calibration: {calib_before} s before, {calib_after} s after (mean {calib})"
+        f"calibration: {calib_before:.4f} s before, {calib_after:.4f} s after (mean {calib:.4f} s)"
         if calib
         else "calibration: not available"
     )
