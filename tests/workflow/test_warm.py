@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -277,3 +278,26 @@ def test_plan_and_refusal(warm, tmp_path, monkeypatch):
     )  # one the server has, missing
     assert "PYTHONPATH" in warm.refusal({**ok, "env": {**env, "PYTHONPATH": "b"}}, env)
     assert warm.refusal({**ok, "kind": "other"}, env) == "unknown kind"
+
+
+def test_the_client_imports_none_of_the_servers_modules(tmp_path: Path) -> None:
+    """``run`` is paid for by every step: it loads only what it needs (the server's modules, and
+    dataclasses' inspect, cost it about 10 ms of its 25-34 ms)."""
+    code = (
+        "import json, subprocess, sys\n"
+        "before = set(sys.modules)\n"
+        f"sys.argv = [{str(SCRIPT)!r}, 'run', 'true']\n"
+        "import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('warm_client', {str(SCRIPT)!r})\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        "step = module.plan(['python', '-m', 'analysis.figures'])\n"
+        "new = sorted(set(sys.modules) - before)\n"
+        "print(json.dumps(new))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ZB_WARM_SOCKET"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    loaded = set(json.loads(out.stdout))
+    server_side = {"argparse", "dataclasses", "inspect", "runpy", "selectors", "tempfile", "threading"}
+    assert not loaded & server_side, sorted(loaded & server_side)
+    assert "socket" in loaded  # what it does need: the check sees the script's imports
