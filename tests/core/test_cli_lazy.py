@@ -43,3 +43,11 @@ def test_simulate_help_imports_no_other_command_module() -> None:
         "zeus_bench.cli.gpu",
         "zeus_bench.cli.study",
     }
+
+
+def test_the_entry_helpers_import_no_numpy() -> None:
+    """Entry points import ``exit_command`` before their command runs; a command that starts numpy
+    with one thread (NO_BLAS_COMMANDS) must still find numpy unimported then."""
+    code = "import sys, zeus_bench.cli.main, zeus_bench.core.entry; print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False"]

@@ -193,9 +193,6 @@ def main(argv: Sequence[str]) -> int:
 
 
 if __name__ == "__main__":
-    # main first: the first command line chooses its thread environment before numpy is imported
-    # (zeus_bench.cli.main.NO_BLAS_COMMANDS), and exit_command's module imports numpy.
-    status = main(sys.argv[1:])
-    from zeus_bench.core.entry import exit_command
+    from zeus_bench.core.entry import exit_command  # (no numpy: the first line chooses the threads)
 
-    exit_command(status)
+    exit_command(main(sys.argv[1:]))

@@ -148,12 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> NoReturn:
     """Console-script entry point."""
-    # main first: it sets the thread environment of NO_BLAS_COMMANDS before numpy is imported, and
-    # exit_command's module imports numpy.
-    status = main()
-    from zeus_bench.core.entry import exit_command
+    from zeus_bench.core.entry import exit_command  # (no numpy: main chooses the threads first)
 
-    exit_command(status)
+    exit_command(main())
 
 
 if __name__ == "__main__":

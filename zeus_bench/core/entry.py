@@ -2,6 +2,9 @@
 
 The console script (``zeus_bench.cli``), the simulator's and the analysis' ``python -m`` programs
 and the workflow's scripts take these from here, the lowest floor, so that no floor imports the CLI.
+It imports no numpy (what needs it is imported where it is used): an entry point imports it before
+its command has chosen its threads (``zeus_bench.cli.main.NO_BLAS_COMMANDS``), which must happen
+before numpy is first imported.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
-from zeus_bench.core.cost import check_beta, check_eta
 from zeus_bench.core.errors import ConfigError
 from zeus_bench.core.fsutil import check_writable_file
 
@@ -75,11 +77,15 @@ def _checked_float(text: str, check: Callable[[float], float], allow_inf: bool =
 
 def eta_arg(text: str) -> float:
     """Argparse type: eta in [0, 1] (:func:`~zeus_bench.core.cost.check_eta`)."""
+    from zeus_bench.core.cost import check_eta  # (here: this module stays free of numpy, see exit_command)
+
     return _checked_float(text, check_eta)
 
 
 def beta_arg(text: str) -> float:
     """Argparse type: beta > 0, ``inf`` turns early stopping off (:func:`~zeus_bench.core.cost.check_beta`)."""
+    from zeus_bench.core.cost import check_beta
+
     return _checked_float(text, check_beta, allow_inf=True)
 
 
