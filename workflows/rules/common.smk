@@ -44,9 +44,10 @@ with exit_on_error():
 # it cannot run as a new process would as one); elsewhere (another shell, a cluster job) the commands
 # are the plain ones.
 WARM = str(Path(workflow.basedir, "workflows", "scripts", "warm.py"))
+WARM_SOCKET_ENV = "ZB_WARM_SOCKET"  # (warm.py's SOCKET_ENV) set for the steps' shells by the hooks
 WARM_PYTHONPATH = f"{workflow.basedir}:{os.environ.get('PYTHONPATH', '')}"  # as the prefix sets it
 _WARM_FUNCTIONS = (
-    'if [ -n "${BASH_VERSION:-}" ] && [ -S "${ZB_WARM_SOCKET:-}" ]; then eval '
+    f'if [ -n "${{BASH_VERSION:-}}" ] && [ -S "${{{WARM_SOCKET_ENV}:-}}" ]; then eval '
     f"'zeus-bench() {{ command python \"{WARM}\" run zeus-bench \"$@\"; }}; "
     f"python() {{ command python \"{WARM}\" run python \"$@\"; }}'; fi; "
 )

@@ -59,7 +59,6 @@ def finish_run():
 # machine as a local process of this environment (a cluster executor, conda or container
 # deployment, a dry run).
 WARM_ENV = "ZEUS_BENCH_WARM"
-WARM_SOCKET_ENV = "ZB_WARM_SOCKET"  # set for the steps' shells (the prefix's functions read it: common.smk)
 WARM_PRELOAD = (
     "numpy", "pandas", "pyarrow.parquet", "matplotlib.backends.backend_agg", "matplotlib.backends.backend_pdf",
     "fontTools.subset", "analysis.figures.cli", "analysis.figures.inputs", "analysis.figures.studies",

@@ -38,6 +38,7 @@ from __future__ import annotations
 # The client (``run``) imports only what a new interpreter has loaded anyway and what it needs:
 # the server's and the steps' modules (argparse, runpy, selectors, tempfile, threading) are
 # imported where they are used, which ``run`` never reaches.
+import collections
 import contextlib
 import importlib
 import io
@@ -72,31 +73,15 @@ _MAX_REQUEST = 16 * 1024 * 1024  # bytes: a command line and an environment, far
 _STEP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGQUIT)  # default in a step
 
 
-class Step:
+class Step(collections.namedtuple("Step", "kind target args")):
     """What a step runs: ``kind`` ``console`` (the ``zeus-bench`` command), ``module`` (``python -m``) or ``script``.
 
     ``target`` is the module's name or the script's path (the console command's path for
-    ``console``); ``args`` the words after it. (A plain class: ``dataclasses`` costs the client
-    some 6 ms of imports.)
+    ``console``); ``args`` the words after it (a tuple). (Not a dataclass: ``dataclasses`` costs
+    the client some 6 ms of imports.)
     """
 
-    __slots__ = ("args", "kind", "target")
-
-    def __init__(self, kind: str, target: str, args: tuple[str, ...]) -> None:
-        """The step of ``kind`` running ``target`` with ``args``."""
-        self.kind, self.target, self.args = kind, target, tuple(args)
-
-    def _key(self) -> tuple[str, str, tuple[str, ...]]:
-        return (self.kind, self.target, self.args)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Step) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return f"Step({self.kind!r}, {self.target!r}, {self.args!r})"
+    __slots__ = ()
 
 
 def plan(argv: Sequence[str]) -> Step | None:
