@@ -257,15 +257,18 @@ class _Grid:
         """:meth:`on_grid` in the keys' order."""
         return self.on_grid(values, fill)[self.order]
 
-    def reference(self, run_policy: np.ndarray, code: int | None, values: np.ndarray) -> np.ndarray:
-        """Per row (keys' order), ``values`` (grid order) of the same recurrence of the run of policy ``code`` (NaN: none)."""
+    def reference(self, run_policy: np.ndarray, code: int | None) -> np.ndarray:
+        """Per row (keys' order), the grid row of the same recurrence of the run of policy ``code`` (-1: none).
+
+        ``run_policy``: each run's policy code.
+        """
         ref_run = np.full(len(self.s_rep), -1, dtype=np.int64)
         if code is not None:
             mine = np.flatnonzero(run_policy == code)
             ref_run[self.r_s[mine]] = mine
-        rr = ref_run[self.r_s[self.run]]
-        row = np.where(rr >= 0, self.r_lo[np.maximum(rr, 0)] + self.w - self.w_lo[self.r_s[self.run]], 0)
-        return np.where(rr >= 0, values[row], np.nan)[self.order]
+        s = self.r_s[self.run]
+        rr = ref_run[s]
+        return np.where(rr >= 0, self.r_lo[np.maximum(rr, 0)] + self.w - self.w_lo[s], -1)[self.order]
 
 
 def recurrence_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -319,9 +322,11 @@ def recurrence_table(runs: pd.DataFrame) -> pd.DataFrame:
     # Each reference policy's expected figures of the same recurrence (setting, seed, group).
     codes = dict(zip(pd.factorize(runs["policy"], sort=True)[1], itertools.count(), strict=False))
     run_policy = rec.codes[_KEY["policy"]][grid.r_rep]
+    on_grid = [grid.on_grid(x, np.nan) for x in rec.expected]
     for policy in REFERENCE_POLICIES:
-        for c, x in zip(_SPENT, rec.expected, strict=True):
-            cols[f"{policy}_{c}"] = grid.reference(run_policy, codes.get(policy), grid.on_grid(x, np.nan))
+        row = grid.reference(run_policy, codes.get(policy))
+        for c, x in zip(_SPENT, on_grid, strict=True):
+            cols[f"{policy}_{c}"] = np.where(row >= 0, x[row], np.nan)
     for c, x in zip(_SPENT, spent, strict=True):
         cols[c] = charged(x, failed, cols[f"{FALLBACK}_{c}"])
     out = pd.DataFrame(cols, copy=False)  # (every column a new array)
