@@ -301,3 +301,62 @@ def test_the_client_imports_none_of_the_servers_modules(tmp_path: Path) -> None:
     server_side = {"argparse", "dataclasses", "inspect", "runpy", "selectors", "tempfile", "threading"}
     assert not loaded & server_side, sorted(loaded & server_side)
     assert "socket" in loaded  # what it does need: the check sees the script's imports
+
+
+def test_a_step_sent_while_the_server_imports_waits_and_runs_warm(tmp_path):
+    # A preloaded module that takes a second to import: the socket is there before it is done.
+    (tmp_path / "slow_import.py").write_text("import time\ntime.sleep(1.0)\n")
+    path = tmp_path / "srv" / "socket"
+    env = {k: v for k, v in os.environ.items() if k != "ZB_WARM_SOCKET"}
+    env["PYTHONPATH"] = str(tmp_path)
+    err = (tmp_path / "server.err").open("w")
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "serve", "--socket", str(path), "--preload", "slow_import"],
+        env=env, stdout=err, stderr=err, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    while not path.exists():
+        assert proc.poll() is None and time.monotonic() - started < 30
+        time.sleep(0.01)
+    listening = time.monotonic() - started
+    probe = tmp_path / "probe.py"
+    probe.write_text("import sys\nprint('slow_import' in sys.modules)\n")
+    hot = _run(["python", str(probe)], tmp_path, path, extra=env)
+    waited = time.monotonic() - started
+    proc.terminate()
+    assert proc.wait(timeout=30) == 0
+    err.close()
+    assert listening < 0.9 < waited  # listening at once; the step waited for the imports
+    assert hot.returncode == 0 and hot.stdout.strip() == "True"  # forked from the server: already imported
+    assert "1 steps started warm, 0 sent back" in (tmp_path / "server.err").read_text()
+    assert not path.parent.exists()
+
+
+def test_a_server_stopped_while_it_imports_sends_its_waiting_step_back_and_cleans_up(tmp_path):
+    (tmp_path / "slow_import.py").write_text("import time\ntime.sleep(1.5)\n")
+    path = tmp_path / "srv" / "socket"
+    env = {k: v for k, v in os.environ.items() if k != "ZB_WARM_SOCKET"}
+    env["PYTHONPATH"] = str(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "serve", "--socket", str(path), "--preload", "slow_import"],
+        env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not path.exists():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    probe = tmp_path / "probe.py"
+    probe.write_text("import sys\nprint('slow_import' in sys.modules)\n")
+    env_client = {**env, "ZB_WARM_SOCKET": str(path)}
+    client = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "run", "python", str(probe)],
+        env=env_client,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(0.3)  # the client waits in the backlog
+    proc.terminate()  # during the imports: kept until they are done
+    assert proc.wait(timeout=30) == 0
+    out, _ = client.communicate(timeout=30)
+    assert client.returncode == 0 and out.strip() == "False"  # sent back: a new process, nothing preloaded
+    assert not path.parent.exists()
