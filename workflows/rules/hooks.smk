@@ -70,6 +70,7 @@ WARM_THREAD_VARS = (
     "NUMEXPR_NUM_THREADS",
 )  # fmt: skip
 _WARM = {}
+WARM_LISTEN_WAIT_S = 5.0  # the most the run waits for the warm server to listen (it takes about 0.05 s)
 
 
 def _warm_wanted():
@@ -95,6 +96,7 @@ def start_warm_server():
     """Start the warm server for this run's steps (`onstart`); its socket is named in ZB_WARM_SOCKET."""
     import subprocess
     import tempfile
+    import time
     import uuid
 
     local = workflow.is_main_process and workflow.local_exec and not workflow.dryrun and not workflow.touch
@@ -106,8 +108,14 @@ def start_warm_server():
     # gives a job of one thread (a step of more threads starts as a new process).
     env = dict(os.environ, PYTHONPATH=WARM_PYTHONPATH, **{name: "1" for name in WARM_THREAD_VARS})
     command = [sys.executable, WARM, "serve", "--socket", socket_path, "--parent", str(os.getpid())]
-    _WARM["server"] = subprocess.Popen([*command, "--preload", *WARM_PRELOAD], env=env, stdin=subprocess.DEVNULL)
+    server = _WARM["server"] = subprocess.Popen([*command, "--preload", *WARM_PRELOAD], env=env, stdin=subprocess.DEVNULL)
     os.environ[WARM_SOCKET_ENV] = socket_path
+    # The server listens before it imports (its steps wait for the imports): wait the few tens of
+    # milliseconds until it does, so that the first steps find the socket (the shell prefix asks for
+    # it) rather than starting as new processes that import everything themselves.
+    deadline = time.monotonic() + WARM_LISTEN_WAIT_S
+    while not os.path.exists(socket_path) and server.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def stop_warm_server():
