@@ -150,6 +150,26 @@ def test_a_reader_declared_blind_gets_the_first_horizons_draws(
     )
 
 
+@pytest.mark.parametrize(("horizon", "walks"), [(UNKNOWN, [40]), (KNOWN, [40, 25, 10]), (30, [40])])
+def test_parts_told_the_same_at_shorter_lengths_reuse_the_longest_walk(
+    horizon: object, walks: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Told nothing (or the same number) at 40, 25 and 10 recurrences: every class's draws are the
+    # longest replay's first recurrences; told the length itself (known), the readers walk again.
+    import zeus_bench.studies.arena_protocol as ap
+
+    job = toy_job(NOISY)
+    parts = [p for p in _parts(job, (horizon,)) if p[2].split == 1][:1] * 3
+    lengths = [40, 25, 10]
+    walked: list[int] = []
+    real = ap.walk_charged
+    monkeypatch.setattr(ap, "walk_charged", lambda ps, n: walked.append(n) or real(ps, n))
+    together = parts_draws(parts, lengths)
+    assert walked == walks
+    for part, n, got in zip(parts, lengths, together, strict=True):
+        assert _draws_equal(got, walk_draws([part], n)[0]), n
+
+
 def test_parts_of_other_rules_are_refused() -> None:
     job = toy_job(NOISY)
     parts = _parts(job, (KNOWN, UNKNOWN))

@@ -34,7 +34,7 @@ from zeus_bench.sim.replay import (
     replay_lanes,
     replay_policies,
 )
-from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise
+from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise, horizon_recurrences
 from zeus_bench.studies.crossfit import FOLD_CONSTANTS, judged_half, replicate_job, split_job, variant
 from zeus_bench.studies.recurrences import references as job_refs
 from zeus_bench.studies.recurrences import tries_costs
@@ -193,10 +193,11 @@ def parts_draws(parts: Sequence[JobPart], n: int | Sequence[int]) -> list[list[D
     alone. The parts told one horizon and replayed as often are replayed in one walk
     (:func:`walk_draws`), the longest first. A part that is an earlier part but for the horizon
     and a number of recurrences no larger (the same job, classes and protocol otherwise) replays
-    only its classes that read the horizon (:meth:`~zeus_bench.sim.policies.Policy.reads_horizon`);
-    the others' draws are the earlier part's, over its first recurrences: a policy told no
-    horizon replays its first recurrences as a longer replay does (the executor's rows of a
-    recurrence do not depend on the later ones), bit for bit.
+    only its classes that read the horizon (:meth:`~zeus_bench.sim.policies.Policy.reads_horizon`),
+    and none when the earlier part told them the same (``unknown``: nothing, whatever the length;
+    :func:`~zeus_bench.sim.rules.horizon_recurrences`); the others' draws are the earlier part's,
+    over its first recurrences: a policy told the same replays its first recurrences as a longer
+    replay does (the executor's rows of a recurrence do not depend on the later ones), bit for bit.
 
     Raises:
         ValueError: parts that differ in eta, beta or noise.
@@ -220,8 +221,14 @@ def parts_draws(parts: Sequence[JobPart], n: int | Sequence[int]) -> list[list[D
         for i, (job, classes, protocol) in enumerate(parts):
             if protocol.horizon != h or ns[i] != length:
                 continue
-            twin = next((j for j in done if ns[j] >= length and _twins(parts[j], parts[i])), None)
-            replayed = [k for k, c in enumerate(classes) if twin is None or c.reads_horizon()]
+            twins = [j for j in done if ns[j] >= length and _twins(parts[j], parts[i])]
+            told = horizon_recurrences(protocol.horizon, length)
+            # (an earlier part told the same, e.g. no horizon at all: every class's draws are its)
+            same = next((j for j in twins if horizon_recurrences(parts[j][2].horizon, ns[j]) == told), None)
+            twin = same if same is not None else next(iter(twins), None)
+            replayed = [
+                k for k, c in enumerate(classes) if twin is None or (same is None and c.reads_horizon())
+            ]
             places.append((i, twin, replayed))
             if replayed:
                 walk.append((job, [classes[k] for k in replayed], protocol))
