@@ -172,3 +172,37 @@ def test_arrow_number_helper_honours_slice_offsets() -> None:
     values = pa.array([1.0, 2.0, 3.0, 4.0, 5.0]).slice(2, 2)
     assert _numbers(values).tolist() == [3.0, 4.0]
     assert _numbers(pa.array([7, 8, 9], type=pa.int64()).slice(1)).tolist() == [8, 9]
+
+
+def _power_frame() -> pd.DataFrame:
+    columns = power_columns() | {"avg_power_uncertainty_w": np.array([1.0, 2.0, 3.0])}
+    return pd.DataFrame({c: (v if isinstance(v, np.ndarray) else [v] * 3) for c, v in columns.items()})
+
+
+def test_numbers_already_of_their_kind_are_kept_as_they_are() -> None:
+    from zeus_bench.store.frames import validate
+
+    frame = _power_frame()
+    fast = validate(frame, "power")
+    generic = validate(frame.astype(object), "power")  # every value through the generic path
+    pd.testing.assert_frame_equal(fast, generic, check_exact=True)
+    for name in ("batch_size", "time_per_epoch_s"):  # kept, not copied (copy-on-write)
+        assert np.shares_memory(fast[name].to_numpy(), frame[name].to_numpy())
+    fast.loc[0, "time_per_epoch_s"] = 1.0
+    assert frame.loc[0, "time_per_epoch_s"] == 400.0  # the caller's frame untouched
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "words"),
+    [("batch_size", -64, "must be > 0, got -64.0"), ("time_per_epoch_s", float("inf"), "non-finite value")],
+)
+def test_numbers_of_their_kind_that_fail_a_check_name_the_row_as_before(
+    column: str, value: float, words: str
+) -> None:
+    from zeus_bench.store.frames import validate
+
+    frame = _power_frame()
+    frame.loc[2, column] = value
+    assert frame[column].dtype.kind in "if"  # (the kept kind: int64 batch sizes, float times)
+    with pytest.raises(TraceFormatError, match=f"column '{column}' row 2: {words}"):
+        validate(frame, "power")

@@ -24,7 +24,15 @@ from zeus_bench.core.errors import TraceFormatError
 from zeus_bench.core.faults import fault_point
 from zeus_bench.core.fsutil import atomic_path
 from zeus_bench.core.provenance import base_provenance
-from zeus_bench.store.schema import METADATA_KEY, Coded, Column, TableSchema, check_numbers, get_schema
+from zeus_bench.store.schema import (
+    METADATA_KEY,
+    Coded,
+    Column,
+    TableSchema,
+    _numbers_pass,
+    check_numbers,
+    get_schema,
+)
 
 if TYPE_CHECKING:  # pandas is imported where frames are handled: the simulator's path runs without it
     import pandas as pd
@@ -48,6 +56,13 @@ def _coerce(series: pd.Series, col: Column, where: str) -> pd.Series:
         if series.dtype != bool and not all(isinstance(v, (bool, np.bool_)) for v in present_values):
             raise TraceFormatError(f"{where}: column {name!r} must be boolean, got {series.dtype}")
         return series.astype("boolean") if col.nullable else series.astype(bool)
+    # Already numbers of the column's kind (what a table read back holds): kept without a copy
+    # (``astype`` to the same dtype shares them, copy-on-write) when every check passes at once;
+    # otherwise the path below finds the first bad row.
+    kind = series.dtype.kind if isinstance(series.dtype, np.dtype) else ""
+    same_kind = kind in ("i", "f") and (col.dtype == "int") == (kind == "i") and not col.nullable
+    if same_kind and _numbers_pass(series.to_numpy(), ~missing.to_numpy(), col):
+        return series.astype(np.int64 if col.dtype == "int" else float)
     values = pd.to_numeric(series, errors="coerce")
     bad = values.isna() & ~missing
     if bad.any():
@@ -92,7 +107,7 @@ def validate(df: pd.DataFrame, kind: str, where: str = "table") -> pd.DataFrame:
             if not col.nullable:
                 raise TraceFormatError(f"{where}: missing column {col.name!r} for a {kind} table")
         out[col.name] = _coerce(s, col, where)
-    result = pd.DataFrame(out, index=index)
+    result = pd.DataFrame(out, index=index, copy=False)  # (each column is its own, or shared copy-on-write)
     if schema.key:
         dup = result.duplicated(list(schema.key), keep=False)
         if dup.any():

@@ -151,7 +151,7 @@ def _numbers_pass(arr: np.ndarray, present: np.ndarray, col: Column) -> bool:
         return False
     if ("positive" in col.checks and lo <= 0) or ("nonnegative" in col.checks and lo < 0):
         return False
-    return col.dtype != "int" or bool((np.mod(arr, 1.0) == 0).all())
+    return col.dtype != "int" or arr.dtype.kind in "iu" or bool((np.mod(arr, 1.0) == 0).all())
 
 
 def check_numbers(arr: np.ndarray, present: np.ndarray, col: Column, where: str) -> None:
