@@ -205,19 +205,26 @@ def scenario(job: JobTrace, cost: Cost, kind: str, at: int, factor: float, ramp:
 def oracle_cost_by_recurrence(
     job: JobTrace, cost: Cost, drift: EpochFactor | None, recurrences: int
 ) -> np.ndarray:
-    """Least expected cost over feasible configurations in each recurrence under a drift (J)."""
+    """Least expected cost over feasible configurations in each recurrence under a drift (J).
+
+    A batch size is feasible in a recurrence when none of its drifted paths is missing or beyond the
+    maximum epochs; its cost is its mean drifted epochs times its least epoch cost. Every
+    recurrence of a batch size at once (a mean along each row is the row's own mean, bit for bit),
+    the drift asked once per recurrence and batch size.
+    """
     costs = cost.epoch_cost(job.time_per_epoch_s, job.avg_power_w, job.max_power_w)
     best_epoch_cost = np.nanmin(np.where(np.isnan(costs), np.inf, costs), axis=1)
-    out = np.empty(recurrences)
-    for r in range(1, recurrences + 1):
-        best = np.inf
-        for i, paths in enumerate(job.target_epochs):
-            f = 1.0 if drift is None else drift(r, i)
-            t = paths * f
-            if np.isnan(t).any() or (t > job.max_epochs).any():
-                continue
-            best = min(best, float(t.mean()) * best_epoch_cost[i])
-        out[r - 1] = best
+    out = np.full(recurrences, np.inf)
+    for i, paths in enumerate(job.target_epochs):
+        if drift is None:
+            factors = np.ones((recurrences, 1))
+        else:
+            factors = np.array([[drift(r, i)] for r in range(1, recurrences + 1)], dtype=float)
+        t = paths[None, :] * factors  # (recurrences, paths): each row the recurrence's drifted paths
+        feasible = ~(np.isnan(t).any(axis=1) | (t > job.max_epochs).any(axis=1))
+        with np.errstate(invalid="ignore", divide="ignore"):  # (no path: no mean, never feasible)
+            here = t.mean(axis=1) * best_epoch_cost[i] if t.shape[1] else np.full(recurrences, np.nan)
+        out = np.where(feasible & (here < out), here, out)  # the least, the first batch size on a tie
     return out
 
 
