@@ -15,6 +15,7 @@ moves by 1e-6 pt then changes the file only if it lies within 1e-6 of a rounding
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,9 +56,11 @@ def stable_pdf_numbers(decimals: int = PDF_DECIMALS) -> Iterator[None]:
     original_repr = backend_pdf.pdfRepr
     original_paths = backend_pdf.PdfFile.pathOperations
 
-    def pdf_repr(obj: Any) -> Any:
-        if isinstance(obj, float | np.floating) and not isinstance(obj, bool) and np.isfinite(obj):
-            obj = round_number(float(obj), decimals)
+    isfinite, floats = math.isfinite, (float, np.floating)
+
+    def pdf_repr(obj: Any) -> Any:  # (called for every number of a PDF: no NumPy call on a scalar)
+        if isinstance(obj, floats) and isfinite(obj):
+            obj = round(float(obj), decimals) + 0.0  # (round_number, inlined)
         return original_repr(obj)
 
     def path_operations(*args: Any, **kwargs: Any) -> list[Any]:
