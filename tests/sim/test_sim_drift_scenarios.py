@@ -73,3 +73,21 @@ def test_command_writes_a_drift_table_and_refuses_bad_input(
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0]
         assert not target.exists()
+
+
+@pytest.mark.parametrize("kind", ["step", "morph", "tilt"])
+def test_a_drifts_table_is_its_calls(kind: str) -> None:
+    # The table the study's walks and its drifted oracle read (drift_factors) holds the floats the
+    # hook's calls give, ramps (interpolated factors) included; a plain callable is asked instead.
+    from zeus_bench.sim.executor import SeedDrifts, drift_factors
+
+    job = toy_job(CURVE, max_epochs=20)
+    drift = Drift(scenario(job, Cost(0.5), kind, 10, 1.37, 20), job)
+    n, n_bs = 45, len(job.batch_sizes)
+    calls = np.array([[drift(r, b) for b in range(n_bs)] for r in range(1, n + 1)])
+    assert np.array_equal(drift_factors(drift, n, n_bs), calls)
+    assert len(np.unique(calls)) == 2 if kind == "step" else len(np.unique(calls)) > 3  # (ramps interpolate)
+    plain = lambda r, b: drift(r, b)  # noqa: E731  (no table: asked once per recurrence and index)
+    assert np.array_equal(drift_factors(plain, n, n_bs), calls)
+    seeds = SeedDrifts.of([None, drift], [0, 1], n, n_bs)
+    assert np.array_equal(seeds.factors[1, 1:], calls) and (seeds.factors[0] == 1.0).all()

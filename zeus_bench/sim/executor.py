@@ -63,6 +63,7 @@ __all__ = [
     "OneTry",
     "Run",
     "SeedDrifts",
+    "drift_factors",
     "execute",
     "execute_blocks",
     "missed_row",
@@ -72,6 +73,18 @@ __all__ = [
 
 #: A drift hook: (recurrence, batch-size index) -> factor on the sampled path's target epoch.
 DriftHook = Callable[[int, int], float]
+
+
+def drift_factors(hook: DriftHook, recurrences: int, n_bs: int) -> np.ndarray:
+    """``hook``'s factors over recurrences 1..``recurrences`` (rows) and batch-size indices (columns).
+
+    A hook with a ``table(recurrences, n_bs)`` method (:class:`~zeus_bench.sim.scenarios.drift.Drift`)
+    gives them at once, the floats its calls give; any other is asked once per recurrence and index.
+    """
+    table = getattr(hook, "table", None)
+    if callable(table):
+        return np.asarray(table(recurrences, n_bs), dtype=float)
+    return np.array([[hook(r, b) for b in range(n_bs)] for r in range(1, recurrences + 1)], dtype=float)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)  # (arrays: compared and hashed by identity)
@@ -95,7 +108,7 @@ class SeedDrifts:
         factors = np.ones((len(hooks), recurrences + 1, n_bs))
         for g, hook in enumerate(hooks):
             if hook is not None:
-                factors[g, 1:] = [[hook(r, b) for b in range(n_bs)] for r in range(1, recurrences + 1)]
+                factors[g, 1:] = drift_factors(hook, recurrences, n_bs)
         return cls(factors, np.asarray(group, dtype=np.int64))
 
     def subset(self, ids: Sequence[int]) -> SeedDrifts:

@@ -130,6 +130,18 @@ class Drift:
             return 1.0
         return float(np.interp(recurrence, pts[0], pts[1]))
 
+    def table(self, recurrences: int, n_bs: int) -> np.ndarray:
+        """:meth:`__call__` of recurrences 1..``recurrences`` (rows) and indices 0..``n_bs - 1`` (columns), the same floats.
+
+        (:func:`~zeus_bench.sim.executor.drift_factors` asks for it: one interpolation per batch size.)
+        """
+        out = np.ones((recurrences, n_bs))
+        at = np.arange(1, recurrences + 1)
+        for i, (xs, ys) in self.points.items():
+            if i < n_bs:
+                out[:, i] = np.interp(at, xs, ys)
+        return out
+
 
 def optimum_shift(
     job: JobTrace, cost: Cost, kind: str, at: int, factor: float, ramp: int = 20
@@ -210,17 +222,19 @@ def oracle_cost_by_recurrence(
     A batch size is feasible in a recurrence when none of its drifted paths is missing or beyond the
     maximum epochs; its cost is its mean drifted epochs times its least epoch cost. Every
     recurrence of a batch size at once (a mean along each row is the row's own mean, bit for bit),
-    the drift asked once per recurrence and batch size.
+    the drift's factors as one table (:func:`~zeus_bench.sim.executor.drift_factors`).
     """
     costs = cost.epoch_cost(job.time_per_epoch_s, job.avg_power_w, job.max_power_w)
     best_epoch_cost = np.nanmin(np.where(np.isnan(costs), np.inf, costs), axis=1)
+    from zeus_bench.sim.executor import drift_factors
+
+    n_bs = len(job.target_epochs)
+    factors = np.ones((recurrences, n_bs)) if drift is None else drift_factors(drift, recurrences, n_bs)
     out = np.full(recurrences, np.inf)
     for i, paths in enumerate(job.target_epochs):
-        if drift is None:
-            factors = np.ones((recurrences, 1))
-        else:
-            factors = np.array([[drift(r, i)] for r in range(1, recurrences + 1)], dtype=float)
-        t = paths[None, :] * factors  # (recurrences, paths): each row the recurrence's drifted paths
+        t = (
+            paths[None, :] * factors[:, i, None]
+        )  # (recurrences, paths): each row the recurrence's drifted paths
         feasible = ~(np.isnan(t).any(axis=1) | (t > job.max_epochs).any(axis=1))
         with np.errstate(invalid="ignore", divide="ignore"):  # (no path: no mean, never feasible)
             here = t.mean(axis=1) * best_epoch_cost[i] if t.shape[1] else np.full(recurrences, np.nan)
