@@ -360,3 +360,17 @@ def test_a_server_stopped_while_it_imports_sends_its_waiting_step_back_and_clean
     out, _ = client.communicate(timeout=30)
     assert client.returncode == 0 and out.strip() == "False"  # sent back: a new process, nothing preloaded
     assert not path.parent.exists()
+
+
+def test_a_server_whose_preload_fails_leaves_no_socket_behind(tmp_path):
+    # (It listens before it imports: a module that raises while imported must not leave the socket.)
+    (tmp_path / "broken_import.py").write_text("raise RuntimeError('broken at import')\n")
+    path = tmp_path / "srv" / "socket"
+    env = {k: v for k, v in os.environ.items() if k != "ZB_WARM_SOCKET"}
+    env["PYTHONPATH"] = str(tmp_path)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "serve", "--socket", str(path), "--preload", "broken_import"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0 and "broken at import" in done.stderr
+    assert not path.exists() and not path.parent.exists()

@@ -555,8 +555,13 @@ def serve(path: str, parent: int | None, modules: Sequence[str]) -> None:
     server = Server(path, parent)
     signal.signal(signal.SIGTERM, server._on_signal)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # (as while serving)
-    # what every step's own start and end use (_run_step, _finish), loaded once before the forks
-    preload(["atexit", "runpy", "tempfile", "threading", *modules])
+    try:
+        # what every step's own start and end use (_run_step, _finish), loaded once before the forks
+        preload(["atexit", "runpy", "tempfile", "threading", *modules])
+    except BaseException:  # a module that fails to import otherwise: nothing of the server stays behind
+        server.listener.close()
+        remove_socket(path, server.made_folder)
+        raise
     server.env = dict(os.environ)  # the start-up the steps are compared with: after the imports
     gc.collect()
     gc.freeze()  # the steps' collections skip what every step shares (fewer pages copied)
