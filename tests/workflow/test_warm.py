@@ -303,24 +303,40 @@ def test_the_client_imports_none_of_the_servers_modules(tmp_path: Path) -> None:
     assert "socket" in loaded  # what it does need: the check sees the script's imports
 
 
-def test_a_step_sent_while_the_server_imports_waits_and_runs_warm(tmp_path):
-    # A preloaded module that takes a second to import: the socket is there before it is done.
-    (tmp_path / "slow_import.py").write_text("import time\ntime.sleep(1.0)\n")
-    path = tmp_path / "srv" / "socket"
+def _preloading(tmp_path: Path, source: str) -> tuple[Path, dict[str, str], list[str], Path]:
+    """A server preloading module ``preloaded`` (``source``) from ``tmp_path``: socket, environment, command, probe.
+
+    The probe step prints whether ``preloaded`` is loaded in it (forked from the server: True).
+    """
+    (tmp_path / "preloaded.py").write_text(source)
+    probe = tmp_path / "probe.py"
+    probe.write_text("import sys\nprint('preloaded' in sys.modules)\n")
     env = {k: v for k, v in os.environ.items() if k != "ZB_WARM_SOCKET"}
     env["PYTHONPATH"] = str(tmp_path)
+    path = tmp_path / "srv" / "socket"
+    return (
+        path,
+        env,
+        [sys.executable, str(SCRIPT), "serve", "--socket", str(path), "--preload", "preloaded"],
+        probe,
+    )
+
+
+def _listening(proc: subprocess.Popen, path: Path, since: float) -> float:  # type: ignore[type-arg]
+    """Seconds from ``since`` until the server ``proc`` has its socket ``path``."""
+    while not path.exists():
+        assert proc.poll() is None and time.monotonic() - since < 30
+        time.sleep(0.01)
+    return time.monotonic() - since
+
+
+def test_a_step_sent_while_the_server_imports_waits_and_runs_warm(tmp_path):
+    # A preloaded module that takes a second to import: the socket is there before it is done.
+    path, env, command, probe = _preloading(tmp_path, "import time\ntime.sleep(1.0)\n")
     err = (tmp_path / "server.err").open("w")
     started = time.monotonic()
-    proc = subprocess.Popen(
-        [sys.executable, str(SCRIPT), "serve", "--socket", str(path), "--preload", "slow_import"],
-        env=env, stdout=err, stderr=err, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    while not path.exists():
-        assert proc.poll() is None and time.monotonic() - started < 30
-        time.sleep(0.01)
-    listening = time.monotonic() - started
-    probe = tmp_path / "probe.py"
-    probe.write_text("import sys\nprint('slow_import' in sys.modules)\n")
+    proc = subprocess.Popen(command, env=env, stdout=err, stderr=err, stdin=subprocess.DEVNULL)
+    listening = _listening(proc, path, started)
     hot = _run(["python", str(probe)], tmp_path, path, extra=env)
     waited = time.monotonic() - started
     proc.terminate()
@@ -333,27 +349,13 @@ def test_a_step_sent_while_the_server_imports_waits_and_runs_warm(tmp_path):
 
 
 def test_a_server_stopped_while_it_imports_sends_its_waiting_step_back_and_cleans_up(tmp_path):
-    (tmp_path / "slow_import.py").write_text("import time\ntime.sleep(1.5)\n")
-    path = tmp_path / "srv" / "socket"
-    env = {k: v for k, v in os.environ.items() if k != "ZB_WARM_SOCKET"}
-    env["PYTHONPATH"] = str(tmp_path)
-    proc = subprocess.Popen(
-        [sys.executable, str(SCRIPT), "serve", "--socket", str(path), "--preload", "slow_import"],
-        env=env, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while not path.exists():
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.01)
-    probe = tmp_path / "probe.py"
-    probe.write_text("import sys\nprint('slow_import' in sys.modules)\n")
-    env_client = {**env, "ZB_WARM_SOCKET": str(path)}
+    path, env, command, probe = _preloading(tmp_path, "import time\ntime.sleep(1.5)\n")
+    proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL)
+    _listening(proc, path, time.monotonic())
     client = subprocess.Popen(
         [sys.executable, str(SCRIPT), "run", "python", str(probe)],
-        env=env_client,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+        env={**env, "ZB_WARM_SOCKET": str(path)}, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
     time.sleep(0.3)  # the client waits in the backlog
     proc.terminate()  # during the imports: kept until they are done
     assert proc.wait(timeout=30) == 0
@@ -364,13 +366,7 @@ def test_a_server_stopped_while_it_imports_sends_its_waiting_step_back_and_clean
 
 def test_a_server_whose_preload_fails_leaves_no_socket_behind(tmp_path):
     # (It listens before it imports: a module that raises while imported must not leave the socket.)
-    (tmp_path / "broken_import.py").write_text("raise RuntimeError('broken at import')\n")
-    path = tmp_path / "srv" / "socket"
-    env = {k: v for k, v in os.environ.items() if k != "ZB_WARM_SOCKET"}
-    env["PYTHONPATH"] = str(tmp_path)
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "serve", "--socket", str(path), "--preload", "broken_import"],
-        env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    path, env, command, _ = _preloading(tmp_path, "raise RuntimeError('broken at import')\n")
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "broken at import" in done.stderr
     assert not path.exists() and not path.parent.exists()
