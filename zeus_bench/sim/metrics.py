@@ -29,11 +29,12 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
-from collections.abc import Sequence
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import pandas as pd
+
+from zeus_bench.sim.keyed import Grid, first_valid, key_codes, runs_of, sort_key
 
 log = logging.getLogger(__name__)
 
@@ -92,69 +93,12 @@ def std(values: pd.Series) -> float:
     return float(values.astype(float).std(ddof=DDOF)) if len(values) else float("nan")
 
 
-def _key_codes(col: pd.Series) -> np.ndarray:
-    """Each value's rank among the column's distinct values (missing values last, as ``sort_values`` puts them)."""
-    codes, uniques = pd.factorize(col, sort=True)
-    codes = codes.astype(np.int64)
-    codes[codes < 0] = len(uniques)
-    return codes
-
-
-def _key(cols: Sequence[np.ndarray]) -> np.ndarray:
-    """One int64 per element that orders as the element's tuple of the codes ``cols`` (each >= 0) does."""
-    key = np.zeros(len(cols[0]), dtype=np.int64)
-    span = 1
-    for c in cols:
-        width = int(c.max()) + 1 if len(c) else 1
-        span *= width
-        if span >= 2**62:  # beyond int64: the tuples' ranks, by one lexsort
-            order = np.lexsort(cols[::-1])
-            rank = np.empty(len(order), dtype=np.int64)
-            rank[order] = np.cumsum(_starts_mask(np.stack([x[order] for x in cols]))) - 1
-            return rank
-        key = key * width + c
-    return key
-
-
-def _starts_mask(sorted_codes: np.ndarray) -> np.ndarray:
-    """Whether each element starts a run of equal values (``sorted_codes``: 1-D, or keys x elements)."""
-    codes = np.atleast_2d(sorted_codes)
-    new = np.ones(codes.shape[1], dtype=bool)
-    new[1:] = (codes[:, 1:] != codes[:, :-1]).any(axis=0)
-    return new
-
-
-def _runs_of(sorted_key: np.ndarray) -> np.ndarray:
-    """Where each run of equal values starts in ``sorted_key``."""
-    return np.flatnonzero(_starts_mask(sorted_key))
-
-
-def _first_valid(x: np.ndarray, starts: np.ndarray, ends: np.ndarray, last: bool = False) -> np.ndarray:
-    """Per segment ``[start, end)`` of ``x``, its first (``last``: last) value that is not NaN; NaN if none (pandas' ``first``)."""
-    valid = np.flatnonzero(~np.isnan(x))
-    if len(valid) == len(x):
-        return x[ends - 1] if last else x[starts]
-    if last:
-        at = np.searchsorted(valid, ends) - 1
-        ok = (at >= 0) & (valid[np.maximum(at, 0)] >= starts)
-    else:
-        at = np.searchsorted(valid, starts)
-        ok = (at < len(valid)) & (valid[np.minimum(at, len(valid) - 1)] < ends)
-    at = np.clip(at, 0, max(len(valid) - 1, 0))
-    return np.where(ok, x[valid[at]] if len(valid) else np.nan, np.nan)
-
-
-def _groups(*cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct tuples of the integer arrays ``cols``, in sorted order: each element's tuple id and the first element of each."""
-    _, first, ids = np.unique(_key(cols), return_index=True, return_inverse=True)
-    return ids.reshape(-1), first
-
-
 _SPENT = ("energy_j", "time_s", "cost")
 _EXPECTED = ("expected_energy_j", "expected_time_s", "expected_cost")
 REFERENCE_POLICIES = ("baseline", "max-batch", "oracle")
 """The policies whose expected figures :func:`recurrence_table` joins to every recurrence."""
 _KEY = {k: i for i, k in enumerate(REC_KEYS)}  # each key's row in the codes
+_ROLE = {"policy": "run", "group": "wanted", "recurrence": "wanted"}  # (the others: the setting's)
 
 
 class _Recurrences(NamedTuple):
@@ -183,14 +127,14 @@ def _recurrences(runs: pd.DataFrame, group: pd.Series) -> _Recurrences:
     The sums are pandas' own grouped sum of the tries in that order, a column at a time (what a
     groupby of the keys gives: pandas sums a column by NumPy's pairwise reduction, or compensated
     where it has a missing value); the rest is exact on arrays (pandas' ``first`` and ``last`` skip
-    missing values, as :func:`_first_valid` does).
+    missing values, as :func:`~zeus_bench.sim.keyed.first_valid` does).
     """
     n = len(runs)
     columns = [group if k == "group" else runs[k] for k in REC_KEYS]
-    codes = np.stack([_key_codes(c) for c in columns])
-    key = _key(list(codes))
-    order = np.argsort(_key([key, _key_codes(runs["attempt"])]), kind="stable")
-    starts = _runs_of(key[order])
+    codes = np.stack([key_codes(c) for c in columns])
+    key = sort_key(list(codes))
+    order = np.argsort(sort_key([key, key_codes(runs["attempt"])]), kind="stable")
+    starts = runs_of(key[order])
     ends = np.append(starts[1:], n)
     ids = np.repeat(np.arange(len(starts)), ends - starts)
     spent = [
@@ -199,76 +143,24 @@ def _recurrences(runs: pd.DataFrame, group: pd.Series) -> _Recurrences:
     ]
     ran = (runs["ran"].to_numpy(dtype=bool) if "ran" in runs.columns else np.ones(n, dtype=bool))[order]
     reached = np.logical_or.reduceat(runs["reached"].to_numpy(dtype=bool)[order], starts)
-    expected = [_first_valid(runs[c].to_numpy(dtype=float)[order], starts, ends) for c in _EXPECTED]
+    expected = [first_valid(runs[c].to_numpy(dtype=float)[order], starts, ends) for c in _EXPECTED]
     m = len(starts)
     has, uniform = np.zeros(m, dtype=bool), np.zeros(m, dtype=bool)
     batch, limit = np.full(m, np.nan), np.full(m, np.nan)
     done = np.flatnonzero(ran)
     if len(done):
-        lo = _runs_of(ids[done])
+        lo = runs_of(ids[done])
         hi = np.append(lo[1:], len(done))
         at = ids[done][lo]
         bs, pl = (runs[c].to_numpy(dtype=float)[order][done] for c in ("batch_size", "power_limit_w"))
         has[at] = True
-        batch[at], limit[at] = _first_valid(bs, lo, hi, last=True), _first_valid(pl, lo, hi, last=True)
+        batch[at], limit[at] = first_valid(bs, lo, hi, last=True), first_valid(pl, lo, hi, last=True)
         same_bs = np.fmin.reduceat(bs, lo) == np.fmax.reduceat(bs, lo)
         uniform[at] = same_bs & (np.fmin.reduceat(pl, lo) == np.fmax.reduceat(pl, lo))
     tries = np.add.reduceat(ran.astype(np.int64), starts)
     return _Recurrences(
         order[starts], codes[:, order[starts]], spent, tries, reached, expected, has, batch, limit, uniform
     )
-
-
-class _Grid:
-    """Every run (policy x setting x seed) x every recurrence its setting has (any policy's, by group).
-
-    Row ``(r, w)`` is run ``r``'s recurrence ``w``; those a run has rows for are :attr:`here`
-    (in :class:`_Recurrences`' order); :attr:`order` sorts the rows by :data:`REC_KEYS`.
-    """
-
-    def __init__(self, codes: np.ndarray) -> None:
-        """The grid of the recurrences whose keys' codes are ``codes`` (keys x recurrences)."""
-        setting, self.s_rep = _groups(*(codes[_KEY[k]] for k in (*SETTING, "seed")))
-        run, self.r_rep = _groups(setting, codes[_KEY["policy"]])
-        wanted, self.w_rep = _groups(setting, codes[_KEY["group"]], codes[_KEY["recurrence"]])
-        self.r_s = setting[self.r_rep]  # each run's setting
-        self.w_lo = np.searchsorted(setting[self.w_rep], np.arange(len(self.s_rep)))  # a setting's first
-        w_n = np.diff(np.append(self.w_lo, len(self.w_rep)))[self.r_s]  # per run, its setting's recurrences
-        self.r_lo = np.concatenate([[0], np.cumsum(w_n)[:-1]]).astype(np.int64)
-        self.size = int(w_n.sum())
-        self.run = np.repeat(np.arange(len(self.r_rep)), w_n)
-        self.w = np.arange(self.size) - np.repeat(self.r_lo, w_n) + np.repeat(self.w_lo[self.r_s], w_n)
-        self.here = self.r_lo[run] + (wanted - self.w_lo[setting])
-        self.source = {
-            k: self.r_rep[self.run] if k == "policy" else self.w_rep[self.w] if k in ("group", "recurrence")
-            else self.s_rep[self.r_s[self.run]]
-            for k in REC_KEYS
-        }  # fmt: skip
-        self.codes = np.stack([codes[_KEY[k]][self.source[k]] for k in REC_KEYS])
-        self.order = np.argsort(_key(list(self.codes)), kind="stable")
-
-    def on_grid(self, values: np.ndarray, fill: object) -> np.ndarray:
-        """``values`` (one per recurrence with rows) on the grid's rows, ``fill`` elsewhere (grid order)."""
-        out = np.full(self.size, fill, dtype=values.dtype)
-        out[self.here] = values
-        return out
-
-    def spread(self, values: np.ndarray, fill: object) -> np.ndarray:
-        """:meth:`on_grid` in the keys' order."""
-        return self.on_grid(values, fill)[self.order]
-
-    def reference(self, run_policy: np.ndarray, code: int | None) -> np.ndarray:
-        """Per row (keys' order), the grid row of the same recurrence of the run of policy ``code`` (-1: none).
-
-        ``run_policy``: each run's policy code.
-        """
-        ref_run = np.full(len(self.s_rep), -1, dtype=np.int64)
-        if code is not None:
-            mine = np.flatnonzero(run_policy == code)
-            ref_run[self.r_s[mine]] = mine
-        s = self.r_s[self.run]
-        rr = ref_run[s]
-        return np.where(rr >= 0, self.r_lo[np.maximum(rr, 0)] + self.w - self.w_lo[s], -1)[self.order]
 
 
 def recurrence_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -289,22 +181,22 @@ def recurrence_table(runs: pd.DataFrame) -> pd.DataFrame:
         that policy is not in the table).
 
     Computed on arrays (one sort of the tries, then every run x its setting's recurrences:
-    :class:`_Grid`): the frame that pandas' groupby and merges of the keys give, column for column
-    and bit for bit, in about half their time and memory (3.1 million tries: 10.2 -> 5.3 s of CPU,
-    peak 3.3 -> 2.6 GiB, 2026-12-05).
+    :class:`~zeus_bench.sim.keyed.Grid`): the frame that pandas' groupby and merges of the keys
+    give, column for column and bit for bit, in about half their time and memory (3.1 million
+    tries: 10.2 -> 5.3 s of CPU, peak 3.3 -> 2.6 GiB, 2026-12-05).
     """
     group = (runs["group"] if "group" in runs.columns else pd.Series("", index=runs.index)).astype("string")
     group = group.fillna("")
     if runs.empty:
         return _empty_recurrences(runs, group)
     rec = _recurrences(runs, group)
-    grid = _Grid(rec.codes)
+    grid = Grid(rec.codes, [_ROLE.get(k, "setting") for k in REC_KEYS])
     if grid.size > len(rec.first):
         log.info("%d recurrence(s) without rows: counted as failed, no try ran", grid.size - len(rec.first))
     cols: dict[str, Any] = {}
     for k in REC_KEYS:
         col = group if k == "group" else runs[k]
-        cols[k] = col.iloc[rec.first[grid.source[k][grid.order]]].reset_index(drop=True)
+        cols[k] = col.iloc[rec.first[grid.source[_KEY[k]][grid.order]]].reset_index(drop=True)
     spent = [grid.spread(x, 0.0) for x in rec.spent]
     for c, x in zip(_SPENT, spent, strict=True):
         cols[f"spent_{c}"] = x
@@ -337,13 +229,13 @@ def recurrence_table(runs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _last10(cols: dict[str, Any], grid: _Grid) -> np.ndarray:
+def _last10(cols: dict[str, Any], grid: Grid) -> np.ndarray:
     """Whether each row (keys' order) is among the last :data:`LAST` recurrences of its run and group.
 
     A run whose keys miss a value has none (a groupby of the keys drops it).
     """
     rec_no = cols["recurrence"].to_numpy()
-    seg = _runs_of(_key(list(grid.codes[: _KEY["recurrence"]]))[grid.order])
+    seg = runs_of(sort_key(list(grid.codes[: _KEY["recurrence"]]))[grid.order])
     last = np.repeat(np.maximum.reduceat(rec_no, seg), np.diff(np.append(seg, len(rec_no))))
     keyed = ~np.any([cols[k].isna().to_numpy() for k in (*RUN, "seed")], axis=0)
     return (rec_no > last - LAST) & keyed  # type: ignore[no-any-return]
