@@ -5,11 +5,14 @@ no paths (``reads_paths`` False), a face per lane for one that does; :func:`repl
 (lane, policy) alone is the reference, bit for bit: every registered policy on halves of other
 splits and folds (other numbers of paths), on replicate traces, with a fold's own constants. A
 path-reading policy declared blind gets wrong rows (the declaration is what keeps them right).
+Classes of one face family (``zeus-plus``, a fold's variant of it, ``zeus-plus-safe``) share one
+face, each seed with its own constants.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,9 +20,12 @@ import pytest
 from tests.helpers.sim_toy import toy_job
 from tests.sim.test_sim_blocks import NOISY, SPREAD
 from zeus_bench.core.cost import Cost
+from zeus_bench.optimizers.climb_arrays import QuietClimbs
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy
 from zeus_bench.sim.policies.builtin import Oracle
+from zeus_bench.sim.policies.seed_zeus_plus import ZeusPlusArrays
+from zeus_bench.sim.policies.zeus_plus import ZeusPlus
 from zeus_bench.sim.replay import JobModel, Lane, SeedTries, replay_lanes, replay_many
 from zeus_bench.sim.rules import KNOWN, UNKNOWN, Horizon
 from zeus_bench.studies.crossfit import replicate_job, split_job, variant
@@ -66,7 +72,9 @@ def test_published_traces_every_policy_same_rows(zeus_traces: Path) -> None:
 
     ts = TraceSet(zeus_traces)
     classes = tuple(get_policy(p) for p in POLICIES)
-    tuned = variant("zeus-plus", {"margin": 0.4, "up_first": True})  # a fold's own constants: its own face
+    tuned = variant(
+        "zeus-plus", {"margin": 0.4, "up_first": True}
+    )  # a fold's own constants, zeus-plus's face
     for workload in ts.workload_ids("v100")[:4]:
         whole = ts.job("v100", workload)
         lanes = job_lanes(whole, classes)
@@ -97,6 +105,45 @@ def test_a_path_reading_policy_declared_blind_gets_another_lanes_rows() -> None:
     cost = Cost(0.5)
     lanes = [Lane(JobModel(job, cost), (1, 2), (get_policy("oracle"), BlindOracle)) for job in (lane0, lane1)]
     assert lane_rows_differ(lanes, 2.0, 10) == ["lane 1 blind-oracle"]
+
+
+class ZeusPlusOwnStop(ZeusPlus):
+    """zeus-plus with a rule of its own (no early stop above its bound): a face family of its own."""
+
+    name = "zeus-plus-own-stop"
+
+    def stop_cost(self, default: float, epoch_cost: float = float("nan")) -> float:
+        return 2.0 * default
+
+
+def test_a_face_family_shares_one_face(monkeypatch: pytest.MonkeyPatch) -> None:
+    zeus_plus, safe = get_policy("zeus-plus"), get_policy("zeus-plus-safe")
+    tuned = variant("zeus-plus", {"margin": 0.4, "up_first": True})
+    assert zeus_plus.face_family() is safe.face_family() is tuned.face_family() is ZeusPlus
+    assert ZeusPlusOwnStop.face_family() is ZeusPlusOwnStop
+    assert get_policy("zeus").face_family() is get_policy("zeus")
+    faces: list[list[type]] = []  # each ZeusPlusArrays made: its seeds' classes
+    quiet: list[int] = []
+    made, entered = ZeusPlusArrays.__init__, QuietClimbs.enter
+
+    def spy(self: ZeusPlusArrays, model: JobModel, policies: Any) -> None:
+        faces.append([type(p) for p in policies])
+        made(self, model, policies)
+
+    def enter(self: QuietClimbs, i: int, cl: Any, beta: float) -> None:
+        quiet.append(i)
+        entered(self, i, cl, beta)
+
+    monkeypatch.setattr(ZeusPlusArrays, "__init__", spy)
+    monkeypatch.setattr(QuietClimbs, "enter", enter)
+    whole = toy_job({b: [*t, *t] for b, t in NOISY.items()})
+    lanes = job_lanes(whole, (zeus_plus, tuned, safe, ZeusPlusOwnStop))  # 15 seeds each
+    replay_lanes(lanes, 2.0, 40)
+    # one face of 45 seeds (quiet seeds on arrays from 24: each class's 15 alone would not)
+    assert [len(f) for f in faces] == [45] and set(faces[0]) == {zeus_plus, tuned, safe}
+    assert quiet and max(quiet) >= 30  # zeus-plus-safe's seeds (the last 15) turned quiet too
+    faces.clear()
+    assert lane_rows_differ(lanes, 2.0, 40) == []  # each seed's rows its class's alone
 
 
 def test_lanes_of_another_job_are_refused() -> None:

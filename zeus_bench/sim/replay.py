@@ -194,7 +194,10 @@ def replay_lanes(
     traces: :class:`~zeus_bench.sim.executor.Lanes`; the executor refuses models that differ in
     more). A class that does not read its job's paths (``reads_paths`` False) is asked through one
     face over its seeds of every lane, its objects built on the first such lane's job; one that
-    does gets a face per lane, on the lane's own job. Returns, per lane, each of its classes' rows:
+    does gets a face per lane, on the lane's own job. Classes of one face family
+    (:meth:`Policy.face_family <zeus_bench.sim.policies.Policy.face_family>`: the arena's fold
+    variants of ``zeus-plus`` and ``zeus-plus-safe``) share that face, each seed with an object of
+    its own class. Returns, per lane, each of its classes' rows:
     those :func:`replay_policies` on the lane alone gives (each seed keeps its own policy object
     and generators, and draws its paths from its lane's model).
     """
@@ -204,20 +207,22 @@ def replay_lanes(
     groups: dict[tuple[Any, ...], list[tuple[int, int]]] = {}  # face -> its (lane, class position)s
     for k, lane in enumerate(lanes):
         for c, cls in enumerate(lane.classes):
-            groups.setdefault((cls,) if not cls.reads_paths else (cls, k), []).append((k, c))
+            family = cls.face_family()
+            groups.setdefault((family,) if not cls.reads_paths else (family, k), []).append((k, c))
     models = list(dict.fromkeys(lane.model for lane in lanes))
     faces: list[Any] = []
     env_rngs: list[list[Any]] = []
     noise_rngs: list[list[Any]] = []
     of_seed: list[int] = []
-    for (cls, *_), members in groups.items():
+    for (family, *_), members in groups.items():
         base = lanes[members[0][0]].model
         generators = [seed_generators(seed) for k, _ in members for seed in lanes[k].seeds]
+        classes = [lanes[k].classes[c] for k, c in members for _ in lanes[k].seeds]
         policies = [
             cls(PolicyContext(base.job, base.cost, beta, 0, pol_rng, told, *BanditKnobs()))
-            for _, pol_rng in generators
+            for cls, (_, pol_rng) in zip(classes, generators, strict=True)
         ]
-        faces.append(cls.batched(base, policies))
+        faces.append(family.batched(base, policies))
         env_rngs.append([e for e, _ in generators])
         if noise > 0.0:
             noise_rngs.append([noise_generator(seed) for k, _ in members for seed in lanes[k].seeds])

@@ -155,10 +155,25 @@ class Policy(ABC):
         return frozenset()
 
     @classmethod
+    def face_family(cls) -> type[Policy]:
+        """The class whose face over seeds (:meth:`batched`) also asks this class's seeds in a walk of several classes.
+
+        Classes of one family (the same answer) that a walk replays together
+        (:func:`~zeus_bench.sim.replay.replay_lanes`) share one face: the family's ``batched``,
+        given each seed's object of its own class. A face asks each seed's object (or state made
+        from it) alone, so a seed's rows do not depend on the seeds beside it; sharing saves the
+        face's work per step. Default: the class itself (a face of its own). ``zeus-plus``'s
+        face (its variants with other constants, ``zeus-plus-safe``) says :class:`ZeusPlus
+        <zeus_bench.sim.policies.zeus_plus.ZeusPlus>`.
+        """
+        return cls
+
+    @classmethod
     def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
         """This policy's face over seeds, which the replay's executor asks (:mod:`zeus_bench.sim.executor`).
 
-        ``policies``: one object of this class per seed (seed ``i``'s at position ``i``). The
+        ``policies``: one object of this class per seed (seed ``i``'s at position ``i``), or of a
+        class of its :meth:`face_family`. The
         default wraps them (:class:`~zeus_bench.sim.policies.seeds.ScalarPolicies`): each seed's
         object is asked for its :meth:`predict` and told its :meth:`observe` in turn, so a policy
         needs nothing more. A face may also offer the array protocol

@@ -79,10 +79,11 @@ class ZeusPlusArrays:
     MIN_QUIET_SEEDS = 24
 
     def __init__(self, model: JobModel, policies: Sequence[ClimbingPolicy]) -> None:
-        """Face ``policies`` (seed ``i``'s at position ``i``, all of one class) on ``model``."""
+        """Face ``policies`` (seed ``i``'s at position ``i``; of one class, or of one face family) on ``model``."""
         self.model = model
         self.zp: list[ClimbingPolicy] = list(policies)
-        self.stops = bool(type(self.zp[0]).early_stopping) if self.zp else True
+        # each seed's class's (a face may serve several classes: ZeusPlus.face_family)
+        self.stops = np.array([bool(type(p).early_stopping) for p in self.zp], dtype=bool)
         self.limits = np.asarray(model.job.power_limits, dtype=float)
         self.batch_sizes: list[int] = [int(b) for b in model.job.batch_sizes]
         self._config: dict[
@@ -146,8 +147,8 @@ class ZeusPlusArrays:
         return Decided(bi, pj, jit)
 
     def early_stopping(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
-        """The class's ``early_stopping``, for every seed."""
-        return np.full(len(ids), self.stops)
+        """Each seed's class's ``early_stopping``."""
+        return self.stops[np.asarray(ids, dtype=np.intp)]
 
     def stop_cost(
         self, ids: Sequence[int] | np.ndarray, bound: np.ndarray, epoch_cost: np.ndarray

@@ -190,6 +190,15 @@ class ZeusPlus(JitMixin, Policy):
         return self._decide(self.climber.best_batch_size())
 
     @classmethod
+    def face_family(cls) -> type[Policy]:
+        """:class:`ZeusPlus` for every class its face serves (no rule of :data:`SEED_FACE_RULES` changed): one face.
+
+        The face reads each seed's constants from its own object (its optimizer's), so the arena's
+        fold variants and ``zeus-plus-safe`` share it. A class that changes a rule is its own.
+        """
+        return cls if changes_rules(cls, ZeusPlus, SEED_FACE_RULES) else ZeusPlus
+
+    @classmethod
     def batched(cls, model: JobModel, policies: Sequence[Policy]) -> SeedPolicies | SeedArrays:
         """Its face over seeds on arrays (:class:`~zeus_bench.sim.policies.seed_zeus_plus.ZeusPlusArrays`).
 
