@@ -118,10 +118,23 @@ def _parts(job: JobTrace, horizons: tuple[object, ...]):  # type: ignore[no-unty
 
 
 @pytest.mark.parametrize("horizons", [(KNOWN, UNKNOWN), ("0.5x", "2x", KNOWN)])
-def test_parts_under_several_horizons_are_each_horizons_own_walk(horizons: tuple[object, ...]) -> None:
+def test_parts_under_several_horizons_in_one_walk_get_each_horizons_own_draws(
+    horizons: tuple[object, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every horizon's parts in one walk (the readers told each horizon, a face per horizon told):
+    # each part's draws those of its horizon's parts walked alone.
+    import zeus_bench.studies.arena_protocol as ap
+
     job = toy_job(NOISY)
     parts = _parts(job, horizons)
+    walked: list[list[object]] = []
+    real = ap.walk_charged
+    monkeypatch.setattr(
+        ap, "walk_charged", lambda ps, n: walked.append([p.horizon for _, _, p in ps]) or real(ps, n)
+    )
     together = parts_draws(parts, 40)
+    assert walked == [[h for h in horizons for _ in range(3)]]  # one walk, every part
+    monkeypatch.setattr(ap, "walk_charged", real)
     for h in horizons:
         idx = [i for i, (_, _, p) in enumerate(parts) if p.horizon == h]
         alone = walk_draws([parts[i] for i in idx], 40)

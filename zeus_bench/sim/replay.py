@@ -174,11 +174,15 @@ def replay_policies(
 
 @dataclass(frozen=True)
 class Lane:
-    """One set of a job's training paths (``model``), replayed on ``seeds`` under each of ``classes``."""
+    """One set of a job's training paths (``model``), replayed on ``seeds`` under each of ``classes``.
+
+    ``horizon``: what its policies are told (None: the walk's, :func:`replay_lanes`'s ``horizon``).
+    """
 
     model: JobModel
     seeds: tuple[int, ...]
     classes: tuple[type[Policy], ...]
+    horizon: Horizon | None = None
 
 
 def replay_lanes(
@@ -197,18 +201,22 @@ def replay_lanes(
     does gets a face per lane, on the lane's own job. Classes of one face family
     (:meth:`Policy.face_family <zeus_bench.sim.policies.Policy.face_family>`: the arena's fold
     variants of ``zeus-plus`` and ``zeus-plus-safe``) share that face, each seed with an object of
-    its own class. Returns, per lane, each of its classes' rows:
+    its own class. A lane may tell its policies a horizon of its own (:attr:`Lane.horizon`): a face
+    serves the lanes told the same. Returns, per lane, each of its classes' rows:
     those :func:`replay_policies` on the lane alone gives (each seed keeps its own policy object
     and generators, and draws its paths from its lane's model).
     """
     if not lanes:
         return []
-    told = horizon_recurrences(horizon, recurrences)
+    told = [
+        horizon_recurrences(horizon if lane.horizon is None else lane.horizon, recurrences) for lane in lanes
+    ]
     groups: dict[tuple[Any, ...], list[tuple[int, int]]] = {}  # face -> its (lane, class position)s
     for k, lane in enumerate(lanes):
         for c, cls in enumerate(lane.classes):
             family = cls.face_family()
-            groups.setdefault((family,) if not cls.reads_paths else (family, k), []).append((k, c))
+            key = (family, told[k]) if not cls.reads_paths else (family, told[k], k)
+            groups.setdefault(key, []).append((k, c))
     models = list(dict.fromkeys(lane.model for lane in lanes))
     faces: list[Any] = []
     env_rngs: list[list[Any]] = []
@@ -219,7 +227,7 @@ def replay_lanes(
         generators = [seed_generators(seed) for k, _ in members for seed in lanes[k].seeds]
         classes = [lanes[k].classes[c] for k, c in members for _ in lanes[k].seeds]
         policies = [
-            cls(PolicyContext(base.job, base.cost, beta, 0, pol_rng, told, *BanditKnobs()))
+            cls(PolicyContext(base.job, base.cost, beta, 0, pol_rng, told[members[0][0]], *BanditKnobs()))
             for cls, (_, pol_rng) in zip(classes, generators, strict=True)
         ]
         faces.append(family.batched(base, policies))

@@ -167,18 +167,16 @@ def policies_draws(job: JobTrace, n: int, classes: Sequence[type[Policy]], proto
     return parts_draws([(job, classes, protocol)], n)[0]
 
 
-def check_rules(protocols: Sequence[Protocol], horizons: bool) -> None:
-    """Refuse protocols of other eta, beta or noise (and, with ``horizons``, horizon).
+def check_rules(protocols: Sequence[Protocol]) -> None:
+    """Refuse protocols of other eta, beta or noise: one executor walk (and one arena run) needs them shared.
 
-    One executor walk needs all four shared; one arena run (:func:`parts_draws`) the first three.
+    (A walk's lanes may tell other horizons: :attr:`~zeus_bench.sim.replay.Lane.horizon`.)
 
     Raises:
         ValueError: naming the rules they must share.
     """
-    rules = {(p.eta, p.beta, p.noise, p.horizon if horizons else None) for p in protocols}
-    if len(rules) > 1:
-        shared = "eta, beta, horizon and noise" if horizons else "eta, beta and noise"
-        raise ValueError(f"parts replayed in one walk must share {shared}")
+    if len({(p.eta, p.beta, p.noise) for p in protocols}) > 1:
+        raise ValueError("parts replayed in one walk must share eta, beta and noise")
 
 
 JobPart = tuple[JobTrace, Sequence[type[Policy]], Protocol]
@@ -186,12 +184,13 @@ JobPart = tuple[JobTrace, Sequence[type[Policy]], Protocol]
 
 
 def parts_draws(parts: Sequence[JobPart], n: int | Sequence[int]) -> list[list[Draws]]:
-    """:func:`policies_draws` of each part (a job's judged half, its classes, its protocol): an executor walk per horizon and length.
+    """:func:`policies_draws` of each part (a job's judged half, its classes, its protocol): an executor walk per length.
 
     The parts are one job's halves under protocols that differ in their split, fold, constants,
     seeds, replicates, horizon and number of recurrences (``n``: one for all, or one per part)
-    alone. The parts told one horizon and replayed as often are replayed in one walk
-    (:func:`walk_draws`), the longest first. A part that is an earlier part but for the horizon
+    alone. The parts replayed as often are replayed in one walk (:func:`walk_draws`; each told its
+    own horizon), the longest first, a horizon's parts after those of the horizons before it. A
+    part that is an earlier part but for the horizon
     and a number of recurrences no larger (the same job, classes and protocol otherwise) replays
     only its classes that read the horizon (:meth:`~zeus_bench.sim.policies.Policy.reads_horizon`),
     and none when the earlier part told them the same (``unknown``: nothing, whatever the length;
@@ -202,43 +201,42 @@ def parts_draws(parts: Sequence[JobPart], n: int | Sequence[int]) -> list[list[D
     Raises:
         ValueError: parts that differ in eta, beta or noise.
     """
-    check_rules([p for _, _, p in parts], horizons=False)
+    check_rules([p for _, _, p in parts])
     ns = [n] * len(parts) if isinstance(n, int) else [int(x) for x in n]
     if len(ns) != len(parts):
         raise ValueError(f"{len(ns)} numbers of recurrences for {len(parts)} parts")
     horizons = list(dict.fromkeys(p.horizon for _, _, p in parts))
     out: list[list[Draws] | None] = [None] * len(parts)
     kept: dict[int, list[_Charged]] = {}  # each part's classes' costs per recurrence
-    done: list[int] = []  # the parts replayed with every class, in earlier groups
-    groups = [  # (horizon, length): each one walk, a horizon's longest first
-        (h, m)
-        for h in horizons
-        for m in sorted({ns[i] for i, (_, _, p) in enumerate(parts) if p.horizon == h}, reverse=True)
-    ]
-    for h, length in groups:
+    done: list[int] = []  # the parts replayed with every class: in longer walks, or earlier in this one
+    for length in sorted(set(ns), reverse=True):  # each one walk, the longest first
         walk: list[JobPart] = []
         places: list[tuple[int, int | None, list[int]]] = []  # (part, its twin, the classes replayed)
-        for i, (job, classes, protocol) in enumerate(parts):
-            if protocol.horizon != h or ns[i] != length:
-                continue
-            twins = [j for j in done if ns[j] >= length and _twins(parts[j], parts[i])]
-            told = horizon_recurrences(protocol.horizon, length)
-            # (an earlier part told the same, e.g. no horizon at all: every class's draws are its)
-            same = next((j for j in twins if horizon_recurrences(parts[j][2].horizon, ns[j]) == told), None)
-            twin = same if same is not None else next(iter(twins), None)
-            replayed = [
-                k for k, c in enumerate(classes) if twin is None or (same is None and c.reads_horizon())
-            ]
-            places.append((i, twin, replayed))
-            if replayed:
-                walk.append((job, [classes[k] for k in replayed], protocol))
+        for h in horizons:
+            for i, (job, classes, protocol) in enumerate(parts):
+                if protocol.horizon != h or ns[i] != length:
+                    continue
+                twins = [j for j in done if ns[j] >= length and _twins(parts[j], parts[i])]
+                told = horizon_recurrences(protocol.horizon, length)
+                # (an earlier part told the same, e.g. no horizon at all: every class's draws are its)
+                same = next(
+                    (j for j in twins if horizon_recurrences(parts[j][2].horizon, ns[j]) == told), None
+                )
+                twin = same if same is not None else next(iter(twins), None)
+                replayed = [
+                    k for k, c in enumerate(classes) if twin is None or (same is None and c.reads_horizon())
+                ]
+                places.append((i, twin, replayed))
+                if replayed:
+                    walk.append((job, [classes[k] for k in replayed], protocol))
+                if twin is None:
+                    done.append(i)
         walked = iter(walk_charged(walk, length) if walk else [])
-        for i, twin, replayed in places:
+        for i, twin, replayed in places:  # (a twin's place comes before the places that read it)
             fresh = dict(zip(replayed, next(walked), strict=True)) if replayed else {}
             earlier = [] if twin is None else kept[twin]
             kept[i] = [fresh[k] if k in fresh else earlier[k] for k in range(len(parts[i][1]))]
             out[i] = [c.draws(length) for c in kept[i]]
-        done += [i for i, twin, _ in places if twin is None]
     assert all(d is not None for d in out)
     return out  # type: ignore[return-value]
 
@@ -278,22 +276,27 @@ class _Charged:
 
 
 def walk_draws(parts: Sequence[JobPart], n: int) -> list[list[Draws]]:
-    """:func:`policies_draws` of each part, in one executor walk: the parts share their horizon.
+    """:func:`policies_draws` of each part, in one executor walk.
 
     Each part's recorded paths and replicate traces are lanes of one
     :func:`~zeus_bench.sim.replay.replay_lanes` (a class that reads no paths is asked through one
-    face for all of them), so each seed's rows are those of its part replayed alone.
+    face for all of them told the same horizon), so each seed's rows are those of its part
+    replayed alone.
 
     Raises:
-        ValueError: parts that differ in eta, beta, horizon or noise.
+        ValueError: parts that differ in eta, beta or noise.
     """
     return [[c.draws(n) for c in part] for part in walk_charged(parts, n)]
 
 
 def walk_charged(parts: Sequence[JobPart], n: int) -> list[list[_Charged]]:
-    """:func:`walk_draws`, each class's costs of every recurrence kept (a shorter part's draws are their first columns)."""
+    """:func:`walk_draws`, each class's costs of every recurrence kept (a shorter part's draws are their first columns).
+
+    Each part's lanes tell its own horizon (:attr:`~zeus_bench.sim.replay.Lane.horizon`), so parts
+    told other horizons share the walk too.
+    """
     first = parts[0][2]
-    check_rules([p for _, _, p in parts], horizons=True)
+    check_rules([p for _, _, p in parts])
     cost = Cost(first.eta)
     lanes: list[Lane] = []
     # per part: its first lane, its models (recorded paths, then replicates), its replicate seeds
@@ -305,8 +308,8 @@ def walk_charged(parts: Sequence[JobPart], n: int) -> list[list[_Charged]]:
             for r in range(protocol.replicates)
         ]
         spans.append((len(lanes), models, few))
-        lanes.append(Lane(models[0], tuple(protocol.seeds), tuple(classes)))
-        lanes += [Lane(m, few, tuple(classes)) for m in models[1:]]
+        lanes.append(Lane(models[0], tuple(protocol.seeds), tuple(classes), protocol.horizon))
+        lanes += [Lane(m, few, tuple(classes), protocol.horizon) for m in models[1:]]
     runs = replay_lanes(lanes, first.beta, n, first.horizon, first.noise)
     out = []
     for (_, classes, _), (at, models, few) in zip(parts, spans, strict=True):
@@ -456,7 +459,7 @@ def run_arena_parts(
         check_horizon(protocol.horizon)
         check_noise(protocol.noise)
         check_path_draw(protocol.path_draw)  # before the replays, not after them in the statistics
-    check_rules(protocols, horizons=False)  # before any replay, not in a worker
+    check_rules(protocols)  # before any replay, not in a worker
     per_part = [as_arena_jobs(jobs) for jobs in part_jobs]
     keys = [[(j.job.gpu, j.job.workload.id) for j in jobs] for jobs in per_part]
     if any(k != keys[0] for k in keys):
