@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,7 +16,6 @@ from zeus_bench.core.cost import Cost
 from zeus_bench.optimizers.hill_climb import SafeHillClimb
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences, replay
-from zeus_bench.studies import recurrences
 from zeus_bench.studies.study import references
 from zeus_bench.traces.jobs import TraceSet
 
@@ -208,8 +208,8 @@ def test_study_agrees_with_the_summary(zeus_traces: Path) -> None:
 def test_warmstart_reuses_the_comparisons_cold_runs(
     zeus_traces: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The warm-start table is the same whether its cold runs are replayed or taken from compare's,
-    and with compare's runs no cold run is replayed again."""
+    """The warm-start table is the same whether its cold runs are replayed (beside the warm ones, in
+    their walk) or taken from compare's, and with compare's runs no cold run is replayed again."""
     from zeus_bench.studies import study
 
     ts = TraceSet(zeus_traces)
@@ -224,15 +224,24 @@ def test_warmstart_reuses_the_comparisons_cold_runs(
         ("v100", "sentiment140", "zeus-plus"),
     ]
     pairs = [("v100", "a40"), ("a40", "v100")]
-    calls: list[str] = []
-    real = recurrences.recurrence_costs
-    counted = lambda model, cls, *a, **k: calls.append(cls.__name__) or real(model, cls, *a, **k)  # noqa: E731
-    monkeypatch.setattr(recurrences, "recurrence_costs", counted)  # the cold runs (studies.warmjobs)
+    import zeus_bench.sim.replay as replay_mod
+
+    cold: list[tuple[int, ...]] = []  # the cold lanes of the warm walks (studies.warmjobs)
+    walks: list[int] = []
+    real = replay_mod.replay_lanes
+
+    def spied(lanes: list[replay_mod.Lane], *a: Any, **k: Any) -> Any:
+        walks.append(len(lanes))
+        cold.extend(lane.seeds for lane in lanes if lane.classes == (get_policy("zeus-plus"),))
+        return real(lanes, *a, **k)
+
+    monkeypatch.setattr(replay_mod, "replay_lanes", spied)
     replayed = study.warmstart_study(sets, pairs, [1, 2], Cost(0.5), 2.0, {"sentiment140"})
-    assert calls == ["ZeusPlus", "ZeusPlus"]  # one cold run per pair (the warm ones: one walk of their own)
-    calls.clear()
+    assert cold == [(1, 2), (1, 2)] and walks == [3, 3]  # per pair one walk: the cold run, two warm seeds
+    cold.clear()
+    walks.clear()
     reused = study.warmstart_study(sets, pairs, [1, 2], Cost(0.5), 2.0, {"sentiment140"}, runs)
-    assert calls == []  # compare's cold runs reused
+    assert cold == [] and walks == [2, 2]  # compare's cold runs reused
     assert reused.equals(replayed) and len(reused) == 2
 
 

@@ -71,7 +71,10 @@ def warm_job_costs(
 ) -> WarmCosts:
     """Cold and warm zeus-plus on one target job, one prior replay per seed.
 
-    Every seed's prior replay runs in one executor walk, and every seed's warm replay in another.
+    Every seed's prior replay runs in one executor walk, and every seed's warm replay in another,
+    with the cold replay (when not given) beside them: each seed a lane of its own class, one
+    zeus-plus face for all (:meth:`ZeusPlus.face_family
+    <zeus_bench.sim.policies.zeus_plus.ZeusPlus.face_family>`), each seed's rows its own replay's.
 
     Args:
         model: The target job's model (its cost is the prior replay's).
@@ -85,31 +88,30 @@ def warm_job_costs(
     """
     from zeus_bench.sim.policies import get_policy
     from zeus_bench.sim.replay import Lane, default_recurrences, replay_lanes
-    from zeus_bench.studies.recurrences import recurrence_costs, references, tries_costs
+    from zeus_bench.studies.recurrences import references, tries_costs
 
     job = model.job
     n = default_recurrences(job)
     plus = get_policy("zeus-plus")
-    if cold is None:
-        cold, _ = recurrence_costs(model, plus, seeds, beta, n)
-    warm = np.empty_like(cold)
-    missing = 0
     priors = priors_for(
         job, prior_traces, prior_gpu, model.cost, beta, [int(s) + PRIOR_SEED_OFFSET for s in seeds], replays
     )
-    lanes, at = [], []  # one lane per seed with a prior (its own class), all in one walk
+    # the cold replay (unless given) and one lane per seed with a prior (its own class), in one walk
+    lanes = [] if cold is not None else [Lane(model, tuple(int(s) for s in seeds), (plus,))]
+    at = []
     for i, (s, prior) in enumerate(zip(seeds, priors, strict=True)):
         if isinstance(prior, NoSharedBatchSize):
             log.info("%s on %s, seed %d: %s; runs cold", job.workload.id, job.gpu, s, prior)
-            warm[i] = cold[i]
-            missing += 1
             continue
         lanes.append(Lane(model, (int(s),), (bind_prior(plus, prior),)))
         at.append(i)
     runs = replay_lanes(lanes, beta, n) if lanes else []
+    if cold is None:
+        cold = tries_costs(model, runs.pop(0)[0], n)[0]
+    warm = cold.copy()  # (a seed without a prior runs cold)
     for i, rows in zip(at, runs, strict=True):
         warm[i] = tries_costs(model, rows[0], n)[0][0]
-    return WarmCosts(cold, warm, references(model).oracle, n, missing)
+    return WarmCosts(cold, warm, references(model).oracle, n, len(seeds) - len(at))
 
 
 def _cut(cold: float, warm: float) -> float:
