@@ -53,7 +53,7 @@ from zeus_bench.sim.policies import get_policy
 from zeus_bench.sim.replay import JobModel, default_recurrences, replay_drifts
 from zeus_bench.sim.scenarios.drift import SCENARIOS, Drift, oracle_cost_by_recurrence, scenario
 from zeus_bench.sim.scenarios.warmstart import PriorReplays
-from zeus_bench.studies.arena_protocol import ArenaJob, Protocol, replayed_total, seed_costs
+from zeus_bench.studies.arena_protocol import ArenaJob, Protocol, policies_seed_costs
 from zeus_bench.studies.recurrences import references, tries_costs
 from zeus_bench.studies.warmjobs import EARLY, WarmCosts, warm_job_costs
 from zeus_bench.traces.jobs import JobTrace, TraceSet
@@ -96,7 +96,9 @@ def compare(
     ``jobs`` are whole jobs or the arena's (:class:`~zeus_bench.studies.arena_protocol.ArenaJob`: one half of
     the paths, recurring as often as the whole job); every run is the arena's
     :func:`~zeus_bench.studies.arena_protocol.seed_costs` under ``protocol`` (default: ``seeds``, ``cost``'s eta,
-    ``beta``, horizon known). Runs of whole jobs are also kept in ``runs`` (the warm start reuses them).
+    ``beta``, horizon known), a job's references and policies in one walk
+    (:func:`~zeus_bench.studies.arena_protocol.policies_seed_costs`). Runs of whole jobs are also
+    kept in ``runs`` (the warm start reuses them).
     """
     protocol = Protocol(tuple(seeds), cost.eta, beta) if protocol is None else protocol
     seeds, cost, beta = protocol.seeds, Cost(protocol.eta), protocol.beta
@@ -111,9 +113,11 @@ def compare(
             )
             model = JobModel(job, cost)
             refs = references(model)
-            paired = {c: replayed_total(model, p, protocol, n) for c, p in PAIRED.items()}
-            for name in POLICIES:
-                costs, failed = seed_costs(model, protocol.policy(name), protocol, n)
+            # the references and the policies in one walk (each run's rows its own replay's)
+            classes = [get_policy(p) for p in PAIRED.values()] + [protocol.policy(name) for name in POLICIES]
+            replayed = policies_seed_costs(model, classes, protocol, n)
+            paired = {c: replayed[k][0].sum(axis=1) for k, c in enumerate(PAIRED)}
+            for name, (costs, failed) in zip(POLICIES, replayed[len(PAIRED) :], strict=True):
                 if runs is not None and not isinstance(item, ArenaJob):
                     runs[(gpu, job.workload.id, name, tuple(seeds), cost, beta, n)] = (costs, failed)
                 total = costs.sum(axis=1)
