@@ -4,7 +4,9 @@
 no pandas); :func:`simulate` and :func:`iter_simulate` give frames. A policy's seeds are replayed
 together, in groups of at most :data:`GROUP_SEEDS`, each in one run of the executor
 (:func:`~zeus_bench.sim.replay.replay_many`, through the policy's face over seeds; arrival tasks
-by :mod:`zeus_bench.sim.scenarios.arrivals`); ``jobs > 1`` spreads tasks over processes.
+by :mod:`zeus_bench.sim.scenarios.arrivals`); in one process, a job's policies whose tasks are a
+single walk each share it (:func:`~zeus_bench.sim.replay.replay_policies`: the same tables, in the
+same order); ``jobs > 1`` spreads tasks over processes.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from zeus_bench.core.cost import Cost
 from zeus_bench.core.entry import MAX_RECURRENCES, check_tries
 from zeus_bench.core.errors import ConfigError, ZeusBenchError
 from zeus_bench.sim.model import row_columns
-from zeus_bench.sim.policies import get_policy
+from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy, load_policy_module
 from zeus_bench.sim.replay import (
     BanditKnobs,
@@ -29,6 +31,7 @@ from zeus_bench.sim.replay import (
     check_job,
     default_recurrences,
     replay_many,
+    replay_policies,
 )
 from zeus_bench.sim.rules import KNOWN, PAPER_OPTIONS, Horizon, ReplayOptions, check_horizon, check_noise
 from zeus_bench.store import Coded, ColumnTable, ColumnValues, as_frame
@@ -117,6 +120,11 @@ def _table(
 CHUNK_ROWS = 1 << 17  # rows per frame a task yields (one Parquet row group each)
 
 
+def _seeds_per_walk(task: Task, chunk_rows: int) -> int:
+    """The most seeds of a task replayed in one walk: :data:`GROUP_SEEDS`, and about ``chunk_rows`` rows."""
+    return max(1, min(GROUP_SEEDS, chunk_rows // max(1, task.recurrences)))
+
+
 def iter_task(
     task: Task, progress: Progress | None = None, chunk_rows: int = CHUNK_ROWS
 ) -> Iterator[pd.DataFrame]:
@@ -166,17 +174,14 @@ def _replay_frames(
         model = JobModel(task.job, task.cost)
         yield from _arrival_tables(task, model, policy_cls, progress, chunk_rows)
         return
-    when = recurrence_times(task.recurrences, task.period_s) if task.cost.terms else None
-    for term in task.cost.terms:  # (plan checked it for the grid's tasks; a task built by hand too)
-        term.reach(when[1:], "recurrence")  # type: ignore[index]
-    model = JobModel(task.job, task.cost, when)
+    model, when = _recurring_model(task)
     drift = None
     if task.drift is not None:
         from zeus_bench.sim.scenarios.drift import Drift
 
         drift = Drift(task.drift, task.job)
     options = ReplayOptions(task.recurrences, task.window, task.horizon, task.noise, task.knobs)
-    per_group = max(1, min(GROUP_SEEDS, chunk_rows // max(1, task.recurrences)))
+    per_group = _seeds_per_walk(task, chunk_rows)
     seeds = list(task.seeds)
     for beta in task.betas:
         for start in range(0, len(seeds), per_group):
@@ -191,6 +196,83 @@ def _replay_frames(
             if when is not None:
                 columns = with_terms(columns, task.cost, when[columns["recurrence"]])
             yield _table(task, seed_col, float(beta), columns)
+
+
+def _recurring_model(task: Task) -> tuple[JobModel, np.ndarray | None]:
+    """The model a recurring task replays, and its recurrences' places in time (None: no priced term)."""
+    when = recurrence_times(task.recurrences, task.period_s) if task.cost.terms else None
+    for term in task.cost.terms:  # (plan checked it for the grid's tasks; a task built by hand too)
+        term.reach(when[1:], "recurrence")  # type: ignore[index]
+    return JobModel(task.job, task.cost, when), when
+
+
+def _walk_mates(tasks: Sequence[Task], i: int, chunk_rows: int) -> int:
+    """How many tasks from ``tasks[i]`` on replay in one executor walk (:func:`_walked_together`; 1: alone).
+
+    Consecutive tasks of one job and cost (``plan`` lists a job's policies one after the other)
+    that differ in their policy alone, each a single walk (one beta, one group of seeds), with the
+    paper's window and knobs and no arrivals, drift or prior, and a policy of the project's own (a
+    user's replays alone, so its failure names it).
+    """
+
+    def plain(t: Task) -> bool:
+        cls = POLICIES.get(t.policy)
+        return (
+            cls is not None
+            and cls.__module__.startswith("zeus_bench.")
+            and t.arrivals is None
+            and t.drift is None
+            and t.prior is None
+            and t.window == 0
+            and t.knobs == DEFAULT_KNOBS
+            and len(t.betas) == 1
+            and 0 < len(t.seeds) <= _seeds_per_walk(t, chunk_rows)
+        )
+
+    first = tasks[i]
+    if not plain(first):
+        return 1
+    same = (
+        first.job,
+        first.cost,
+        first.betas,
+        first.seeds,
+        first.recurrences,
+        first.horizon,
+        first.noise,
+        first.period_s,
+    )
+    j = i + 1
+    while j < len(tasks):
+        t = tasks[j]
+        if (
+            not plain(t)
+            or t.job is not first.job
+            or (t.job, t.cost, t.betas, t.seeds, t.recurrences, t.horizon, t.noise, t.period_s) != same
+        ):
+            break
+        j += 1
+    return j - i
+
+
+def _walked_together(tasks: Sequence[Task], progress: Progress | None) -> Iterator[ColumnTable]:
+    """The tables of tasks that differ in their policy alone (:func:`_walk_mates`), their seeds in one walk.
+
+    Each policy's seeds keep their own objects and generators, so each task's table is the one its
+    own walk gives (:func:`~zeus_bench.sim.replay.replay_policies`), yielded in the tasks' order.
+    """
+    first = tasks[0]
+    model, when = _recurring_model(first)
+    beta, seeds = first.betas[0], list(first.seeds)
+    classes = [get_policy(t.policy) for t in tasks]
+    runs = replay_policies(model, classes, seeds, beta, first.recurrences, first.horizon, first.noise)
+    for task, tries in zip(tasks, runs, strict=True):
+        if progress is not None:
+            progress(len(seeds))
+        columns = tries.columns
+        if when is not None:
+            columns = with_terms(columns, task.cost, when[columns["recurrence"]])
+        yield _table(task, np.asarray(seeds, dtype=np.int64)[tries.seed], float(beta), columns)
 
 
 def _arrival_tables(
@@ -478,8 +560,14 @@ def iter_simulate_tables(
                     progress(task.units)
                 yield frame
     else:
-        for t in tasks:
-            yield from iter_task_tables(t, progress, chunk_rows)
+        i = 0
+        while i < len(tasks):
+            mates = _walk_mates(tasks, i, chunk_rows)
+            if mates > 1:  # a job's policies in one walk
+                yield from _walked_together(tasks[i : i + mates], progress)
+            else:
+                yield from iter_task_tables(tasks[i], progress, chunk_rows)
+            i += mates
 
 
 def simulate(tasks: Sequence[Task], jobs: int = 1, progress: Progress | None = None) -> pd.DataFrame:
