@@ -534,10 +534,19 @@ def two_stage_percentiles(
     gamma = virtual - prev
     order = np.argsort(rec, axis=1, kind="stable")
     ranked = np.take_along_axis(rec, order, axis=1)
-    cum = np.cumsum(np.take(_counts(n, reps, seed), order, axis=1), axis=2)  # (reps, m, n)
+    # The order statistics' ranks: how many of a draw's sorted seeds' running counts are at most
+    # ``prev`` (``above``). Whole numbers, summed one sorted position at a time over (reps, m) planes.
+    counts = _counts(n, reps, seed)
+    cum = np.zeros((reps, m), dtype=counts.dtype)
+    rank_lo = np.zeros((reps, m), dtype=np.intp)
+    rank_hi = np.zeros((reps, m), dtype=np.intp)
+    for j in range(n):
+        cum += counts[:, order[:, j]]
+        rank_lo += cum <= prev
+        rank_hi += cum <= above
     rows = np.arange(m)[None, :]
-    lo = ranked[rows, (cum <= prev).sum(axis=2)].T  # the order statistics' ranks: (m, reps)
-    hi = ranked[rows, (cum <= above).sum(axis=2)].T
+    lo = ranked[rows, rank_lo].T  # (m, reps)
+    hi = ranked[rows, rank_hi].T
     if dev is not None:
         shift = path_shifts(dev, reps, seed + 1, path_draw)
         lo, hi = lo + shift, hi + shift
