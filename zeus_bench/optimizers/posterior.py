@@ -19,6 +19,7 @@ from zeus_bench.core.errors import ConfigError
 
 __all__ = [
     "EPS",
+    "PAIRWISE_BLOCK",
     "SAFETY",
     "add_reward",
     "approx_from_sums",
@@ -32,7 +33,10 @@ __all__ = [
     "where",
 ]
 
-_BLOCK = 8  # NumPy's pairwise summation: 8 running sums ...
+PAIRWISE_BLOCK = 8
+"""NumPy's pairwise summation of float64 (``np.add.reduce``): fewer values than this are added one
+after the other, more as this many running sums over blocks (:func:`numpy_sum`)."""
+_BLOCK = PAIRWISE_BLOCK  # NumPy's pairwise summation: 8 running sums ...
 _PAIRWISE_LEAF = 128  # ... over blocks of at most 128 values, halved above that
 _PYTHON_SUM_MAX = 24  # arms with more observations use NumPy itself (faster there)
 EPS = 2.0**-52  # twice the unit roundoff of a double

@@ -34,6 +34,7 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 import pandas as pd
 
+from zeus_bench.optimizers.posterior import PAIRWISE_BLOCK
 from zeus_bench.sim.keyed import Grid, first_valid, key_codes, runs_of, sort_key
 
 log = logging.getLogger(__name__)
@@ -434,6 +435,37 @@ def two_stage_resamples(
     if dev is not None:
         out = out + path_shifts(dev, reps, seed + 1, path_draw)[:, :, None]
     return out
+
+
+def two_stage_means(
+    recorded: np.ndarray,
+    replicates: np.ndarray | None,
+    reps: int = BOOTSTRAP_REPS,
+    seed: int = BOOTSTRAP_SEED,
+    path_draw: str = "pick",
+) -> np.ndarray:
+    """``two_stage_resamples(...).mean(axis=2)``, the same floats: shape ``(m, reps)``.
+
+    With fewer seeds than :data:`~zeus_bench.optimizers.posterior.PAIRWISE_BLOCK`, NumPy's mean
+    adds a draw's seeds one after the other onto zero, whatever the draws' layout, then divides by
+    their number: here the same additions without the draws, a seed position at a time over
+    ``(m, reps)`` planes (each the values at the draws' indices of that position, shifted as the
+    draws are). With more, the order of NumPy's sum depends on the draws' layout: the draws' own mean.
+    """
+    rec = np.asarray(recorded, dtype=float)
+    m, n = rec.shape
+    if n >= PAIRWISE_BLOCK:
+        return two_stage_resamples(rec, replicates, reps, seed, path_draw).mean(axis=2)  # type: ignore[no-any-return]
+    idx = _flat_indices(n, reps, seed).reshape(reps, n)
+    dev = _replicate_deviations(replicates)
+    shift = None if dev is None else path_shifts(dev, reps, seed + 1, path_draw)
+    total = np.zeros((m, reps))
+    for j in range(n):
+        plane = np.take(rec, idx[:, j], axis=1)
+        if shift is not None:
+            plane += shift
+        total += plane
+    return total / n  # type: ignore[no-any-return]
 
 
 PATH_DRAWS = ("pick", "normal", "t")

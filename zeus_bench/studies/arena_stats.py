@@ -18,12 +18,14 @@ import numpy as np
 import pandas as pd
 
 from zeus_bench.core.cost import Cost
+from zeus_bench.optimizers.posterior import PAIRWISE_BLOCK
 from zeus_bench.sim.metrics import (
     BOOTSTRAP_REPS,
     cost_ratio,
     percentile_ci,
     percentile_cis,
     regret_pct,
+    two_stage_means,
     two_stage_percentiles,
     two_stage_resamples,
 )
@@ -102,9 +104,7 @@ def part_resampled(part: Part, policy: str) -> Resampled:
         size = max(1, _DRAWS_AT_ONCE // (q_n * BOOTSTRAP_REPS * max(1, seeds)))
         for lo in range(0, len(names), size):
             group = names[lo : lo + size]
-            means = _resamples([[part.values[p][q] for p in group for q in QUANTITIES]], part.path_draw).mean(
-                axis=2
-            )
+            means = _resampled_means([[part.values[p][q] for p in group for q in QUANTITIES]], part.path_draw)
             for i, p in enumerate(group):
                 part.resampled[p] = Resampled(means[i * q_n : (i + 1) * q_n], p95[lo + i])
         hit = part.resampled[policy]
@@ -117,7 +117,7 @@ _DRAWS_AT_ONCE = 4_000_000
 
 def resampled_means(pairs: Sequence[Pair], path_draw: str = "pick") -> np.ndarray:
     """Each pair's two-stage resamples' means over the seeds: shape ``(len(pairs), draws)``."""
-    return _resamples([pairs], path_draw).mean(axis=2)
+    return _resampled_means([pairs], path_draw)
 
 
 def _verdict(lo: float, hi: float) -> str:
@@ -136,6 +136,24 @@ def _resamples(parts: Sequence[Sequence[Pair]], path_draw: str = "pick") -> np.n
         rec = np.stack([q[0] for q in quantities])
         reps = np.stack([q[1] for q in quantities])
         out.append(two_stage_resamples(rec, reps, path_draw=path_draw))
+    return out[0] if len(out) == 1 else np.concatenate(out, axis=1)
+
+
+def _resampled_means(parts: Sequence[Sequence[Pair]], path_draw: str = "pick") -> np.ndarray:
+    """``_resamples(parts, path_draw).mean(axis=2)``, the same floats, without the draws where the seeds are few.
+
+    Fewer seeds than NumPy's pairwise block: each part's :func:`~zeus_bench.sim.metrics.two_stage_means`
+    (the draws' means whatever their layout), side by side. More: the draws' own mean (its order
+    of summation is their layout's, parts joined).
+    """
+    if any(len(q[0]) >= PAIRWISE_BLOCK for quantities in parts for q in quantities):
+        return _resamples(parts, path_draw).mean(axis=2)  # type: ignore[no-any-return]
+    out = [
+        two_stage_means(
+            np.stack([q[0] for q in quantities]), np.stack([q[1] for q in quantities]), path_draw=path_draw
+        )
+        for quantities in parts
+    ]
     return out[0] if len(out) == 1 else np.concatenate(out, axis=1)
 
 
