@@ -135,8 +135,14 @@ class JobTrace:
         return self.time_per_epoch_s * self.avg_power_w
 
     def reach_fraction(self) -> ArrayF:
-        """Per batch size, the fraction of paths that reach the target within max epochs."""
-        return np.array([np.mean(~np.isnan(t) & (t <= self.max_epochs)) for t in self.target_epochs])
+        """Per batch size, the fraction of paths that reach the target within max epochs (read-only, made once)."""
+        return self._reach_fraction
+
+    @functools.cached_property
+    def _reach_fraction(self) -> ArrayF:
+        out = np.array([np.mean(~np.isnan(t) & (t <= self.max_epochs)) for t in self.target_epochs])
+        out.setflags(write=False)
+        return out
 
     def converging_batch_sizes(self) -> ArrayI:
         """Batch sizes every path of which reaches the target within max epochs."""
