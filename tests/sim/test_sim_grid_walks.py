@@ -98,3 +98,13 @@ def test_tasks_that_cannot_share_a_walk_replay_alone(
         ts, "v100", Grid(["squad"], POLICIES, list(range(1, 6)), [Cost(0.5)], [2.0]), ReplayOptions(8)
     )
     assert _same_as_alone(many, monkeypatch, chunk_rows=16) == []
+
+
+def test_a_shared_walk_holds_about_one_tables_rows(
+    zeus_traces: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 3 seeds x 8 recurrences = 24 rows a task: 40 rows a table let one task walk at a time, 72 three
+    ts = TraceSet(zeus_traces)
+    tasks = plan(ts, "v100", Grid(["squad"], POLICIES, [1, 2, 3], [Cost(0.5)], [2.0]), ReplayOptions(8))
+    assert _same_as_alone(tasks, monkeypatch, chunk_rows=40) == []
+    assert _same_as_alone(tasks, monkeypatch, chunk_rows=72) == [3, 3]

@@ -212,7 +212,8 @@ def _walk_mates(tasks: Sequence[Task], i: int, chunk_rows: int) -> int:
     Consecutive tasks of one job and cost (``plan`` lists a job's policies one after the other)
     that differ in their policy alone, each a single walk (one beta, one group of seeds), with the
     paper's window and knobs and no arrivals, drift or prior, and a policy of the project's own (a
-    user's replays alone, so its failure names it).
+    user's replays alone, so its failure names it); together about ``chunk_rows`` rows at most
+    (one table's worth: the tables of a shared walk are held until the last is made).
     """
 
     def plain(t: Task) -> bool:
@@ -242,8 +243,9 @@ def _walk_mates(tasks: Sequence[Task], i: int, chunk_rows: int) -> int:
         first.noise,
         first.period_s,
     )
+    rows = len(first.seeds) * max(1, first.recurrences)  # (about: a recurrence is a row or more)
     j = i + 1
-    while j < len(tasks):
+    while j < len(tasks) and (j - i + 1) * rows <= chunk_rows:
         t = tasks[j]
         if (
             not plain(t)
