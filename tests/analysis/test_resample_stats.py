@@ -1,7 +1,7 @@
 """The arena's bootstrap statistics computed without the draws (issue 34): the floats of the draws' own.
 
-:func:`~zeus_bench.sim.metrics.two_stage_percentiles` reads a draw's percentile off the sorted seeds and
-the draw's counts of each; :func:`~zeus_bench.sim.metrics.two_stage_resamples` gathers by a flat take laid
+:func:`~zeus_bench.sim.two_stage.two_stage_percentiles` reads a draw's percentile off the sorted seeds and
+the draw's counts of each; :func:`~zeus_bench.sim.two_stage.two_stage_resamples` gathers by a flat take laid
 out as ``rec[:, indices]``. Both must give what the draws themselves give, bit for bit (ties, zeros of
 either sign, replicate shifts, percentiles at the ends).
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zeus_bench.sim.metrics import bootstrap_indices, two_stage_percentiles, two_stage_resamples
+from zeus_bench.sim.metrics import bootstrap_indices
+from zeus_bench.sim.two_stage import two_stage_percentiles, two_stage_resamples
 
 
 def _as_indexed(rec: np.ndarray, replicates: np.ndarray | None) -> np.ndarray:
@@ -70,7 +71,7 @@ def test_two_stage_means_are_the_draws_means(n: int) -> None:
 
     Zeros of both signs, infinities and NaN among the values; every path draw, with and without replicates.
     """
-    from zeus_bench.sim.metrics import two_stage_means
+    from zeus_bench.sim.two_stage import two_stage_means
 
     rng = np.random.default_rng(100 + n)
     for trial in range(12):

@@ -18,9 +18,10 @@ from zeus_bench.cli.arena import ANSWER, answer
 from zeus_bench.cli.main import main
 from zeus_bench.core.cost import Cost
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim.metrics import bootstrap_ci, percentile_ci, percentile_cis, two_stage_resamples
+from zeus_bench.sim.metrics import bootstrap_ci, percentile_ci, percentile_cis
 from zeus_bench.sim.replay import JobModel
 from zeus_bench.sim.rules import check_horizon, horizon_recurrences
+from zeus_bench.sim.two_stage import two_stage_resamples
 from zeus_bench.store import METADATA_KEY, read_table
 from zeus_bench.studies import arena_protocol as arena_mod
 from zeus_bench.studies.arena_protocol import Draws, Protocol

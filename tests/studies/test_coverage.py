@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim.metrics import PATH_DRAWS, path_shifts, two_stage_resamples
+from zeus_bench.sim.two_stage import PATH_DRAWS, path_shifts, two_stage_resamples
 from zeus_bench.studies import coverage
 from zeus_bench.traces.jobs import JobTrace, TraceSet
 

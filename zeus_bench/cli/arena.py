@@ -166,9 +166,9 @@ def _trace_sets(specs: list[str], gpus: list[str]) -> dict[str, Any]:
 
 
 def _path_draw(text: str) -> str:
-    """Parse ``--path-draw`` (an argparse type): :func:`~zeus_bench.sim.metrics.check_path_draw`."""
+    """Parse ``--path-draw`` (an argparse type): :func:`~zeus_bench.sim.two_stage.check_path_draw`."""
     from zeus_bench.core.errors import ConfigError
-    from zeus_bench.sim.metrics import check_path_draw
+    from zeus_bench.sim.two_stage import check_path_draw
 
     try:
         return check_path_draw(text)
@@ -338,7 +338,7 @@ def _provenance(
     args: argparse.Namespace, protocol: Any, run: Any, tables: Any, folds: list[int]
 ) -> dict[str, Any]:
     """The provenance stored with the three tables."""
-    from zeus_bench.sim.metrics import two_stage_method
+    from zeus_bench.sim.two_stage import two_stage_method
 
     return {
         "command": "arena",

@@ -22,7 +22,6 @@ import numpy as np
 from zeus_bench.core.cost import DEFAULT_BETA, DEFAULT_ETA, Cost
 from zeus_bench.core.entry import check_tries
 from zeus_bench.core.errors import ConfigError
-from zeus_bench.sim.metrics import check_path_draw
 from zeus_bench.sim.policies import POLICIES, get_policy
 from zeus_bench.sim.policies.base import Policy
 from zeus_bench.sim.replay import (
@@ -35,6 +34,7 @@ from zeus_bench.sim.replay import (
     replay_policies,
 )
 from zeus_bench.sim.rules import KNOWN, Horizon, check_horizon, check_noise, horizon_recurrences
+from zeus_bench.sim.two_stage import check_path_draw
 from zeus_bench.studies.crossfit import FOLD_CONSTANTS, judged_half, replicate_job, split_job, variant
 from zeus_bench.studies.recurrences import references as job_refs
 from zeus_bench.studies.recurrences import tries_costs
@@ -78,7 +78,7 @@ class Protocol:
     ``replicate_seeds`` seeds each (the path level of the intervals; 0: seeds only).
     ``recurrences``: replay every job this many times (None: ``2 x |B| x |P|`` of the whole job).
     ``path_draw``: how the intervals' draws shift by the path level
-    (:func:`~zeus_bench.sim.metrics.path_shifts`: ``pick``, ``normal`` or ``t``).
+    (:func:`~zeus_bench.sim.two_stage.path_shifts`: ``pick``, ``normal`` or ``t``).
     """
 
     seeds: tuple[int, ...]

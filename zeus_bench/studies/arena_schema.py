@@ -16,7 +16,7 @@ _NAN = float("nan")
 
 _CI = (
     "95 % two-stage percentile-bootstrap interval (training paths by replicate traces, then seeds; "
-    "zeus_bench.sim.metrics.two_stage_resamples; seeds alone in tables before version 6 or with 0 replicates; "
+    "zeus_bench.sim.two_stage.two_stage_resamples; seeds alone in tables before version 6 or with 0 replicates; "
     "pooled rows (fold 0) keep every split's draws around its own estimate)"
 )
 

@@ -3,7 +3,7 @@
 From a (split, fold)'s replays (:class:`~zeus_bench.studies.arena_protocol.Draws`),
 :func:`job_parts` computes each job's per-replay quantities (a :class:`Part`); :func:`jobs_frame`
 and :func:`summary_table` resample them in two stages (replicate traces, then seeds:
-:func:`~zeus_bench.sim.metrics.two_stage_resamples`) into the ``arena_jobs`` and ``arena_summary``
+:func:`~zeus_bench.sim.two_stage.two_stage_resamples`) into the ``arena_jobs`` and ``arena_summary``
 rows (``docs/policies.md``, "The arena protocol").
 """
 
@@ -19,17 +19,9 @@ import pandas as pd
 
 from zeus_bench.core.cost import Cost
 from zeus_bench.optimizers.posterior import PAIRWISE_BLOCK
-from zeus_bench.sim.metrics import (
-    BOOTSTRAP_REPS,
-    cost_ratio,
-    percentile_ci,
-    percentile_cis,
-    regret_pct,
-    two_stage_means,
-    two_stage_percentiles,
-    two_stage_resamples,
-)
+from zeus_bench.sim.metrics import BOOTSTRAP_REPS, cost_ratio, percentile_ci, percentile_cis, regret_pct
 from zeus_bench.sim.replay import JobModel
+from zeus_bench.sim.two_stage import two_stage_means, two_stage_percentiles, two_stage_resamples
 from zeus_bench.studies.arena_protocol import (
     COMPARATOR,
     P_SAFE,
@@ -62,7 +54,7 @@ class Part:
     """One (split, fold) of one job: its per-replay quantities per policy and its floors.
 
     ``resampled``: each policy's :class:`Resampled` (:func:`part_resampled`), kept once asked;
-    ``path_draw``: how a draw's path-level shift is made (:func:`~zeus_bench.sim.metrics.path_shifts`).
+    ``path_draw``: how a draw's path-level shift is made (:func:`~zeus_bench.sim.two_stage.path_shifts`).
     """
 
     split: int
@@ -142,7 +134,7 @@ def _resamples(parts: Sequence[Sequence[Pair]], path_draw: str = "pick") -> np.n
 def _resampled_means(parts: Sequence[Sequence[Pair]], path_draw: str = "pick") -> np.ndarray:
     """``_resamples(parts, path_draw).mean(axis=2)``, the same floats, without the draws where the seeds are few.
 
-    Fewer seeds than NumPy's pairwise block: each part's :func:`~zeus_bench.sim.metrics.two_stage_means`
+    Fewer seeds than NumPy's pairwise block: each part's :func:`~zeus_bench.sim.two_stage.two_stage_means`
     (the draws' means whatever their layout), side by side. More: the draws' own mean (its order
     of summation is their layout's, parts joined).
     """
@@ -380,7 +372,7 @@ def summary_table(
     """The ``arena_summary`` rows: per (gpu, policy, scope) mean regret over jobs with its interval, etc.
 
     Per part (split, fold), the per-replay mean over a GPU's jobs (the seeds and replicates are
-    shared by its jobs) is resampled in two stages (:func:`~zeus_bench.sim.metrics.two_stage_resamples`);
+    shared by its jobs) is resampled in two stages (:func:`~zeus_bench.sim.two_stage.two_stage_resamples`);
     the ratio to Zeus's mean regret uses the same draws for both.
     """
     rows = []

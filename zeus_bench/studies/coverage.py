@@ -4,7 +4,7 @@ The arena's two folds judge two disjoint halves of a handful of recorded trainin
 (workload, batch size); how often their 95 % intervals disagree (``fold_agreement``) is the check
 of the intervals on the real traces, and it is the very data the arena reports. This study
 chooses the intervals' settings (how many replicate traces, how a draw's path-level shift is made:
-:func:`~zeus_bench.sim.metrics.path_shifts`) *without* that data, where the answer is known:
+:func:`~zeus_bench.sim.two_stage.path_shifts`) *without* that data, where the answer is known:
 
 * a **world** is a GPU's jobs with synthetic training paths: per (workload, batch size), a
   population of :data:`POPULATION` paths, each failing with the recorded share of failed paths,
@@ -49,8 +49,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from zeus_bench.sim.metrics import PATH_DRAWS, ratio_ci
+from zeus_bench.sim.metrics import ratio_ci
 from zeus_bench.sim.replay import default_recurrences
+from zeus_bench.sim.two_stage import PATH_DRAWS
 from zeus_bench.studies.arena_protocol import COMPARATOR, ArenaJob, Protocol, default_policies, run_arena
 from zeus_bench.studies.arena_stats import Pair, Part, finite_ci, job_parts, jobs_mean, resampled_means
 from zeus_bench.studies.crossfit import FOLD_CONSTANTS, job_key, keep_batch_sizes, split_job, splittable
