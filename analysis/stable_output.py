@@ -60,7 +60,7 @@ def stable_pdf_numbers(decimals: int = PDF_DECIMALS) -> Iterator[None]:
 
     def pdf_repr(obj: Any) -> Any:  # (called for every number of a PDF: no NumPy call on a scalar)
         if isinstance(obj, floats) and isfinite(obj):
-            obj = round(float(obj), decimals) + 0.0  # (round_number, inlined)
+            obj = round_number(float(obj), decimals)
         return original_repr(obj)
 
     def path_operations(*args: Any, **kwargs: Any) -> list[Any]:

@@ -36,8 +36,7 @@ __all__ = [
 PAIRWISE_BLOCK = 8
 """NumPy's pairwise summation of float64 (``np.add.reduce``): fewer values than this are added one
 after the other, more as this many running sums over blocks (:func:`numpy_sum`)."""
-_BLOCK = PAIRWISE_BLOCK  # NumPy's pairwise summation: 8 running sums ...
-_PAIRWISE_LEAF = 128  # ... over blocks of at most 128 values, halved above that
+_PAIRWISE_LEAF = 128  # PAIRWISE_BLOCK running sums over blocks of at most this many values, halved above
 _PYTHON_SUM_MAX = 24  # arms with more observations use NumPy itself (faster there)
 EPS = 2.0**-52  # twice the unit roundoff of a double
 SAFETY = 8.0  # margin on the error bounds of the approximate posteriors
@@ -58,23 +57,23 @@ def where(cond: Any, a: Any, b: Any) -> Any:
 
 def _pairwise(x: Sequence[float], lo: int, n: int) -> float:
     """Sum of ``x[lo:lo + n]`` in NumPy's pairwise order (``np.add.reduce`` of a float64 array)."""
-    if n < _BLOCK:
+    if n < PAIRWISE_BLOCK:
         total = -0.0
         for i in range(lo, lo + n):
             total += x[i]
         return total
     if n <= _PAIRWISE_LEAF:
-        r = list(x[lo : lo + _BLOCK])
-        end = lo + n - n % _BLOCK
-        for i in range(lo + _BLOCK, end, _BLOCK):
-            for j in range(_BLOCK):
+        r = list(x[lo : lo + PAIRWISE_BLOCK])
+        end = lo + n - n % PAIRWISE_BLOCK
+        for i in range(lo + PAIRWISE_BLOCK, end, PAIRWISE_BLOCK):
+            for j in range(PAIRWISE_BLOCK):
                 r[j] += x[i + j]
         total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
         for i in range(end, lo + n):
             total += x[i]
         return total
     half = n // 2
-    half -= half % _BLOCK
+    half -= half % PAIRWISE_BLOCK
     return _pairwise(x, lo, half) + _pairwise(x, lo + half, n - half)
 
 

@@ -29,9 +29,9 @@ from zeus_bench.store.schema import (
     Coded,
     Column,
     TableSchema,
-    _numbers_pass,
     check_numbers,
     get_schema,
+    numbers_pass,
 )
 
 if TYPE_CHECKING:  # pandas is imported where frames are handled: the simulator's path runs without it
@@ -61,7 +61,7 @@ def _coerce(series: pd.Series, col: Column, where: str) -> pd.Series:
     # otherwise the path below finds the first bad row.
     kind = series.dtype.kind if isinstance(series.dtype, np.dtype) else ""
     same_kind = kind in ("i", "f") and (col.dtype == "int") == (kind == "i") and not col.nullable
-    if same_kind and _numbers_pass(series.to_numpy(), ~missing.to_numpy(), col):
+    if same_kind and numbers_pass(series.to_numpy(), ~missing.to_numpy(), col):
         return series.astype(np.int64 if col.dtype == "int" else float)
     values = pd.to_numeric(series, errors="coerce")
     bad = values.isna() & ~missing

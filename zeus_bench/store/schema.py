@@ -138,7 +138,7 @@ def schemas() -> dict[str, TableSchema]:
     return dict(_SCHEMAS)
 
 
-def _numbers_pass(arr: np.ndarray, present: np.ndarray, col: Column) -> bool:
+def numbers_pass(arr: np.ndarray, present: np.ndarray, col: Column) -> bool:
     """Whether ``col``'s checks all pass on a column without missing values, in a few passes (no copies).
 
     False also where it cannot tell at once (a missing or infinite value): :func:`check_numbers`
@@ -160,7 +160,7 @@ def check_numbers(arr: np.ndarray, present: np.ndarray, col: Column, where: str)
     Raises:
         TraceFormatError: one line naming ``where``, the column, the first bad row and the value.
     """
-    if _numbers_pass(arr, present, col):
+    if numbers_pass(arr, present, col):
         return
     name = col.name
     if not np.isfinite(arr[present]).all() and ("finite" in col.checks or col.dtype == "int"):

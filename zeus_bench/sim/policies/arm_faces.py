@@ -26,9 +26,8 @@ if TYPE_CHECKING:
 
 SIGMA_MIN = 0.02  # least noise std of a normalized cost (pooled estimates of one-path arms are 0)
 TS_PRIOR_STD = 0.25  # sw-ts: std of an arm's prior (around its all-time mean, or 1 if never run)
-SEQUENTIAL_SUM = (
-    PAIRWISE_BLOCK - 1
-)  # NumPy sums this many numbers or fewer one after the other (pairwise beyond)
+# NumPy sums this many numbers or fewer one after the other (pairwise beyond)
+SEQUENTIAL_SUM = PAIRWISE_BLOCK - 1
 EPS_C = 1.0  # eps-greedy: eps_t = min(1, EPS_C * K / t) (Auer et al. 2002, c / d^2 = 1)
 
 

@@ -232,9 +232,8 @@ def oracle_cost_by_recurrence(
     factors = np.ones((recurrences, n_bs)) if drift is None else drift_factors(drift, recurrences, n_bs)
     out = np.full(recurrences, np.inf)
     for i, paths in enumerate(job.target_epochs):
-        t = (
-            paths[None, :] * factors[:, i, None]
-        )  # (recurrences, paths): each row the recurrence's drifted paths
+        # (recurrences, paths): each row the recurrence's drifted paths
+        t = paths[None, :] * factors[:, i, None]
         feasible = ~(np.isnan(t).any(axis=1) | (t > job.max_epochs).any(axis=1))
         with np.errstate(invalid="ignore", divide="ignore"):  # (no path: no mean, never feasible)
             here = t.mean(axis=1) * best_epoch_cost[i] if t.shape[1] else np.full(recurrences, np.nan)
