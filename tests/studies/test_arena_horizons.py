@@ -183,6 +183,36 @@ def test_parts_told_the_same_at_shorter_lengths_reuse_the_longest_walk(
         assert _draws_equal(got, walk_draws([part], n)[0]), n
 
 
+def test_a_part_of_no_replicate_trace_takes_the_recorded_draws_of_one_with_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A brief part (the recorded paths alone, another horizon: zeus-bench arena --brief-horizon)
+    # after a part with replicate traces on the same split and fold: only its readers walk, every
+    # class's draws those of its own walk (no replicates). A part with other replicates walks whole.
+    import zeus_bench.studies.arena_protocol as ap
+
+    job = toy_job(NOISY)
+    full = _parts(job, (KNOWN,))[0]  # split 1, fold 1, 2 replicate traces on 2 seeds
+    assert full[2].replicates == 2 and full[2].path_draw == "pick"
+    brief = (full[0], full[1], replace(full[2], horizon="0.5x", replicates=0, replicate_seeds=1))
+    other = (full[0], full[1], replace(full[2], horizon="2x", replicates=1, path_draw="t"))
+    walked: list[list[tuple[object, tuple[str, ...]]]] = []
+    real = ap.walk_charged
+
+    def spy(ps, n):  # type: ignore[no-untyped-def]
+        walked.append([(p.horizon, tuple(c.name for c in cs)) for _, cs, p in ps])
+        return real(ps, n)
+
+    monkeypatch.setattr(ap, "walk_charged", spy)
+    together = parts_draws([full, brief, other], 40)
+    names = tuple(c.name for c in full[1])
+    assert walked == [[(KNOWN, names), ("0.5x", ("zeus-plus", "sw-ts")), ("2x", names)]]
+    monkeypatch.setattr(ap, "walk_charged", real)
+    for part, got in zip((full, brief, other), together, strict=True):
+        assert _draws_equal(got, walk_draws([part], 40)[0]), part[2].horizon
+    assert together[1][0].replicates.shape == (0, 1) and together[2][0].replicates.shape == (1, 2)
+
+
 def test_parts_of_other_rules_are_refused() -> None:
     job = toy_job(NOISY)
     parts = _parts(job, (KNOWN, UNKNOWN))
@@ -220,6 +250,25 @@ def test_arena_two_horizons_in_one_run_writes_each_runs_tables(
         assert tables_differ(tmp_path / "both" / h, tmp_path / "alone" / h) == [], h
 
 
+def test_arena_brief_horizons_write_the_tables_of_their_own_fold_1_run(
+    tiny: Path, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    # --brief-horizon 0.5x beside a full run (both folds, two splits, replicate traces): the full
+    # horizons' tables as without it, the brief one's as `--horizon 0.5x --fold 1` alone, byte for byte.
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
+    argv = ["arena", "--traces", str(tiny), "--gpu", "v100,a40", "--policies", "zeus,zeus-plus,sw-ts,ucb1"]
+    argv += ["--seeds", "1-4"]
+    full = ["--fold", "both", "--splits", "2", "--replicates", "2", "--path-draw", "t", "--horizon", "known"]
+    assert main([*argv, *full, "--brief-horizon", "0.5x", "--out", str(tmp_path / "with" / "{horizon}")]) == 0
+    assert main([*argv, *full, "--out", str(tmp_path / "alone" / "known")]) == 0
+    assert main([*argv, "--horizon", "0.5x", "--fold", "1", "--out", str(tmp_path / "alone" / "0.5x")]) == 0
+    for h in ("known", "0.5x"):
+        assert tables_differ(tmp_path / "with" / h, tmp_path / "alone" / h) == [], h
+    # (the check can fail: the brief table is not the full protocol's)
+    assert main([*argv, *full[:-1], "0.5x", "--out", str(tmp_path / "full" / "0.5x")]) == 0
+    assert tables_differ(tmp_path / "with" / "0.5x", tmp_path / "full" / "0.5x") != []
+
+
 def tables_differ(a: Path, b: Path) -> list[str]:
     """The arena tables whose files in folders ``a`` and ``b`` differ in a byte."""
     tables = ("arena_jobs", "arena_summary", "arena_profile")
@@ -239,6 +288,24 @@ def test_arena_bad_horizons_one_line_exit_2(  # type: ignore[no-untyped-def]
     tiny: Path, tmp_path: Path, capsys, horizon: str, out: str, message: str
 ) -> None:
     refused_one_line(tiny, tmp_path, capsys, ["--horizon", horizon], out, message)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            ["--horizon", "known,unknown", "--brief-horizon", "2x,unknown"],
+            "--brief-horizon 2x,unknown: unknown also in",
+        ),
+        (["--brief-horizon", "sometimes"], "sometimes"),
+        (["--brief-horizon", "2x,2x"], "--brief-horizon 2x,2x: a horizon given twice"),
+    ],
+)
+def test_arena_bad_brief_horizons_one_line_exit_2(  # type: ignore[no-untyped-def]
+    tiny: Path, tmp_path: Path, capsys, options: list[str], message: str
+) -> None:
+    refused_one_line(tiny, tmp_path, capsys, options, "x-{horizon}", message)
+    refused_one_line(tiny, tmp_path, capsys, ["--brief-horizon", "2x"], "plain", "it must hold {horizon}")
 
 
 def refused_one_line(  # type: ignore[no-untyped-def]

@@ -17,7 +17,6 @@ CLUSTER_JOBS = {
     "policy_study",
     "policy_arena",
     "arena_recurrences",
-    "policy_arena_misspecified",
     "simulate_alibaba",
 }
 

@@ -127,6 +127,15 @@ def register(sub: Any) -> None:
         "several, comma-separated, in one run (known,unknown): a policy that reads no horizon is "
         "replayed once for all, and --out names each horizon's folder with {horizon}",
     )
+    p.add_argument(
+        "--brief-horizon",
+        default=None,
+        metavar="H[,H...]",
+        help="further horizons (e.g. 0.5x,2x: misspecified) judged on split 1's fold 1 alone, on its "
+        "recorded paths (no replicate trace), in the same run: each horizon's tables as "
+        "'--horizon H --fold 1' alone writes them, the policies that read no horizon not replayed again "
+        "(--out needs {horizon})",
+    )
     add_format_arg(p, out=False)
     add_jobs_arg(p)
     add_output_dir_arg(
@@ -176,8 +185,8 @@ def _path_draw(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _horizons(text: str) -> list[Any]:
-    """``--horizon``'s horizons (comma-separated), each checked, none twice.
+def _horizons(text: str, option: str = "--horizon") -> list[Any]:
+    """``--horizon``'s horizons (comma-separated; ``option``: the option they came from), each checked, none twice.
 
     Raises:
         ConfigError: an unknown horizon, none, or one given twice.
@@ -187,9 +196,9 @@ def _horizons(text: str) -> list[Any]:
 
     horizons = [check_horizon(h.strip()) for h in str(text).split(",") if h.strip()]
     if not horizons:
-        raise ConfigError(f"--horizon: no horizon in {text!r}")
+        raise ConfigError(f"{option}: no horizon in {text!r}")
     if len(set(horizons)) < len(horizons):
-        raise ConfigError(f"--horizon {text}: a horizon given twice")
+        raise ConfigError(f"{option} {text}: a horizon given twice")
     return horizons
 
 
@@ -307,7 +316,9 @@ def _protocol(args: argparse.Namespace, traces: dict[str, Any]) -> Any:
         DEFAULT_BETA if args.beta is None else args.beta,
         _horizons(args.horizon)[0],
         resolve_noise(args.noise, [traces[g].power(g) for g in args.gpu] if args.noise == "trace" else []),
-        constants=frozen_constants(_overrides(args.set, args.horizon)),
+        constants=frozen_constants(
+            _overrides(args.set, ",".join(filter(None, (args.horizon, args.brief_horizon))))
+        ),
         replicates=args.replicates,
         replicate_seeds=args.replicate_seeds,
         recurrences=None if args.recurrences is None else args.recurrences[0],
@@ -315,8 +326,11 @@ def _protocol(args: argparse.Namespace, traces: dict[str, Any]) -> Any:
     )
 
 
-def _progress(stack: Any, run: Any, folds: list[int], splits: int, log: Any, horizons: int = 1) -> Any:
-    """A bar on a terminal, else a line now and then with the time left (a log file or a pipe)."""
+def _progress(stack: Any, run: Any, tasks: int, log: Any) -> Any:
+    """A bar on a terminal, else a line now and then with the time left (a log file or a pipe).
+
+    ``tasks``: the (horizon, length, split, fold) replays of every job.
+    """
     import sys
 
     from zeus_bench.studies.arena_protocol import COMPARATOR, PAIRED
@@ -330,14 +344,13 @@ def _progress(stack: Any, run: Any, folds: list[int], splits: int, log: Any, hor
     per_fold = sum(
         len(run.traces[g].workload_ids(g) if run.workloads is None else run.workloads) for g in run.gpus
     ) * len({COMPARATOR, *run.policies, *PAIRED})
-    total = horizons * len(folds) * splits * per_fold
-    return Progress("arena (GPU, workload, policy) replays", total, logger=log).done
+    return Progress("arena (GPU, workload, policy) replays", tasks * per_fold, logger=log).done
 
 
 def _provenance(
-    args: argparse.Namespace, protocol: Any, run: Any, tables: Any, folds: list[int]
+    args: argparse.Namespace, protocol: Any, run: Any, tables: Any, folds: list[int], splits: int
 ) -> dict[str, Any]:
-    """The provenance stored with the three tables."""
+    """The provenance stored with the three tables (``folds`` and ``splits``: those they judge)."""
     from zeus_bench.sim.two_stage import two_stage_method
 
     return {
@@ -351,7 +364,7 @@ def _provenance(
         "horizon": str(protocol.horizon),
         "noise": protocol.noise,
         "folds": folds,
-        "splits": args.splits,
+        "splits": splits,
         "replicates": protocol.replicates,
         "replicate_seeds": list(protocol.seeds[: protocol.replicate_seeds]),
         "recurrences": protocol.recurrences,
@@ -375,13 +388,17 @@ def _arena(args: argparse.Namespace) -> int:
     from zeus_bench.core.errors import ConfigError
     from zeus_bench.core.fsutil import check_output_dir, output_dir
     from zeus_bench.store import write_table
-    from zeus_bench.studies.arena import ArenaRun, arena_horizons
+    from zeus_bench.studies.arena import ArenaRun, arena_horizons, brief_protocol
     from zeus_bench.studies.arena_profile import fold_agreement
 
     log = logging.getLogger("zeus_bench.cli.arena")
     horizons = _horizons(args.horizon)
+    brief = [] if args.brief_horizon is None else _horizons(args.brief_horizon, "--brief-horizon")
+    if set(brief) & set(horizons):
+        twice = ", ".join(str(h) for h in brief if h in horizons)
+        raise ConfigError(f"--brief-horizon {args.brief_horizon}: {twice} also in --horizon {args.horizon}")
     lengths: list[int | None] = [None] if args.recurrences is None else list(args.recurrences)
-    outs = [check_output_dir(o, args.force, "--out") for o in _outs(args.out, horizons, lengths)]
+    outs = [check_output_dir(o, args.force, "--out") for o in _outs(args.out, [*horizons, *brief], lengths)]
     if len(set(outs)) < len(outs):
         raise ConfigError(f"--out {args.out}: the runs' folders coincide ({', '.join(map(str, outs))})")
     policies = _policies(args)
@@ -394,17 +411,18 @@ def _arena(args: argparse.Namespace) -> int:
     run = ArenaRun(traces, args.gpu, policies, workloads, args.jobs, args.policy_module)
     start = time.perf_counter()
     with contextlib.ExitStack() as stack:
-        run = replace(
-            run, progress=_progress(stack, run, folds, args.splits, log, len(horizons) * len(lengths))
-        )
-        all_tables = arena_horizons(run, protocol, horizons, folds, args.splits, lengths)
+        tasks = len(lengths) * (len(horizons) * len(folds) * args.splits + len(brief))
+        run = replace(run, progress=_progress(stack, run, tasks, log))
+        all_tables = arena_horizons(run, protocol, horizons, folds, args.splits, lengths, brief)
     elapsed = time.perf_counter() - start
     answers = []
-    runs = [(h, n) for h in horizons for n in lengths]
-    for (horizon, length), out, tables in zip(runs, outs, all_tables, strict=True):
-        told = replace(protocol, horizon=horizon, recurrences=length)
+    # (horizon, length, its protocol, folds, splits): the horizons in full, then the brief ones
+    runs = [(h, n, protocol, folds, args.splits) for h in horizons for n in lengths]
+    runs += [(h, n, brief_protocol(protocol), [1], 1) for h in brief for n in lengths]
+    for (horizon, length, base, its_folds, splits), out, tables in zip(runs, outs, all_tables, strict=True):
+        told = replace(base, horizon=horizon, recurrences=length)
         jobs_df, summary = tables.jobs, tables.summary
-        provenance = _provenance(args, told, run, tables, folds)
+        provenance = _provenance(args, told, run, tables, its_folds, splits)
         with output_dir(out, args.force, {f"{t}.parquet" for t in TABLES}.__contains__, "--out") as tmp:
             write_table(jobs_df, tmp / "arena_jobs.parquet", "arena_jobs", provenance)
             write_table(summary, tmp / "arena_summary.parquet", "arena_summary", provenance)
@@ -412,10 +430,10 @@ def _arena(args: argparse.Namespace) -> int:
         log.info(
             "arena: %d policies x %d jobs x %d seeds (+ %d replicate traces) x %d fold(s) x %d split(s)%s in %.2f s -> %s",
             summary["policy"].nunique(), len(jobs_df[["gpu", "workload"]].drop_duplicates()), len(protocol.seeds),
-            protocol.replicates, len(folds), args.splits,
-            _which(horizon, length, len(horizons), len(lengths)), elapsed, out,
+            told.replicates, len(its_folds), splits,
+            _which(horizon, length, len(horizons) + len(brief), len(lengths)), elapsed, out,
         )  # fmt: skip
-        if {1, 2} <= set(folds):
+        if {1, 2} <= set(its_folds):
             for column in ("regret_ratio_vs_zeus", "regret_pct"):
                 agree = fold_agreement(summary, column)
                 log.info(

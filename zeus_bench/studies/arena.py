@@ -108,6 +108,13 @@ def arena_folds(run: ArenaRun, protocol: Protocol, folds: Sequence[int], splits:
     return arena_horizons(run, protocol, [protocol.horizon], folds, splits)[0]
 
 
+def brief_protocol(protocol: Protocol) -> Protocol:
+    """``protocol`` on the recorded paths alone: no replicate trace (what a brief horizon replays: :func:`arena_horizons`)."""
+    return replace(
+        protocol, replicates=0, replicate_seeds=Protocol.replicate_seeds, path_draw=Protocol.path_draw
+    )
+
+
 def arena_horizons(
     run: ArenaRun,
     protocol: Protocol,
@@ -115,6 +122,7 @@ def arena_horizons(
     folds: Sequence[int],
     splits: int = 1,
     lengths: Sequence[int | None] | None = None,
+    brief: Sequence[Horizon] = (),
 ) -> list[ArenaTables]:
     """:func:`arena_folds` of the protocol told each of ``horizons`` and replayed each of ``lengths`` times, in one run.
 
@@ -125,22 +133,32 @@ def arena_horizons(
     other horizons and its first recurrences' under shorter lengths
     (:func:`~zeus_bench.studies.arena_protocol.parts_draws`).
 
+    ``brief``: further horizons, judged on split 1's fold 1 alone and its recorded paths (no
+    replicate trace: :func:`brief_protocol`), their tables after the others': each the tables
+    ``arena_horizons(run, brief_protocol(protocol), [h], [1], 1, lengths)`` gives, bit for bit,
+    while the policies that read no horizon are not replayed again (their draws on split 1's fold
+    1 are those of the first horizon, when ``folds`` holds 1).
+
     Raises:
         ConfigError: fewer than one split, no horizon, or a horizon or a length given twice.
     """
     if splits < 1:
         raise ConfigError(f"--splits must be at least 1, got {splits}")
-    if not horizons or len(set(horizons)) < len(horizons):
-        raise ConfigError(f"--horizon: give each horizon once, got {', '.join(map(str, horizons)) or 'none'}")
+    every = [*horizons, *brief]
+    if not horizons or len(set(every)) < len(every):
+        raise ConfigError(f"--horizon: give each horizon once, got {', '.join(map(str, every)) or 'none'}")
     ns = [protocol.recurrences] if lengths is None else list(lengths)
     if not ns or len(set(ns)) < len(ns):
         raise ConfigError(f"--recurrences: give each number once, got {', '.join(map(str, ns)) or 'none'}")
-    keys = [(k, f) for k in range(1, splits + 1) for f in folds]
-    told = [replace(protocol, horizon=h, recurrences=n) for h in horizons for n in ns]
-    protocols = [_split_protocol(t.for_fold(f), k) for t in told for k, f in keys]
+    full = [(k, f) for k in range(1, splits + 1) for f in folds]
+    short = brief_protocol(protocol)
+    # (told protocol, its (split, fold) keys): the horizons asked for in full, then the brief ones
+    runs = [(replace(protocol, horizon=h, recurrences=n), full) for h in horizons for n in ns]
+    runs += [(replace(short, horizon=h, recurrences=n), [(1, 1)]) for h in brief for n in ns]
+    protocols = [_split_protocol(t.for_fold(f), k) for t, keys in runs for k, f in keys]
     results = arena_protocols(run, protocols)
     out = []
-    for t in told:
+    for t, keys in runs:
         parts = dict(zip(keys, results[: len(keys)], strict=True))
         del results[: len(keys)]  # (a horizon's statistics' draws go once its tables are made)
         jobs_df = jobs_frame(parts, t)

@@ -191,7 +191,8 @@ def parts_draws(parts: Sequence[JobPart], n: int | Sequence[int]) -> list[list[D
     alone. The parts replayed as often are replayed in one walk (:func:`walk_draws`; each told its
     own horizon), the longest first, a horizon's parts after those of the horizons before it. A
     part that is an earlier part but for the horizon
-    and a number of recurrences no larger (the same job, classes and protocol otherwise) replays
+    and a number of recurrences no larger (the same job, classes and protocol otherwise; a part of
+    no replicate trace may take them from one with replicates: :func:`_twins`) replays
     only its classes that read the horizon (:meth:`~zeus_bench.sim.policies.Policy.reads_horizon`),
     and none when the earlier part told them the same (``unknown``: nothing, whatever the length;
     :func:`~zeus_bench.sim.rules.horizon_recurrences`); the others' draws are the earlier part's,
@@ -235,6 +236,9 @@ def parts_draws(parts: Sequence[JobPart], n: int | Sequence[int]) -> list[list[D
         for i, twin, replayed in places:  # (a twin's place comes before the places that read it)
             fresh = dict(zip(replayed, next(walked), strict=True)) if replayed else {}
             earlier = [] if twin is None else kept[twin]
+            mine = parts[i][2]
+            if twin is not None and not mine.replicates:  # the twin's draws on the recorded paths alone
+                earlier = [c.recorded_only(len(mine.seeds[: mine.replicate_seeds])) for c in earlier]
             kept[i] = [fresh[k] if k in fresh else earlier[k] for k in range(len(parts[i][1]))]
             out[i] = [c.draws(length) for c in kept[i]]
     assert all(d is not None for d in out)
@@ -242,12 +246,22 @@ def parts_draws(parts: Sequence[JobPart], n: int | Sequence[int]) -> list[list[D
 
 
 def _twins(a: JobPart, b: JobPart) -> bool:
-    """Whether two parts are the same but for the horizon and the number of recurrences: job (its contents), classes and protocol."""
-    return (
-        tuple(a[1]) == tuple(b[1])
-        and replace(a[2], horizon=KNOWN, recurrences=None) == replace(b[2], horizon=KNOWN, recurrences=None)
-        and a[0].same_as(b[0])
-    )
+    """Whether part ``b`` may take part ``a``'s draws: the same job (its contents), classes and protocol, but for the horizon and the number of recurrences.
+
+    A ``b`` of no replicate trace (the recorded paths alone) may also differ in the replicate
+    settings (replicates, their seeds and their path draw): its draws are ``a``'s on the recorded
+    paths, the same lanes.
+    """
+
+    def bare(p: Protocol) -> Protocol:
+        out = replace(p, horizon=KNOWN, recurrences=None)
+        if b[2].replicates:
+            return out
+        return replace(
+            out, replicates=0, replicate_seeds=Protocol.replicate_seeds, path_draw=Protocol.path_draw
+        )
+
+    return tuple(a[1]) == tuple(b[1]) and bare(a[2]) == bare(b[2]) and a[0].same_as(b[0])
 
 
 @dataclass(frozen=True)
@@ -259,6 +273,10 @@ class _Charged:
     replicates: list[np.ndarray]
     oracle: np.ndarray
     replicate_seeds: int
+
+    def recorded_only(self, replicate_seeds: int) -> _Charged:
+        """These costs on the recorded paths alone, as a part of no replicate trace (``replicate_seeds`` of them) has them."""
+        return _Charged(self.costs, self.failed, [], np.array([], dtype=float), replicate_seeds)
 
     def draws(self, n: int) -> Draws:
         """The :class:`Draws` of the first ``n`` recurrences (the sums of a replay of ``n``, bit for bit)."""
