@@ -33,8 +33,8 @@ rule policy_study:
 # every split pooled, column fold), arena.replicates replicate traces on split 1 (two-stage intervals:
 # paths, then seeds); misspecified horizons (0.5x, 2x: half and twice the truth): split 1, fold 1,
 # its recorded paths (--brief-horizon). All four in one run: a policy that reads no horizon
-# (Policy.reads_horizon) is replayed once for all, its rows the same under each (13.0 s of CPU in
-# one process against 11.5 + 3.5 s in a run for the misspecified pair apart, same tables; 2026-12-05).
+# (Policy.reads_horizon) is replayed once for all, its rows the same under each (12.4-12.6 s of CPU
+# in one process against 11.3 + 3.4-3.5 s with the misspecified pair a run apart, same tables; 2026-12-05).
 rule policy_arena:
     # First: the study, the longest step after it, waits for its known table.
     priority: PRIORITY["policy_study"] + 1
