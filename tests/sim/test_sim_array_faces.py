@@ -130,3 +130,29 @@ def test_a_subclass_changing_a_rule_gets_the_scalar_face() -> None:
     bo = get_policy("bo-ei")
     other: type[Policy] = type("Other", (bo,), {"posterior": vars(bo)["posterior"]})
     assert not isinstance(other.batched(model, [other(_ctx(model, s)) for s in SEEDS]), ArmArrays)
+
+
+def _policy_states(model: JobModel, cls: type[Policy], seeds: list[int], n: int) -> list[object]:
+    """Each seed's policy generator state after a replay of ``n`` recurrences through ``cls``'s face."""
+    from zeus_bench.sim.executor import Run, execute
+    from zeus_bench.sim.policies import PolicyContext
+    from zeus_bench.sim.rules import seed_generators
+
+    generators = [seed_generators(seed) for seed in seeds]
+    policies = [cls(PolicyContext(model.job, model.cost, 2.0, 0, pol, n)) for _, pol in generators]
+    execute(model, cls.batched(model, policies), [env for env, _ in generators], Run(2.0, n))
+    return [p.ctx.rng.bit_generator.state for p in policies]
+
+
+@pytest.mark.parametrize("n", [1, 3, 40, 300])
+def test_sw_ts_leaves_each_generator_where_its_scalar_face_does(n: int) -> None:
+    # sw-ts's face draws each seed's normals ahead, in blocks (arm_faces.NormalsAhead); the end of
+    # the walk puts every generator back where the draws taken leave it (no settle fails it, as
+    # 300 recurrences take more than a block of draws, and fewer leave most of a block unread).
+    model = JobModel(toy_job(NOISY), Cost(0.5))
+    cls = get_policy("sw-ts")
+    seeds = list(range(1, 13))
+    ours = _policy_states(model, cls, seeds, n)
+    face = cls.batched(model, [cls(_ctx(model, s, n)) for s in seeds])
+    assert isinstance(face, arm_faces.SlidingWindowTSArrays)
+    assert ours == _policy_states(model, scalar(cls), seeds, n)

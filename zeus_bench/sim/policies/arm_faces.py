@@ -107,12 +107,54 @@ class UCB1Arrays(ArmArrays):
         return np.where(untried, first, np.argmax(index, axis=1))
 
 
+class NormalsAhead:
+    """Each seed's standard normal draws, ``k`` at a time, drawn from its own generator in blocks.
+
+    ``Generator.standard_normal(n)`` draws one normal after another from the generator's outputs,
+    with no state besides the generator's, so a block of ``k x m`` draws holds the ``m`` draws of
+    ``k`` that ``m`` calls would make, the same floats in the same order. A seed draws a new block
+    when it has taken the last; :meth:`settle` puts each generator where those calls would have left
+    it (its state before its last block, then the draws taken from that block).
+    """
+
+    def __init__(self, rngs: Sequence[np.random.Generator], k: int, per_block: int = 64) -> None:
+        """No seed's block drawn yet; a block holds ``per_block`` draws of ``k``."""
+        self.rngs, self.k, self.width = rngs, k, k * per_block
+        a = len(rngs)
+        self.block = np.zeros((a, self.width))
+        self.pos = np.full(a, self.width, dtype=np.int64)  # each seed's next draw in its block
+        self.states: dict[int, Any] = {}  # each seed's generator state before its last block
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        """The next ``k`` draws of each seed ``rows`` (distinct), a row each."""
+        pos = self.pos[rows]
+        spent = pos >= self.width  # (a block is taken k at a time: all of it, or k or more left)
+        if spent.any():
+            for i in rows[spent].tolist():
+                rng = self.rngs[i]
+                self.states[i] = rng.bit_generator.state
+                self.block[i] = rng.standard_normal(self.width)
+            pos[spent] = 0
+        self.pos[rows] = pos + self.k
+        return self.block[rows[:, None], pos[:, None] + np.arange(self.k)]
+
+    def settle(self) -> None:
+        """Each generator as the draws taken would have left it (none drawn ahead)."""
+        for i, state in self.states.items():
+            rng = self.rngs[i]
+            rng.bit_generator.state = state
+            rng.standard_normal(int(self.pos[i]))
+        self.states = {}
+        self.pos[:] = self.width
+
+
 class SlidingWindowTSArrays(ArmArrays):
-    """``sw-ts``'s seeds on arrays: each seed's window a ring of its last tries."""
+    """``sw-ts``'s seeds on arrays: each seed's window a ring of its last tries, its draws :class:`NormalsAhead`."""
 
     def __init__(self, model: JobModel, policies: Sequence[ArmPolicy]) -> None:
         """Every seed's window empty."""
         super().__init__(model, policies)
+        self.normals = NormalsAhead(self.rngs, len(self.arms))
         self.window = w = cast(Any, policies[0]).window
         a, k = len(self.policies), len(self.arms)
         self.wn, self.w1, self.w2 = np.zeros((a, k)), np.zeros((a, k)), np.zeros((a, k))
@@ -150,9 +192,11 @@ class SlidingWindowTSArrays(ArmArrays):
         prior_mean = np.where(n > 0, self.s1[rows] / np.maximum(n, 1.0), 1.0)
         prec = prior_prec + wn / sigma2
         means, stds = (prior_prec * prior_mean + w1 / sigma2) / prec, np.sqrt(1.0 / prec)
-        k, rngs = len(self.arms), self.rngs
-        z = np.array([rngs[i].standard_normal(k) for i in rows.tolist()])
-        return np.argmin(means + stds * z, axis=1)
+        return np.argmin(means + stds * self.normals.take(rows), axis=1)
+
+    def settle(self) -> None:
+        """The end of a walk: each seed's generator where its draws end (:meth:`NormalsAhead.settle`)."""
+        self.normals.settle()
 
 
 class ConservativeUCBArrays(ArmArrays):
