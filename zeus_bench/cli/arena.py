@@ -388,7 +388,7 @@ def _arena(args: argparse.Namespace) -> int:
     from zeus_bench.core.errors import ConfigError
     from zeus_bench.core.fsutil import check_output_dir, output_dir
     from zeus_bench.store import write_table
-    from zeus_bench.studies.arena import ArenaRun, arena_horizons, brief_protocol
+    from zeus_bench.studies.arena import ArenaRun, arena_horizons
     from zeus_bench.studies.arena_profile import fold_agreement
 
     log = logging.getLogger("zeus_bench.cli.arena")
@@ -418,7 +418,7 @@ def _arena(args: argparse.Namespace) -> int:
     answers = []
     # (horizon, length, its protocol, folds, splits): the horizons in full, then the brief ones
     runs = [(h, n, protocol, folds, args.splits) for h in horizons for n in lengths]
-    runs += [(h, n, brief_protocol(protocol), [1], 1) for h in brief for n in lengths]
+    runs += [(h, n, protocol.recorded_only(), [1], 1) for h in brief for n in lengths]
     for (horizon, length, base, its_folds, splits), out, tables in zip(runs, outs, all_tables, strict=True):
         told = replace(base, horizon=horizon, recurrences=length)
         jobs_df, summary = tables.jobs, tables.summary

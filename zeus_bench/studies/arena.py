@@ -108,13 +108,6 @@ def arena_folds(run: ArenaRun, protocol: Protocol, folds: Sequence[int], splits:
     return arena_horizons(run, protocol, [protocol.horizon], folds, splits)[0]
 
 
-def brief_protocol(protocol: Protocol) -> Protocol:
-    """``protocol`` on the recorded paths alone: no replicate trace (what a brief horizon replays: :func:`arena_horizons`)."""
-    return replace(
-        protocol, replicates=0, replicate_seeds=Protocol.replicate_seeds, path_draw=Protocol.path_draw
-    )
-
-
 def arena_horizons(
     run: ArenaRun,
     protocol: Protocol,
@@ -134,8 +127,8 @@ def arena_horizons(
     (:func:`~zeus_bench.studies.arena_protocol.parts_draws`).
 
     ``brief``: further horizons, judged on split 1's fold 1 alone and its recorded paths (no
-    replicate trace: :func:`brief_protocol`), their tables after the others': each the tables
-    ``arena_horizons(run, brief_protocol(protocol), [h], [1], 1, lengths)`` gives, bit for bit,
+    replicate trace: :meth:`Protocol.recorded_only`), their tables after the others': each the tables
+    ``arena_horizons(run, protocol.recorded_only(), [h], [1], 1, lengths)`` gives, bit for bit,
     while the policies that read no horizon are not replayed again (their draws on split 1's fold
     1 are those of the first horizon, when ``folds`` holds 1).
 
@@ -151,7 +144,7 @@ def arena_horizons(
     if not ns or len(set(ns)) < len(ns):
         raise ConfigError(f"--recurrences: give each number once, got {', '.join(map(str, ns)) or 'none'}")
     full = [(k, f) for k in range(1, splits + 1) for f in folds]
-    short = brief_protocol(protocol)
+    short = protocol.recorded_only()
     # (told protocol, its (split, fold) keys): the horizons asked for in full, then the brief ones
     runs = [(replace(protocol, horizon=h, recurrences=n), full) for h in horizons for n in ns]
     runs += [(replace(short, horizon=h, recurrences=n), [(1, 1)]) for h in brief for n in ns]

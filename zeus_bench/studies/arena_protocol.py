@@ -105,6 +105,12 @@ class Protocol:
             merged.setdefault(p, {}).update(dict(c))
         return replace(self, fold=fold, half=judged_half(fold), constants=frozen_constants(merged))
 
+    def recorded_only(self) -> Protocol:
+        """This protocol on the recorded paths alone: no replicate trace, its replicate settings the defaults."""
+        return replace(
+            self, replicates=0, replicate_seeds=Protocol.replicate_seeds, path_draw=Protocol.path_draw
+        )
+
     def policy(self, name: str) -> type[Policy]:
         """The registered policy ``name`` with this protocol's overrides of its constants."""
         return variant(name, dict(dict(self.constants).get(name, ())))
@@ -255,11 +261,7 @@ def _twins(a: JobPart, b: JobPart) -> bool:
 
     def bare(p: Protocol) -> Protocol:
         out = replace(p, horizon=KNOWN, recurrences=None)
-        if b[2].replicates:
-            return out
-        return replace(
-            out, replicates=0, replicate_seeds=Protocol.replicate_seeds, path_draw=Protocol.path_draw
-        )
+        return out if b[2].replicates else out.recorded_only()
 
     return tuple(a[1]) == tuple(b[1]) and bare(a[2]) == bare(b[2]) and a[0].same_as(b[0])
 
