@@ -92,6 +92,17 @@ def test_study_refuses_an_arena_it_does_not_reproduce(
     assert "does not exist" in capsys.readouterr().err
     assert main([*argv, "--beta", "3"]) == 2
     assert "--beta 3.0 differs" in capsys.readouterr().err
+    # a horizon the arena's metadata cannot hold: the file and its key named, not an option
+    write_table(
+        jobs,
+        arena / "arena_jobs.parquet",
+        "arena_jobs",
+        {**{k: meta[k] for k in ("seeds", "eta", "beta", "noise")}, "horizon": "soon"},
+    )
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"--arena: {arena / 'arena_jobs.parquet'}'s horizon: must be known, unknown" in err, err
+    assert len(err.splitlines()) == 1 and not out.exists()
 
 
 def test_the_old_module_entry_point_says_where_the_command_went() -> None:

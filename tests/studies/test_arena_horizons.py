@@ -297,7 +297,8 @@ def test_arena_bad_horizons_one_line_exit_2(  # type: ignore[no-untyped-def]
             ["--horizon", "known,unknown", "--brief-horizon", "2x,unknown"],
             "--brief-horizon 2x,unknown: unknown also in",
         ),
-        (["--brief-horizon", "sometimes"], "sometimes"),
+        (["--brief-horizon", "sometimes"], "--brief-horizon must be known, unknown, a positive integer"),
+        (["--brief-horizon", "0x"], "--brief-horizon <f>x needs a positive factor"),
         (["--brief-horizon", "2x,2x"], "--brief-horizon 2x,2x: a horizon given twice"),
     ],
 )

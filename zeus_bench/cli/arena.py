@@ -194,7 +194,7 @@ def _horizons(text: str, option: str = "--horizon") -> list[Any]:
     from zeus_bench.core.errors import ConfigError
     from zeus_bench.sim.rules import check_horizon
 
-    horizons = [check_horizon(h.strip()) for h in str(text).split(",") if h.strip()]
+    horizons = [check_horizon(h.strip(), option) for h in str(text).split(",") if h.strip()]
     if not horizons:
         raise ConfigError(f"{option}: no horizon in {text!r}")
     if len(set(horizons)) < len(horizons):

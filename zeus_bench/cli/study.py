@@ -151,7 +151,7 @@ def _arena_protocol(folder: Path, eta: float | None, beta: float | None) -> Any:
         tuple(int(s) for s in meta["seeds"]),
         float(meta["eta"]),
         float(meta["beta"]),
-        check_horizon(meta["horizon"]),
+        check_horizon(meta["horizon"], f"--arena: {path}'s horizon:"),
     ).for_fold(1)
     if float(meta.get("noise", 0.0)) != 0.0:
         raise ConfigError(f"--arena: {path} ran with noise {meta['noise']}; the study's comparison has none")

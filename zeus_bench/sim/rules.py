@@ -98,8 +98,10 @@ def noise_generator(seed: int) -> np.random.Generator:
     return np.random.default_rng([NOISE_STREAM, seed])
 
 
-def check_horizon(horizon: Horizon) -> Horizon:
+def check_horizon(horizon: Horizon, option: str = "--horizon") -> Horizon:
     """``known``, ``unknown``, a positive integer (as given, or parsed from its text) or ``<f>x``.
+
+    ``option``: the option or key the horizon came from, named in the error.
 
     ``<f>x``: a positive factor of the true number of recurrences (``0.5x``, ``2x``), kept as text.
 
@@ -119,11 +121,11 @@ def check_horizon(horizon: Horizon) -> Horizon:
         except ValueError:
             f = math.nan
         if not (math.isfinite(f) and f > 0.0) or factor.strip() != factor or not factor:
-            raise ConfigError(f"--horizon <f>x needs a positive factor f (e.g. 0.5x, 2x), got {horizon!r}")
+            raise ConfigError(f"{option} <f>x needs a positive factor f (e.g. 0.5x, 2x), got {horizon!r}")
         return f"{f:g}{RELATIVE}"
     if isinstance(horizon, bool) or not text.isdigit() or int(text) < 1:
         raise ConfigError(
-            f"--horizon must be known, unknown, a positive integer or a factor such as 0.5x, got {horizon!r}"
+            f"{option} must be known, unknown, a positive integer or a factor such as 0.5x, got {horizon!r}"
         )
     n = int(text)
     return n
