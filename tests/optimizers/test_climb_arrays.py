@@ -189,3 +189,52 @@ def test_turning_quiet_again_reads_the_batch_sizes_that_ran_since() -> None:
     assert cl.incumbent() == 16 and cl.probes == 2
     q.enter(0, cl, 2.0)
     assert q.runs[0].tolist() == [3, 3] and q.means[0, 1] == cl.mean_cost(32)
+
+
+def test_a_batch_size_no_rule_would_probe_next_does_not_wake_a_quiet_seed() -> None:
+    """Probes are drawn from the neighbours of the incumbent and of batch sizes that may be near (and the prior's best).
+
+    b0 = 64 of nine batch sizes, anytime budget: its neighbours 32 and 128 are measured (the
+    expected run 95, within reach) and wait for funds; 4, 8, 16, 256, 512 and 1024 are open and
+    unmeasured (one epoch, 25 or more, would measure them) but no rule draws them next. The seed
+    stays quiet while the object runs its incumbent, past the funds for one epoch, and wakes when
+    the object probes; its state is then the object's.
+    """
+    from zeus_bench.optimizers.climb_arrays import QuietClimbs
+    from zeus_bench.optimizers.hill_climb import SafeHillClimb
+    from zeus_bench.optimizers.hill_climb_verdicts import Verdicts
+
+    def optimizer() -> SafeHillClimb:
+        cl = SafeHillClimb([4, 8, 16, 32, 64, 128, 256, 512, 1024], 64, horizon=0, safety=0.02)
+        for c in (100.0, 102.0, 99.0):
+            assert cl.predict() == 64
+            cl.stop_cost(math.inf, 25.0)
+            cl.observe(64, c, True, 4.0)
+        cl.epoch_costs[32] = cl.epoch_costs[128] = 23.75  # (as a profile of them would leave)
+        return cl
+
+    quiet, alone = optimizer(), optimizer()
+    assert QuietClimbs.eligible(quiet) and set(Verdicts(alone, 64).candidates()) == {32, 128}
+    q = QuietClimbs(quiet.batch_sizes, 1)
+    q.enter(0, quiet, 2.0)
+    rows, waited, funds_for_an_epoch = np.array([0]), 0, None
+    rng = np.random.default_rng(5)
+    for step in range(400):
+        idle = q.idle(rows)[0]
+        b = alone.predict()
+        if not idle:
+            break
+        assert b == 64 and alone.probe is None  # the object runs its incumbent too
+        if funds_for_an_epoch is None and alone.budget(alone.mean_cost(64)) >= 25.0:
+            funds_for_an_epoch = step  # enough to measure 256: still no probe of it is due
+        waited += 1
+        cost = float(np.round(100.0 + rng.normal(0.0, 2.0), 2))
+        q.stop_cost(rows, np.array([math.inf]), np.array([25.0]))
+        alone.stop_cost(max(math.inf, 2.0 * alone.mean_cost(64)), 25.0)
+        assert q.observe(rows, np.array([4]), np.array([cost]), np.array([True]), np.array([4.0]))[0]
+        alone.observe(64, cost, True, 4.0)
+    assert funds_for_an_epoch is not None and waited > funds_for_an_epoch + 20  # quiet well past it
+    assert alone.probe in (32, 128)  # and woke for the object's probe
+    q.wake(0, quiet)
+    quiet.predict()
+    assert quiet.state_dict() == alone.state_dict() and quiet.probe == alone.probe

@@ -107,6 +107,12 @@ class QuietClimbs:
         self.evidence_of = np.zeros((a, k), dtype=bool)
         self.dear_means = np.full((a, k), -math.inf)
         self.root = np.ones((a, k))
+        self.has_runs = np.zeros((a, k), dtype=bool)
+        # The batch sizes a probe may be drawn from (Verdicts.candidates' order): the neighbours of
+        # each batch size (nbr[i, b, c]: c is one of b's, which depend on the seed's capped ones)
+        # and the prior's best (its column, -1: none).
+        self.nbr = np.zeros((a, k, k), dtype=bool)
+        self.prior = np.full(a, -1, dtype=np.intp)
         cols = np.arange(k)
         lo, hi = np.minimum(cols[:, None], cols[None, :]), np.maximum(cols[:, None], cols[None, :])
         # between[inc, b, c]: c lies strictly between b and the incumbent
@@ -220,6 +226,12 @@ class QuietClimbs:
         self.evidence_of[i] = cl.epoch_evidence & (runs > 0) & np.isfinite(self.epoch_cost[i])
         self.dear_means[i] = np.where(runs > 0, self.means[i], -math.inf)
         self.root[i] = np.sqrt(np.maximum(runs, 1).astype(float))
+        self.has_runs[i] = runs > 0
+        col = self.col
+        self.nbr[i] = False
+        for j, b in enumerate(bs):
+            self.nbr[i, j, [col[c] for c in cl._neighbours_kept(b)]] = True
+        self.prior[i] = -1 if cl.prior_best is None else col[cl.prior_best]
 
     def wake(self, i: int, cl: SafeHillClimb) -> None:
         """Seed ``i`` wakes: its optimizer ``cl`` gets what the quiet steps added, as its own steps would have."""
@@ -276,11 +288,15 @@ class QuietClimbs:
         return e_lo[:, None], e_hi[:, None]
 
     def _unsettled(self, rows: np.ndarray, e_lo: np.ndarray, e_hi: np.ndarray) -> np.ndarray:
-        """The batch sizes that may be probe candidates: open, and not certainly pruned nor settled.
+        """The batch sizes that may be probe candidates: open, not certainly pruned nor settled, and drawn.
 
         The rules of :class:`~zeus_bench.optimizers.hill_climb_verdicts.Verdicts` (``none_due``,
         ``dearer``, ``refuted``, ``_pruned``) over the batch sizes: a verdict counts where it holds
-        throughout the bounds of the spread and of the mean epochs.
+        throughout the bounds of the spread and of the mean epochs. Drawn: ``candidates`` takes
+        its probes from the prior's best and the neighbours of the incumbent and of the batch
+        sizes with runs it does not refute; one that is certainly refuted draws none (an open
+        batch size no rule draws, often one far from the incumbent, is no candidate however
+        cheap its measurement).
         """
         inc = self.inc[rows]
         m_inc = self.mean[rows][:, None]
@@ -295,7 +311,16 @@ class QuietClimbs:
         # pruned: a refuted batch size strictly between it and the incumbent
         pruned = (self.between[inc] & refuted[:, None, :]).any(axis=2)
         # settled: pruned, or tried once and dearer (the incumbent is never open)
-        return self.open[rows] & ~(pruned | (self.tried_runs[rows] & dear))
+        left = self.open[rows] & ~(pruned | (self.tried_runs[rows] & dear))
+        # and in the order candidates are drawn from: the prior's best, the neighbours of the
+        # incumbent and of every batch size with runs that may not be refuted (it may be near)
+        near = self.has_runs[rows] & ~refuted
+        near[np.arange(len(rows)), inc] = True  # (the incumbent's own neighbours)
+        order = (near[:, :, None] & self.nbr[rows]).any(axis=1)
+        prior = self.prior[rows]
+        has = np.flatnonzero(prior >= 0)
+        order[has, prior[has]] = True
+        return left & order
 
     def _unfunded(self, rows: np.ndarray, left: np.ndarray, e_lo: np.ndarray, e_hi: np.ndarray) -> np.ndarray:
         """Whether the funds certainly pay for no batch size of ``left`` (:meth:`SafeHillClimb._predict_funded`).
