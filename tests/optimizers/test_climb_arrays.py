@@ -15,7 +15,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zeus_bench.optimizers.climb_arrays import certified_round, two_sum
+from zeus_bench.optimizers.climb_arrays import QuietClimbs, certified_round, two_sum
+from zeus_bench.optimizers.hill_climb import SafeHillClimb
 
 SETTINGS = settings(max_examples=150, deadline=None)
 
@@ -146,20 +147,7 @@ def test_a_seed_waiting_for_funds_stays_quiet_until_its_object_would_probe() -> 
     q = QuietClimbs(quiet.batch_sizes, 1)
     q.enter(0, quiet, 2.0)
     assert q.funded[0] and q.at_b0[0]
-    rows, waited = np.array([0]), 0
-    rng = np.random.default_rng(3)
-    for _ in range(200):
-        idle = q.idle(rows)[0]
-        b = alone.predict()
-        if not idle:
-            break
-        assert b == 16 and alone.probe is None  # the object would run its incumbent too
-        waited += 1
-        cost = float(np.round(100.0 + rng.normal(0.0, 1.0), 2))
-        q.stop_cost(rows, np.array([math.inf]), np.array([25.0]))
-        alone.stop_cost(max(math.inf, 2.0 * alone.mean_cost(16)), 25.0)
-        assert q.observe(rows, np.array([1]), np.array([cost]), np.array([True]), np.array([4.0]))[0]
-        alone.observe(16, cost, True, 4.0)
+    waited = len(_quiet_while_sure(q, alone, 16, 1, np.random.default_rng(3), 1.0, 200))
     assert waited >= 10  # quiet while the funds grew
     assert alone.probe is not None  # then the object probes, and the seed had woken for it
     q.wake(0, quiet)
@@ -217,24 +205,34 @@ def test_a_batch_size_no_rule_would_probe_next_does_not_wake_a_quiet_seed() -> N
     assert QuietClimbs.eligible(quiet) and set(Verdicts(alone, 64).candidates()) == {32, 128}
     q = QuietClimbs(quiet.batch_sizes, 1)
     q.enter(0, quiet, 2.0)
-    rows, waited, funds_for_an_epoch = np.array([0]), 0, None
-    rng = np.random.default_rng(5)
-    for step in range(400):
-        idle = q.idle(rows)[0]
-        b = alone.predict()
-        if not idle:
-            break
-        assert b == 64 and alone.probe is None  # the object runs its incumbent too
-        if funds_for_an_epoch is None and alone.budget(alone.mean_cost(64)) >= 25.0:
-            funds_for_an_epoch = step  # enough to measure 256: still no probe of it is due
-        waited += 1
-        cost = float(np.round(100.0 + rng.normal(0.0, 2.0), 2))
-        q.stop_cost(rows, np.array([math.inf]), np.array([25.0]))
-        alone.stop_cost(max(math.inf, 2.0 * alone.mean_cost(64)), 25.0)
-        assert q.observe(rows, np.array([4]), np.array([cost]), np.array([True]), np.array([4.0]))[0]
-        alone.observe(64, cost, True, 4.0)
-    assert funds_for_an_epoch is not None and waited > funds_for_an_epoch + 20  # quiet well past it
+    budgets = _quiet_while_sure(q, alone, 64, 4, np.random.default_rng(5), 2.0, 400)
+    funds_for_an_epoch = next((k for k, x in enumerate(budgets) if x >= 25.0), None)  # enough to measure 256
+    assert funds_for_an_epoch is not None and len(budgets) > funds_for_an_epoch + 20  # quiet well past it
     assert alone.probe in (32, 128)  # and woke for the object's probe
     q.wake(0, quiet)
     quiet.predict()
     assert quiet.state_dict() == alone.state_dict() and quiet.probe == alone.probe
+
+
+def _quiet_while_sure(
+    q: QuietClimbs, alone: SafeHillClimb, b0: int, col: int, rng: np.random.Generator, sd: float, most: int
+) -> list[float]:
+    """Seed 0's quiet steps at its incumbent ``b0`` (column ``col``) while :meth:`QuietClimbs.idle` is sure, at most ``most``.
+
+    ``alone``, the same optimizer, takes each step itself and must run its incumbent too. Each run
+    costs about 100 (normal, ``sd``) over 4 epochs. Returns ``alone``'s budget before each step taken.
+    """
+    rows, budgets = np.array([0]), []
+    for _ in range(most):
+        idle = q.idle(rows)[0]
+        b = alone.predict()
+        if not idle:
+            break
+        assert b == b0 and alone.probe is None  # the object runs its incumbent too
+        budgets.append(alone.budget(alone.mean_cost(b0)))
+        cost = float(np.round(100.0 + rng.normal(0.0, sd), 2))
+        q.stop_cost(rows, np.array([math.inf]), np.array([25.0]))
+        alone.stop_cost(max(math.inf, 2.0 * alone.mean_cost(b0)), 25.0)
+        assert q.observe(rows, np.array([col]), np.array([cost]), np.array([True]), np.array([4.0]))[0]
+        alone.observe(b0, cost, True, 4.0)
+    return budgets
