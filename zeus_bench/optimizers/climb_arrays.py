@@ -113,6 +113,7 @@ class QuietClimbs:
         # and the prior's best (its column, -1: none).
         self.nbr = np.zeros((a, k, k), dtype=bool)
         self.prior = np.full(a, -1, dtype=np.intp)
+        self._nbr_of: dict[tuple[bool, frozenset[int]], np.ndarray] = {}
         cols = np.arange(k)
         lo, hi = np.minimum(cols[:, None], cols[None, :]), np.maximum(cols[:, None], cols[None, :])
         # between[inc, b, c]: c lies strictly between b and the incumbent
@@ -210,16 +211,25 @@ class QuietClimbs:
 
     def _batch_sizes(self, i: int, cl: SafeHillClimb, inc: int) -> None:
         """Seed ``i``'s row of what the verdicts and the funds read of every batch size, from ``cl``."""
-        summary, bs = cl.run_summary(), self.batch_sizes
-        runs_means = [summary.get(b, (0, math.inf)) for b in bs]
-        runs = np.array([r[0] for r in runs_means], dtype=np.int64)
-        ruled = np.array([b in cl.ruled_out for b in bs])
-        tried = np.array([b in cl.tried for b in bs])
-        capped = np.array([b in cl.capped for b in bs])
-        self.runs[i], self.means[i] = runs, [r[1] for r in runs_means]
-        self.epoch_cost[i] = [cl.epoch_costs.get(b, math.nan) for b in bs]
-        self.short[i] = [cl.short.get(b, 0.0) for b in bs]
-        self.factor[i] = [max(1.0, inc / b) for b in bs]
+        summary, ruled_out, tried_set, capped_set = cl.run_summary(), cl.ruled_out, cl.tried, cl.capped
+        epoch_costs, short, none = cl.epoch_costs, cl.short, (0, math.inf)
+        per_batch_size = [
+            (
+                *summary.get(b, none),  # runs, mean
+                b in ruled_out,
+                b in tried_set,
+                b in capped_set,
+                epoch_costs.get(b, math.nan),
+                short.get(b, 0.0),
+                max(1.0, inc / b),
+            )
+            for b in self.batch_sizes
+        ]
+        runs_of, means, ruled_of, tried_of, capped_of, ec, cut, factor = zip(*per_batch_size, strict=True)
+        self.epoch_cost[i], self.short[i], self.factor[i] = ec, cut, factor
+        runs = np.array(runs_of, dtype=np.int64)
+        ruled, tried, capped = np.array(ruled_of), np.array(tried_of), np.array(capped_of)
+        self.runs[i], self.means[i] = runs, means
         self.open[i] = ~ruled & ~(tried & (runs != 1))
         self.own[i] = ruled & tried & ~capped
         self.tried_runs[i] = tried & (runs > 0)
@@ -227,11 +237,19 @@ class QuietClimbs:
         self.dear_means[i] = np.where(runs > 0, self.means[i], -math.inf)
         self.root[i] = np.sqrt(np.maximum(runs, 1).astype(float))
         self.has_runs[i] = runs > 0
-        col = self.col
-        self.nbr[i] = False
-        for j, b in enumerate(bs):
-            self.nbr[i, j, [col[c] for c in cl._neighbours_kept(b)]] = True
-        self.prior[i] = -1 if cl.prior_best is None else col[cl.prior_best]
+        self.nbr[i] = self._neighbours(cl)
+        self.prior[i] = -1 if cl.prior_best is None else self.col[cl.prior_best]
+
+    def _neighbours(self, cl: SafeHillClimb) -> np.ndarray:
+        """``nbr[b, c]``: ``c`` is one of ``b``'s neighbours for ``cl`` (they depend on its capped batch sizes alone), kept."""
+        key = (cl.up_first, frozenset(cl.capped))
+        nbr = self._nbr_of.get(key)
+        if nbr is None:
+            col, k = self.col, len(self.batch_sizes)
+            nbr = self._nbr_of[key] = np.zeros((k, k), dtype=bool)
+            for j, b in enumerate(self.batch_sizes):
+                nbr[j, [col[c] for c in cl._neighbours_kept(b)]] = True
+        return nbr
 
     def wake(self, i: int, cl: SafeHillClimb) -> None:
         """Seed ``i`` wakes: its optimizer ``cl`` gets what the quiet steps added, as its own steps would have."""
