@@ -247,8 +247,8 @@ class QuietClimbs:
         if nbr is None:
             col, k = self.col, len(self.batch_sizes)
             nbr = self._nbr_of[key] = np.zeros((k, k), dtype=bool)
-            for j, b in enumerate(self.batch_sizes):
-                nbr[j, [col[c] for c in cl._neighbours_kept(b)]] = True
+            for b in cl.batch_sizes:  # (the optimizer's own: a batch size it does not hold has none)
+                nbr[col[b], [col[c] for c in cl._neighbours_kept(b)]] = True
         return nbr
 
     def wake(self, i: int, cl: SafeHillClimb) -> None:
