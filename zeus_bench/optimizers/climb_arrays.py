@@ -107,7 +107,6 @@ class QuietClimbs:
         self.evidence_of = np.zeros((a, k), dtype=bool)
         self.dear_means = np.full((a, k), -math.inf)
         self.root = np.ones((a, k))
-        self.has_runs = np.zeros((a, k), dtype=bool)
         # The batch sizes a probe may be drawn from (Verdicts.candidates' order): the neighbours of
         # each batch size (nbr[i, b, c]: c is one of b's, which depend on the seed's capped ones)
         # and the prior's best (its column, -1: none).
@@ -236,12 +235,11 @@ class QuietClimbs:
         self.evidence_of[i] = cl.epoch_evidence & (runs > 0) & np.isfinite(self.epoch_cost[i])
         self.dear_means[i] = np.where(runs > 0, self.means[i], -math.inf)
         self.root[i] = np.sqrt(np.maximum(runs, 1).astype(float))
-        self.has_runs[i] = runs > 0
         self.nbr[i] = self._neighbours(cl)
         self.prior[i] = -1 if cl.prior_best is None else self.col[cl.prior_best]
 
     def _neighbours(self, cl: SafeHillClimb) -> np.ndarray:
-        """``nbr[b, c]``: ``c`` is one of ``b``'s neighbours for ``cl`` (they depend on its capped batch sizes alone), kept."""
+        """``nbr[b, c]``: ``c`` is one of ``b``'s neighbours for ``cl`` (they depend on its ``up_first`` and capped batch sizes alone), kept."""
         key = (cl.up_first, frozenset(cl.capped))
         nbr = self._nbr_of.get(key)
         if nbr is None:
@@ -332,7 +330,7 @@ class QuietClimbs:
         left = self.open[rows] & ~(pruned | (self.tried_runs[rows] & dear))
         # and in the order candidates are drawn from: the prior's best, the neighbours of the
         # incumbent and of every batch size with runs that may not be refuted (it may be near)
-        near = self.has_runs[rows] & ~refuted
+        near = (self.runs[rows] > 0) & ~refuted
         near[np.arange(len(rows)), inc] = True  # (the incumbent's own neighbours)
         order = (near[:, :, None] & self.nbr[rows]).any(axis=1)
         prior = self.prior[rows]
