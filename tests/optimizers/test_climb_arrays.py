@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from zeus_bench.optimizers.climb_arrays import QuietClimbs, certified_round, two_sum
 from zeus_bench.optimizers.hill_climb import SafeHillClimb
+from zeus_bench.optimizers.hill_climb_verdicts import Verdicts
 
 SETTINGS = settings(max_examples=150, deadline=None)
 
@@ -85,8 +86,6 @@ def test_an_inexact_remainder_at_a_tie_is_not_certified() -> None:
 
 def test_a_woken_optimizer_holds_what_its_own_steps_would_have() -> None:
     """Quiet steps on arrays, then wake: the optimizer's state is that of the same calls made on it."""
-    from zeus_bench.optimizers.climb_arrays import QuietClimbs
-    from zeus_bench.optimizers.hill_climb import SafeHillClimb
 
     def optimizer() -> SafeHillClimb:
         cl = SafeHillClimb([8, 16, 32, 64], 16, horizon=50)
@@ -130,9 +129,6 @@ def test_a_woken_optimizer_holds_what_its_own_steps_would_have() -> None:
 
 def test_a_seed_waiting_for_funds_stays_quiet_until_its_object_would_probe() -> None:
     """Anytime budget, incumbent b0: probes are due but unpaid; quiet until the funds pay, as the object says."""
-    from zeus_bench.optimizers.climb_arrays import QuietClimbs
-    from zeus_bench.optimizers.hill_climb import SafeHillClimb
-    from zeus_bench.optimizers.hill_climb_verdicts import Verdicts
 
     def optimizer() -> SafeHillClimb:
         cl = SafeHillClimb([8, 16, 32], 16, horizon=0, safety=0.02)
@@ -157,8 +153,6 @@ def test_a_seed_waiting_for_funds_stays_quiet_until_its_object_would_probe() -> 
 
 def test_turning_quiet_again_reads_the_batch_sizes_that_ran_since() -> None:
     """The incumbent moves 16 -> 32 -> 16 without a probe: 32's runs since are read again, not kept."""
-    from zeus_bench.optimizers.climb_arrays import QuietClimbs
-    from zeus_bench.optimizers.hill_climb import SafeHillClimb
 
     cl = SafeHillClimb([16, 32], 16, horizon=50)
     for b, c in ((16, 100.0), (32, 101.0), (16, 100.0), (32, 101.0)):
@@ -188,9 +182,6 @@ def test_a_batch_size_no_rule_would_probe_next_does_not_wake_a_quiet_seed() -> N
     stays quiet while the object runs its incumbent, past the funds for one epoch, and wakes when
     the object probes; its state is then the object's.
     """
-    from zeus_bench.optimizers.climb_arrays import QuietClimbs
-    from zeus_bench.optimizers.hill_climb import SafeHillClimb
-    from zeus_bench.optimizers.hill_climb_verdicts import Verdicts
 
     def optimizer() -> SafeHillClimb:
         cl = SafeHillClimb([4, 8, 16, 32, 64, 128, 256, 512, 1024], 64, horizon=0, safety=0.02)
